@@ -1,0 +1,7 @@
+//! The `gg` command line.
+
+use std::process::ExitCode;
+
+pub fn main() -> ExitCode {
+    ExitCode::SUCCESS
+}

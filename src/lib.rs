@@ -1,0 +1,9 @@
+//! gg: a security-hardened terminal AI coding agent.
+//!
+//! The security chain lives in three pure crates that this package only consumes:
+//! [`classifier`] decides what a bash command is, [`policies`] decides whether it may run, and
+//! [`sandbox`] decides how it runs. Everything in this package is an adapter around them.
+
+pub mod cli;
+pub mod provider;
+pub mod session;

@@ -1,0 +1,1 @@
+//! OpenAI-compatible streaming chat-completions provider.

@@ -1,0 +1,1 @@
+//! Append-only JSONL session store.
