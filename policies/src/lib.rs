@@ -1,2 +1,19 @@
-//! Approval policy: given who is asking and what the classifier said, allow, ask or deny.
+//! Approval policy: given who is asking and what the classifier said, allow, ask or deny, and
+//! say why.
+//!
+//! Two parts, both pure (no I/O, no async):
+//! - [`decision`]: the approval table of reference §2.3 as an explicit state machine;
+//! - [`file`]: the policy-file format and its layering (builtin → user → project, where a
+//!   project file may only tighten).
 #![forbid(unsafe_code)]
+
+pub mod decision;
+pub mod file;
+
+pub use decision::{
+    Call, Decision, Forbidden, Mode, Request, Rule, StartupError, Terminal, check_startup, decide,
+};
+pub use file::{
+    BUILTIN_POLICY, EffectivePolicy, Layer, ParsedPolicy, PolicyError, PolicyRule, RuleKind,
+    parse_policy,
+};

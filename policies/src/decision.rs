@@ -1,0 +1,351 @@
+//! The approval table (reference §2.3) as an explicit state machine.
+//!
+//! Every input is an enum and every match is exhaustive, so adding a mode or a call kind is a
+//! compile error until each cell of the table has been decided on purpose.
+
+use classifier::Class;
+
+/// How the user asked gg to treat tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Ask when a person is there, deny otherwise (the default).
+    Auto,
+    /// Always ask; requires a terminal at start-up.
+    OnRequest,
+    /// Allow without asking, except dangerous bash.
+    Yolo,
+    /// Never ask: allow, except dangerous bash which is denied.
+    Never,
+    /// Scheduled jobs and other runs where no person exists.
+    Unattended { allow_all: bool },
+}
+
+impl Mode {
+    /// The name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::OnRequest => "on-request",
+            Mode::Yolo => "yolo",
+            Mode::Never => "never",
+            Mode::Unattended { allow_all: false } => "unattended",
+            Mode::Unattended { allow_all: true } => "unattended-allow-all",
+        }
+    }
+
+    /// Parses a `--approval` value. Unattended modes are not selectable from the command line.
+    pub fn parse_cli(value: &str) -> Result<Mode, String> {
+        match value {
+            "auto" => Ok(Mode::Auto),
+            "on-request" => Ok(Mode::OnRequest),
+            "yolo" => Ok(Mode::Yolo),
+            "never" => Ok(Mode::Never),
+            _ => Err("approval must be one of: auto, on-request, yolo, never".to_string()),
+        }
+    }
+
+    /// Every mode, in the order the audit matrix prints them.
+    pub const ALL: [Mode; 6] = [
+        Mode::Auto,
+        Mode::OnRequest,
+        Mode::Yolo,
+        Mode::Never,
+        Mode::Unattended { allow_all: false },
+        Mode::Unattended { allow_all: true },
+    ];
+}
+
+/// Whether a person can answer a prompt: stdin **and** stderr are terminals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Terminal {
+    Present,
+    Absent,
+}
+
+impl Terminal {
+    pub fn from_bool(present: bool) -> Terminal {
+        if present {
+            Terminal::Present
+        } else {
+            Terminal::Absent
+        }
+    }
+
+    pub fn is_present(self) -> bool {
+        matches!(self, Terminal::Present)
+    }
+}
+
+/// The tool call being decided, reduced to what the table needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call<'a> {
+    /// An ungated tool (`read`, `list`, `grep`, ...).
+    ReadType { tool: &'a str },
+    /// A gated tool whose own check pre-approved it (e.g. a write inside `.gg/agent`).
+    PreApproved { tool: &'a str, reason: &'a str },
+    /// A gated tool other than bash (`write`, `edit`, MCP tools, ...).
+    Gated { tool: &'a str },
+    /// A bash command with the classifier's class. `forbidden` is set when a policy file forbids
+    /// one of its commands.
+    Bash {
+        class: Class,
+        forbidden: Option<&'a Forbidden>,
+    },
+}
+
+/// A forbidden-prefix match from a policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forbidden {
+    /// The prefix as written in the policy file.
+    pub prefix: String,
+    /// The policy author's reason.
+    pub reason: String,
+    /// Where the rule came from (`builtin`, or a file path and line).
+    pub source: String,
+}
+
+/// A question to the decision table.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub mode: Mode,
+    pub terminal: Terminal,
+    pub call: Call<'a>,
+}
+
+/// The rule of the table that produced a decision. Ids are stable: they appear in JSON output
+/// and in session audit trails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    ReadTypeTool,
+    PreApproved,
+    BashReadOnly,
+    PolicyForbidden,
+    DangerousAsk,
+    DangerousNoTerminal,
+    DangerousNeverMode,
+    DangerousUnattended,
+    AutoAsk,
+    AutoNoTerminal,
+    OnRequestAsk,
+    OnRequestNoTerminal,
+    YoloAllow,
+    NeverAllow,
+    UnattendedAllowAll,
+    UnattendedDeny,
+}
+
+impl Rule {
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::ReadTypeTool => "read-type-tool",
+            Rule::PreApproved => "pre-approved",
+            Rule::BashReadOnly => "bash-read-only",
+            Rule::PolicyForbidden => "policy-forbidden",
+            Rule::DangerousAsk => "dangerous-ask",
+            Rule::DangerousNoTerminal => "dangerous-no-terminal",
+            Rule::DangerousNeverMode => "dangerous-never-mode",
+            Rule::DangerousUnattended => "dangerous-unattended",
+            Rule::AutoAsk => "auto-ask",
+            Rule::AutoNoTerminal => "auto-no-terminal",
+            Rule::OnRequestAsk => "on-request-ask",
+            Rule::OnRequestNoTerminal => "on-request-no-terminal",
+            Rule::YoloAllow => "yolo-allow",
+            Rule::NeverAllow => "never-allow",
+            Rule::UnattendedAllowAll => "unattended-allow-all",
+            Rule::UnattendedDeny => "unattended-deny",
+        }
+    }
+}
+
+/// What to do with a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow {
+        rule: Rule,
+    },
+    /// Ask the person at the terminal. `prompt` is the line explaining why they are asked.
+    Ask {
+        rule: Rule,
+        prompt: String,
+    },
+    /// Refuse. `message` goes to the model as the tool error and tells what would change it.
+    Deny {
+        rule: Rule,
+        message: String,
+    },
+}
+
+impl Decision {
+    pub fn rule(&self) -> Rule {
+        match self {
+            Decision::Allow { rule } | Decision::Ask { rule, .. } | Decision::Deny { rule, .. } => {
+                *rule
+            }
+        }
+    }
+
+    /// `allow`, `ask` or `deny`.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Decision::Allow { .. } => "allow",
+            Decision::Ask { .. } => "ask",
+            Decision::Deny { .. } => "deny",
+        }
+    }
+
+    /// The prompt or denial text; empty for allow.
+    pub fn message(&self) -> &str {
+        match self {
+            Decision::Allow { .. } => "",
+            Decision::Ask { prompt, .. } => prompt,
+            Decision::Deny { message, .. } => message,
+        }
+    }
+}
+
+/// A mode that cannot run in this environment; checked once at start-up, before any model call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupError {
+    pub message: String,
+}
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StartupError {}
+
+/// Start-up check: `on-request` promises to ask about every gated call, which is impossible
+/// without a terminal, so the process must not start (exit 2).
+pub fn check_startup(mode: Mode, terminal: Terminal) -> Result<(), StartupError> {
+    match (mode, terminal) {
+        (Mode::OnRequest, Terminal::Absent) => Err(StartupError {
+            message:
+                "--approval on-request needs a terminal (stdin and stderr must be terminals); \
+                      use --approval auto, --yolo or --approval never for unattended runs"
+                    .to_string(),
+        }),
+        (Mode::OnRequest, Terminal::Present)
+        | (Mode::Auto | Mode::Yolo | Mode::Never | Mode::Unattended { .. }, _) => Ok(()),
+    }
+}
+
+/// Decides one tool call. Pure and total: every combination has exactly one answer.
+pub fn decide(request: &Request<'_>) -> Decision {
+    let Request {
+        mode,
+        terminal,
+        call,
+    } = *request;
+    match call {
+        Call::ReadType { .. } => Decision::Allow {
+            rule: Rule::ReadTypeTool,
+        },
+        Call::PreApproved { .. } => Decision::Allow {
+            rule: Rule::PreApproved,
+        },
+        Call::Bash {
+            forbidden: Some(forbidden),
+            ..
+        } => Decision::Deny {
+            rule: Rule::PolicyForbidden,
+            message: format!(
+                "command denied by policy ({}): `{}` is forbidden: {}",
+                forbidden.source, forbidden.prefix, forbidden.reason
+            ),
+        },
+        Call::Bash {
+            class: Class::ReadOnly,
+            forbidden: None,
+        } => Decision::Allow {
+            rule: Rule::BashReadOnly,
+        },
+        Call::Bash {
+            class: Class::Dangerous,
+            forbidden: None,
+        } => decide_dangerous(mode, terminal),
+        Call::Bash {
+            class: Class::Normal,
+            forbidden: None,
+        } => decide_gated(mode, terminal, "bash command"),
+        Call::Gated { tool } => decide_gated(mode, terminal, &format!("tool \"{tool}\"")),
+    }
+}
+
+/// Dangerous bash always needs a person: no mode and no flag lets it run unattended.
+fn decide_dangerous(mode: Mode, terminal: Terminal) -> Decision {
+    match (mode, terminal) {
+        (Mode::Unattended { .. }, _) => Decision::Deny {
+            rule: Rule::DangerousUnattended,
+            message: "dangerous command denied: this run is unattended and dangerous commands \
+                      always need a person to confirm them (--allow-all does not cover them)"
+                .to_string(),
+        },
+        (Mode::Never, _) => Decision::Deny {
+            rule: Rule::DangerousNeverMode,
+            message: "dangerous command denied: --approval never never asks, and dangerous \
+                      commands always need a person to confirm them; run interactively \
+                      (--approval auto or on-request) to be asked"
+                .to_string(),
+        },
+        (Mode::Auto | Mode::OnRequest | Mode::Yolo, Terminal::Present) => Decision::Ask {
+            rule: Rule::DangerousAsk,
+            prompt: "dangerous command: always needs your confirmation, whatever the mode"
+                .to_string(),
+        },
+        (Mode::Auto | Mode::OnRequest | Mode::Yolo, Terminal::Absent) => Decision::Deny {
+            rule: Rule::DangerousNoTerminal,
+            message: "dangerous command denied: it needs a person to confirm it and there is no \
+                      terminal to ask (not even --yolo skips this confirmation)"
+                .to_string(),
+        },
+    }
+}
+
+/// Normal bash and gated tools follow the mode's row of the table.
+fn decide_gated(mode: Mode, terminal: Terminal, what: &str) -> Decision {
+    match (mode, terminal) {
+        (Mode::Auto, Terminal::Present) => Decision::Ask {
+            rule: Rule::AutoAsk,
+            prompt: format!("{what} needs approval"),
+        },
+        (Mode::Auto, Terminal::Absent) => Decision::Deny {
+            rule: Rule::AutoNoTerminal,
+            message: format!(
+                "{what} denied: approval mode auto asks before running it and there is no \
+                 terminal to ask; rerun with --yolo to allow it without asking, or with \
+                 --approval on-request in a terminal to be asked"
+            ),
+        },
+        (Mode::OnRequest, Terminal::Present) => Decision::Ask {
+            rule: Rule::OnRequestAsk,
+            prompt: format!("{what} needs approval"),
+        },
+        // Start-up refuses this combination; deciding it anyway keeps `decide` total and
+        // fail-closed should a caller skip the start-up check.
+        (Mode::OnRequest, Terminal::Absent) => Decision::Deny {
+            rule: Rule::OnRequestNoTerminal,
+            message: format!(
+                "{what} denied: approval mode on-request needs a terminal to ask and there is none"
+            ),
+        },
+        (Mode::Yolo, _) => Decision::Allow {
+            rule: Rule::YoloAllow,
+        },
+        (Mode::Never, _) => Decision::Allow {
+            rule: Rule::NeverAllow,
+        },
+        (Mode::Unattended { allow_all: true }, _) => Decision::Allow {
+            rule: Rule::UnattendedAllowAll,
+        },
+        (Mode::Unattended { allow_all: false }, _) => Decision::Deny {
+            rule: Rule::UnattendedDeny,
+            message: format!(
+                "{what} denied: this run is unattended and only read-type tools and read-only \
+                 commands run without --allow-all"
+            ),
+        },
+    }
+}

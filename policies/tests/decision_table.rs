@@ -1,0 +1,284 @@
+//! Every cell of mode × terminal × call kind, written out as the approval table of reference
+//! §2.3, so a reviewer can compare this file with the spec line by line.
+
+use classifier::Class;
+use policies::{Call, Decision, Forbidden, Mode, Request, Rule, Terminal, check_startup, decide};
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    ReadTool,
+    GatedTool,
+    BashReadOnly,
+    BashNormal,
+    BashDangerous,
+}
+
+const ALL_KINDS: [Kind; 5] = [
+    Kind::ReadTool,
+    Kind::GatedTool,
+    Kind::BashReadOnly,
+    Kind::BashNormal,
+    Kind::BashDangerous,
+];
+
+fn call(kind: Kind) -> Call<'static> {
+    match kind {
+        Kind::ReadTool => Call::ReadType { tool: "read" },
+        Kind::GatedTool => Call::Gated { tool: "write" },
+        Kind::BashReadOnly => Call::Bash {
+            class: Class::ReadOnly,
+            forbidden: None,
+        },
+        Kind::BashNormal => Call::Bash {
+            class: Class::Normal,
+            forbidden: None,
+        },
+        Kind::BashDangerous => Call::Bash {
+            class: Class::Dangerous,
+            forbidden: None,
+        },
+    }
+}
+
+use Kind::*;
+use Terminal::{Absent, Present};
+
+const UNATTENDED: Mode = Mode::Unattended { allow_all: false };
+const ALLOW_ALL: Mode = Mode::Unattended { allow_all: true };
+
+/// (mode, terminal, kind, action, rule). 6 modes × 2 terminals × 5 kinds = 60 cells.
+#[rustfmt::skip]
+const TABLE: &[(Mode, Terminal, Kind, &str, Rule)] = &[
+    // auto
+    (Mode::Auto, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Auto, Present, GatedTool,     "ask",   Rule::AutoAsk),
+    (Mode::Auto, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Auto, Present, BashNormal,    "ask",   Rule::AutoAsk),
+    (Mode::Auto, Present, BashDangerous, "ask",   Rule::DangerousAsk),
+    (Mode::Auto, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Auto, Absent,  GatedTool,     "deny",  Rule::AutoNoTerminal),
+    (Mode::Auto, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Auto, Absent,  BashNormal,    "deny",  Rule::AutoNoTerminal),
+    (Mode::Auto, Absent,  BashDangerous, "deny",  Rule::DangerousNoTerminal),
+    // on-request (without a terminal the process does not start; decide stays fail-closed)
+    (Mode::OnRequest, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::OnRequest, Present, GatedTool,     "ask",   Rule::OnRequestAsk),
+    (Mode::OnRequest, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::OnRequest, Present, BashNormal,    "ask",   Rule::OnRequestAsk),
+    (Mode::OnRequest, Present, BashDangerous, "ask",   Rule::DangerousAsk),
+    (Mode::OnRequest, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::OnRequest, Absent,  GatedTool,     "deny",  Rule::OnRequestNoTerminal),
+    (Mode::OnRequest, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::OnRequest, Absent,  BashNormal,    "deny",  Rule::OnRequestNoTerminal),
+    (Mode::OnRequest, Absent,  BashDangerous, "deny",  Rule::DangerousNoTerminal),
+    // yolo
+    (Mode::Yolo, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Yolo, Present, GatedTool,     "allow", Rule::YoloAllow),
+    (Mode::Yolo, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Yolo, Present, BashNormal,    "allow", Rule::YoloAllow),
+    (Mode::Yolo, Present, BashDangerous, "ask",   Rule::DangerousAsk),
+    (Mode::Yolo, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Yolo, Absent,  GatedTool,     "allow", Rule::YoloAllow),
+    (Mode::Yolo, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Yolo, Absent,  BashNormal,    "allow", Rule::YoloAllow),
+    (Mode::Yolo, Absent,  BashDangerous, "deny",  Rule::DangerousNoTerminal),
+    // never
+    (Mode::Never, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Never, Present, GatedTool,     "allow", Rule::NeverAllow),
+    (Mode::Never, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Never, Present, BashNormal,    "allow", Rule::NeverAllow),
+    (Mode::Never, Present, BashDangerous, "deny",  Rule::DangerousNeverMode),
+    (Mode::Never, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Never, Absent,  GatedTool,     "allow", Rule::NeverAllow),
+    (Mode::Never, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Never, Absent,  BashNormal,    "allow", Rule::NeverAllow),
+    (Mode::Never, Absent,  BashDangerous, "deny",  Rule::DangerousNeverMode),
+    // unattended without --allow-all
+    (UNATTENDED, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (UNATTENDED, Present, GatedTool,     "deny",  Rule::UnattendedDeny),
+    (UNATTENDED, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (UNATTENDED, Present, BashNormal,    "deny",  Rule::UnattendedDeny),
+    (UNATTENDED, Present, BashDangerous, "deny",  Rule::DangerousUnattended),
+    (UNATTENDED, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (UNATTENDED, Absent,  GatedTool,     "deny",  Rule::UnattendedDeny),
+    (UNATTENDED, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (UNATTENDED, Absent,  BashNormal,    "deny",  Rule::UnattendedDeny),
+    (UNATTENDED, Absent,  BashDangerous, "deny",  Rule::DangerousUnattended),
+    // unattended with --allow-all: dangerous stays denied, nobody can confirm it
+    (ALLOW_ALL, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (ALLOW_ALL, Present, GatedTool,     "allow", Rule::UnattendedAllowAll),
+    (ALLOW_ALL, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (ALLOW_ALL, Present, BashNormal,    "allow", Rule::UnattendedAllowAll),
+    (ALLOW_ALL, Present, BashDangerous, "deny",  Rule::DangerousUnattended),
+    (ALLOW_ALL, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (ALLOW_ALL, Absent,  GatedTool,     "allow", Rule::UnattendedAllowAll),
+    (ALLOW_ALL, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (ALLOW_ALL, Absent,  BashNormal,    "allow", Rule::UnattendedAllowAll),
+    (ALLOW_ALL, Absent,  BashDangerous, "deny",  Rule::DangerousUnattended),
+];
+
+#[test]
+fn table_covers_every_cell_exactly_once() {
+    let mut seen = std::collections::HashSet::new();
+    for &(mode, terminal, kind, _, _) in TABLE {
+        assert!(
+            seen.insert((mode, terminal, kind as u8)),
+            "duplicate cell {mode:?} {terminal:?} {kind:?}"
+        );
+    }
+    assert_eq!(seen.len(), Mode::ALL.len() * 2 * ALL_KINDS.len());
+}
+
+#[test]
+fn every_cell_decides_as_the_table_says() {
+    for &(mode, terminal, kind, action, rule) in TABLE {
+        let decision = decide(&Request {
+            mode,
+            terminal,
+            call: call(kind),
+        });
+        assert_eq!(
+            (decision.action(), decision.rule()),
+            (action, rule),
+            "cell {mode:?} {terminal:?} {kind:?}: {decision:?}"
+        );
+        match &decision {
+            Decision::Allow { .. } => assert!(decision.message().is_empty()),
+            Decision::Ask { prompt, .. } => assert!(!prompt.is_empty()),
+            Decision::Deny { message, .. } => assert!(message.contains("denied"), "{message}"),
+        }
+    }
+}
+
+#[test]
+fn auto_without_terminal_names_the_flags_that_would_change_it() {
+    for kind in [GatedTool, BashNormal] {
+        let d = decide(&Request {
+            mode: Mode::Auto,
+            terminal: Absent,
+            call: call(kind),
+        });
+        let msg = d.message();
+        assert!(msg.contains("--yolo"), "{msg}");
+        assert!(msg.contains("--approval on-request"), "{msg}");
+    }
+}
+
+#[test]
+fn dangerous_under_never_says_the_mode_never_asks() {
+    let d = decide(&Request {
+        mode: Mode::Never,
+        terminal: Present,
+        call: call(BashDangerous),
+    });
+    assert!(d.message().contains("never asks"), "{}", d.message());
+}
+
+#[test]
+fn dangerous_under_yolo_without_terminal_says_yolo_does_not_skip_it() {
+    let d = decide(&Request {
+        mode: Mode::Yolo,
+        terminal: Absent,
+        call: call(BashDangerous),
+    });
+    assert!(d.message().contains("--yolo"), "{}", d.message());
+}
+
+#[test]
+fn unattended_denials_explain_allow_all() {
+    let normal = decide(&Request {
+        mode: UNATTENDED,
+        terminal: Absent,
+        call: call(BashNormal),
+    });
+    assert!(
+        normal.message().contains("--allow-all"),
+        "{}",
+        normal.message()
+    );
+    let dangerous = decide(&Request {
+        mode: ALLOW_ALL,
+        terminal: Absent,
+        call: call(BashDangerous),
+    });
+    assert!(
+        dangerous.message().contains("--allow-all does not cover"),
+        "{}",
+        dangerous.message()
+    );
+}
+
+#[test]
+fn forbidden_is_denied_in_every_mode_and_terminal_state_even_when_read_only() {
+    let forbidden = Forbidden {
+        prefix: "git push".into(),
+        reason: "pushes go through CI".into(),
+        source: "/home/u/.gg/policy.toml:4".into(),
+    };
+    for mode in Mode::ALL {
+        for terminal in [Present, Absent] {
+            for class in [Class::ReadOnly, Class::Normal, Class::Dangerous] {
+                let d = decide(&Request {
+                    mode,
+                    terminal,
+                    call: Call::Bash {
+                        class,
+                        forbidden: Some(&forbidden),
+                    },
+                });
+                assert_eq!(d.rule(), Rule::PolicyForbidden);
+                assert!(d.message().contains("pushes go through CI"));
+                assert!(d.message().contains("policy.toml:4"));
+            }
+        }
+    }
+}
+
+#[test]
+fn pre_approved_tools_are_allowed_in_every_mode() {
+    for mode in Mode::ALL {
+        for terminal in [Present, Absent] {
+            let d = decide(&Request {
+                mode,
+                terminal,
+                call: Call::PreApproved {
+                    tool: "write",
+                    reason: "agent area",
+                },
+            });
+            assert_eq!(
+                d,
+                Decision::Allow {
+                    rule: Rule::PreApproved
+                }
+            );
+        }
+    }
+}
+
+#[test]
+fn on_request_without_terminal_is_a_startup_error_and_nothing_else_is() {
+    for mode in Mode::ALL {
+        for terminal in [Present, Absent] {
+            let result = check_startup(mode, terminal);
+            let expect_error = mode == Mode::OnRequest && terminal == Absent;
+            assert_eq!(result.is_err(), expect_error, "{mode:?} {terminal:?}");
+        }
+    }
+    let err = check_startup(Mode::OnRequest, Absent).unwrap_err();
+    assert!(err.message.contains("needs a terminal"));
+}
+
+#[test]
+fn cli_mode_names_round_trip_and_bad_names_are_rejected() {
+    for name in ["auto", "on-request", "yolo", "never"] {
+        assert_eq!(Mode::parse_cli(name).unwrap().as_str(), name);
+    }
+    for bad in ["", "Auto", "unattended", "always", "yes"] {
+        let err = Mode::parse_cli(bad).unwrap_err();
+        assert_eq!(
+            err,
+            "approval must be one of: auto, on-request, yolo, never"
+        );
+    }
+}
