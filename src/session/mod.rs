@@ -1,1 +1,37 @@
-//! Append-only JSONL session store.
+//! Append-only JSONL session store, file-compatible with the Go implementation of gg
+//! (reference section 7).
+//!
+//! - [`Session`]: a session open for writing (lease, optimistic check, fsynced appends, repair
+//!   and migration on open, branch/fork/clone, interruption recovery).
+//! - [`Transcript`]: the validated tree and its views (active path, messages, UI tree items).
+//! - [`load`]: read-only loading (listing, `gg audit`), never modifies a file.
+//! - [`paths`]: session root, per-project directories, listing, id resolution.
+//! - [`audit`]: the audit-trail record on tool results and its extraction for `gg audit`.
+
+pub mod audit;
+mod entry;
+mod error;
+mod id;
+pub mod lease;
+mod parse;
+pub mod paths;
+mod store;
+pub mod time;
+mod transcript;
+
+pub use audit::{
+    Audit, CallStatus, Classification, Decision, Reason, SandboxRecord, ToolCallAudit, audit_trail,
+};
+pub use entry::{
+    CURRENT_VERSION, ContentBlock, Entry, EntryKind, Header, Message, Role, StopReason, ToolCall,
+    Usage,
+};
+pub use error::{Result, SessionError};
+pub use id::new_id;
+pub use parse::{load, load_bytes};
+pub use store::Session;
+pub use transcript::{Transcript, TreeItem, ui_text};
+
+/// Content and error of the tool result written for a call that was interrupted before its
+/// result was saved (reference section 6).
+pub const INTERRUPTED_TOOL_RESULT: &str = "Execution interrupted; result unavailable. This tool may already have run. Inspect the current state before retrying.";

@@ -1,0 +1,38 @@
+//! Replays the committed fuzz corpus of the session loader on stable Rust with the same
+//! checks as `fuzz/fuzz_targets/session_load.rs`.
+
+use std::fs;
+use std::path::Path;
+
+#[test]
+fn session_load_corpus_replays_cleanly() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/session_load");
+    let mut files: Vec<_> = fs::read_dir(&corpus)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 8,
+        "corpus at {} is missing",
+        corpus.display()
+    );
+    let mut loaded = 0;
+    for file in &files {
+        let data = fs::read(file).unwrap();
+        let name = Path::new("fuzz.jsonl");
+        if let Ok(transcript) = gg::session::load_bytes(name, &data) {
+            loaded += 1;
+            let bytes = transcript.to_jsonl().unwrap();
+            let again = gg::session::load_bytes(name, &bytes).unwrap();
+            assert_eq!(again.header(), transcript.header(), "{}", file.display());
+            assert_eq!(again.entries(), transcript.entries(), "{}", file.display());
+            let _ = transcript.tree_items();
+            let _ = gg::session::audit_trail(&transcript);
+        }
+    }
+    assert!(
+        loaded > 0 && loaded < files.len(),
+        "the corpus holds both valid and invalid sessions"
+    );
+}
