@@ -6,7 +6,20 @@
 //! [`Context`].
 //!
 //! It is a guard against mistakes and prompt injection, not a security boundary: the sandbox is.
+//!
+//! Layout: `text` cleans the input (invisible characters), `walk` walks the tree-sitter tree and
+//! finds every command with what feeds its input, `word` normalises words, `paths` resolves
+//! write targets, `rules` holds the rule families (one module each, table-driven),
+//! `gitconfig` reads repository config, `fallback` scans text that does not parse.
 #![forbid(unsafe_code)]
+
+mod fallback;
+mod gitconfig;
+mod paths;
+mod rules;
+mod text;
+mod walk;
+mod word;
 
 use std::path::PathBuf;
 
@@ -61,8 +74,12 @@ pub struct FoundCommand {
 /// The classifier's answer.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Verdict {
+    /// The highest class among `reasons`; read-only when there are none.
     pub class: Class,
+    /// Why, most severe first. Empty for a read-only verdict; otherwise at least one reason has
+    /// the verdict's class.
     pub reasons: Vec<Reason>,
+    /// Every simple command found, wrapper payloads included, in source order.
     pub commands: Vec<FoundCommand>,
 }
 
@@ -116,13 +133,102 @@ impl std::fmt::Display for ClassifyError {
 
 impl std::error::Error for ClassifyError {}
 
+/// Byte span `[start, end)` in the caller's input.
+pub(crate) type Span = (usize, usize);
+
+/// Reuses one tree-sitter parser for many classifications (batch audits).
+///
+/// [`classify`] keeps one per thread; use this type to hold one explicitly.
+pub struct Classifier {
+    parser: Option<tree_sitter::Parser>,
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Classifier {
+    /// Creates a classifier with its own bash parser.
+    pub fn new() -> Classifier {
+        let mut parser = tree_sitter::Parser::new();
+        let ok = parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .is_ok();
+        Classifier {
+            parser: ok.then_some(parser),
+        }
+    }
+
+    /// Classifies `command` (a whole bash script) in `ctx`. See [`classify`].
+    pub fn classify(&mut self, command: &str, ctx: &Context) -> Result<Verdict, ClassifyError> {
+        if command.trim().is_empty() {
+            return Err(ClassifyError::Empty);
+        }
+        let Some(parser) = self.parser.as_mut() else {
+            // The grammar failed to load: a build problem. Nothing can be read-only then.
+            let reason = Reason {
+                rule: "parse.error".into(),
+                class: Class::Normal,
+                message: "the bash grammar could not be loaded".into(),
+                span: (0, command.len()),
+            };
+            return Ok(Verdict {
+                class: Class::Normal,
+                reasons: vec![reason],
+                commands: Vec::new(),
+            });
+        };
+        let mut walker = walk::Walker::new(ctx, parser, command);
+        walker.run();
+        Ok(finish(walker.reasons, walker.commands))
+    }
+}
+
+/// Orders the findings and derives the class: the highest class among the reasons, read-only
+/// when there is none.
+fn finish(mut reasons: Vec<Reason>, mut commands: Vec<FoundCommand>) -> Verdict {
+    reasons.sort_by(|a, b| {
+        b.class
+            .cmp(&a.class)
+            .then(a.span.cmp(&b.span))
+            .then(a.rule.cmp(&b.rule))
+    });
+    reasons.dedup_by(|a, b| a.rule == b.rule && a.span == b.span);
+    commands.sort_by_key(|c| c.span.0);
+    let class = reasons
+        .iter()
+        .map(|r| r.class)
+        .max()
+        .unwrap_or(Class::ReadOnly);
+    Verdict {
+        class,
+        reasons,
+        commands,
+    }
+}
+
+thread_local! {
+    static CLASSIFIER: std::cell::RefCell<Classifier> = std::cell::RefCell::new(Classifier::new());
+}
+
 /// Classifies `command` (a whole bash script) in `ctx`.
 ///
-/// Placeholder until the parser lands: everything is `normal`, which is the fail-closed answer.
+/// The class is the highest class of any part of the script. A read-only verdict has no
+/// reasons; a normal or dangerous one has at least one reason of that class. Empty or
+/// whitespace-only input is an error, not a verdict.
 pub fn classify(command: &str, ctx: &Context) -> Result<Verdict, ClassifyError> {
-    let _ = ctx;
-    if command.trim().is_empty() {
-        return Err(ClassifyError::Empty);
-    }
-    Ok(Verdict { class: Class::Normal, reasons: Vec::new(), commands: Vec::new() })
+    CLASSIFIER.with(|c| match c.try_borrow_mut() {
+        Ok(mut classifier) => classifier.classify(command, ctx),
+        // Re-entrant use on one thread (not possible today): use a fresh parser.
+        Err(_) => Classifier::new().classify(command, ctx),
+    })
+}
+
+/// Whether `program` (a base name) is on the read-only allow-list at all. A read-only verdict
+/// only ever contains commands for which this is true (or that a policy's read-only prefix
+/// allows).
+pub fn is_read_only_program(program: &str) -> bool {
+    rules::is_read_only_program(program)
 }

@@ -1,0 +1,124 @@
+//! Batch throughput of `classify` on a shell-history-like corpus, single thread.
+//!
+//! Run: `cargo bench -p classifier --bench throughput`. Prints commands per second.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use classifier::{Context, GitConfig, classify};
+
+/// Templates modelled on real shell histories of developers; `{}` is filled with a varying word.
+const TEMPLATES: &[&str] = &[
+    "ls -la {}",
+    "cd {} && ls",
+    "git status",
+    "git diff --stat",
+    "git log --oneline -20 -- {}",
+    "git add {} && git commit -m 'fix {}'",
+    "git push origin {}",
+    "git checkout -b feature/{}",
+    "cargo build --release",
+    "cargo test -p {} -- --nocapture",
+    "cargo clippy --all-targets -- -D warnings",
+    "grep -rn '{}' src/ | head -50",
+    "rg -n --hidden {} .",
+    "find . -name '*.{}' -type f | xargs wc -l",
+    "cat {}.log | sort | uniq -c | sort -rn | head",
+    "tail -f /var/log/{}.log",
+    "vim src/{}.rs",
+    "make -j8 {}",
+    "docker run --rm -it -v $(pwd):/src {} bash",
+    "kubectl get pods -n {} -o wide",
+    "ssh {} 'uptime'",
+    "curl -s https://api.example.com/{} | jq .",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt",
+    "npm run {}",
+    "export PATH=$HOME/.local/bin:$PATH",
+    "echo \"$HOME/{}\" >> notes.txt",
+    "rm -rf target/{}",
+    "sudo systemctl restart {}",
+    "for f in *.{}; do echo \"$f\"; wc -c < \"$f\"; done",
+    "if [ -d {} ]; then cp -r {} /tmp/{}; fi",
+    "tar -czf {}.tar.gz {}/",
+    "ps aux | grep {} | grep -v grep",
+    "history | tail -n 100 | awk '{print $2}'",
+    "sed -i 's/{}/bar/g' src/main.rs",
+    "curl -fsSL https://get.example.com/{} | sh",
+    "diff <(sort a.{}) <(sort b.{})",
+    "cat <<EOF > {}.conf\nkey = value\nEOF",
+    "bash -c 'cd {} && make test'",
+    "TZ=UTC date +%Y-%m-%dT%H:%M:%S",
+    "du -sh * | sort -h | tail -{}",
+];
+
+const WORDS: &[&str] = &[
+    "api", "core", "web", "db", "main", "v2", "rs", "txt", "json", "nginx", "prod", "tests",
+];
+
+fn corpus(size: usize) -> Vec<String> {
+    (0..size)
+        .map(|i| {
+            let template = TEMPLATES[i % TEMPLATES.len()];
+            let word = WORDS[(i * 7 + i / TEMPLATES.len()) % WORDS.len()];
+            template.replace("{}", word)
+        })
+        .collect()
+}
+
+fn main() {
+    let ctx = Context {
+        cwd: "/home/dev/project".into(),
+        home: "/home/dev".into(),
+        scratch_dirs: vec!["/tmp".into()],
+        git_config: GitConfig {
+            files: vec!["[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = git@example.com:x.git\n".into()],
+        },
+        ..Context::default()
+    };
+    let lines = corpus(5000);
+    // Warm-up: builds the thread's parser and warms caches.
+    for line in lines.iter().take(500) {
+        let _ = black_box(classify(line, &ctx));
+    }
+    let mut total = 0usize;
+    let cpu_started = cpu_seconds();
+    let started = Instant::now();
+    let mut rounds = 0;
+    while started.elapsed() < Duration::from_secs(3) || rounds < 2 {
+        for line in &lines {
+            let verdict = classify(black_box(line), &ctx);
+            black_box(&verdict);
+            total += 1;
+        }
+        rounds += 1;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let per_second = total as f64 / elapsed;
+    println!(
+        "classified {total} commands ({} distinct, {rounds} rounds) in {elapsed:.2} s wall: {per_second:.0} commands/s, {:.1} µs/command",
+        lines.len(),
+        1e6 / per_second
+    );
+    // On a shared machine wall time includes waiting for the CPU; CPU time does not.
+    if let (Some(a), Some(b)) = (cpu_started, cpu_seconds()) {
+        let cpu = b - a;
+        if cpu > 0.0 {
+            println!(
+                "CPU time {cpu:.2} s: {:.0} commands/s per core",
+                total as f64 / cpu
+            );
+        }
+    }
+}
+
+/// User + system CPU time of this process, from /proc (Linux only).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of stat(5); `after_name` starts at field 3.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // Clock ticks are 100 per second on Linux.
+    Some((utime + stime) / 100.0)
+}

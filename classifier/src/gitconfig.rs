@@ -1,0 +1,331 @@
+//! Minimal git-config reader: enough to tell whether a repository's own configuration makes git
+//! run external programs, which would turn "read-only" git commands into code execution.
+
+use std::path::{Path, PathBuf};
+
+use crate::GitConfig;
+
+/// How deep `[include]` chains are followed; git itself stops at 10.
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// Section used for synthetic entries recording what [`GitConfig::load_with`] could not resolve.
+/// It is treated as program-running so that an unreadable include fails closed.
+const UNRESOLVED_SECTION: &str = "gg-unresolved-include";
+
+/// One `section[.subsection].key = value` entry. Section and key are lower-cased (git compares
+/// them case-insensitively); the subsection keeps its case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub section: String,
+    pub subsection: Option<String>,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+impl Entry {
+    /// `section.subsection.key`, as git prints it.
+    pub fn dotted(&self) -> String {
+        match &self.subsection {
+            Some(sub) => format!("{}.{}.{}", self.section, sub, self.key),
+            None => format!("{}.{}", self.section, self.key),
+        }
+    }
+}
+
+/// Parses git-config text leniently. Lines that cannot be understood are skipped: the caller
+/// only ever uses the result to *add* caution, and git would refuse such a file anyway.
+pub(crate) fn parse(text: &str) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    let mut section: Option<(String, Option<String>)> = None;
+    let mut lines = text.lines();
+    while let Some(raw) = lines.next() {
+        let mut line = raw.trim().to_string();
+        // A value may continue on the next line after a trailing backslash.
+        while line.ends_with('\\') && !line.ends_with("\\\\") {
+            line.pop();
+            match lines.next() {
+                Some(next) => line.push_str(next),
+                None => break,
+            }
+        }
+        let mut rest = line.trim_start();
+        if rest.starts_with('[') {
+            let Some(close) = rest.find(']') else {
+                continue;
+            };
+            section = parse_section_header(&rest[1..close]);
+            rest = rest[close + 1..].trim_start();
+            if rest.is_empty() {
+                continue;
+            }
+        }
+        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
+            continue;
+        }
+        let Some((name, sub)) = section.clone() else {
+            continue;
+        };
+        let (key, value) = match rest.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(parse_value(v))),
+            None => (rest.split_whitespace().next().unwrap_or(""), None),
+        };
+        if key.is_empty() {
+            continue;
+        }
+        entries.push(Entry {
+            section: name,
+            subsection: sub,
+            key: key.to_ascii_lowercase(),
+            value,
+        });
+    }
+    entries
+}
+
+fn parse_section_header(inner: &str) -> Option<(String, Option<String>)> {
+    let inner = inner.trim();
+    if let Some(quote) = inner.find('"') {
+        let name = inner[..quote].trim().to_ascii_lowercase();
+        let sub = inner[quote + 1..].trim_end().trim_end_matches('"');
+        let sub = sub.replace("\\\"", "\"").replace("\\\\", "\\");
+        return Some((name, Some(sub)));
+    }
+    // Deprecated `[section.subsection]` form: the subsection is case-insensitive there.
+    match inner.split_once('.') {
+        Some((name, sub)) => Some((name.to_ascii_lowercase(), Some(sub.to_ascii_lowercase()))),
+        None if !inner.is_empty() => Some((inner.to_ascii_lowercase(), None)),
+        None => None,
+    }
+}
+
+/// Strips comments and quotes from a value. Escapes other than `\"` and `\\` are kept verbatim:
+/// the value is only inspected, never executed.
+fn parse_value(raw: &str) -> String {
+    let mut out = String::new();
+    let mut in_quotes = false;
+    let mut chars = raw.trim().chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => in_quotes = !in_quotes,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            },
+            '#' | ';' if !in_quotes => break,
+            other => out.push(other),
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// Values git reads as boolean false; a program-running key set to one of these runs nothing.
+fn is_false(value: &Option<String>) -> bool {
+    match value {
+        None => false,
+        Some(v) => matches!(
+            v.to_ascii_lowercase().as_str(),
+            "" | "false" | "no" | "off" | "0"
+        ),
+    }
+}
+
+/// Whether `entry` names a configuration key that makes git run an external program.
+pub(crate) fn runs_program(entry: &Entry) -> bool {
+    let key = entry.key.as_str();
+    let sub = entry.subsection.is_some();
+    let program_key = match entry.section.as_str() {
+        UNRESOLVED_SECTION => return true,
+        "core" => matches!(
+            key,
+            "fsmonitor"
+                | "pager"
+                | "editor"
+                | "sshcommand"
+                | "hookspath"
+                | "askpass"
+                | "gitproxy"
+                | "alternaterefscommand"
+        ),
+        "diff" if sub => matches!(key, "textconv" | "command"),
+        "diff" => key == "external",
+        "filter" => sub && matches!(key, "clean" | "smudge" | "process"),
+        "pager" => true,
+        "alias" => {
+            return entry
+                .value
+                .as_deref()
+                .is_some_and(|v| v.trim_start().starts_with('!'));
+        }
+        "gpg" => key == "program",
+        "credential" => key == "helper",
+        "sequence" => key == "editor",
+        "merge" => sub && key == "driver",
+        "interactive" => key == "difffilter",
+        "browser" | "man" | "difftool" | "mergetool" => sub && matches!(key, "cmd" | "path"),
+        "remote" => sub && matches!(key, "uploadpack" | "receivepack" | "vcs"),
+        "uploadpack" => key == "packobjectshook",
+        "web" => key == "browser",
+        _ => false,
+    };
+    program_key && !is_false(&entry.value)
+}
+
+impl GitConfig {
+    /// Dotted names of every key in these files that makes git run an external program.
+    pub fn program_keys(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .flat_map(|text| parse(text))
+            .filter(runs_program)
+            .map(|e| e.dotted())
+            .collect()
+    }
+
+    /// Collects `<git_dir>/config` and the files it includes (`[include] path=` and every
+    /// `[includeIf "…"] path=`, whatever the condition: evaluating conditions would need more
+    /// I/O, and reading a superset only adds caution). All file access goes through `read`,
+    /// which returns `None` for a missing or unreadable file; git ignores missing includes too.
+    ///
+    /// Include paths starting with `~` cannot be resolved without a home directory: use
+    /// [`GitConfig::load_with_home`] to supply one. An include that cannot be resolved, or a
+    /// chain deeper than git's limit, is recorded so that git commands are not read-only.
+    pub fn load_with(git_dir: &Path, read: impl Fn(&Path) -> Option<String>) -> GitConfig {
+        Self::load_with_home(git_dir, None, read)
+    }
+
+    /// [`GitConfig::load_with`] with a home directory for `~/` include paths.
+    pub fn load_with_home(
+        git_dir: &Path,
+        home: Option<&Path>,
+        read: impl Fn(&Path) -> Option<String>,
+    ) -> GitConfig {
+        let mut config = GitConfig::default();
+        collect(&git_dir.join("config"), home, &read, 0, &mut config.files);
+        config
+    }
+}
+
+fn collect(
+    path: &Path,
+    home: Option<&Path>,
+    read: &impl Fn(&Path) -> Option<String>,
+    depth: usize,
+    files: &mut Vec<String>,
+) {
+    if depth > MAX_INCLUDE_DEPTH {
+        files.push(unresolved(path, "include chain too deep"));
+        return;
+    }
+    let Some(text) = read(path) else { return };
+    let includes: Vec<String> = parse(&text)
+        .into_iter()
+        .filter(|e| (e.section == "include" || e.section == "includeif") && e.key == "path")
+        .filter_map(|e| e.value)
+        .collect();
+    files.push(text);
+    let base = path.parent().unwrap_or(Path::new("/"));
+    for include in includes {
+        match resolve_include(&include, base, home) {
+            Some(target) => collect(&target, home, read, depth + 1, files),
+            None => files.push(unresolved(
+                Path::new(&include),
+                "cannot resolve include path",
+            )),
+        }
+    }
+}
+
+fn resolve_include(include: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    if include.is_empty() {
+        return None;
+    }
+    if let Some(rest) = include.strip_prefix("~/") {
+        return home.filter(|h| h.is_absolute()).map(|h| h.join(rest));
+    }
+    if include.starts_with('~') {
+        return None;
+    }
+    Some(base.join(include))
+}
+
+fn unresolved(path: &Path, why: &str) -> String {
+    let shown = path.display().to_string().replace(['"', '\\', '\n'], "_");
+    format!("[{UNRESOLVED_SECTION}]\n\tpath = \"{shown}: {why}\"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn finds_program_keys_case_insensitively() {
+        let cfg = GitConfig {
+            files: vec![
+                "[Core]\n\tFSMonitor = ./evil\n[diff \"Pdf\"]\n\ttextconv = pdftotext\n".into(),
+                "[alias]\n\tst = status\n\tx = !sh -c 'id'\n[core]\n\tpager = false\n".into(),
+            ],
+        };
+        assert_eq!(
+            cfg.program_keys(),
+            vec!["core.fsmonitor", "diff.Pdf.textconv", "alias.x"]
+        );
+    }
+
+    #[test]
+    fn harmless_config_has_no_program_keys() {
+        let text = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\
+                    \turl = https://example.invalid/x.git\n[branch \"main\"]\n\tremote = origin\n";
+        assert!(
+            GitConfig {
+                files: vec![text.into()]
+            }
+            .program_keys()
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn load_with_follows_includes_relative_to_the_including_file() {
+        let files: HashMap<PathBuf, String> = [
+            (
+                "/r/.git/config",
+                "[include]\n\tpath = extra.cfg\n[includeIf \"gitdir:/r/\"]\n\tpath = /etc/x.cfg\n",
+            ),
+            ("/r/.git/extra.cfg", "[core]\n\tpager = less\n"),
+            (
+                "/etc/x.cfg",
+                "[filter \"lfs\"]\n\tsmudge = git-lfs smudge\n",
+            ),
+        ]
+        .into_iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+        let cfg = GitConfig::load_with(Path::new("/r/.git"), |p| files.get(p).cloned());
+        assert_eq!(cfg.files.len(), 3);
+        assert_eq!(cfg.program_keys(), vec!["core.pager", "filter.lfs.smudge"]);
+    }
+
+    #[test]
+    fn include_cycles_are_bounded_and_fail_closed() {
+        let cfg = GitConfig::load_with(Path::new("/r/.git"), |_| {
+            Some("[include]\n\tpath = config\n".to_string())
+        });
+        assert!(cfg.files.len() <= MAX_INCLUDE_DEPTH + 2);
+        assert!(!cfg.program_keys().is_empty());
+    }
+
+    #[test]
+    fn tilde_include_without_home_fails_closed() {
+        let cfg = GitConfig::load_with(Path::new("/r/.git"), |p| {
+            (p == Path::new("/r/.git/config")).then(|| "[include]\n\tpath = ~/x\n".to_string())
+        });
+        assert!(!cfg.program_keys().is_empty());
+        let cfg = GitConfig::load_with_home(Path::new("/r/.git"), Some(Path::new("/h")), |p| {
+            (p == Path::new("/r/.git/config")).then(|| "[include]\n\tpath = ~/x\n".to_string())
+        });
+        assert!(cfg.program_keys().is_empty());
+    }
+}

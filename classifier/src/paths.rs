@@ -1,0 +1,350 @@
+//! Where a write or delete lands: lexical resolution of path words against the working directory
+//! the script is in at that point (tracking `cd`), `~`/`$HOME` and the scratch directories.
+//!
+//! Resolution is purely lexical: symbolic links are not followed (the crate does no I/O).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::Context;
+use crate::word::Word;
+
+/// How many distinct working directories are tracked before giving up and calling it unknown.
+const MAX_CWDS: usize = 8;
+
+/// The working directories the script may be in at some point. A `cd` may fail, so after
+/// `cd X; …` both X and the previous directory are possible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cwds {
+    known: Vec<PathBuf>,
+    /// Some possibility is not statically known (`cd "$DIR"`, `cd -`, `popd`).
+    unknown: bool,
+}
+
+impl Cwds {
+    pub fn start(ctx: &Context) -> Cwds {
+        if ctx.cwd.is_absolute() {
+            Cwds {
+                known: vec![normalize(&ctx.cwd)],
+                unknown: false,
+            }
+        } else {
+            Cwds {
+                known: Vec::new(),
+                unknown: true,
+            }
+        }
+    }
+
+    pub fn unknown() -> Cwds {
+        Cwds {
+            known: Vec::new(),
+            unknown: true,
+        }
+    }
+
+    /// The working directory when exactly one is possible.
+    pub fn single(&self) -> Option<&PathBuf> {
+        match self.known.as_slice() {
+            [only] if !self.unknown => Some(only),
+            _ => None,
+        }
+    }
+
+    /// Adds every possibility of `other`.
+    pub fn union(&mut self, other: &Cwds) {
+        self.unknown |= other.unknown;
+        for p in &other.known {
+            if !self.known.contains(p) {
+                self.known.push(p.clone());
+            }
+        }
+        if self.known.len() > MAX_CWDS {
+            self.known.clear();
+            self.unknown = true;
+        }
+    }
+
+    /// The directories after a successful `cd` to `target` (`None`: to the home directory).
+    pub fn after_cd(&self, target: Option<&Word>, ctx: &Context) -> Cwds {
+        let Some(word) = target else {
+            return match home(ctx) {
+                Some(h) => Cwds {
+                    known: vec![h],
+                    unknown: false,
+                },
+                None => Cwds::unknown(),
+            };
+        };
+        if word.dynamic || word.text == "-" || has_glob(&word.text) {
+            return Cwds::unknown();
+        }
+        let mut next = Cwds {
+            known: Vec::new(),
+            unknown: self.unknown,
+        };
+        for base in &self.known {
+            match absolute(&word.text, base, ctx) {
+                Some(p) if !next.known.contains(&p) => next.known.push(p),
+                Some(_) => {}
+                None => next.unknown = true,
+            }
+        }
+        next
+    }
+}
+
+/// Where a target path lands, from most to least alarming.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `/` itself or everything directly under it.
+    Root,
+    /// The home directory or one of its ancestors (other than `/`).
+    HomeOrAbove(PathBuf),
+    /// Outside the working directory and the scratch directories.
+    Outside(PathBuf),
+    /// Cannot be known statically (computed path, or working directory unknown).
+    Unknown,
+    /// Inside the working directory or a scratch directory.
+    Inside,
+}
+
+impl Place {
+    fn rank(&self) -> u8 {
+        match self {
+            Place::Root => 4,
+            Place::HomeOrAbove(_) => 3,
+            Place::Outside(_) => 2,
+            Place::Unknown => 1,
+            Place::Inside => 0,
+        }
+    }
+
+    /// The more alarming of two places.
+    pub fn worst(self, other: Place) -> Place {
+        if other.rank() > self.rank() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Where `word`, used as a file operand, lands in the worst of the possible working directories.
+pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
+    let (text, open_ended) = if word.dynamic {
+        (word.prefix.as_str(), true)
+    } else {
+        (word.text.as_str(), false)
+    };
+    if text.is_empty() {
+        return Place::Unknown;
+    }
+    let (dir, climbs) = fixed_part(text, open_ended);
+    let mut worst = Place::Inside;
+    let relative = !(dir.starts_with('/') || dir.starts_with('~'));
+    if relative && (cwds.unknown || cwds.known.is_empty()) {
+        worst = Place::Unknown;
+    }
+    // An absolute path does not depend on the working directory: resolve it once.
+    let bases: Vec<&Path> = if relative {
+        cwds.known.iter().map(PathBuf::as_path).collect()
+    } else {
+        vec![Path::new("/")]
+    };
+    for base in bases {
+        let place = match absolute(&dir, base, ctx) {
+            None => Place::Outside(PathBuf::from(&dir)),
+            Some(mut p) => {
+                if climbs {
+                    p.pop();
+                }
+                let fixed = assess(&p, ctx);
+                // A computed tail can contain `/..` and go anywhere, so an apparently safe
+                // prefix proves nothing; an alarming prefix is alarming already.
+                if open_ended && fixed == Place::Inside {
+                    Place::Unknown
+                } else {
+                    fixed
+                }
+            }
+        };
+        worst = worst.worst(place);
+    }
+    worst
+}
+
+/// Every absolute path a literal `word` may name (one per possible working directory).
+pub(crate) fn resolve_all(word: &Word, cwds: &Cwds, ctx: &Context) -> Vec<PathBuf> {
+    if word.dynamic || word.text.is_empty() {
+        return Vec::new();
+    }
+    if word.text.starts_with('/') || word.text.starts_with('~') {
+        return absolute(&word.text, Path::new("/"), ctx)
+            .into_iter()
+            .collect();
+    }
+    cwds.known
+        .iter()
+        .filter_map(|base| absolute(&word.text, base, ctx))
+        .collect()
+}
+
+/// The part of a path that is fixed: everything before the first segment holding a glob or a
+/// computed value. The second result says whether that segment may match `..` (`.*` in older
+/// bash, or a computed segment), in which case the parent is affected too.
+fn fixed_part(text: &str, open_ended: bool) -> (String, bool) {
+    let segments: Vec<&str> = text.split('/').collect();
+    let last = segments.len() - 1;
+    for (i, seg) in segments.iter().enumerate() {
+        let globbed = has_glob(seg);
+        let tail = open_ended && i == last;
+        if globbed || tail {
+            let dir = segments[..i].join("/");
+            let dir = if dir.is_empty() && text.starts_with('/') {
+                "/".to_string()
+            } else {
+                dir
+            };
+            let dir = if dir.is_empty() { ".".to_string() } else { dir };
+            // A computed tail could be anything, `..` included; judging it by the fixed directory
+            // (unknown when that is inside) is the useful reading. A glob like `.*` matched
+            // `..` in older bash.
+            let may_climb = if tail {
+                !seg.is_empty() && "..".starts_with(*seg)
+            } else {
+                seg.starts_with('.')
+            };
+            return (dir, may_climb);
+        }
+    }
+    (text.to_string(), false)
+}
+
+pub(crate) fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '[', '{'])
+}
+
+fn home(ctx: &Context) -> Option<PathBuf> {
+    ctx.home.is_absolute().then(|| normalize(&ctx.home))
+}
+
+/// Absolute, lexically normalised form of `text` relative to `base`. `None` for `~user` forms
+/// and for `~` when the home directory is unknown.
+fn absolute(text: &str, base: &Path, ctx: &Context) -> Option<PathBuf> {
+    let joined = if let Some(rest) = text.strip_prefix('~') {
+        if !(rest.is_empty() || rest.starts_with('/')) {
+            return None;
+        }
+        home(ctx)?.join(rest.trim_start_matches('/'))
+    } else if text.starts_with('/') {
+        PathBuf::from(text)
+    } else {
+        base.join(text)
+    };
+    Some(normalize(&joined))
+}
+
+/// Removes `.` and resolves `..` lexically; never climbs above `/`.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for comp in path.components() {
+        match comp {
+            Component::Normal(c) => out.push(c),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Where `path` lands. Only the caller's working directory is safe, not one the script `cd`s to.
+fn assess(path: &Path, ctx: &Context) -> Place {
+    if path == Path::new("/") {
+        return Place::Root;
+    }
+    if let Some(h) = home(ctx)
+        && h.starts_with(path)
+    {
+        return Place::HomeOrAbove(path.to_path_buf());
+    }
+    let in_scratch = ctx
+        .scratch_dirs
+        .iter()
+        .filter(|d| d.is_absolute())
+        .any(|d| path.starts_with(normalize(d)));
+    let in_cwd = ctx.cwd.is_absolute() && path.starts_with(normalize(&ctx.cwd));
+    if in_scratch || in_cwd {
+        Place::Inside
+    } else {
+        Place::Outside(path.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Context {
+        Context {
+            cwd: "/home/u/proj".into(),
+            home: "/home/u".into(),
+            scratch_dirs: vec!["/tmp".into()],
+            ..Context::default()
+        }
+    }
+
+    fn lit(text: &str) -> Word {
+        Word::literal(text, (0, 0))
+    }
+
+    fn place(text: &str) -> Place {
+        let c = ctx();
+        place_of(&lit(text), &Cwds::start(&c), &c)
+    }
+
+    #[test]
+    fn classifies_static_paths() {
+        assert_eq!(place("/"), Place::Root);
+        assert_eq!(place("/*"), Place::Root);
+        assert_eq!(place("/etc/.."), Place::Root);
+        assert_eq!(place("~"), Place::HomeOrAbove("/home/u".into()));
+        assert_eq!(place("~/*"), Place::HomeOrAbove("/home/u".into()));
+        assert_eq!(place("../.."), Place::HomeOrAbove("/home".into()));
+        assert_eq!(place("../other"), Place::Outside("/home/u/other".into()));
+        assert_eq!(place("src/../target"), Place::Inside);
+        assert_eq!(place("*"), Place::Inside);
+        assert_eq!(place(".*"), Place::HomeOrAbove("/home/u".into()));
+        assert_eq!(place("/tmp/x"), Place::Inside);
+        assert_eq!(place("~root"), Place::Outside("~root".into()));
+    }
+
+    #[test]
+    fn cd_changes_relative_resolution() {
+        let c = ctx();
+        let start = Cwds::start(&c);
+        let mut after = start.after_cd(Some(&lit("/")), &c);
+        assert_eq!(place_of(&lit("*"), &after, &c), Place::Root);
+        after.union(&start);
+        assert_eq!(place_of(&lit("x"), &after, &c), Place::Outside("/x".into()));
+        let unknown = start.after_cd(Some(&Word::computed("$D", "", (0, 0))), &c);
+        assert_eq!(place_of(&lit("x"), &unknown, &c), Place::Unknown);
+        assert_eq!(
+            place_of(&lit("/etc/x"), &unknown, &c),
+            Place::Outside("/etc/x".into())
+        );
+    }
+
+    #[test]
+    fn computed_tails_are_judged_by_their_prefix() {
+        let c = ctx();
+        let cwds = Cwds::start(&c);
+        let at = |prefix: &str| place_of(&Word::computed("…", prefix, (0, 0)), &cwds, &c);
+        assert_eq!(at("/"), Place::Root);
+        assert_eq!(at("/home/u/"), Place::HomeOrAbove("/home/u".into()));
+        assert_eq!(at("/tmp/"), Place::Unknown);
+        assert_eq!(at(""), Place::Unknown);
+        assert_eq!(at("/etc/"), Place::Outside("/etc".into()));
+    }
+}

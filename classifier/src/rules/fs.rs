@@ -1,0 +1,442 @@
+//! File-system writes: deletes, copies, moves, links, permission changes and in-place edits.
+//! A target outside the working and scratch directories is dangerous; `rm -rf` aimed at `/`,
+//! home or above has rules of its own.
+
+use super::{Outcome, check_write_target, long_is, long_value, operands, short_has, value_text};
+use crate::Class;
+use crate::paths::{Place, place_of};
+use crate::walk::{Cmd, Walker};
+use crate::word::Word;
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    let outcome = match prog {
+        "rm" => rm(w, args),
+        "rmdir" | "unlink" | "touch" | "mkdir" | "truncate" | "chown" | "chgrp" | "chattr"
+        | "setfacl" | "mkfifo" | "mknod" => {
+            all_operands(w, prog, args, skip_first_operand(prog, args))
+        }
+        "chmod" => chmod(w, args),
+        "shred" => shred(w, args),
+        "tee" => all_operands(w, prog, args, 0),
+        "cp" | "install" | "ln" | "link" => destination(w, prog, args),
+        "mv" => all_operands(w, prog, args, 0),
+        "rsync" => rsync(w, args),
+        "sed" => sed(w, args),
+        "sort" => sort(w, args)?,
+        "uniq" => uniq(w, args)?,
+        "dd" => dd(w, args),
+        "patch" | "unzip" | "7z" | "cpio" => Outcome::not(
+            "readonly.not-allow-listed",
+            format!("\"{prog}\" writes files"),
+        ),
+        _ => return None,
+    };
+    Some(outcome)
+}
+
+fn writes(prog: &str) -> Outcome {
+    Outcome::not(
+        "readonly.not-allow-listed",
+        format!("\"{prog}\" changes files"),
+    )
+}
+
+/// `chmod MODE FILE…`, `chown OWNER FILE…`, `truncate -s SIZE FILE…`: the first operand is not
+/// a file unless given with `--reference`.
+fn skip_first_operand(prog: &str, args: &[Word]) -> usize {
+    let by_reference = args.iter().any(|a| long_is(&a.text, "--reference"));
+    usize::from(matches!(prog, "chown" | "chgrp" | "setfacl") && !by_reference)
+}
+
+fn all_operands(w: &mut Walker, prog: &str, args: &[Word], skip: usize) -> Outcome {
+    let mut ops = operands(args);
+    let value_opts: &[&str] = match prog {
+        "truncate" => &["-s", "-r", "--size", "--reference"],
+        "touch" => &["-r", "-d", "-t", "--reference", "--date"],
+        "setfacl" => &["-m", "-x", "-M", "-X", "--modify", "--remove", "--set"],
+        "mkdir" | "mkfifo" | "mknod" => &["-m", "--mode", "-Z", "--context"],
+        "tee" => &["--output-error"],
+        "mv" => &["-t", "--target-directory", "-S", "--suffix"],
+        _ => &[],
+    };
+    ops.retain(|o| !is_value_of(args, o, value_opts));
+    for target in ops.into_iter().skip(skip) {
+        check_write_target(w, target, prog, target.span);
+    }
+    writes(prog)
+}
+
+/// Whether `word` is the separate value of one of `opts` in `args`.
+fn is_value_of(args: &[Word], word: &Word, opts: &[&str]) -> bool {
+    args.windows(2)
+        .any(|p| std::ptr::eq(&p[1], word) && opts.contains(&p[0].text.as_str()))
+}
+
+fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
+    let mut explicit = None;
+    for (i, a) in args.iter().enumerate() {
+        if a.text == "-t" {
+            explicit = args.get(i + 1).cloned();
+        } else if let Some(v) = long_value(args, i, "--target-directory") {
+            explicit = Some(Word {
+                text: value_text(v),
+                ..v.clone()
+            });
+        }
+    }
+    let ops = operands(args);
+    let directory_mode = prog == "install"
+        && args
+            .iter()
+            .any(|a| a.text == "-d" || long_is(&a.text, "--directory"));
+    let targets: Vec<Word> = match explicit {
+        Some(t) => vec![t],
+        None if directory_mode => ops.into_iter().cloned().collect(),
+        None if prog == "ln" && ops.len() == 1 => vec![Word::literal(".", ops[0].span)],
+        None => ops.last().map(|t| vec![(*t).clone()]).unwrap_or_default(),
+    };
+    for t in &targets {
+        check_write_target(w, t, prog, t.span);
+    }
+    writes(prog)
+}
+
+fn rsync(w: &mut Walker, args: &[Word]) -> Outcome {
+    let ops = operands(args);
+    if let Some(dest) = ops.last().filter(|d| !is_remote(d)) {
+        check_write_target(w, dest, "rsync", dest.span);
+    }
+    if args
+        .iter()
+        .any(|a| long_is(&a.text, "--remove-source-files"))
+    {
+        for src in ops
+            .iter()
+            .take(ops.len().saturating_sub(1))
+            .filter(|s| !is_remote(s))
+        {
+            check_write_target(w, src, "rsync --remove-source-files", src.span);
+        }
+    }
+    writes("rsync")
+}
+
+/// `host:path` or `user@host:path` (and `rsync://`).
+pub(crate) fn is_remote(word: &Word) -> bool {
+    let t = if word.dynamic {
+        &word.prefix
+    } else {
+        &word.text
+    };
+    if t.contains("://") {
+        return true;
+    }
+    match t.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/'),
+        None => false,
+    }
+}
+
+// ----- rm -------------------------------------------------------------------------------------
+
+fn rm(w: &mut Walker, args: &[Word]) -> Outcome {
+    let opts: Vec<&Word> = super::options(args).collect();
+    let recursive = opts.iter().any(|a| {
+        short_has(&a.text, 'r') || short_has(&a.text, 'R') || long_is(&a.text, "--recursive")
+    });
+    let force = opts
+        .iter()
+        .any(|a| short_has(&a.text, 'f') || long_is(&a.text, "--force"));
+    for target in operands(args) {
+        if recursive && force {
+            rm_recursive_force(w, target);
+        } else {
+            check_write_target(w, target, "rm", target.span);
+        }
+    }
+    writes("rm")
+}
+
+fn rm_recursive_force(w: &mut Walker, target: &Word) {
+    for alt in super::alternatives(w, target) {
+        rm_recursive_force(w, &alt);
+    }
+    let span = target.span;
+    let shown = &target.text;
+    match place_of(target, &w.cwds, w.ctx) {
+        Place::Root => {
+            let msg = format!("\"rm -rf {shown}\" deletes the root of the file system");
+            w.reason(Class::Dangerous, "rm.recursive-force-root", msg, span);
+        }
+        Place::HomeOrAbove(p) => {
+            let msg = format!(
+                "\"rm -rf {shown}\" deletes {} (the home directory or above)",
+                p.display()
+            );
+            w.reason(Class::Dangerous, "rm.recursive-force-home", msg, span);
+        }
+        Place::Outside(p) => {
+            let msg = format!(
+                "\"rm -rf {shown}\" deletes {} outside the working directory",
+                p.display()
+            );
+            w.reason(Class::Dangerous, "rm.recursive-force-outside", msg, span);
+        }
+        Place::Unknown if target.flow.untrusted() => {
+            let msg =
+                format!("\"rm -rf {shown}\": the target is downloaded or decoded at run time");
+            w.reason(Class::Dangerous, "rm.recursive-force-obfuscated", msg, span);
+        }
+        Place::Unknown => {
+            let msg = format!("\"rm -rf {shown}\": the target cannot be resolved statically");
+            w.reason(Class::Normal, "rm.unknown-target", msg, span);
+        }
+        Place::Inside => {}
+    }
+}
+
+// ----- permissions ----------------------------------------------------------------------------
+
+fn chmod(w: &mut Walker, args: &[Word]) -> Outcome {
+    let by_reference = args.iter().any(|a| long_is(&a.text, "--reference"));
+    let ops = operands(args);
+    // Symbolic modes such as `-x` or `-w` look like options; chmod reads them as modes.
+    let mode = if by_reference {
+        None
+    } else {
+        args.iter()
+            .find(|a| !a.dynamic && is_mode(&a.text))
+            .or(ops.first().copied())
+    };
+    if let Some(m) = mode
+        && sets_id_bits(&m.text)
+    {
+        let msg = format!(
+            "\"chmod {}\" sets the set-user-ID or set-group-ID bit",
+            m.text
+        );
+        w.reason(Class::Dangerous, "privilege.setuid", msg, m.span);
+    }
+    for target in ops
+        .into_iter()
+        .filter(|o| mode.is_none_or(|m| !std::ptr::eq(*o, m)))
+    {
+        check_write_target(w, target, "chmod", target.span);
+    }
+    writes("chmod")
+}
+
+fn is_mode(text: &str) -> bool {
+    let symbolic = text.split(',').all(|part| {
+        let ops = part.trim_start_matches(['u', 'g', 'o', 'a']);
+        ops.starts_with(['+', '-', '=']) && ops[1..].chars().all(|c| "rwxXstugo+-=".contains(c))
+    });
+    (symbolic && !text.is_empty()) || (!text.is_empty() && text.chars().all(|c| c.is_digit(8)))
+}
+
+fn sets_id_bits(mode: &str) -> bool {
+    if mode.chars().all(|c| c.is_digit(8)) && mode.len() >= 4 {
+        let special = &mode[..mode.len() - 3];
+        return u32::from_str_radix(special, 8).is_ok_and(|v| v & 0o6 != 0);
+    }
+    mode.split(',').any(|part| {
+        let who_end = part.find(['+', '=']);
+        who_end.is_some_and(|i| part[i..].contains('s'))
+    })
+}
+
+fn shred(w: &mut Walker, args: &[Word]) -> Outcome {
+    for target in operands(args) {
+        if !target.dynamic && target.text.starts_with("/dev/") {
+            let msg = format!("\"shred {}\" overwrites a device", target.text);
+            w.reason(Class::Dangerous, "disk.shred-device", msg, target.span);
+        } else {
+            check_write_target(w, target, "shred", target.span);
+        }
+    }
+    writes("shred")
+}
+
+// ----- text tools that can write --------------------------------------------------------------
+
+/// `sed` is read-only only as `sed -n Np` (print selected lines).
+fn sed(w: &mut Walker, args: &[Word]) -> Outcome {
+    let mut scripts: Vec<&Word> = Vec::new();
+    let mut files: Vec<&Word> = Vec::new();
+    let mut in_place = false;
+    let mut quiet = false;
+    let mut other_option = false;
+    let mut i = 0;
+    let mut ended = false;
+    while i < args.len() {
+        let a = &args[i];
+        let t = a.text.as_str();
+        if !ended && a.is_option() {
+            if t == "--" {
+                ended = true;
+            } else if t == "-e" || t == "--expression" {
+                scripts.extend(args.get(i + 1));
+                i += 1;
+            } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
+                other_option = true;
+                i += usize::from(t == "-f" || t == "--file");
+            } else if t.starts_with("--expression=") {
+                scripts.push(a);
+            } else if t.starts_with("--in-place") || (short_has(t, 'i') && !t.starts_with("--")) {
+                in_place = true;
+            } else if t == "-n" || t == "--quiet" || t == "--silent" {
+                quiet = true;
+            } else if !matches!(
+                t,
+                "-E" | "-r"
+                    | "--regexp-extended"
+                    | "-s"
+                    | "--separate"
+                    | "-u"
+                    | "-z"
+                    | "--posix"
+                    | "--debug"
+            ) {
+                other_option = true;
+                if t == "-l" {
+                    i += 1;
+                }
+            }
+        } else if scripts.is_empty()
+            && !other_option
+            && files.is_empty()
+            && !args[..i]
+                .iter()
+                .any(|x| x.text == "-e" || x.text.starts_with("--expression"))
+        {
+            scripts.push(a);
+        } else {
+            files.push(a);
+        }
+        i += 1;
+    }
+    if in_place {
+        for f in &files {
+            check_write_target(w, f, "sed -i", f.span);
+        }
+        return Outcome::not("readonly.flag-writes", "\"sed -i\" edits files in place");
+    }
+    let print_only = scripts
+        .iter()
+        .all(|s| !s.dynamic && is_print_lines(&s.text.replace("--expression=", "")));
+    if quiet && !other_option && !scripts.is_empty() && print_only {
+        Outcome::read_only()
+    } else {
+        Outcome::not(
+            "readonly.sed-script",
+            "only \"sed -n Np\" (print lines) is read-only; sed scripts can write files and run commands",
+        )
+    }
+}
+
+/// `5p`, `1,10p`, `$p`.
+fn is_print_lines(script: &str) -> bool {
+    let Some(addr) = script.trim().strip_suffix('p') else {
+        return false;
+    };
+    let is_line = |s: &str| s == "$" || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()));
+    match addr.split_once(',') {
+        Some((a, b)) => is_line(a.trim()) && is_line(b.trim()),
+        None => is_line(addr.trim()),
+    }
+}
+
+/// `sort -o FILE` writes; without it, sort is judged by the read-only list.
+fn sort(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        if long_is(t, "--compress-program") {
+            let program = long_value(args, i, "--compress-program")
+                .map(value_text)
+                .unwrap_or_default();
+            let what = "sort --compress-program";
+            super::exec::program_option(w, &program, a.span, "exec.sort-compress-program", what);
+            return Some(Outcome::not(
+                "readonly.flag-writes",
+                format!("\"{what}\" runs a program"),
+            ));
+        }
+        let value = if long_is(t, "--output") {
+            long_value(args, i, "--output").map(|v| Word {
+                text: value_text(v),
+                ..v.clone()
+            })
+        } else if !t.starts_with("--") && short_has(t, 'o') {
+            let attached = &t[t.find('o').map_or(t.len(), |p| p + 1)..];
+            if attached.is_empty() {
+                args.get(i + 1).cloned()
+            } else {
+                Some(Word {
+                    text: attached.to_string(),
+                    prefix: attached.to_string(),
+                    ..a.clone()
+                })
+            }
+        } else {
+            None
+        };
+        if let Some(target) = value {
+            check_write_target(w, &target, "sort -o", target.span);
+            return Some(Outcome::not(
+                "readonly.flag-writes",
+                "\"sort -o\" writes a file",
+            ));
+        }
+    }
+    None
+}
+
+/// `uniq IN OUT` writes OUT.
+fn uniq(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
+    let ops = operands(args);
+    let value_opts = [
+        "-f",
+        "-s",
+        "-w",
+        "--skip-fields",
+        "--skip-chars",
+        "--check-chars",
+    ];
+    let ops: Vec<&Word> = ops
+        .into_iter()
+        .filter(|o| !is_value_of(args, o, &value_opts))
+        .collect();
+    if ops.len() < 2 {
+        return Some(Outcome::read_only());
+    }
+    let target = ops[1];
+    check_write_target(w, target, "uniq", target.span);
+    Some(Outcome::not(
+        "readonly.flag-writes",
+        "\"uniq IN OUT\" writes OUT",
+    ))
+}
+
+fn dd(w: &mut Walker, args: &[Word]) -> Outcome {
+    for a in args {
+        let Some(target) = a.text.strip_prefix("of=") else {
+            continue;
+        };
+        let word = Word {
+            text: target.to_string(),
+            prefix: a.prefix.trim_start_matches("of=").to_string(),
+            ..a.clone()
+        };
+        if !word.dynamic
+            && target.starts_with("/dev/")
+            && !matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+        {
+            let msg = format!("\"dd of={target}\" writes to a device");
+            w.reason(Class::Dangerous, "disk.dd-device", msg, a.span);
+        } else {
+            check_write_target(w, &word, "dd", a.span);
+        }
+    }
+    writes("dd")
+}

@@ -1,0 +1,415 @@
+//! git: a few listing subcommands are read-only, unless options or the repository's own config
+//! make git run programs. Remote history rewrites and user-level config writes are dangerous.
+
+use super::{Outcome, check_write_target, long_is, run_code, short_has, value_text};
+use crate::Class;
+use crate::gitconfig::{self, Entry};
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+
+/// Subcommands that only read, with their options checked below.
+#[rustfmt::skip]
+const READ_ONLY_SUBCOMMANDS: &[&str] = &[
+    "status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "remote",
+    "ls-tree", "describe", "shortlog", "rev-list", "cat-file", "merge-base", "show-ref",
+    "whatchanged", "reflog",
+];
+
+/// Global options (before the subcommand) that take a separate value.
+#[rustfmt::skip]
+const GLOBAL_WITH_VALUE: &[&str] = &[
+    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
+    "--list-cmds",
+];
+
+/// Subcommand options that run programs or write, whatever the subcommand.
+#[rustfmt::skip]
+const RUNS_PROGRAMS: &[&str] = &[
+    "--ext-diff", "--textconv", "--open-files-in-pager", "--upload-pack", "--receive-pack",
+    "--exec", "--filters",
+];
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    if prog != "git" {
+        return None;
+    }
+    let args = &cmd.argv[1..];
+    let mut not_read_only: Option<Outcome> = None;
+    let mut i = 0;
+    while i < args.len() && args[i].is_option() {
+        let a = &args[i];
+        let t = a.text.as_str();
+        let value = if t.contains('=') || !GLOBAL_WITH_VALUE.contains(&t) {
+            None
+        } else {
+            args.get(i + 1)
+        };
+        if let Some(o) = global_option(w, a, value) {
+            not_read_only.get_or_insert(o);
+        }
+        i += 1 + usize::from(value.is_some());
+    }
+    if i < args.len() && args[i].dynamic {
+        return Some(Outcome::not(
+            "dynamic.command-name",
+            format!("git subcommand {} is computed", args[i].text),
+        ));
+    }
+    let Some(sub) = args.get(i) else {
+        return Some(Outcome::read_only());
+    };
+    let sub_args = &args[i + 1..];
+    let outcome = subcommand(w, sub.text.as_str(), sub_args);
+    if let Some(o) = not_read_only {
+        return Some(o);
+    }
+    if outcome.read_only == super::ReadOnly::Yes {
+        let keys = w.git_program_keys().to_vec();
+        if !keys.is_empty() {
+            let msg = format!(
+                "the repository's git config runs programs ({})",
+                keys.join(", ")
+            );
+            return Some(Outcome::not("git.repo-config-runs-programs", msg));
+        }
+    }
+    Some(outcome)
+}
+
+fn global_option(w: &mut Walker, a: &Word, value: Option<&Word>) -> Option<Outcome> {
+    let t = a.text.as_str();
+    let inline = t.split_once('=').map(|(_, v)| v.to_string());
+    let val = || {
+        value
+            .map(|v| v.text.clone())
+            .or(inline.clone())
+            .unwrap_or_default()
+    };
+    match t.split_once('=').map_or(t, |(n, _)| n) {
+        "-c" => Some(config_override(w, &val(), value.unwrap_or(a))),
+        "--config-env" => {
+            let key = val()
+                .split_once('=')
+                .map(|(k, _)| k.to_string())
+                .unwrap_or_default();
+            let entry = dotted_entry(&key, None);
+            if entry.as_ref().is_some_and(gitconfig::runs_program) {
+                let msg = format!(
+                    "\"git --config-env {key}\" sets a program-running key from the environment"
+                );
+                w.reason(Class::Dangerous, "git.config-override-program", msg, a.span);
+            }
+            Some(Outcome::not(
+                "git.config-override",
+                "\"git --config-env\" overrides configuration",
+            ))
+        }
+        "--exec-path" => Some(Outcome::not(
+            "git.exec-path",
+            "\"git --exec-path\" changes where git finds its programs",
+        )),
+        "-p" | "--paginate" => Some(Outcome::not(
+            "git.paginate",
+            "\"git --paginate\" runs a pager",
+        )),
+        "-C" | "--git-dir" | "--work-tree" | "--bare" => Some(Outcome::not(
+            "git.other-repository",
+            "git runs on another repository, whose config was not read",
+        )),
+        _ => None,
+    }
+}
+
+/// `git -c key=value`: a program-running key with a dangerous or shell payload is dangerous.
+fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
+    let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
+    let Some(entry) = dotted_entry(key, Some(value)) else {
+        return Outcome::not("git.config-override", "\"git -c\" overrides configuration");
+    };
+    if gitconfig::runs_program(&entry) {
+        let program = value.trim_start_matches('!').to_string();
+        let (_, risky) = run_code(w, &program, word.span, &Flow::default());
+        if risky || word.dynamic {
+            let msg =
+                format!("\"git -c {key}\" makes git run {program}, a shell or dangerous command");
+            w.reason(
+                Class::Dangerous,
+                "git.config-override-program",
+                msg,
+                word.span,
+            );
+        }
+        return Outcome::not(
+            "git.config-override",
+            format!("\"git -c {key}\" makes git run a program"),
+        );
+    }
+    Outcome::not("git.config-override", "\"git -c\" overrides configuration")
+}
+
+fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {
+    let (section, rest) = key.split_once('.')?;
+    let (subsection, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub.to_string()), name),
+        None => (None, rest),
+    };
+    Some(Entry {
+        section: section.to_ascii_lowercase(),
+        subsection,
+        key: name.to_ascii_lowercase(),
+        value: value.map(str::to_string),
+    })
+}
+
+fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
+    match sub {
+        "push" => return push(w, args),
+        "config" => return config(w, args),
+        _ => {}
+    }
+    run_command_options(w, sub, args);
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        if long_is(t, "--output") && !t.starts_with("--output-") {
+            let target = if t.contains('=') {
+                Word {
+                    text: value_text(a),
+                    ..a.clone()
+                }
+            } else {
+                args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
+            };
+            check_write_target(w, &target, "git --output", a.span);
+            return Outcome::not("readonly.flag-writes", "\"git --output\" writes a file");
+        }
+        if t == "--text" {
+            continue;
+        }
+        if let Some(opt) = RUNS_PROGRAMS.iter().find(|o| long_is(t, o)) {
+            return Outcome::not(
+                "readonly.flag-writes",
+                format!("\"git {sub} {opt}\" runs external programs"),
+            );
+        }
+        if sub == "grep" && (t == "-O" || t.starts_with("-O")) {
+            return Outcome::not(
+                "readonly.flag-writes",
+                "\"git grep -O\" opens files in a pager",
+            );
+        }
+    }
+    if !READ_ONLY_SUBCOMMANDS.contains(&sub) {
+        return Outcome::not(
+            "readonly.not-allow-listed",
+            format!("\"git {sub}\" is not on the read-only list"),
+        );
+    }
+    match sub {
+        "branch" => branch(args),
+        "remote" => remote(args),
+        "reflog"
+            if args
+                .first()
+                .is_some_and(|a| !a.is_option() && a.text != "show") =>
+        {
+            Outcome::not(
+                "readonly.not-allow-listed",
+                "\"git reflog\" subcommands other than show change the reflog",
+            )
+        }
+        _ => Outcome::read_only(),
+    }
+}
+
+/// Subcommands that run a shell command given as an option or operands: that command is read
+/// like any other (`git rebase --exec 'rm -rf ~'`).
+fn run_command_options(w: &mut Walker, sub: &str, args: &[Word]) {
+    let mut codes: Vec<&Word> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let takes_command = match sub {
+            "rebase" => matches!(t, "-x" | "--exec"),
+            "difftool" | "mergetool" => matches!(t, "-x" | "--extcmd"),
+            "filter-branch" => t.starts_with("--") && t.ends_with("-filter"),
+            _ => false,
+        };
+        if takes_command {
+            codes.extend(args.get(i + 1));
+        }
+    }
+    let joined_from = match (sub, args.first().map(|a| a.text.as_str())) {
+        ("submodule", Some("foreach")) | ("bisect", Some("run")) => Some(1),
+        _ => None,
+    };
+    for code in codes.into_iter().filter(|c| !c.dynamic) {
+        let text = code.text.clone();
+        run_code(w, &text, code.span, &Flow::default());
+    }
+    if let Some(from) = joined_from {
+        // Options of the subcommand itself come first (`foreach --recursive CMD`).
+        let start = args[from..]
+            .iter()
+            .position(|a| !a.is_option())
+            .map_or(args.len(), |p| from + p);
+        let command = &args[start..];
+        if let (Some(first), Some(last)) = (command.first(), command.last()) {
+            let words: Vec<&str> = command.iter().map(|a| a.text.as_str()).collect();
+            run_code(
+                w,
+                &words.join(" "),
+                (first.span.0, last.span.1),
+                &Flow::default(),
+            );
+        }
+    }
+}
+
+/// `git branch` lists unless it is given a name to create, or an option that changes branches.
+fn branch(args: &[Word]) -> Outcome {
+    #[rustfmt::skip]
+    const LISTING: &[&str] = &[
+        "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "-l", "--list",
+        "--show-current", "--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case",
+        "--omit-empty",
+    ];
+    #[rustfmt::skip]
+    const WITH_VALUE: &[&str] = &[
+        "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort",
+        "--format", "--abbrev",
+    ];
+    let listing_mode = args.iter().any(|a| a.text == "-l" || a.text == "--list");
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        if WITH_VALUE.contains(&name) {
+            let next_is_value = args.get(i + 1).is_some_and(|n| !n.is_option());
+            i += 1 + usize::from(!t.contains('=') && next_is_value);
+            continue;
+        }
+        if !(LISTING.contains(&name)
+            || name.starts_with("--color")
+            || name.starts_with("--abbrev")
+            || (listing_mode && !args[i].is_option()))
+        {
+            return Outcome::not(
+                "git.branch-change",
+                format!("\"git branch {t}\" creates, deletes or changes branches"),
+            );
+        }
+        i += 1;
+    }
+    Outcome::read_only()
+}
+
+fn remote(args: &[Word]) -> Outcome {
+    if args.iter().all(|a| a.text == "-v" || a.text == "--verbose") {
+        Outcome::read_only()
+    } else {
+        Outcome::not("git.remote-change", "only \"git remote -v\" is read-only")
+    }
+}
+
+fn push(w: &mut Walker, args: &[Word]) -> Outcome {
+    for a in args {
+        let t = a.text.as_str();
+        let forced = if a.is_option() {
+            (short_has(t, 'f') || short_has(t, 'd'))
+                || [
+                    "--force",
+                    "--mirror",
+                    "--delete",
+                    "--prune",
+                    "--force-with-lease",
+                    "--force-if-includes",
+                ]
+                .iter()
+                .any(|o| long_is(t, o))
+        } else {
+            (t.starts_with('+') && t.len() > 1) || (t.starts_with(':') && t.len() > 1)
+        };
+        if forced {
+            let msg = format!("\"git push {t}\" rewrites or deletes history on the remote");
+            w.reason(Class::Dangerous, "git.push-force", msg, a.span);
+        }
+    }
+    Outcome::not("git.push", "\"git push\" changes a remote repository")
+}
+
+fn config(w: &mut Walker, args: &[Word]) -> Outcome {
+    let scope_global = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "--global" | "--system"));
+    let file = args
+        .iter()
+        .position(|a| a.text == "-f" || a.text == "--file" || a.text.starts_with("--file="));
+    let reading = args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "-l"
+                | "--list"
+                | "--get-urlmatch"
+                | "--show-origin"
+                | "get"
+                | "list"
+        )
+    });
+    let positional: Vec<&Word> = args.iter().filter(|a| !a.is_option()).collect();
+    let writes = !reading && positional.len() >= 2
+        || args.iter().any(|a| {
+            a.text.starts_with("--unset")
+                || a.text == "--add"
+                || a.text == "--edit"
+                || a.text == "-e"
+                || a.text == "set"
+                || a.text.starts_with("--rename")
+                || a.text.starts_with("--remove")
+        });
+    if let Some(pos) = file
+        && writes
+    {
+        let target = if args[pos].text.contains('=') {
+            Word {
+                text: value_text(&args[pos]),
+                ..args[pos].clone()
+            }
+        } else {
+            args.get(pos + 1)
+                .cloned()
+                .unwrap_or_else(|| args[pos].clone())
+        };
+        check_write_target(w, &target, "git config --file", target.span);
+    }
+    if scope_global && writes {
+        let span = args.first().map_or((0, 0), |a| a.span);
+        w.reason(
+            Class::Dangerous,
+            "system.user-config",
+            "\"git config --global\" changes user-level git configuration",
+            span,
+        );
+    }
+    if writes {
+        let key = positional
+            .iter()
+            .find(|p| p.text != "set")
+            .map(|p| p.text.clone())
+            .unwrap_or_default();
+        if dotted_entry(&key, Some("x"))
+            .as_ref()
+            .is_some_and(gitconfig::runs_program)
+        {
+            let span = args.first().map_or((0, 0), |a| a.span);
+            let msg = format!("\"git config {key}\" sets a key that makes git run a program");
+            w.reason(Class::Dangerous, "git.config-program-key", msg, span);
+        }
+        return Outcome::not("git.config-write", "\"git config\" changes configuration");
+    }
+    Outcome::not(
+        "readonly.not-allow-listed",
+        "\"git config\" is not on the read-only list",
+    )
+}

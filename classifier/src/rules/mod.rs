@@ -1,0 +1,780 @@
+//! Rules applied to each simple command: what the program does given its arguments,
+//! redirections, prefix assignments and standard input.
+//!
+//! Every family module exposes `run(w, cmd, prog) -> Option<Outcome>`; `None` means "not a
+//! program of this family". Families add dangerous (or normal) reasons themselves and report
+//! whether the command could still be read-only; [`run`] turns a "no" into a normal reason.
+
+mod exec;
+mod fs;
+mod git;
+mod net;
+mod readonly;
+mod speculative;
+mod system;
+mod wrappers;
+
+use crate::paths::{self, Place};
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+use crate::{Class, FoundCommand};
+
+pub(crate) use net::{is_download_tool, is_network_tool};
+pub(crate) use readonly::is_read_only_program;
+
+/// Whether a command may still be read-only after its family's rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ReadOnly {
+    Yes,
+    No { rule: &'static str, message: String },
+}
+
+/// What a family's rules concluded about one command.
+#[derive(Debug, Clone)]
+pub(crate) struct Outcome {
+    pub flow: Flow,
+    pub read_only: ReadOnly,
+}
+
+impl Outcome {
+    pub fn read_only() -> Outcome {
+        Outcome {
+            flow: Flow::default(),
+            read_only: ReadOnly::Yes,
+        }
+    }
+
+    pub fn not(rule: &'static str, message: impl Into<String>) -> Outcome {
+        Outcome {
+            flow: Flow::default(),
+            read_only: ReadOnly::No {
+                rule,
+                message: message.into(),
+            },
+        }
+    }
+
+    pub fn with_flow(mut self, flow: Flow) -> Outcome {
+        self.flow = flow;
+        self
+    }
+}
+
+/// The program name rules match on: the base name of `argv[0]` (`/bin/rm`, `./rm` → `rm`).
+pub(crate) fn basename(text: &str) -> &str {
+    text.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(text)
+}
+
+/// Classifies one simple command (and, through wrappers, what it runs).
+pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
+    record(w, &cmd);
+    for (name, value) in &cmd.assigns {
+        check_assignment(w, name, value);
+    }
+    check_redirects(w, &cmd);
+    let Some(first) = cmd.argv.first() else {
+        return Flow::default();
+    };
+    if first.dynamic {
+        return dynamic_name(w, &cmd);
+    }
+    let prog = basename(&first.text).to_string();
+    if first.text.contains('/') {
+        path_invoked(w, first);
+    }
+    let policy_allowed = apply_policy(w, &cmd, &prog);
+    let mut outcome = dispatch(w, &cmd, &prog);
+    computed_options(&mut outcome, &cmd, &prog);
+    if let ReadOnly::No { rule, message } = &outcome.read_only
+        && !policy_allowed
+    {
+        w.reason(Class::Normal, rule, message.clone(), cmd.span);
+    }
+    let flow = output_flow(w, &cmd, &prog, outcome.flow);
+    remember_written(w, &cmd, &prog, &flow);
+    flow
+}
+
+/// A program run by path (`./x.sh`) that this script wrote or downloaded.
+fn path_invoked(w: &mut Walker, program: &Word) {
+    exec::run_written_script(w, program);
+    if net::was_downloaded(w, program) {
+        let msg = format!(
+            "{} was downloaded earlier in this script and is now run",
+            program.text
+        );
+        w.reason(Class::Dangerous, "download.then-execute", msg, program.span);
+    }
+}
+
+/// A computed argument of a program with writing or program-running options may be one.
+fn computed_options(outcome: &mut Outcome, cmd: &Cmd, prog: &str) {
+    if outcome.read_only != ReadOnly::Yes || !FLAG_SENSITIVE.contains(&prog) {
+        return;
+    }
+    let computed = cmd.argv[1..].iter().find(|a| {
+        a.dynamic
+            && (a.prefix.is_empty() || a.prefix.starts_with('-'))
+            && !a.text.starts_with(['<', '>'])
+    });
+    if let Some(arg) = computed {
+        let message = format!(
+            "the argument {} of \"{prog}\" is computed and could be an option that writes or runs programs",
+            arg.text
+        );
+        outcome.read_only = ReadOnly::No {
+            rule: "readonly.dynamic-argument",
+            message,
+        };
+    }
+}
+
+/// What the command writes to its output, for the next pipeline stage; records downloads and
+/// credential reads on the way.
+fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
+    if flow.download {
+        let writes = cmd
+            .redirects
+            .iter()
+            .filter(|r| r.op.starts_with('>') || r.op.starts_with("&>"));
+        for target in writes.filter_map(|r| r.target.as_ref()) {
+            net::remember_download(w, target);
+        }
+    }
+    if let Some(printed) = printed_text(w, prog, &cmd.argv[1..]) {
+        flow.decode |= printed.decoded;
+        flow.text = Some(printed.text);
+    }
+    if passes_input_through(prog, &cmd.argv[1..]) {
+        let produced = flow.clone();
+        flow = cmd.input.clone();
+        flow.merge(&produced);
+        flow.text = cmd.input.text.clone();
+    }
+    let reads_credentials = cmd.argv[1..].iter().any(|a| names_credentials(w, a))
+        || cmd.redirects.iter().any(|r| {
+            r.op.starts_with('<') && r.target.as_ref().is_some_and(|t| names_credentials(w, t))
+        });
+    if reads_credentials {
+        flow.credentials = true;
+        let msg = format!("\"{prog}\" reads a credential file; its content would reach the model");
+        w.reason(Class::Normal, "secrets.credential-file", msg, cmd.span);
+    }
+    flow
+}
+
+/// Records files written with statically known text, so that running them later is read.
+fn remember_written(w: &mut Walker, cmd: &Cmd, prog: &str, flow: &Flow) {
+    let Some(text) = &flow.text else { return };
+    let mut targets: Vec<&Word> = cmd
+        .redirects
+        .iter()
+        .filter(|r| matches!(r.op.as_str(), ">" | ">|" | "&>"))
+        .filter_map(|r| r.target.as_ref())
+        .collect();
+    if prog == "tee" {
+        targets.extend(operands(&cmd.argv[1..]));
+    }
+    for target in targets {
+        for path in paths::resolve_all(target, &w.cwds, w.ctx) {
+            w.written.retain(|(p, _)| *p != path);
+            w.written.push((path, text.clone()));
+        }
+    }
+    w.written.truncate(32);
+}
+
+/// The text a script file was given earlier in this script, if it was.
+pub(crate) fn written_text(w: &Walker, file: &Word) -> Option<String> {
+    let paths = paths::resolve_all(file, &w.cwds, w.ctx);
+    w.written
+        .iter()
+        .rev()
+        .find(|(p, _)| paths.contains(p))
+        .map(|(_, t)| t.clone())
+}
+
+/// What `echo` or `printf` prints, when statically known.
+struct Printed {
+    text: String,
+    /// Escape sequences were decoded: an obfuscated payload.
+    decoded: bool,
+}
+
+fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
+    use crate::word::{Escapes, decode_escapes};
+    if args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let has_escapes = |t: &str| {
+        t.contains("\\x")
+            || t.contains("\\u")
+            || t.contains("\\0")
+            || t.chars()
+                .zip(t.chars().skip(1))
+                .any(|(a, b)| a == '\\' && b.is_digit(8))
+    };
+    match prog {
+        "pwd" => {
+            let dir = w.cwds.single()?;
+            Some(Printed {
+                text: format!("{}\n", dir.display()),
+                decoded: false,
+            })
+        }
+        "echo" => {
+            let mut i = 0;
+            let mut escapes = false;
+            let mut newline = true;
+            while let Some(opt) = args.get(i).filter(|a| {
+                a.text.len() > 1
+                    && a.text.starts_with('-')
+                    && a.text[1..].chars().all(|c| "neE".contains(c))
+            }) {
+                escapes |= opt.text.contains('e');
+                newline &= !opt.text.contains('n');
+                i += 1;
+            }
+            let joined: Vec<&str> = args[i..].iter().map(|a| a.text.as_str()).collect();
+            let raw = joined.join(" ");
+            let decoded = escapes && has_escapes(&raw);
+            let mut text = if escapes {
+                decode_escapes(&raw, Escapes::Printf)
+            } else {
+                raw
+            };
+            if newline {
+                text.push('\n');
+            }
+            Some(Printed { text, decoded })
+        }
+        "printf" => {
+            let format = args.first()?;
+            if format.text.contains('%') || args.len() > 1 || format.text.starts_with('-') {
+                return None;
+            }
+            Some(Printed {
+                text: decode_escapes(&format.text, Escapes::Printf),
+                decoded: has_escapes(&format.text),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `cat` and `tee` without file operands copy their input to their output.
+fn passes_input_through(prog: &str, args: &[Word]) -> bool {
+    match prog {
+        "cat" => operands(args).iter().all(|o| o.text == "-"),
+        "tee" => true,
+        _ => false,
+    }
+}
+
+/// Known programs that run commands given as their arguments (containers, task runners):
+/// their arguments get the same trial reading as unknown programs'.
+#[rustfmt::skip]
+const RUNS_OTHER_COMMANDS: &[&str] = &[
+    "docker", "podman", "kubectl", "npx", "pnpx", "bunx", "uvx", "pipx", "cargo", "npm", "pnpm",
+    "yarn", "uv", "poetry", "bundle", "nix-shell", "nix", "devbox", "direnv", "vagrant", "lxc",
+    "incus", "distrobox", "toolbox",
+];
+
+/// Allow-listed programs that have options which write files or run programs: a computed
+/// argument could be such an option (`sort $(cat opts)` with `-o /etc/x`).
+const FLAG_SENSITIVE: &[&str] = &[
+    "sort", "tree", "file", "diff", "find", "rg", "git", "sed", "awk", "gawk", "mawk", "nawk",
+    "date", "uniq", "hostname", "xxd",
+];
+
+/// A family's entry point: `None` when the program is not one of its own.
+type Family = fn(&mut Walker, &Cmd, &str) -> Option<Outcome>;
+
+fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    let families: [Family; 7] = [
+        wrappers::run,
+        exec::run,
+        git::run,
+        net::run,
+        fs::run,
+        system::run,
+        readonly::run,
+    ];
+    if RUNS_OTHER_COMMANDS.contains(&prog) {
+        speculative::trial_payloads(w, cmd);
+    }
+    for family in families {
+        if let Some(outcome) = family(w, cmd, prog) {
+            return outcome;
+        }
+    }
+    if !RUNS_OTHER_COMMANDS.contains(&prog) {
+        speculative::trial_payloads(w, cmd);
+    }
+    Outcome::not(
+        "readonly.not-allow-listed",
+        format!("\"{prog}\" is not on the read-only list"),
+    )
+}
+
+fn record(w: &mut Walker, cmd: &Cmd) {
+    if cmd.argv.is_empty() {
+        return;
+    }
+    let mut argv: Vec<String> = cmd.argv.iter().map(|a| a.text.clone()).collect();
+    if let Some(first) = cmd.argv.first().filter(|f| !f.dynamic) {
+        argv[0] = basename(&first.text).to_string();
+    }
+    w.commands.push(FoundCommand {
+        argv,
+        span: cmd.span,
+    });
+}
+
+/// Policy-file prefixes. Returns whether the command is allow-listed by policy.
+fn apply_policy(w: &mut Walker, cmd: &Cmd, prog: &str) -> bool {
+    let ctx = w.ctx;
+    let matches = |prefix: &Vec<String>| -> bool {
+        if prefix.is_empty() || prefix.len() > cmd.argv.len() {
+            return false;
+        }
+        prefix.iter().enumerate().all(|(i, p)| {
+            let word = &cmd.argv[i];
+            !word.dynamic
+                && if i == 0 {
+                    basename(p) == prog
+                } else {
+                    *p == word.text
+                }
+        })
+    };
+    if let Some(prefix) = ctx.rules.dangerous_prefixes.iter().find(|p| matches(p)) {
+        let msg = format!(
+            "matches the policy's dangerous prefix \"{}\"",
+            prefix.join(" ")
+        );
+        w.reason(Class::Dangerous, "policy.dangerous-prefix", msg, cmd.span);
+    }
+    ctx.rules.read_only_prefixes.iter().any(matches)
+}
+
+/// A computed command name: never read-only. When its arguments would be dangerous for a
+/// common destructive program, or the name comes from a download or decoder, it is dangerous.
+fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
+    let name = &cmd.argv[0];
+    let msg = format!("the command name {} is computed at run time", name.text);
+    w.reason(Class::Normal, "dynamic.command-name", msg, name.span);
+    if name.flow.untrusted() {
+        let msg = "the command name comes from downloaded or decoded content";
+        w.reason(
+            Class::Dangerous,
+            "dynamic.command-name-untrusted",
+            msg,
+            name.span,
+        );
+    }
+    for candidate in ["rm", "sh", "dd", "chmod"] {
+        let mut argv = cmd.argv.clone();
+        argv[0] = Word::literal(candidate, name.span);
+        let probe = Cmd {
+            argv,
+            assigns: Vec::new(),
+            redirects: Vec::new(),
+            input: cmd.input.clone(),
+            span: cmd.span,
+        };
+        if probe_is_dangerous(w, probe) {
+            let msg = format!("the computed command would be dangerous if it were \"{candidate}\"");
+            w.reason(
+                Class::Dangerous,
+                "dynamic.command-name-dangerous-args",
+                msg,
+                cmd.span,
+            );
+            break;
+        }
+    }
+    let mut flow = Flow::default();
+    flow.merge(&name.flow);
+    flow
+}
+
+/// Runs the rules on a hypothetical command and discards everything they record.
+fn probe_is_dangerous(w: &mut Walker, probe: Cmd) -> bool {
+    let (reasons, commands) = (w.reasons.len(), w.commands.len());
+    let state = (w.cwds.clone(), w.vars.clone());
+    run(w, probe);
+    let dangerous = w.reasons[reasons..]
+        .iter()
+        .any(|r| r.class == Class::Dangerous);
+    w.reasons.truncate(reasons);
+    w.commands.truncate(commands);
+    (w.cwds, w.vars) = state;
+    dangerous
+}
+
+/// Runs `argv` (a wrapper's payload) as a command with the same input. Returns whether the
+/// payload was dangerous or is an unrestricted shell or interpreter.
+pub(crate) fn run_payload(w: &mut Walker, cmd: &Cmd, argv: Vec<Word>) -> (Flow, bool) {
+    if argv.is_empty() {
+        return (Flow::default(), false);
+    }
+    let span = (
+        argv[0].span.0,
+        argv.last()
+            .map_or(argv[0].span.1, |a| a.span.1)
+            .max(argv[0].span.0),
+    );
+    let shell = is_code_runner(&argv[0]);
+    let payload = Cmd {
+        argv,
+        assigns: Vec::new(),
+        redirects: Vec::new(),
+        input: cmd.input.clone(),
+        span,
+    };
+    let reasons = w.reasons.len();
+    let flow = run(w, payload);
+    let dangerous = w.reasons[reasons..]
+        .iter()
+        .any(|r| r.class == Class::Dangerous);
+    (flow, dangerous || shell)
+}
+
+/// Parses and walks `code` run by a tool through a shell. Returns whether it was dangerous or
+/// starts an unrestricted shell or interpreter.
+pub(crate) fn run_code(
+    w: &mut Walker,
+    code: &str,
+    span: crate::Span,
+    input: &Flow,
+) -> (Flow, bool) {
+    let (reasons, commands) = (w.reasons.len(), w.commands.len());
+    let flow = w.reparse(code, span, input, true);
+    let dangerous = w.reasons[reasons..]
+        .iter()
+        .any(|r| r.class == Class::Dangerous);
+    let shell = w.commands[commands..]
+        .iter()
+        .any(|c| c.argv.first().is_some_and(|a| is_code_runner_name(a)));
+    (flow, dangerous || shell || code.trim().is_empty())
+}
+
+fn is_code_runner(word: &Word) -> bool {
+    word.dynamic || is_code_runner_name(basename(&word.text))
+}
+
+fn is_code_runner_name(name: &str) -> bool {
+    exec::SHELLS.contains(&name) || exec::is_interpreter(name)
+}
+
+/// Environment assignments that change which program runs or what it loads.
+#[rustfmt::skip]
+const PROGRAM_VARS: &[&str] = &[
+    "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "BAT_PAGER", "DELTA_PAGER", "LESSOPEN",
+    "LESSCLOSE", "EDITOR", "VISUAL", "GIT_EDITOR", "SUDO_ASKPASS", "SSH_ASKPASS", "GIT_ASKPASS",
+    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "BROWSER",
+    "PROMPT_COMMAND",
+];
+#[rustfmt::skip]
+const LOADER_VARS: &[&str] = &[
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PATH", "IFS", "PYTHONPATH",
+    "PYTHONSTARTUP", "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
+    "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH", "GLOBIGNORE", "HOME", "ZDOTDIR", "XDG_CONFIG_HOME",
+    "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "GCONV_PATH", "LOCPATH", "MANOPT", "LESS",
+];
+
+/// Checks an assignment (statement-level or command prefix) for variables that change what runs.
+pub(crate) fn check_assignment(w: &mut Walker, name: &str, value: &Word) {
+    let upper = name.to_ascii_uppercase();
+    if PROGRAM_VARS.contains(&upper.as_str()) {
+        let code = if value.dynamic {
+            String::new()
+        } else {
+            value.text.clone()
+        };
+        let (_, risky) = run_code(w, &code, value.span, &Flow::default());
+        if risky {
+            let msg = format!(
+                "{name} makes programs run {}, a shell or dangerous command",
+                value.text
+            );
+            w.reason(Class::Dangerous, "exec.program-override", msg, value.span);
+        } else {
+            let msg = format!("{name}= changes which program runs");
+            w.reason(Class::Normal, "env.program-override", msg, value.span);
+        }
+    } else if LOADER_VARS.contains(&upper.as_str())
+        || upper.starts_with("GIT_")
+        || upper.starts_with("LD_")
+    {
+        let msg = format!("{name}= changes what programs load or run");
+        w.reason(Class::Normal, "env.program-override", msg, value.span);
+    }
+}
+
+/// Devices that are safe to redirect to.
+#[rustfmt::skip]
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/full",
+];
+
+pub(crate) fn is_network_device(path: &str) -> bool {
+    path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/")
+}
+
+fn is_harmless_device(path: &str) -> bool {
+    HARMLESS_DEVICES.contains(&path) || path.starts_with("/dev/fd/")
+}
+
+/// Output redirections: only `/dev/null`-like devices and fd duplication stay read-only.
+pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
+    let shell = cmd
+        .argv
+        .first()
+        .is_some_and(|a| is_code_runner(a) || a.text == "exec");
+    for r in &cmd.redirects {
+        let Some(target) = &r.target else { continue };
+        if is_network_device(&target.text) || is_network_device(&target.prefix) {
+            let (rule, what) = if shell {
+                (
+                    "network.reverse-shell",
+                    "connects a shell to the network through",
+                )
+            } else {
+                ("network.dev-tcp", "opens a network connection through")
+            };
+            w.reason(
+                Class::Dangerous,
+                rule,
+                format!("redirection {what} {}", target.text),
+                r.span,
+            );
+            continue;
+        }
+        let reading = r.op.starts_with('<') && r.op != "<>";
+        let dup = r.op.ends_with('&')
+            && !target.dynamic
+            && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
+        if reading || dup {
+            continue;
+        }
+        if !target.dynamic && is_harmless_device(&target.text) {
+            continue;
+        }
+        check_write_target(w, target, "output redirection", r.span);
+        if !target.dynamic && target.text.starts_with("/dev/") {
+            continue;
+        }
+        let msg = format!("output is redirected to {}", target.text);
+        w.reason(Class::Normal, "readonly.redirect-write", msg, r.span);
+    }
+}
+
+/// The values a computed word may take when it is just a variable assigned in branches
+/// (`"$D"`, `${D}/x`): each possibility as a literal word.
+pub(crate) fn alternatives(w: &Walker, word: &Word) -> Vec<Word> {
+    if !word.dynamic || !word.prefix.is_empty() {
+        return Vec::new();
+    }
+    let text = word.text.trim_start_matches('"');
+    let Some(rest) = text.strip_prefix('$') else {
+        return Vec::new();
+    };
+    let (name, suffix) = match rest.strip_prefix('{') {
+        Some(braced) => match braced.split_once('}') {
+            Some((n, s)) => (n, s),
+            None => return Vec::new(),
+        },
+        None => {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    let suffix = suffix.trim_end_matches('"');
+    if suffix.contains(['$', '`', '"', '\'']) {
+        return Vec::new();
+    }
+    let Some(values) = w.maybe_vars.get(name) else {
+        return Vec::new();
+    };
+    values
+        .iter()
+        .map(|v| Word::literal(&format!("{v}{suffix}"), word.span))
+        .collect()
+}
+
+/// A file the command writes, deletes, moves, links or changes. Outside the working and
+/// scratch directories it is dangerous; where it is cannot be known, normal.
+pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span: crate::Span) {
+    for alt in alternatives(w, target) {
+        check_write_target(w, &alt, what, span);
+    }
+    if !target.dynamic && target.text.starts_with("/dev/") {
+        if !is_harmless_device(&target.text) {
+            let msg = format!("{what} writes to the device {}", target.text);
+            w.reason(Class::Dangerous, "disk.write-device", msg, span);
+        }
+        return;
+    }
+    match paths::place_of(target, &w.cwds, w.ctx) {
+        Place::Inside => {}
+        Place::Unknown => {
+            let msg = format!(
+                "{what} target {} cannot be resolved statically",
+                target.text
+            );
+            w.reason(Class::Normal, "write.unknown-target", msg, span);
+        }
+        Place::Root | Place::HomeOrAbove(_) | Place::Outside(_) => {
+            let msg = format!(
+                "{what} writes {} outside the working directory",
+                target.text
+            );
+            w.reason(Class::Dangerous, "write.outside-cwd", msg, span);
+        }
+    }
+}
+
+/// Credential stores whose content should never be sent anywhere (paths relative to home).
+#[rustfmt::skip]
+const HOME_CREDENTIALS: &[&str] = &[
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".docker/config.json",
+    ".kube", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store", ".vault-token",
+    ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
+];
+const SYSTEM_CREDENTIALS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"];
+#[rustfmt::skip]
+const KEY_FILE_NAMES: &[&str] = &[
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".git-credentials",
+];
+
+/// Whether `word` (possibly `@file`, `<file`, `name=@file`) names a credential file.
+pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
+    let text = if word.dynamic {
+        &word.prefix
+    } else {
+        &word.text
+    };
+    // `--post-file=PATH`, `-Fname=@PATH`: the path is after `=`.
+    let text = match text.split_once('=') {
+        Some((opt, value)) if opt.starts_with('-') => value,
+        _ => text.as_str(),
+    };
+    let text = text
+        .rsplit_once(['@', '<'])
+        .map_or(text, |(_, after)| after);
+    let text = text.strip_prefix("file:").unwrap_or(text);
+    if text.is_empty() || !might_name_credentials(w, text) {
+        return false;
+    }
+    let name = basename(text);
+    if KEY_FILE_NAMES.contains(&name) {
+        return true;
+    }
+    let Some(resolved) = absolute_for_match(w, text) else {
+        return false;
+    };
+    if SYSTEM_CREDENTIALS.iter().any(|s| resolved.starts_with(s)) {
+        return true;
+    }
+    let home = &w.ctx.home;
+    home.is_absolute()
+        && HOME_CREDENTIALS
+            .iter()
+            .any(|c| resolved.starts_with(home.join(c)))
+}
+
+/// Component names one of which every credential path contains. Lexical normalisation only
+/// removes components, so a path whose text lacks all of them cannot resolve to a credential
+/// store, unless it is relative and the working directory is itself inside one.
+#[rustfmt::skip]
+const CREDENTIAL_MARKERS: &[&str] = &[
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
+    ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
+    "sudoers", "id_",
+];
+
+/// Cheap pre-check for [`names_credentials`], which is called for every argument.
+fn might_name_credentials(w: &Walker, text: &str) -> bool {
+    let has_marker = |t: &str| CREDENTIAL_MARKERS.iter().any(|m| t.contains(m));
+    has_marker(text) || (!text.starts_with(['/', '~']) && has_marker(&w.ctx.cwd.to_string_lossy()))
+}
+
+fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
+    if let Some(rest) = text.strip_prefix("~/") {
+        return w
+            .ctx
+            .home
+            .is_absolute()
+            .then(|| paths::normalize(&w.ctx.home.join(rest)));
+    }
+    if text.starts_with('/') {
+        return Some(paths::normalize(std::path::Path::new(text)));
+    }
+    w.ctx
+        .cwd
+        .is_absolute()
+        .then(|| paths::normalize(&w.ctx.cwd.join(text)))
+}
+
+// ----- option parsing helpers shared by the families ------------------------------------------
+
+/// Whether `arg` is the long option `full` or an abbreviation of it (GNU getopt accepts any
+/// unambiguous prefix; every prefix is treated as a match, which errs on the side of caution).
+pub(crate) fn long_is(arg: &str, full: &str) -> bool {
+    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    name.len() >= 3 && name.starts_with("--") && full.starts_with(name)
+}
+
+/// Whether the short-option cluster `arg` (`-rf`) contains `flag`.
+pub(crate) fn short_has(arg: &str, flag: char) -> bool {
+    arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(flag)
+}
+
+/// Value of `--name=value` or of `--name value` at `args[i]`.
+pub(crate) fn long_value<'w>(args: &'w [Word], i: usize, full: &str) -> Option<&'w Word> {
+    let arg = &args[i];
+    if !long_is(&arg.text, full) {
+        return None;
+    }
+    if arg.text.contains('=') {
+        Some(arg)
+    } else {
+        args.get(i + 1)
+    }
+}
+
+/// The text after `=` in `--name=value`, or the whole word.
+pub(crate) fn value_text(word: &Word) -> String {
+    match word.text.split_once('=') {
+        Some((name, value)) if name.starts_with("--") => value.to_string(),
+        _ => word.text.clone(),
+    }
+}
+
+/// Operands: arguments that are not options (everything after `--` counts as operand).
+pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
+    let mut out = Vec::new();
+    let mut ended = false;
+    for a in args {
+        if !ended && a.text == "--" && !a.dynamic {
+            ended = true;
+        } else if ended || !a.is_option() {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Options until `--` (operands excluded).
+pub(crate) fn options(args: &[Word]) -> impl Iterator<Item = &Word> {
+    args.iter()
+        .take_while(|a| a.dynamic || a.text != "--")
+        .filter(|a| a.is_option())
+}

@@ -1,0 +1,241 @@
+//! Network tools: downloads (whose output must not reach an interpreter), raw connections and
+//! reverse shells, remote copies, and credentials sent to the network.
+
+use super::{Outcome, check_write_target, long_is, names_credentials, operands, short_has};
+use crate::Class;
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+
+#[rustfmt::skip]
+const DOWNLOADERS: &[&str] = &[
+    "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request", "lwp-download", "GET",
+    "POST",
+];
+const RAW_NETWORK: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet"];
+const REMOTE_COPY: &[&str] = &["scp", "sftp", "ftp", "tftp", "rsync", "rclone"];
+
+pub(crate) fn is_download_tool(name: &str) -> bool {
+    DOWNLOADERS.contains(&name)
+}
+
+pub(crate) fn is_network_tool(name: &str) -> bool {
+    RAW_NETWORK.contains(&name) || name == "ssh"
+}
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    let outcome = if DOWNLOADERS.contains(&prog) {
+        download(w, cmd, prog)
+    } else if RAW_NETWORK.contains(&prog) {
+        raw_network(w, cmd, prog)
+    } else if REMOTE_COPY.contains(&prog) && prog != "rsync" {
+        exfiltration(w, cmd, prog);
+        local_commands(w, args);
+        let targets: Vec<Word> = operands(args)
+            .into_iter()
+            .filter(|o| !super::fs::is_remote(o))
+            .cloned()
+            .collect();
+        if prog == "scp"
+            && operands(args)
+                .last()
+                .is_some_and(|d| !super::fs::is_remote(d))
+            && let Some(dest) = targets.last()
+        {
+            check_write_target(w, dest, "scp", dest.span);
+        }
+        Outcome::not(
+            "network.remote-copy",
+            format!("\"{prog}\" copies files over the network"),
+        )
+    } else if prog == "ssh" {
+        ssh(w, cmd)
+    } else if prog == "openssl" && args.first().is_some_and(|a| a.text == "s_client") {
+        Outcome::not(
+            "network.connection",
+            "\"openssl s_client\" opens a network connection",
+        )
+        .with_flow(Flow {
+            network: true,
+            ..Flow::default()
+        })
+    } else {
+        if prog == "rsync" {
+            exfiltration(w, cmd, prog);
+            local_commands(w, args);
+        }
+        return None;
+    };
+    Some(outcome)
+}
+
+fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    let args = &cmd.argv[1..];
+    exfiltration(w, cmd, prog);
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let output = if t == "-o"
+            || t == "-O" && prog == "wget"
+            || long_is(t, "--output")
+            || long_is(t, "--output-document")
+        {
+            args.get(i + 1).filter(|_| !t.contains('='))
+        } else if t == "-P" || long_is(t, "--directory-prefix") || long_is(t, "--output-dir") {
+            args.get(i + 1).filter(|_| !t.contains('='))
+        } else {
+            None
+        };
+        if let Some(target) = output.filter(|o| o.text != "-") {
+            check_write_target(w, target, prog, target.span);
+            remember_download(w, target);
+        }
+    }
+    let remote_name = prog == "wget"
+        && !args
+            .iter()
+            .any(|a| a.text == "-O" || a.text.starts_with("--output-document"))
+        || args.iter().any(|a| {
+            a.text == "-O" && prog == "curl"
+                || long_is(&a.text, "--remote-name")
+                || short_has(&a.text, 'O') && prog == "curl"
+        });
+    if remote_name {
+        for url in operands(args)
+            .into_iter()
+            .filter(|a| a.text.contains("://"))
+        {
+            let name = url
+                .text
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .split(['?', '#'])
+                .next()
+                .unwrap_or("");
+            if !name.is_empty() {
+                let file = Word::literal(name, url.span);
+                remember_download(w, &file);
+            }
+        }
+    }
+    Outcome::not(
+        "network.download",
+        format!("\"{prog}\" transfers data over the network"),
+    )
+    .with_flow(Flow {
+        download: true,
+        ..Flow::default()
+    })
+}
+
+/// Records a file a download tool writes, so that running it later is recognised.
+pub(crate) fn remember_download(w: &mut Walker, target: &Word) {
+    let paths = crate::paths::resolve_all(target, &w.cwds, w.ctx);
+    w.downloaded.extend(paths);
+    w.downloaded.truncate(64);
+}
+
+/// Whether `file` is a file downloaded earlier in the script.
+pub(crate) fn was_downloaded(w: &Walker, file: &Word) -> bool {
+    !w.downloaded.is_empty()
+        && crate::paths::resolve_all(file, &w.cwds, w.ctx)
+            .iter()
+            .any(|p| w.downloaded.contains(p))
+}
+
+fn raw_network(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    let args = &cmd.argv[1..];
+    exfiltration(w, cmd, prog);
+    let exec_flag = args.iter().any(|a| {
+        let t = a.text.as_str();
+        !a.dynamic
+            && (short_has(t, 'e')
+                || short_has(t, 'c') && prog != "socat"
+                || long_is(t, "--exec")
+                || long_is(t, "--sh-exec")
+                || long_is(t, "--lua-exec"))
+    });
+    let socat_exec = prog == "socat"
+        && args.iter().any(|a| {
+            let lower = a.text.to_ascii_lowercase();
+            lower.starts_with("exec:")
+                || lower.starts_with("system:")
+                || lower.contains(",exec:")
+                || lower.starts_with("exec,")
+        });
+    if (exec_flag && prog != "telnet") || socat_exec {
+        let msg = format!("\"{prog}\" connects a program to the network: a reverse or bind shell");
+        w.reason(Class::Dangerous, "network.reverse-shell", msg, cmd.span);
+    }
+    Outcome::not(
+        "network.connection",
+        format!("\"{prog}\" opens a raw network connection"),
+    )
+    .with_flow(Flow {
+        network: true,
+        ..Flow::default()
+    })
+}
+
+/// `ssh host CMD`: the command runs remotely, but it is still read so that a dangerous payload
+/// is not hidden behind ssh.
+fn ssh(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    exfiltration(w, cmd, "ssh");
+    local_commands(w, &cmd.argv[1..]);
+    Outcome::not(
+        "network.remote-command",
+        "\"ssh\" runs commands on another machine",
+    )
+    .with_flow(Flow {
+        network: true,
+        ..Flow::default()
+    })
+}
+
+/// Commands that ssh-based tools run on this machine: `-o ProxyCommand=…`, `-o LocalCommand=…`,
+/// `-o KnownHostsCommand=…`, `rsync -e`/`--rsh`, `scp -S`.
+fn local_commands(w: &mut Walker, args: &[Word]) {
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let next = || args.get(i + 1).map(|n| n.text.clone()).unwrap_or_default();
+        let option = match t {
+            "-o" => Some(next()),
+            "-e" | "--rsh" | "-S" => Some(format!("Program={}", next())),
+            _ if t.starts_with("--rsh=") => Some(format!("Program={}", &t["--rsh=".len()..])),
+            _ if t.starts_with("-o") => Some(t[2..].to_string()),
+            _ => None,
+        };
+        let Some(option) = option else { continue };
+        let Some((key, value)) = option.split_once(['=', ' ']) else {
+            continue;
+        };
+        let runs = [
+            "program",
+            "proxycommand",
+            "localcommand",
+            "knownhostscommand",
+        ];
+        if runs.contains(&key.trim().to_ascii_lowercase().as_str()) {
+            let value = value.trim().to_string();
+            super::run_code(w, &value, a.span, &Flow::default());
+        }
+    }
+}
+
+/// Credentials named on the command line of a tool that sends data, or fed to it on stdin.
+fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    let args = &cmd.argv[1..];
+    let from_stdin = cmd.input.credentials;
+    let named = args.iter().find(|a| names_credentials(w, a));
+    if let Some(word) = named {
+        let msg = format!(
+            "\"{prog}\" sends or exposes the credential file {}",
+            word.text
+        );
+        w.reason(Class::Dangerous, "exfil.credentials", msg, word.span);
+    } else if from_stdin {
+        let msg = format!("credential files are piped into \"{prog}\"");
+        w.reason(Class::Dangerous, "exfil.credentials", msg, cmd.span);
+    }
+}

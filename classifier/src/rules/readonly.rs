@@ -1,0 +1,116 @@
+//! The read-only allow-list: programs that only read and print, and the few flags of theirs
+//! that would write files or run programs.
+
+use super::{Outcome, long_is, operands, short_has};
+use crate::walk::{Cmd, Walker};
+use crate::word::Word;
+
+/// Programs that are read-only with any arguments, except for the flags in [`DENIED_FLAGS`].
+/// `find`, `git`, `sed`, `awk`, `rg`, `date`, `uniq`, `env` and the decoders are judged by their
+/// own modules; [`is_read_only_program`] lists the union.
+#[rustfmt::skip]
+const READ_ONLY_PROGRAMS: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "printf", "which",
+    "file", "stat", "du", "df", "tree", "sort", "cut", "tr", "basename", "dirname", "realpath",
+    "readlink", "id", "whoami", "uname", "printenv", "true", "false", "seq", "diff", "cmp", ":",
+    "test", "[", "nl", "tac", "comm", "join", "paste", "fold", "column", "od", "hexdump", "strings",
+    "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "type", "jq", "nproc", "arch",
+    "groups", "tty", "locale", "sleep", "exit", "return", "shift", "wait", "read", "cd", "pushd",
+    "popd", "dirs", "set", "alias", "export", "local", "declare", "readonly", "typeset", "unset",
+    "ps", "uptime", "free",
+];
+
+/// Programs judged by other modules that can be read-only with the right arguments.
+#[rustfmt::skip]
+const CONDITIONALLY_READ_ONLY: &[&str] = &[
+    "find", "git", "sed", "awk", "gawk", "mawk", "nawk", "rg", "date", "uniq", "hostname", "eval",
+    "trap",
+    // Decoders: read-only themselves; their output must not reach a shell.
+    "base64", "base32", "basenc", "rev", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat", "xxd",
+    // Transparent wrappers: read-only when their payload is.
+    "env", "command", "builtin", "exec", "nice", "ionice", "time", "timeout", "stdbuf", "setsid",
+    "chrt", "taskset", "busybox", "unbuffer", "caffeinate",
+];
+
+/// Flags that write files or run programs, per allow-listed program: (short flags, long flags).
+const DENIED_FLAGS: &[(&str, &[char], &[&str])] = &[
+    ("sort", &['o'], &["--output", "--compress-program"]),
+    ("tree", &['o', 'R'], &["--output"]),
+    ("file", &['C'], &["--compile"]),
+    ("diff", &['l'], &["--paginate"]),
+];
+
+/// Whether `name` (a program base name) can be read-only at all. Used by the invariant that a
+/// read-only verdict only contains allow-listed commands.
+pub(crate) fn is_read_only_program(name: &str) -> bool {
+    READ_ONLY_PROGRAMS.contains(&name)
+        || CONDITIONALLY_READ_ONLY.contains(&name)
+        // `bash -c 'ls'` is as read-only as `ls`.
+        || super::exec::SHELLS.contains(&name)
+}
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    if !READ_ONLY_PROGRAMS.contains(&prog) {
+        return None;
+    }
+    let args = &cmd.argv[1..];
+    match prog {
+        "cd" | "pushd" => {
+            let target = operands(args).into_iter().next();
+            w.cwds = w.cwds.after_cd(target, w.ctx);
+        }
+        "popd" => w.cwds = crate::paths::Cwds::unknown(),
+        _ => {}
+    }
+    if matches!(prog, "cd" | "pushd" | "popd") {
+        match w.cwds.single().map(|d| d.to_string_lossy().into_owned()) {
+            Some(dir) => w.vars.insert("PWD".to_string(), dir),
+            None => w.vars.remove("PWD"),
+        };
+    }
+    // `read NAME` and `printf -v NAME` assign variables too (`read PATH <<< /tmp/x`).
+    let assigned: Vec<&Word> = match prog {
+        "read" => super::operands(args)
+            .into_iter()
+            .filter(|a| !a.dynamic)
+            .collect(),
+        "printf" => args
+            .windows(2)
+            .filter(|p| p[0].text == "-v")
+            .map(|p| &p[1])
+            .collect(),
+        _ => Vec::new(),
+    };
+    for name in assigned {
+        let value = Word::computed("<input>", "", name.span);
+        super::check_assignment(w, &name.text, &value);
+        w.vars.remove(&name.text);
+    }
+    if matches!(
+        prog,
+        "export" | "local" | "declare" | "readonly" | "typeset"
+    ) {
+        for arg in args {
+            if let Some((name, value)) = arg.text.split_once('=') {
+                let value = Word {
+                    text: value.to_string(),
+                    prefix: value.to_string(),
+                    ..arg.clone()
+                };
+                super::check_assignment(w, name, &value);
+            }
+        }
+    }
+    let denied = DENIED_FLAGS.iter().find(|(p, _, _)| *p == prog);
+    if let Some((_, shorts, longs)) = denied {
+        for arg in super::options(args) {
+            let hit = shorts.iter().any(|c| short_has(&arg.text, *c))
+                || longs.iter().any(|l| long_is(&arg.text, l));
+            if hit {
+                let msg = format!("\"{prog} {}\" writes files or runs programs", arg.text);
+                return Some(Outcome::not("readonly.flag-writes", msg));
+            }
+        }
+    }
+    Some(Outcome::read_only())
+}

@@ -1,0 +1,88 @@
+//! Unknown programs may be wrappers the tables do not know (`firejail rm -rf /`) or take a
+//! command string (`mytool -c 'rm -rf /'`). Their arguments are read as commands on a trial
+//! basis; only dangerous findings are kept, so an ordinary argument cannot raise a false
+//! "normal" and the verdict of the unknown program itself stays what it was.
+
+use super::{basename, run};
+use crate::Class;
+use crate::walk::{Cmd, Walker};
+use crate::word::Word;
+
+/// Programs whose appearance as an argument of an unknown program is worth a trial.
+const TRIAL_PROGRAMS: &[&str] = &[
+    "rm", "dd", "shred", "sudo", "doas", "su", "chmod", "chown", "mv", "cp", "tee", "sh", "bash",
+    "zsh", "dash", "curl", "wget", "nc", "ncat", "socat", "shutdown", "reboot", "poweroff", "halt",
+    "kill", "find", "truncate", "wipefs", "fdisk", "mount", "crontab", "eval",
+];
+
+/// Options that commonly introduce a command string.
+const CODE_OPTIONS: &[&str] = &["-c", "--command", "--cmd", "-e", "--exec", "--run"];
+
+/// How many trial payloads one command may start.
+const MAX_TRIALS: usize = 3;
+
+pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
+    let args = &cmd.argv[1..];
+    let mut trials = 0;
+    for (i, a) in args.iter().enumerate() {
+        if trials >= MAX_TRIALS {
+            break;
+        }
+        if a.dynamic {
+            continue;
+        }
+        let name = basename(&a.text);
+        if TRIAL_PROGRAMS.contains(&name) || name.starts_with("mkfs") {
+            trials += 1;
+            keep_dangerous(w, |w| {
+                let probe = Cmd {
+                    argv: args[i..].to_vec(),
+                    assigns: Vec::new(),
+                    redirects: Vec::new(),
+                    input: cmd.input.clone(),
+                    span: cmd.span,
+                };
+                run(w, probe);
+            });
+        } else if a.text.contains(' ')
+            && a.text
+                .split_whitespace()
+                .next()
+                .is_some_and(|p| TRIAL_PROGRAMS.contains(&basename(p)))
+        {
+            // A quoted command line such as `tmux new -d 'rm -rf ~'`.
+            trials += 1;
+            let code = a.text.clone();
+            keep_dangerous(w, |w| {
+                w.reparse(&code, a.span, &cmd.input, true);
+            });
+        } else if CODE_OPTIONS.contains(&a.text.as_str())
+            && let Some(code) = args.get(i + 1).and_then(Word::known)
+        {
+            trials += 1;
+            let code = code.to_string();
+            let span = args[i + 1].span;
+            keep_dangerous(w, |w| {
+                w.reparse(&code, span, &cmd.input, true);
+            });
+        }
+    }
+}
+
+/// Runs `trial`, then keeps only the dangerous reasons it produced and none of its commands.
+fn keep_dangerous(w: &mut Walker, trial: impl FnOnce(&mut Walker)) {
+    let (reasons, commands) = (w.reasons.len(), w.commands.len());
+    let state = (w.cwds.clone(), w.vars.clone());
+    trial(w);
+    w.commands.truncate(commands);
+    let mut kept: Vec<_> = w
+        .reasons
+        .drain(reasons..)
+        .filter(|r| r.class == Class::Dangerous)
+        .collect();
+    for r in &mut kept {
+        r.message = format!("{} (in the arguments of an unknown program)", r.message);
+    }
+    w.reasons.extend(kept);
+    (w.cwds, w.vars) = state;
+}

@@ -1,0 +1,357 @@
+//! System state: privilege changes, disks, power, services, firewall, scheduled jobs, clock,
+//! host name, user accounts, system packages and user-level configuration.
+
+use super::{Outcome, long_is, operands, run_code, short_has};
+use crate::Class;
+use crate::walk::{Cmd, Flow, Walker};
+
+/// Programs that are dangerous whatever their arguments: (names, rule, what they do).
+#[rustfmt::skip]
+const ALWAYS_DANGEROUS: &[(&[&str], &str, &str)] = &[
+    (&["sudoedit"], "privilege.sudoedit", "edits files as another user"),
+    (&["setcap"], "privilege.setcap", "grants file capabilities"),
+    (&["fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "wipefs", "mkswap", "blkdiscard",
+       "cryptsetup", "mke2fs", "mkdosfs", "mdadm", "losetup", "pvremove", "vgremove", "lvremove", "zpool",
+       "badblocks", "hdparm"],
+     "disk.format", "partitions, formats or wipes disks"),
+    (&["mount", "umount", "swapon", "swapoff"], "disk.mount", "changes mounted file systems"),
+    (&["shutdown", "reboot", "halt", "poweroff", "telinit", "kexec"], "system.shutdown",
+     "shuts down or restarts the machine"),
+    (&["killall5"], "system.kill-all", "kills every process"),
+    (&["iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "ebtables", "arptables", "iptables-restore",
+       "ip6tables-restore"],
+     "system.firewall", "changes the firewall"),
+    (&["at", "batch"], "system.scheduled-job", "schedules a command to run later"),
+    (&["useradd", "userdel", "usermod", "passwd", "chpasswd", "chage", "groupadd", "groupdel", "groupmod",
+       "gpasswd", "adduser", "deluser", "addgroup", "delgroup", "chsh", "chfn", "vipw", "vigr", "visudo",
+       "newusers"],
+     "system.user-account", "changes user accounts or passwords"),
+    (&["modprobe", "insmod", "rmmod"], "system.kernel", "changes loaded kernel modules"),
+    (&["hostnamectl", "timedatectl"], "system.host-settings", "changes host-wide settings"),
+];
+
+/// Package managers and the verbs that install, remove or upgrade (`pacman`-style managers are
+/// judged by their flags in [`package_manager`]).
+#[rustfmt::skip]
+const PACKAGE_MANAGERS: &[(&str, &[&str])] = &[
+    ("apt", &["install", "remove", "purge", "upgrade", "full-upgrade", "dist-upgrade", "autoremove", "reinstall"]),
+    ("apt-get", &["install", "remove", "purge", "upgrade", "dist-upgrade", "autoremove", "reinstall", "build-dep"]),
+    ("aptitude", &["install", "remove", "purge", "upgrade", "safe-upgrade", "full-upgrade", "reinstall"]),
+    ("dpkg", &["-i", "--install", "-r", "--remove", "-P", "--purge", "--unpack", "--configure"]),
+    ("dnf", &["install", "remove", "erase", "upgrade", "update", "downgrade", "reinstall", "autoremove", "swap"]),
+    ("yum", &["install", "remove", "erase", "upgrade", "update", "downgrade", "reinstall", "autoremove", "swap"]),
+    ("rpm", &["-i", "-U", "-e", "-F", "--install", "--upgrade", "--erase", "--freshen"]),
+    ("zypper", &["install", "in", "remove", "rm", "update", "up", "dist-upgrade", "dup", "patch"]),
+    ("apk", &["add", "del", "upgrade", "fix"]),
+    ("brew", &["install", "uninstall", "remove", "rm", "upgrade", "reinstall", "tap", "untap", "link", "unlink", "cleanup"]),
+    ("snap", &["install", "remove", "refresh", "revert"]),
+    ("flatpak", &["install", "uninstall", "update"]),
+    ("port", &["install", "uninstall", "upgrade"]),
+    ("pkg", &["install", "delete", "remove", "upgrade"]),
+    ("emerge", &[]),
+    ("pacman", &[]),
+    ("yay", &[]),
+    ("paru", &[]),
+];
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    if let Some((_, rule, what)) = ALWAYS_DANGEROUS
+        .iter()
+        .find(|(names, _, _)| names.contains(&prog))
+    {
+        w.reason(
+            Class::Dangerous,
+            rule,
+            format!("\"{prog}\" {what}"),
+            cmd.span,
+        );
+        return Some(Outcome::not(
+            "readonly.not-allow-listed",
+            format!("\"{prog}\" changes the system"),
+        ));
+    }
+    if prog.starts_with("mkfs") {
+        w.reason(
+            Class::Dangerous,
+            "disk.format",
+            format!("\"{prog}\" formats a file system"),
+            cmd.span,
+        );
+        return Some(changes(prog));
+    }
+    if let Some((_, verbs)) = PACKAGE_MANAGERS.iter().find(|(p, _)| *p == prog) {
+        return Some(package_manager(w, cmd, prog, verbs));
+    }
+    let outcome = match prog {
+        "su" => su(w, cmd),
+        "systemctl" | "service" => systemctl(w, cmd, prog),
+        "init" => {
+            if args
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "0" | "6" | "1" | "s" | "S"))
+            {
+                w.reason(
+                    Class::Dangerous,
+                    "system.shutdown",
+                    "\"init\" changes the run level",
+                    cmd.span,
+                );
+            }
+            changes(prog)
+        }
+        "kill" => kill(w, cmd),
+        "crontab" => crontab(w, cmd),
+        "date" => return date(w, cmd),
+        "hwclock" => {
+            if args.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-w" | "--systohc" | "--set" | "-s" | "--hctosys"
+                )
+            }) {
+                w.reason(
+                    Class::Dangerous,
+                    "system.clock",
+                    "\"hwclock\" sets the clock",
+                    cmd.span,
+                );
+            }
+            changes(prog)
+        }
+        "hostname" => return hostname(w, cmd),
+        "sysctl" => {
+            if args.iter().any(|a| {
+                short_has(&a.text, 'w')
+                    || a.text.contains('=')
+                    || long_is(&a.text, "--load")
+                    || short_has(&a.text, 'p')
+            }) {
+                w.reason(
+                    Class::Dangerous,
+                    "system.kernel",
+                    "\"sysctl\" changes kernel parameters",
+                    cmd.span,
+                );
+            }
+            changes(prog)
+        }
+        "npm" | "pnpm" | "yarn" | "pip" | "pip3" | "gem" | "cargo" | "gh" | "gcloud" | "aws"
+        | "docker" | "kubectl" => user_config(w, cmd, prog),
+        _ => return None,
+    };
+    Some(outcome)
+}
+
+fn changes(prog: &str) -> Outcome {
+    Outcome::not(
+        "readonly.not-allow-listed",
+        format!("\"{prog}\" is not on the read-only list"),
+    )
+}
+
+fn package_manager(w: &mut Walker, cmd: &Cmd, prog: &str, verbs: &[&str]) -> Outcome {
+    let args = &cmd.argv[1..];
+    let hit = if prog == "pacman" || prog == "yay" || prog == "paru" {
+        args.iter().any(|a| {
+            let t = a.text.as_str();
+            (t.starts_with("-S") && !matches!(t, "-Ss" | "-Si" | "-Sl" | "-Sg" | "-Sii"))
+                || t.starts_with("-R")
+                || t.starts_with("-U")
+                || long_is(t, "--sync")
+                || long_is(t, "--remove")
+                || long_is(t, "--upgrade")
+        })
+    } else if prog == "emerge" {
+        true
+    } else {
+        args.iter().any(|a| verbs.contains(&a.text.as_str()))
+    };
+    if hit {
+        let msg = format!("\"{prog}\" installs, removes or upgrades system packages");
+        w.reason(Class::Dangerous, "system.package-manager", msg, cmd.span);
+    }
+    changes(prog)
+}
+
+fn su(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    w.reason(
+        Class::Dangerous,
+        "privilege.su",
+        "\"su\" runs commands as another user",
+        cmd.argv[0].span,
+    );
+    let args = &cmd.argv[1..];
+    for (i, a) in args.iter().enumerate() {
+        if matches!(a.text.as_str(), "-c" | "--command" | "--session-command")
+            && let Some(code) = args.get(i + 1).filter(|c| !c.dynamic)
+        {
+            let text = code.text.clone();
+            run_code(w, &text, code.span, &cmd.input);
+        }
+    }
+    Outcome::not("privilege.wrapper", "\"su\" changes privileges")
+}
+
+fn systemctl(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    #[rustfmt::skip]
+    const DANGEROUS_VERBS: &[&str] = &[
+        "stop", "disable", "mask", "kill", "isolate", "poweroff", "reboot", "halt", "suspend",
+        "hibernate", "hybrid-sleep", "rescue", "emergency", "kexec", "set-default", "daemon-reexec",
+        "switch-root", "soft-reboot",
+    ];
+    let args = &cmd.argv[1..];
+    let hit = args
+        .iter()
+        .any(|a| DANGEROUS_VERBS.contains(&a.text.as_str()));
+    if hit {
+        w.reason(
+            Class::Dangerous,
+            "system.service-change",
+            format!("\"{prog}\" stops, disables or masks services or the machine"),
+            cmd.span,
+        );
+    }
+    changes(prog)
+}
+
+/// `kill -9 -1` (and any signal to pid -1) kills every process the user owns. The first option
+/// is the signal; a later `-1` is a process id.
+fn kill(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let mut signal_seen = false;
+    let mut all = false;
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if matches!(t, "-s" | "-n" | "--signal") {
+            signal_seen = true;
+            i += 2;
+            continue;
+        }
+        if t == "--" {
+            all |= args[i + 1..].iter().any(|a| a.text == "-1");
+            break;
+        }
+        if t == "-1" && signal_seen {
+            all = true;
+        } else if t.starts_with('-') {
+            signal_seen = true;
+        }
+        i += 1;
+    }
+    if all {
+        w.reason(
+            Class::Dangerous,
+            "system.kill-all",
+            "\"kill -1\" signals every process",
+            cmd.span,
+        );
+    }
+    changes("kill")
+}
+
+fn crontab(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let listing = args.iter().all(|a| {
+        a.text == "-l" || a.text == "-u" || !a.is_option() && args.iter().any(|x| x.text == "-u")
+    }) && args.iter().any(|a| a.text == "-l");
+    if !listing {
+        w.reason(
+            Class::Dangerous,
+            "system.scheduled-job",
+            "\"crontab\" changes scheduled jobs",
+            cmd.span,
+        );
+    }
+    changes("crontab")
+}
+
+/// `date` is read-only unless it sets the clock (`-s`, `--set`, or an operand not starting with `+`).
+fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    let value_opts = [
+        "-d",
+        "--date",
+        "-f",
+        "--file",
+        "-r",
+        "--reference",
+        "-I",
+        "--iso-8601",
+    ];
+    let mut sets = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let t = a.text.as_str();
+        if short_has(t, 's') || long_is(t, "--set") {
+            sets = true;
+        } else if value_opts.contains(&t) && !t.starts_with("-I") {
+            i += 1;
+        } else if !a.is_option() && (a.dynamic || !t.starts_with('+')) {
+            sets = true;
+        }
+        i += 1;
+    }
+    if sets {
+        w.reason(
+            Class::Dangerous,
+            "system.clock",
+            "\"date\" sets the system clock",
+            cmd.span,
+        );
+        return Some(changes("date"));
+    }
+    Some(Outcome::read_only())
+}
+
+fn hostname(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    let sets = !operands(args).is_empty()
+        || args
+            .iter()
+            .any(|a| short_has(&a.text, 'F') || long_is(&a.text, "--file"));
+    if sets {
+        w.reason(
+            Class::Dangerous,
+            "system.hostname",
+            "\"hostname NAME\" changes the host name",
+            cmd.span,
+        );
+        return Some(changes("hostname"));
+    }
+    Some(Outcome::read_only())
+}
+
+/// `npm config set`, `pip config set`, `git config --global` (in git.rs) … change the user's
+/// configuration outside the project.
+fn user_config(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    let words: Vec<&str> = cmd.argv[1..]
+        .iter()
+        .filter(|a| !a.is_option())
+        .map(|a| a.text.as_str())
+        .collect();
+    let sets = match words.as_slice() {
+        ["config", "set" | "delete" | "edit" | "unset" | "rm", ..] => true,
+        ["set" | "login" | "adduser", ..] if matches!(prog, "npm" | "pnpm" | "yarn") => true,
+        ["auth" | "login", ..] if matches!(prog, "gh" | "docker" | "cargo" | "gcloud") => true,
+        _ => false,
+    };
+    let global_install = matches!(prog, "npm" | "pnpm" | "yarn")
+        && words
+            .first()
+            .is_some_and(|v| matches!(*v, "install" | "i" | "add" | "uninstall" | "remove"))
+        && cmd
+            .argv
+            .iter()
+            .any(|a| a.text == "-g" || a.text == "--global" || a.text == "global");
+    if sets {
+        let msg = format!("\"{prog}\" changes user-level configuration outside the project");
+        w.reason(Class::Dangerous, "system.user-config", msg, cmd.span);
+    } else if global_install {
+        let msg = format!("\"{prog}\" installs or removes packages globally");
+        w.reason(Class::Dangerous, "system.package-manager", msg, cmd.span);
+    }
+    changes(prog).with_flow(Flow::default())
+}

@@ -1,0 +1,106 @@
+//! Input clean-up before parsing: invisible and unusual characters that would make the text look
+//! different to a person (or to the rules) than to bash.
+
+/// The text the parser sees, and a map back to byte offsets in the caller's input.
+pub(crate) struct Prepared {
+    pub text: String,
+    /// `offsets[i]` is the input offset of byte `i` of `text`; one extra entry for the end.
+    offsets: Vec<usize>,
+    /// Whether any character was removed or replaced.
+    pub changed: bool,
+}
+
+impl Prepared {
+    /// Maps a byte span of `text` back to the caller's input.
+    pub fn map_span(&self, start: usize, end: usize) -> (usize, usize) {
+        let at = |i: usize| {
+            self.offsets
+                .get(i)
+                .copied()
+                .unwrap_or(self.offsets[self.offsets.len() - 1])
+        };
+        (at(start), at(end))
+    }
+}
+
+/// Characters that render as nothing. They are dropped, so `r\u{200b}m` reads as `rm`.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+            | '\u{180b}'..='\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}'
+            | '\u{ffa0}' | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+/// Whitespace other than space, tab and newline. Read as a plain space, so that
+/// `rm\u{a0}-rf` is seen as two words, the reading that errs on the side of caution.
+fn is_unusual_space(c: char) -> bool {
+    c != ' ' && c != '\t' && c != '\n' && (c.is_whitespace() || c == '\u{2800}')
+}
+
+/// Prepares `input` for parsing.
+pub(crate) fn prepare(input: &str) -> Prepared {
+    let mut text = String::with_capacity(input.len());
+    let mut offsets = Vec::with_capacity(input.len() + 1);
+    let mut changed = false;
+    for (at, c) in input.char_indices() {
+        if is_invisible(c) || c == '\0' {
+            changed = true;
+            continue;
+        }
+        let c = if is_unusual_space(c) && c != '\r' {
+            changed = true;
+            ' '
+        } else {
+            c
+        };
+        let before = text.len();
+        text.push(c);
+        offsets.extend(std::iter::repeat_n(at, text.len() - before));
+    }
+    offsets.push(input.len());
+    Prepared {
+        text,
+        offsets,
+        changed,
+    }
+}
+
+/// The same clean-up for nested text (a `bash -c` string), where spans are not mapped.
+pub(crate) fn clean(input: &str) -> String {
+    input
+        .chars()
+        .filter(|&c| !is_invisible(c) && c != '\0')
+        .map(|c| {
+            if is_unusual_space(c) && c != '\r' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_invisible_and_maps_spans_back() {
+        let input = "r\u{200b}m\u{a0}-rf";
+        let p = prepare(input);
+        assert_eq!(p.text, "rm -rf");
+        assert!(p.changed);
+        // "-rf" starts after the NBSP (2 bytes) in the input.
+        assert_eq!(p.map_span(3, 6), (input.len() - 3, input.len()));
+    }
+
+    #[test]
+    fn plain_text_is_unchanged() {
+        let p = prepare("ls -la\n");
+        assert!(!p.changed);
+        assert_eq!(p.map_span(0, 2), (0, 2));
+    }
+}

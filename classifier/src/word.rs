@@ -1,0 +1,471 @@
+//! Words: turning tree-sitter word nodes into the text bash would pass as arguments, as far as
+//! that is statically knowable (quote removal, backslashes, `$'…'`, `${IFS}`, `~`, variables
+//! assigned earlier in the script, `$(echo …)`).
+
+use tree_sitter::Node;
+
+use crate::Span;
+use crate::walk::{Flow, Walker};
+
+/// One argument after normalisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Word {
+    /// The normalised text; for a computed word, its source text.
+    pub text: String,
+    /// The statically known text before the first computed part (all of `text` when literal).
+    pub prefix: String,
+    /// Part of the word is only known at run time (`$VAR`, `$(cmd)`, `${x:-y}` …).
+    pub dynamic: bool,
+    pub span: Span,
+    /// What the substitutions inside the word did (downloads, decoders …).
+    pub flow: Flow,
+}
+
+impl Word {
+    pub fn literal(text: &str, span: Span) -> Word {
+        Word {
+            text: text.to_string(),
+            prefix: text.to_string(),
+            dynamic: false,
+            span,
+            flow: Flow::default(),
+        }
+    }
+
+    pub fn computed(source: &str, prefix: &str, span: Span) -> Word {
+        Word {
+            text: source.to_string(),
+            prefix: prefix.to_string(),
+            dynamic: true,
+            span,
+            flow: Flow::default(),
+        }
+    }
+
+    /// The statically known text, if the whole word is known.
+    pub fn known(&self) -> Option<&str> {
+        (!self.dynamic).then_some(self.text.as_str())
+    }
+
+    /// Whether this is a literal option word (`-x`, `--long`), as opposed to an operand.
+    pub fn is_option(&self) -> bool {
+        !self.dynamic && self.text.len() > 1 && self.text.starts_with('-')
+    }
+}
+
+/// Accumulates the pieces of one source word, which `${IFS}` or an unquoted expansion may
+/// split into several arguments.
+#[derive(Default)]
+pub(crate) struct Builder {
+    words: Vec<Word>,
+    prefix: String,
+    dynamic: bool,
+    range: Option<(usize, usize)>,
+    flow: Flow,
+    /// tree-sitter sometimes splits `$NAME` into a `$` token ending one node and `NAME…`
+    /// starting the next, adjacent one.
+    pending_dollar: bool,
+}
+
+impl Builder {
+    fn touch(&mut self, start: usize, end: usize) {
+        self.range = Some(match self.range {
+            Some((s, e)) => (s.min(start), e.max(end)),
+            None => (start, end),
+        });
+    }
+
+    fn literal(&mut self, text: &str, start: usize, end: usize) {
+        if !self.dynamic {
+            self.prefix.push_str(text);
+        }
+        self.touch(start, end);
+    }
+
+    fn computed(&mut self, start: usize, end: usize, flow: &Flow) {
+        if self.is_empty() {
+            // A word that is one substitution keeps what it knows (`<(echo …)` has known text).
+            self.flow = flow.clone();
+        } else {
+            self.flow.merge(flow);
+        }
+        self.dynamic = true;
+        self.touch(start, end);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.range.is_none()
+    }
+
+    fn split(&mut self, w: &Walker) {
+        let Some((start, end)) = self.range.take() else {
+            return;
+        };
+        let span = w.map_span(start, end);
+        let text = if self.dynamic {
+            w.source(start, end).to_string()
+        } else {
+            self.prefix.clone()
+        };
+        let prefix = std::mem::take(&mut self.prefix);
+        let flow = std::mem::take(&mut self.flow);
+        self.words.push(Word {
+            text,
+            prefix,
+            dynamic: self.dynamic,
+            span,
+            flow,
+        });
+        self.dynamic = false;
+    }
+
+    /// Appends `text` as literal pieces split on whitespace (unquoted expansion of known text).
+    fn split_literal(&mut self, w: &Walker, text: &str, start: usize, end: usize) {
+        let mut first = true;
+        for piece in text.split([' ', '\t', '\n']) {
+            if !first {
+                self.split(w);
+            }
+            first = false;
+            if !piece.is_empty() {
+                self.literal(piece, start, end);
+            }
+        }
+    }
+}
+
+impl Walker<'_> {
+    /// Normalises a word-like node (argument, command name, redirect target) into arguments.
+    pub(crate) fn words(&mut self, node: Node) -> Vec<Word> {
+        let mut b = Builder::default();
+        self.word_part(node, &mut b, false);
+        b.split(self);
+        b.words
+    }
+
+    /// Normalises adjacent nodes that bash reads as one word (tree-sitter sometimes splits a
+    /// word in two, e.g. after `$IFS`).
+    pub(crate) fn words_of_group(&mut self, nodes: &[Node]) -> Vec<Word> {
+        let mut b = Builder::default();
+        for node in nodes {
+            self.word_part(*node, &mut b, false);
+        }
+        b.split(self);
+        b.words
+    }
+
+    /// Normalises a node that is one argument whatever its content (assignment value, quoted
+    /// redirect target): splitting is not applied.
+    pub(crate) fn single_word(&mut self, node: Node) -> Word {
+        let mut words = self.words(node);
+        if words.len() == 1 {
+            return words.remove(0);
+        }
+        let (s, e) = (node.start_byte(), node.end_byte());
+        let mut flow = Flow::default();
+        for w in &words {
+            flow.merge(&w.flow);
+        }
+        let prefix = words.first().map(|w| w.prefix.clone()).unwrap_or_default();
+        let mut word = Word::computed(self.source(s, e), &prefix, self.map_span(s, e));
+        word.flow = flow;
+        if words.iter().all(|w| !w.dynamic) {
+            let joined: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            word = Word::literal(&joined.join(" "), word.span);
+        }
+        word
+    }
+
+    fn word_part(&mut self, node: Node, b: &mut Builder, quoted: bool) {
+        let (s, e) = (node.start_byte(), node.end_byte());
+        match node.kind() {
+            "word" if b.pending_dollar => {
+                b.pending_dollar = false;
+                let raw = self.source(s, e).to_string();
+                let name_len = raw
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(raw.len());
+                self.expand_name(&raw[..name_len], b, quoted, s, s + name_len);
+                b.literal(&unescape_unquoted(&raw[name_len..]), s + name_len, e);
+            }
+            "word" | "number" if node.named_child_count() == 0 => {
+                let raw = self.source(s, e).to_string();
+                let text = if !quoted && b.is_empty() {
+                    self.expand_tilde(&raw)
+                } else {
+                    raw
+                };
+                b.literal(&unescape_unquoted(&text), s, e);
+            }
+            "raw_string" => {
+                let raw = self.source(s, e);
+                let inner = raw
+                    .strip_prefix('\'')
+                    .and_then(|r| r.strip_suffix('\''))
+                    .unwrap_or(raw);
+                let inner = inner.to_string();
+                b.literal(&inner, s, e);
+            }
+            "ansi_c_string" => {
+                let raw = self.source(s, e);
+                let inner = raw
+                    .strip_prefix("$'")
+                    .and_then(|r| r.strip_suffix('\''))
+                    .unwrap_or(raw);
+                let decoded = decode_escapes(inner, Escapes::AnsiC);
+                b.literal(&decoded, s, e);
+            }
+            "string" => self.string_parts(node, b),
+            "translated_string" | "concatenation" | "command_name" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node> = node.children(&mut cursor).collect();
+                for child in children {
+                    if child.is_named() {
+                        self.word_part(child, b, quoted);
+                    } else if child.kind() == "$" {
+                        b.pending_dollar = true;
+                        b.touch(child.start_byte(), child.end_byte());
+                    }
+                }
+            }
+            "simple_expansion" | "expansion" => self.expansion(node, b, quoted),
+            "command_substitution" => {
+                let flow = self.substitution(node);
+                match flow.text.clone() {
+                    Some(text) if !quoted => {
+                        b.split_literal(self, text.trim_end_matches('\n'), s, e);
+                    }
+                    Some(text) => b.literal(text.trim_end_matches('\n'), s, e),
+                    None => b.computed(s, e, &flow),
+                }
+            }
+            _ => {
+                // Process substitution, arithmetic, arrays, brace expressions, parse errors:
+                // computed. Any command inside still runs, so walk it.
+                let flow = self.substitution(node);
+                b.computed(s, e, &flow);
+            }
+        }
+    }
+
+    /// Double-quoted string: literal pieces keep their text, expansions are looked up.
+    fn string_parts(&mut self, node: Node, b: &mut Builder) {
+        let (s, e) = (node.start_byte(), node.end_byte());
+        // Empty `""` is still an argument.
+        b.literal("", s, e);
+        let mut pos = s + 1;
+        let end = e.saturating_sub(1).max(pos);
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            let (cs, ce) = (child.start_byte(), child.end_byte());
+            if cs > pos {
+                let gap = unescape_double_quoted(self.source(pos, cs));
+                b.literal(&gap, pos, cs);
+            }
+            if child.kind() == "string_content" {
+                let text = unescape_double_quoted(self.source(cs, ce));
+                b.literal(&text, cs, ce);
+            } else {
+                self.word_part(child, b, true);
+            }
+            pos = ce;
+        }
+        if end > pos {
+            let gap = unescape_double_quoted(self.source(pos, end));
+            b.literal(&gap, pos, end);
+        }
+    }
+
+    fn expansion(&mut self, node: Node, b: &mut Builder, quoted: bool) {
+        let (s, e) = (node.start_byte(), node.end_byte());
+        let raw = self.source(s, e);
+        let name = raw
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix('}'))
+            .or_else(|| raw.strip_prefix('$'))
+            .unwrap_or("")
+            .to_string();
+        let is_name =
+            |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // `${VAR:?}`, `${VAR:-x}`, `${VAR:=x}` (and the forms without `:`) are VAR when it is set.
+        let guarded = name.split_once(['?', '-', '=']).and_then(|(n, _)| {
+            let n = n.strip_suffix(':').unwrap_or(n);
+            (is_name(n) && self.vars.contains_key(n)).then(|| n.to_string())
+        });
+        if let Some(var) = guarded {
+            self.expand_name(&var, b, quoted, s, e);
+            return;
+        }
+        if !is_name(&name) {
+            let flow = self.substitution(node);
+            b.computed(s, e, &flow);
+            return;
+        }
+        self.expand_name(&name, b, quoted, s, e);
+    }
+
+    /// Expands `$name` spanning `s..e`: `IFS` splits, known variables give their value.
+    fn expand_name(&mut self, name: &str, b: &mut Builder, quoted: bool, s: usize, e: usize) {
+        let plain = !name.is_empty();
+        if plain && name == "IFS" && !self.vars.contains_key("IFS") {
+            if quoted {
+                b.literal(" ", s, e);
+            } else {
+                b.split(self);
+            }
+            return;
+        }
+        match self.vars.get(name).filter(|_| plain).cloned() {
+            Some(value) if quoted => b.literal(&value, s, e),
+            Some(value) => b.split_literal(self, &value, s, e),
+            None => b.computed(s, e, &Flow::default()),
+        }
+    }
+
+    /// `~` and `~/…` at the start of an unquoted word mean the home directory.
+    fn expand_tilde(&self, raw: &str) -> String {
+        let Some(rest) = raw.strip_prefix('~') else {
+            return raw.to_string();
+        };
+        let Some(home) = self.vars.get("HOME") else {
+            return raw.to_string();
+        };
+        if rest.is_empty() || rest.starts_with('/') {
+            format!("{home}{rest}")
+        } else {
+            raw.to_string()
+        }
+    }
+}
+
+/// Removes unquoted backslashes: `\r\m` is `rm`, a backslash-newline disappears.
+pub(crate) fn unescape_unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => out.push(next),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and newline.
+fn unescape_double_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    out.extend(chars.next());
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Which escape dialect to decode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Escapes {
+    /// `$'…'` strings.
+    AnsiC,
+    /// `printf` formats and `echo -e`.
+    Printf,
+}
+
+/// Decodes backslash escapes (`\x72`, `\162`, `\u0072`, `\n` …).
+pub(crate) fn decode_escapes(text: &str, dialect: Escapes) -> String {
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c != '\\' || i >= chars.len() {
+            out.push(c);
+            continue;
+        }
+        let e = chars[i];
+        i += 1;
+        let simple = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' => Some('\\'),
+            '\'' => Some('\''),
+            '"' => Some('"'),
+            '?' => Some('?'),
+            _ => None,
+        };
+        if let Some(ch) = simple {
+            out.push(ch);
+            continue;
+        }
+        let (radix, max, skip_zero) = match e {
+            'x' => (16, 2, false),
+            'u' => (16, 4, false),
+            'U' => (16, 8, false),
+            '0'..='7' => (8, 3, dialect == Escapes::Printf && e == '0'),
+            _ => {
+                out.push('\\');
+                out.push(e);
+                continue;
+            }
+        };
+        let digits_start = if radix == 8 && !skip_zero { i - 1 } else { i };
+        let mut j = digits_start;
+        while j < chars.len() && j - digits_start < max && chars[j].is_digit(radix) {
+            j += 1;
+        }
+        if j == digits_start {
+            out.push('\\');
+            out.push(e);
+            continue;
+        }
+        let digits: String = chars[digits_start..j].iter().collect();
+        let decoded = u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32);
+        out.push(decoded.unwrap_or('\u{fffd}'));
+        i = j;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_ansi_c_escapes() {
+        assert_eq!(decode_escapes(r"\x72m", Escapes::AnsiC), "rm");
+        assert_eq!(decode_escapes(r"\162\155", Escapes::AnsiC), "rm");
+        assert_eq!(decode_escapes(r"\u0072m\q", Escapes::AnsiC), "rm\\q");
+        assert_eq!(decode_escapes(r"\0162", Escapes::Printf), "r");
+    }
+
+    #[test]
+    fn unescapes() {
+        assert_eq!(unescape_unquoted(r"\r\m"), "rm");
+        assert_eq!(unescape_double_quoted(r#"a\$b\n"#), "a$b\\n");
+    }
+}
