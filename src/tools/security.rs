@@ -1,0 +1,133 @@
+//! The I/O half of the security chain.
+//!
+//! `classifier` and `policies` are pure: they never touch the disk. This module reads what they
+//! need (the environment, the repository's git config, the policy files) and hands it over, so
+//! the CLI's `gg classify` and the bash tool decide with exactly the same inputs.
+
+use std::path::{Path, PathBuf};
+
+use classifier::{Context, ExtraRules, GitConfig};
+use policies::{EffectivePolicy, Layer, PolicyError, parse_policy};
+
+/// The user's home directory: `$HOME`, else the passwd entry of the current uid.
+///
+/// Falls back to `/` only when neither exists, which makes "the home directory or above" cover
+/// everything: the fail-closed direction for `rm -rf` targets.
+pub fn home_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(home);
+    }
+    passwd_home().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn passwd_home() -> Option<PathBuf> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[2] == uid).then(|| PathBuf::from(fields[5]))
+    })
+}
+
+/// Directories where writes are harmless: `/tmp` and `$TMPDIR`.
+pub fn scratch_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("/tmp")];
+    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        let tmp = PathBuf::from(tmp);
+        if tmp.is_absolute() && !dirs.contains(&tmp) {
+            dirs.push(tmp);
+        }
+    }
+    dirs
+}
+
+/// The repository containing `cwd`: the nearest ancestor with a `.git` entry.
+pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+}
+
+/// The git directory of the repository at `root`: `.git` itself, or where a `.git` pointer file
+/// (worktrees, submodules) says it is.
+pub fn git_dir(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    let meta = dot_git.symlink_metadata().ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    let pointer = std::fs::read_to_string(&dot_git).ok()?;
+    let target = pointer.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    Some(root.join(target))
+}
+
+/// Everything the classifier needs to know about `cwd`, read from disk now.
+pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
+    let home = home_dir();
+    let git_config = repo_root(cwd)
+        .and_then(|root| git_dir(&root))
+        .map(|dir| {
+            GitConfig::load_with_home(&dir, Some(&home), |path| std::fs::read_to_string(path).ok())
+        })
+        .unwrap_or_default();
+    Context {
+        cwd: cwd.to_path_buf(),
+        home,
+        scratch_dirs: scratch_dirs(),
+        git_config,
+        rules,
+    }
+}
+
+/// Where the user policy lives: `~/.gg/policy.toml`.
+pub fn user_policy_path() -> PathBuf {
+    home_dir().join(".gg").join("policy.toml")
+}
+
+/// Where the project policy lives: `<repo>/.gg/policy.toml`, or `<cwd>/.gg/policy.toml` outside
+/// a repository.
+pub fn project_policy_path(cwd: &Path) -> PathBuf {
+    repo_root(cwd)
+        .unwrap_or_else(|| cwd.to_path_buf())
+        .join(".gg")
+        .join("policy.toml")
+}
+
+/// Builtin defaults, then the user file (or `user_override`, e.g. `gg classify --policy`), then
+/// the project file. A file that exists but cannot be read or parsed is an error: gg refuses to
+/// run with a half-read policy.
+pub fn load_policy(cwd: &Path, user_override: Option<&Path>) -> Result<EffectivePolicy, PolicyError> {
+    let mut policy = EffectivePolicy::builtin()?;
+    let user_path = user_override.map_or_else(user_policy_path, Path::to_path_buf);
+    let project_path = project_policy_path(cwd);
+    let user_required = user_override.is_some();
+    for (path, layer, required) in [
+        (user_path, Layer::User, user_required),
+        (project_path, Layer::Project, false),
+    ] {
+        let origin = path.display().to_string();
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PolicyError {
+                origin: origin.clone(),
+                line: 0,
+                message: "policy file is not valid UTF-8".to_string(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
+            Err(e) => {
+                return Err(PolicyError {
+                    origin,
+                    line: 0,
+                    message: format!("cannot read policy file: {e}"),
+                });
+            }
+        };
+        policy.add(parse_policy(&text, layer, &origin)?);
+    }
+    Ok(policy)
+}
