@@ -1,1 +1,713 @@
 //! Sandbox: turns a `std::process::Command` into one that runs under the best available isolation.
+//!
+//! A [`Policy`] says what the command may touch; [`wrap`] picks the strongest level the machine
+//! offers (probed once per process, see [`probe`]) and returns the command to spawn, the level,
+//! the reasons for any fallback and — at level [`Level::None`] — the warning line that must open
+//! the command's output.
+//!
+//! Levels on Linux, strongest first:
+//! 1. [`Level::Bwrap`]: system bubblewrap builds the filesystem view and namespaces, and inside it
+//!    the host binary re-executed as the [`helper`] applies Landlock and seccomp.
+//! 2. [`Level::Landlock`]: the helper alone (Landlock, seccomp, `no_new_privs`, new session, no
+//!    capabilities, a per-command temp directory, leftover processes killed).
+//! 3. [`Level::None`]: the command runs as is, with a warning.
+//!
+//! On macOS the level is [`Level::Seatbelt`] (`/usr/bin/sandbox-exec` with [`sbpl::profile`]).
+//!
+//! The host binary must call [`helper::run_if_requested`] first thing in `main`.
+
+pub mod bwrap;
+#[cfg(target_os = "linux")]
+pub mod fs_rules;
+pub mod helper;
+pub mod policy;
+pub mod sbpl;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub use policy::{Network, Policy};
+
+/// The isolation a command actually runs under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// bubblewrap + helper (Landlock + seccomp).
+    Bwrap,
+    /// Helper only: Landlock + seccomp + no capabilities, no namespaces.
+    Landlock,
+    /// macOS `sandbox-exec`.
+    Seatbelt,
+    /// No isolation at all.
+    None,
+}
+
+impl Level {
+    /// The name used by `--backend` and in messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Bwrap => "bwrap",
+            Level::Landlock => "landlock",
+            Level::Seatbelt => "seatbelt",
+            Level::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The level a caller asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The strongest available level, falling back with a reason.
+    Auto,
+    /// bubblewrap + helper, or an error.
+    Bwrap,
+    /// The helper alone, or an error.
+    Landlock,
+    /// No sandbox (still announced by the warning line).
+    None,
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Backend::Auto),
+            "bwrap" => Ok(Backend::Bwrap),
+            "landlock" => Ok(Backend::Landlock),
+            "none" => Ok(Backend::None),
+            other => Err(format!(
+                "unknown sandbox backend {other:?} (auto, bwrap, landlock, none)"
+            )),
+        }
+    }
+}
+
+/// Why a command could not be wrapped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxError {
+    /// The policy names something unusable (missing directory, `/` writable, …).
+    InvalidPolicy(String),
+    /// An explicitly requested backend is not available here.
+    Unavailable {
+        /// The requested backend.
+        backend: &'static str,
+        /// Why it is unavailable.
+        reason: String,
+    },
+    /// Setting up the run failed (temp directory, current executable).
+    Setup(String),
+}
+
+impl fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SandboxError::InvalidPolicy(m) => write!(f, "invalid sandbox policy: {m}"),
+            SandboxError::Unavailable { backend, reason } => {
+                write!(f, "sandbox backend {backend} is unavailable: {reason}")
+            }
+            SandboxError::Setup(m) => write!(f, "sandbox setup failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
+/// What this machine offers, probed once per process.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// A working bubblewrap, or why there is none.
+    pub bwrap: Result<bwrap::BwrapInfo, String>,
+    /// The helper works and Landlock is enforced (with the helper's report), or why not.
+    pub landlock: Result<String, String>,
+    /// On macOS: whether `sandbox-exec` is usable.
+    pub seatbelt: Result<PathBuf, String>,
+}
+
+/// Availability of each level, as `choose` needs it.
+trait Availability {
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String>;
+    fn landlock(&self) -> &Result<String, String>;
+    fn seatbelt(&self) -> &Result<PathBuf, String>;
+}
+
+impl Availability for Probe {
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String> {
+        &self.bwrap
+    }
+    fn landlock(&self) -> &Result<String, String> {
+        &self.landlock
+    }
+    fn seatbelt(&self) -> &Result<PathBuf, String> {
+        &self.seatbelt
+    }
+}
+
+/// Each level is probed the first time it is needed (a `--backend landlock` run never starts
+/// bubblewrap, an `auto` run where bubblewrap works never probes the helper alone), then cached.
+struct LazyProbe {
+    bwrap: OnceLock<Result<bwrap::BwrapInfo, String>>,
+    landlock: OnceLock<Result<String, String>>,
+    seatbelt: OnceLock<Result<PathBuf, String>>,
+}
+
+static PROBE: LazyProbe = LazyProbe {
+    bwrap: OnceLock::new(),
+    landlock: OnceLock::new(),
+    seatbelt: OnceLock::new(),
+};
+
+impl Availability for LazyProbe {
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String> {
+        self.bwrap.get_or_init(probe_bwrap)
+    }
+    fn landlock(&self) -> &Result<String, String> {
+        self.landlock.get_or_init(probe_landlock)
+    }
+    fn seatbelt(&self) -> &Result<PathBuf, String> {
+        self.seatbelt.get_or_init(probe_seatbelt)
+    }
+}
+
+/// Probes every level (each once per process; later calls return the cached results).
+pub fn probe() -> Probe {
+    Probe {
+        bwrap: PROBE.bwrap().clone(),
+        landlock: PROBE.landlock().clone(),
+        seatbelt: PROBE.seatbelt().clone(),
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn probe_seatbelt() -> Result<PathBuf, String> {
+    if Path::new(sbpl::SANDBOX_EXEC).is_file() {
+        Ok(PathBuf::from(sbpl::SANDBOX_EXEC))
+    } else {
+        Err(format!("{} not found", sbpl::SANDBOX_EXEC))
+    }
+}
+
+#[cfg(not(target_os = "macos"))]
+fn probe_seatbelt() -> Result<PathBuf, String> {
+    Err("sandbox-exec exists only on macOS".into())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_bwrap() -> Result<bwrap::BwrapInfo, String> {
+    Err("bubblewrap exists only on Linux".into())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn probe_landlock() -> Result<String, String> {
+    Err("Landlock exists only on Linux".into())
+}
+
+/// Runs the helper's self-test in a child: it applies Landlock and seccomp and reports.
+#[cfg(target_os = "linux")]
+fn probe_landlock() -> Result<String, String> {
+    let abi = fs_rules::kernel_abi()?;
+    let out = Command::new("/proc/self/exe")
+        .args([helper::HELPER_ARG, helper::PROBE_ARG])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start the sandbox helper: {e}"))?;
+    let report = helper_report(&out.stdout).ok_or_else(|| {
+        format!(
+            "sandbox helper failed ({}): {}",
+            out.status,
+            first_line(&out.stderr).unwrap_or("the executable does not dispatch the helper")
+        )
+    })?;
+    if report.contains("landlock=None") {
+        return Err(format!("Landlock not enforced (kernel ABI {abi})"));
+    }
+    Ok(report)
+}
+
+#[cfg(target_os = "linux")]
+fn probe_bwrap() -> Result<bwrap::BwrapInfo, String> {
+    let path = bwrap::BWRAP_LOCATIONS
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "bwrap not found in {} (install bubblewrap)",
+                bwrap::BWRAP_LOCATIONS.join(", ")
+            )
+        })?;
+    let mut info = bwrap::BwrapInfo {
+        path: path.to_path_buf(),
+        disable_userns: true,
+    };
+    match trial_bwrap(&info) {
+        Ok(()) => Ok(info),
+        // bubblewrap < 0.8.0, or a kernel where it cannot lower max_user_namespaces: run
+        // without it (seccomp refuses new user namespaces anyway) rather than lose the level.
+        Err(first) if first.contains("disable-userns") || first.contains("max_user_namespaces") => {
+            info.disable_userns = false;
+            trial_bwrap(&info)
+                .map(|()| info)
+                .map_err(|second| format!("{first}; without --disable-userns: {second}"))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One run of the real chain: bubblewrap with the isolation flags, the helper applying Landlock
+/// and seccomp inside it.
+#[cfg(target_os = "linux")]
+fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), String> {
+    let exe = helper_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(&info.path);
+    cmd.args(bwrap::isolation_flags(info))
+        .args([
+            "--unshare-net",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ])
+        .args(["--tmpfs", "/tmp"]);
+    if needs_explicit_bind(&exe) {
+        cmd.arg("--ro-bind").arg(&exe).arg(&exe);
+    }
+    let out = cmd
+        .arg("--")
+        .arg(&exe)
+        .args([helper::HELPER_ARG, helper::PROBE_ARG])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", info.path.display()))?;
+    if out.status.success() && helper_report(&out.stdout).is_some() {
+        return Ok(());
+    }
+    Err(match first_line(&out.stderr) {
+        Some(line) => line.to_string(),
+        None => format!("{} exited with {}", info.path.display(), out.status),
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn helper_report(stdout: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(stdout).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(helper::PROBE_OK))
+        .map(str::to_string)
+}
+
+#[cfg(target_os = "linux")]
+fn first_line(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes)
+        .ok()?
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+}
+
+/// The host executable as seen inside bubblewrap.
+#[cfg(target_os = "linux")]
+fn helper_exe() -> Result<PathBuf, SandboxError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| SandboxError::Setup(format!("current executable: {e}")))?;
+    std::fs::canonicalize(&exe).map_err(|e| SandboxError::Setup(format!("{}: {e}", exe.display())))
+}
+
+/// Whether the executable sits where bubblewrap mounts an empty tmpfs.
+#[cfg(target_os = "linux")]
+fn needs_explicit_bind(exe: &Path) -> bool {
+    ["/tmp", "/run", "/var/run", "/dev"]
+        .iter()
+        .any(|d| exe.starts_with(d))
+}
+
+/// A command ready to spawn under the chosen level.
+///
+/// Keep it alive until the child has exited: dropping it removes the per-command temp directory
+/// and any empty mount point bubblewrap created for an absent read-only path.
+///
+/// To stop the command early, send `SIGTERM` to the spawned process: at the bwrap level bubblewrap
+/// dies and `--die-with-parent` takes the PID namespace down; at the landlock level the helper
+/// kills every process of the tree, detached ones included. (`SIGKILL` on the helper would leave
+/// detached grandchildren running at the landlock level.)
+#[derive(Debug)]
+pub struct Wrapped {
+    /// The command to spawn (stdio is left for the caller to configure).
+    pub command: Command,
+    /// The level it runs under.
+    pub level: Level,
+    /// Why stronger levels were not used (empty at the strongest level).
+    pub reasons: Vec<String>,
+    /// At level [`Level::None`]: the line that must open the command's output.
+    pub warning: Option<String>,
+    explain: serde_json::Value,
+    _cleanup: Cleanup,
+}
+
+impl Wrapped {
+    /// The level, the fallback reasons and the effective policy, as JSON (`gg sandbox --explain`).
+    pub fn explain(&self) -> &serde_json::Value {
+        &self.explain
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cleanup {
+    stubs: Vec<PathBuf>,
+    temp_dir: Option<PathBuf>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for stub in self.stubs.iter().rev() {
+            // Only an empty directory goes: that is exactly what bubblewrap created.
+            let _ = std::fs::remove_dir(stub);
+        }
+        if let Some(dir) = &self.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Name prefix of the per-command temp directories of the landlock level.
+pub const PRIVATE_TMP_PREFIX: &str = "gg-sandbox-";
+
+/// The warning line for level none.
+pub fn unsandboxed_warning(reasons: &[String]) -> String {
+    format!(
+        "[gg: sandbox unavailable, running unsandboxed: {}]",
+        if reasons.is_empty() {
+            "no reason given".to_string()
+        } else {
+            reasons.join("; ")
+        }
+    )
+}
+
+/// Wraps `inner` (program, arguments and explicit environment changes are taken from it) so it
+/// runs under `policy` in `policy.workdir`, at the level `backend` asks for.
+///
+/// An explicitly requested backend that is unavailable is an error, never a fallback.
+pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrapped, SandboxError> {
+    let mut reasons = Vec::new();
+    let level = choose(&PROBE, backend, &mut reasons)?;
+    let program = inner.get_program().to_os_string();
+    let args: Vec<OsString> = inner.get_args().map(OsStr::to_os_string).collect();
+    let mut cleanup = Cleanup::default();
+    let mut explain = serde_json::json!({
+        "level": level,
+        "reasons": reasons,
+        "policy": policy,
+    });
+    let mut command = match level {
+        Level::None => {
+            let mut c = Command::new(&program);
+            c.args(&args);
+            c
+        }
+        #[cfg(target_os = "linux")]
+        Level::Bwrap => {
+            let bwrap_info = PROBE
+                .bwrap()
+                .clone()
+                .map_err(|reason| SandboxError::Unavailable {
+                    backend: "bwrap",
+                    reason,
+                })?;
+            let private: Vec<PathBuf> = if policy.private_tmp {
+                vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")]
+            } else {
+                Vec::new()
+            };
+            let config = helper::HelperConfig {
+                landlock: fs_rules::plan(policy, &private),
+                network: policy.network,
+                standalone: false,
+                tmpdir: None,
+            };
+            for dir in &policy.create_if_missing {
+                if std::fs::symlink_metadata(dir).is_err() {
+                    // On failure render() covers the path with a temporary mount point instead.
+                    let _ = std::fs::create_dir(dir);
+                }
+            }
+            let exe = helper_exe()?;
+            let inner_argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;
+            let mut plan = bwrap::render(policy, &bwrap_info, &inner_argv);
+            if needs_explicit_bind(&exe) {
+                // Insert right after the isolation flags, before the tmpfs mounts would hide it.
+                let at = plan
+                    .args
+                    .iter()
+                    .position(|a| a == "--")
+                    .unwrap_or(plan.args.len());
+                let bind: [OsString; 3] =
+                    ["--ro-bind".into(), exe.clone().into(), exe.clone().into()];
+                let chdir_at = plan.args[..at]
+                    .iter()
+                    .rposition(|a| a == "--chdir")
+                    .unwrap_or(at);
+                plan.args.splice(chdir_at..chdir_at, bind);
+            }
+            explain["bwrap"] = serde_json::json!(
+                plan.args
+                    .iter()
+                    .map(|a| a.to_string_lossy())
+                    .collect::<Vec<_>>()
+            );
+            explain["landlock"] = serde_json::json!(config.landlock);
+            explain["seccomp_denied"] = seccomp_names(policy.network);
+            cleanup.stubs = plan.stubs;
+            let mut c = Command::new(&bwrap_info.path);
+            c.args(&plan.args);
+            c
+        }
+        #[cfg(target_os = "linux")]
+        Level::Landlock => {
+            let temp = make_private_tmp()?;
+            let config = helper::HelperConfig {
+                landlock: fs_rules::plan(policy, std::slice::from_ref(&temp)),
+                network: policy.network,
+                standalone: true,
+                tmpdir: Some(temp.clone()),
+            };
+            cleanup.temp_dir = Some(temp);
+            // /proc/self/exe is the running image even if the file on disk was replaced.
+            let argv = helper_argv(OsStr::new("/proc/self/exe"), &config, &program, &args)?;
+            explain["landlock"] = serde_json::json!(config.landlock);
+            explain["seccomp_denied"] = seccomp_names(policy.network);
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+        #[cfg(target_os = "macos")]
+        Level::Seatbelt => {
+            let tmp = std::fs::canonicalize(std::env::temp_dir())
+                .unwrap_or_else(|_| PathBuf::from("/private/tmp"));
+            let profile = sbpl::profile(policy, &[Path::new("/private/tmp"), tmp.as_path()]);
+            explain["sbpl"] = serde_json::json!(profile);
+            let mut c = Command::new(sbpl::SANDBOX_EXEC);
+            c.arg("-p").arg(profile).arg("--").arg(&program).args(&args);
+            c
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(SandboxError::Unavailable {
+                backend: other.as_str(),
+                reason: "not supported on this platform".into(),
+            });
+        }
+    };
+    command.current_dir(&policy.workdir);
+    for (key, value) in inner.get_envs() {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
+    let warning = (level == Level::None).then(|| unsandboxed_warning(&reasons));
+    Ok(Wrapped {
+        command,
+        level,
+        reasons,
+        warning,
+        explain,
+        _cleanup: cleanup,
+    })
+}
+
+fn choose(
+    probe: &impl Availability,
+    backend: Backend,
+    reasons: &mut Vec<String>,
+) -> Result<Level, SandboxError> {
+    fn unavailable<T>(backend: &'static str, r: &Result<T, String>) -> SandboxError {
+        SandboxError::Unavailable {
+            backend,
+            reason: r.as_ref().err().cloned().unwrap_or_default(),
+        }
+    }
+    match backend {
+        Backend::None => {
+            reasons.push("sandbox disabled (backend none requested)".into());
+            Ok(Level::None)
+        }
+        Backend::Bwrap => match probe.bwrap() {
+            Ok(_) => Ok(Level::Bwrap),
+            r => Err(unavailable("bwrap", r)),
+        },
+        Backend::Landlock => match probe.landlock() {
+            Ok(_) => Ok(Level::Landlock),
+            r => Err(unavailable("landlock", r)),
+        },
+        Backend::Auto => {
+            if cfg!(target_os = "macos") {
+                return match probe.seatbelt() {
+                    Ok(_) => Ok(Level::Seatbelt),
+                    Err(r) => {
+                        reasons.push(r.clone());
+                        Ok(Level::None)
+                    }
+                };
+            }
+            if probe.bwrap().is_ok() {
+                return Ok(Level::Bwrap);
+            }
+            if let Err(r) = probe.bwrap() {
+                reasons.push(r.clone());
+            }
+            match probe.landlock() {
+                Ok(_) => Ok(Level::Landlock),
+                Err(r) => {
+                    reasons.push(r.clone());
+                    Ok(Level::None)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn helper_argv(
+    exe: &OsStr,
+    config: &helper::HelperConfig,
+    program: &OsStr,
+    args: &[OsString],
+) -> Result<Vec<OsString>, SandboxError> {
+    let json = serde_json::to_string(config)
+        .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
+    let mut v = vec![
+        exe.to_os_string(),
+        helper::HELPER_ARG.into(),
+        json.into(),
+        "--".into(),
+        program.to_os_string(),
+    ];
+    v.extend(args.iter().cloned());
+    Ok(v)
+}
+
+#[cfg(target_os = "linux")]
+fn seccomp_names(network: Network) -> serde_json::Value {
+    serde_json::json!(
+        seccomp::deny_list(network)
+            .iter()
+            .map(|d| d.name)
+            .collect::<Vec<_>>()
+    )
+}
+
+/// A fresh 0700 directory for the command's `TMPDIR` (level landlock, where `/tmp` cannot be
+/// made private).
+#[cfg(target_os = "linux")]
+fn make_private_tmp() -> Result<PathBuf, SandboxError> {
+    use std::os::unix::ffi::OsStringExt;
+    let base =
+        std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| PathBuf::from("/tmp"));
+    let mut template = base
+        .join(format!("{PRIVATE_TMP_PREFIX}XXXXXX"))
+        .into_os_string()
+        .into_vec();
+    template.push(0);
+    // SAFETY: mkdtemp rewrites the trailing XXXXXX of the NUL-terminated buffer we own.
+    let r = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+    if r.is_null() {
+        return Err(SandboxError::Setup(format!(
+            "temp directory in {}: {}",
+            base.display(),
+            std::io::Error::last_os_error()
+        )));
+    }
+    template.pop();
+    Ok(PathBuf::from(OsString::from_vec(template)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(bwrap: bool, landlock: bool) -> Probe {
+        Probe {
+            bwrap: if bwrap {
+                Ok(bwrap::BwrapInfo {
+                    path: "/usr/bin/bwrap".into(),
+                    disable_userns: true,
+                })
+            } else {
+                Err("bwrap: No permissions to create a new namespace".into())
+            },
+            landlock: if landlock {
+                Ok("ok".into())
+            } else {
+                Err("Landlock not supported by this kernel".into())
+            },
+            seatbelt: Err("not macOS".into()),
+        }
+    }
+
+    #[test]
+    fn auto_falls_back_strongest_first_with_reasons() {
+        if cfg!(target_os = "macos") {
+            return;
+        }
+        let table = [
+            (true, true, Level::Bwrap, 0),
+            (false, true, Level::Landlock, 1),
+            (false, false, Level::None, 2),
+            (true, false, Level::Bwrap, 0),
+        ];
+        for (b, l, want, n_reasons) in table {
+            let mut reasons = Vec::new();
+            assert_eq!(
+                choose(&probe(b, l), Backend::Auto, &mut reasons).unwrap(),
+                want
+            );
+            assert_eq!(reasons.len(), n_reasons, "{reasons:?}");
+        }
+        let mut reasons = Vec::new();
+        choose(&probe(false, false), Backend::Auto, &mut reasons).unwrap();
+        assert_eq!(
+            unsandboxed_warning(&reasons),
+            "[gg: sandbox unavailable, running unsandboxed: bwrap: No permissions to create a new \
+             namespace; Landlock not supported by this kernel]"
+        );
+    }
+
+    #[test]
+    fn explicit_backend_never_falls_back() {
+        let mut reasons = Vec::new();
+        let err = choose(&probe(false, true), Backend::Bwrap, &mut reasons).unwrap_err();
+        assert_eq!(
+            err,
+            SandboxError::Unavailable {
+                backend: "bwrap",
+                reason: "bwrap: No permissions to create a new namespace".into()
+            }
+        );
+        assert!(choose(&probe(true, false), Backend::Landlock, &mut reasons).is_err());
+        assert_eq!(
+            choose(&probe(false, false), Backend::None, &mut reasons).unwrap(),
+            Level::None
+        );
+        assert!(unsandboxed_warning(&reasons).contains("backend none"));
+    }
+
+    #[test]
+    fn backend_names_parse() {
+        assert_eq!("landlock".parse::<Backend>().unwrap(), Backend::Landlock);
+        assert!("chroot".parse::<Backend>().is_err());
+    }
+}

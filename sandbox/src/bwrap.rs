@@ -1,0 +1,366 @@
+//! Rendering a [`Policy`] as a bubblewrap argument vector.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::policy::{Network, Policy};
+
+/// Places where system bubblewrap is looked for, in order. Never `$PATH`: a `bwrap` planted in
+/// the working directory (or anywhere the command can write) must not be picked.
+pub const BWRAP_LOCATIONS: &[&str] = &["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"];
+
+/// Namespace and privilege flags used for every bubblewrap invocation, probe included.
+pub const ISOLATION_FLAGS: &[&str] = &[
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--disable-userns",
+    "--cap-drop",
+    "ALL",
+    "--new-session",
+    "--die-with-parent",
+];
+
+/// What the installed bubblewrap supports (found by the probe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwrapInfo {
+    /// Absolute path of the binary.
+    pub path: PathBuf,
+    /// `--disable-userns` works (bubblewrap ≥ 0.8.0 on a kernel that allows it). Without it the
+    /// seccomp filter alone refuses new user namespaces.
+    pub disable_userns: bool,
+}
+
+/// The isolation flags for this bubblewrap.
+pub fn isolation_flags(info: &BwrapInfo) -> impl Iterator<Item = &'static str> {
+    let disable = info.disable_userns;
+    ISOLATION_FLAGS
+        .iter()
+        .copied()
+        .filter(move |f| disable || *f != "--disable-userns")
+}
+
+/// The bubblewrap command line for a policy, and the mount points bubblewrap will create on the
+/// host (inside writable roots) that the caller removes afterwards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwrapPlan {
+    /// Arguments after the bwrap program name, ending with `--` and `inner`.
+    pub args: Vec<OsString>,
+    /// Read-only paths that did not exist and are covered by an empty read-only directory; the
+    /// directory bubblewrap creates for them on the host is removed after the run if still empty.
+    pub stubs: Vec<PathBuf>,
+}
+
+/// Renders `policy` as bubblewrap arguments that run `inner` (argv, program first).
+///
+/// The order matters: bubblewrap applies mounts in argument order, so `/tmp` is made private
+/// before a working directory under `/tmp` is bound, writable roots come before the read-only
+/// carve-outs inside them, and carve-outs are applied parents first.
+pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPlan {
+    let mut a = Args::default();
+    for flag in isolation_flags(info) {
+        a.push(flag);
+    }
+    if policy.network == Network::Off {
+        a.push("--unshare-net");
+    }
+    a.push3("--ro-bind", "/", "/");
+    a.push2("--dev", "/dev");
+    a.push2("--proc", "/proc");
+    if policy.private_tmp {
+        a.push2("--tmpfs", "/tmp");
+    }
+    if policy.network == Network::Off {
+        // Pathname Unix sockets ignore read-only mounts: hide the directories that hold
+        // docker.sock, D-Bus, systemd, ssh-agent and tmux sockets.
+        for dir in ["/run", "/var/run"] {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+                a.push_tmpfs_ro(Path::new(dir));
+            }
+        }
+    }
+    for socket in escalation_sockets() {
+        if hidden_by_tmpfs(policy, &socket) {
+            continue;
+        }
+        match std::fs::symlink_metadata(&socket) {
+            Ok(m) if m.is_dir() => a.push_tmpfs_ro(&socket),
+            Ok(_) => a.push_bind_null(&socket),
+            Err(_) => {}
+        }
+    }
+    // A hidden path that contains a writable root (working inside ~/.ssh) is hidden first, and
+    // the root is bound on top, so only the rest of it disappears.
+    let (deny_outer, deny_inner): (Vec<&PathBuf>, Vec<&PathBuf>) = policy
+        .deny_read
+        .iter()
+        .partition(|d| policy.all_writable().any(|root| root.starts_with(d)));
+    // bubblewrap creates the roots' mount points inside that tmpfs, so it is made read-only only
+    // after the binds (a remount does not affect the mounts below it).
+    let outer_dirs: Vec<&PathBuf> = deny_outer
+        .into_iter()
+        .filter(|d| !hidden_by_tmpfs(policy, d) && d.is_dir())
+        .collect();
+    for dir in &outer_dirs {
+        a.push2("--tmpfs", dir.as_os_str());
+    }
+    for root in policy.all_writable() {
+        a.push_bind("--bind", root, root);
+    }
+    for dir in &outer_dirs {
+        a.push2("--remount-ro", dir.as_os_str());
+    }
+
+    let mut stubs = Vec::new();
+    let mut carve_outs: Vec<(&Path, bool)> = policy
+        .pinned
+        .iter()
+        .map(|p| (p.as_path(), true))
+        .chain(policy.read_only.iter().map(|p| (p.as_path(), false)))
+        .collect();
+    // Parents first; at equal depth pins before read-only binds. Stable sort keeps input order.
+    carve_outs.sort_by_key(|(p, pinned)| (p.components().count(), !*pinned));
+    for (path, pinned) in carve_outs {
+        let exists = std::fs::symlink_metadata(path).is_ok();
+        if pinned {
+            if exists {
+                a.push_bind("--bind", path, path);
+            }
+        } else if exists {
+            a.push_bind("--ro-bind", path, path);
+        } else {
+            a.push_tmpfs_ro(path);
+            stubs.push(path.to_path_buf());
+        }
+    }
+
+    push_deny_read(&mut a, policy, deny_inner);
+    if policy.private_tmp {
+        a.push3("--setenv", "TMPDIR", "/tmp");
+    }
+    a.push2("--chdir", policy.workdir.as_os_str());
+    a.push("--");
+    a.0.extend(inner.iter().cloned());
+    BwrapPlan { args: a.0, stubs }
+}
+
+/// Hides each path: an empty read-only tmpfs over a directory, `/dev/null` over a file.
+fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) {
+    deny.sort_by_key(|p| p.components().count());
+    for path in deny {
+        if hidden_by_tmpfs(policy, path) {
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => a.push_tmpfs_ro(path),
+            Ok(_) => a.push_bind_null(path),
+            // Gone since the policy was built: nothing left to hide.
+            Err(_) => {}
+        }
+    }
+}
+
+/// Host sockets (or their directories) that give a way out of any sandbox: container engines,
+/// the system D-Bus, the user's session bus and systemd instance, and the ssh agent.
+pub fn escalation_sockets() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = [
+        "/run/docker.sock",
+        "/var/run/docker.sock",
+        "/run/containerd",
+        "/run/podman",
+        "/run/dbus",
+        "/run/user",
+        "/var/run/dbus",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from)
+        && sock.is_absolute()
+    {
+        v.push(sock);
+    }
+    // Through a symlink (/var/run -> /run) the same socket must not be bound twice.
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in v {
+        if let Ok(c) = std::fs::canonicalize(&p)
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `path` is already invisible because a private tmpfs covers it.
+fn hidden_by_tmpfs(policy: &Policy, path: &Path) -> bool {
+    (policy.private_tmp && path.starts_with("/tmp"))
+        || (policy.network == Network::Off
+            && (path.starts_with("/run") || path.starts_with("/var/run")))
+}
+
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn push(&mut self, s: impl Into<OsString>) {
+        self.0.push(s.into());
+    }
+    fn push2(&mut self, a: &str, b: impl Into<OsString>) {
+        self.push(a);
+        self.push(b);
+    }
+    fn push3(&mut self, a: &str, b: impl Into<OsString>, c: impl Into<OsString>) {
+        self.push(a);
+        self.push(b);
+        self.push(c);
+    }
+    fn push_bind(&mut self, flag: &str, src: &Path, dst: &Path) {
+        self.push3(flag, src.as_os_str(), dst.as_os_str());
+    }
+    fn push_tmpfs_ro(&mut self, path: &Path) {
+        self.push2("--tmpfs", path.as_os_str());
+        self.push2("--remount-ro", path.as_os_str());
+    }
+    fn push_bind_null(&mut self, path: &Path) {
+        self.push3("--ro-bind", "/dev/null", path.as_os_str());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> BwrapInfo {
+        BwrapInfo {
+            path: "/usr/bin/bwrap".into(),
+            disable_userns: true,
+        }
+    }
+
+    #[test]
+    fn disable_userns_is_dropped_only_when_unsupported() {
+        let old = BwrapInfo {
+            disable_userns: false,
+            ..info()
+        };
+        assert!(isolation_flags(&info()).any(|f| f == "--disable-userns"));
+        assert!(!isolation_flags(&old).any(|f| f == "--disable-userns"));
+        assert_eq!(isolation_flags(&old).count(), ISOLATION_FLAGS.len() - 1);
+    }
+
+    fn strings(args: &[OsString]) -> Vec<String> {
+        args.iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn position(v: &[String], window: &[&str]) -> usize {
+        v.windows(window.len())
+            .position(|w| w.iter().zip(window).all(|(a, b)| a == b))
+            .unwrap_or_else(|| panic!("{window:?} not in {v:?}"))
+    }
+
+    #[test]
+    fn renders_isolation_mounts_and_carve_outs_in_order() {
+        let w = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(w.path().join(".git/hooks")).unwrap();
+        std::fs::write(w.path().join(".git/config"), "").unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join(".ssh")).unwrap();
+        std::fs::write(home.path().join(".netrc"), "x").unwrap();
+        let mut p = Policy::with_home(w.path(), Some(home.path())).unwrap();
+        // Test directories live under /tmp; render as if /tmp were shared so they show up.
+        p.private_tmp = false;
+        let plan = render(&p, &info(), &["/bin/true".into()]);
+        let v = strings(&plan.args);
+        let wd = p.workdir.to_string_lossy().into_owned();
+        let hd = std::fs::canonicalize(home.path()).unwrap();
+        for flag in ISOLATION_FLAGS {
+            assert!(v.iter().any(|a| a == flag), "{flag}");
+        }
+        assert!(!v.iter().any(|a| a == "--unshare-net"));
+        let root = position(&v, &["--ro-bind", "/", "/"]);
+        let bind_w = position(&v, &["--bind", &wd, &wd]);
+        let pin = position(
+            &v,
+            &["--bind", &format!("{wd}/.git"), &format!("{wd}/.git")],
+        );
+        let hooks = position(
+            &v,
+            &[
+                "--ro-bind",
+                &format!("{wd}/.git/hooks"),
+                &format!("{wd}/.git/hooks"),
+            ],
+        );
+        let config = position(
+            &v,
+            &[
+                "--ro-bind",
+                &format!("{wd}/.git/config"),
+                &format!("{wd}/.git/config"),
+            ],
+        );
+        assert!(root < bind_w && bind_w < pin && pin < hooks && pin < config);
+        // .gg does not exist: covered by an empty read-only directory, removed afterwards.
+        position(
+            &v,
+            &[
+                "--tmpfs",
+                &format!("{wd}/.gg"),
+                "--remount-ro",
+                &format!("{wd}/.gg"),
+            ],
+        );
+        assert_eq!(plan.stubs, vec![p.workdir.join(".gg")]);
+        let ssh = hd.join(".ssh").to_string_lossy().into_owned();
+        position(&v, &["--tmpfs", &ssh, "--remount-ro", &ssh]);
+        position(
+            &v,
+            &[
+                "--ro-bind",
+                "/dev/null",
+                &hd.join(".netrc").to_string_lossy(),
+            ],
+        );
+        assert_eq!(&v[v.len() - 4..], &["--chdir", &wd, "--", "/bin/true"]);
+    }
+
+    #[test]
+    fn network_off_and_private_tmp() {
+        let w = tempfile::tempdir().unwrap();
+        let mut p = Policy::with_home(w.path(), None).unwrap();
+        p.network = Network::Off;
+        let v = strings(&render(&p, &info(), &["x".into()]).args);
+        assert!(v.iter().any(|a| a == "--unshare-net"));
+        let tmp = position(&v, &["--tmpfs", "/tmp"]);
+        let wd = p.workdir.to_string_lossy().into_owned();
+        // The working directory under /tmp is bound after /tmp is made private.
+        assert!(tmp < position(&v, &["--bind", &wd, &wd]));
+        position(&v, &["--setenv", "TMPDIR", "/tmp"]);
+        if Path::new("/run").is_dir() {
+            position(&v, &["--tmpfs", "/run", "--remount-ro", "/run"]);
+        }
+    }
+
+    #[test]
+    fn workdir_inside_a_hidden_directory_stays_visible() {
+        let home = tempfile::tempdir().unwrap();
+        let w = home.path().join(".ssh/proj");
+        std::fs::create_dir_all(&w).unwrap();
+        let mut p = Policy::with_home(&w, Some(home.path())).unwrap();
+        p.private_tmp = false;
+        let v = strings(&render(&p, &info(), &["x".into()]).args);
+        let ssh = std::fs::canonicalize(home.path().join(".ssh"))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let wd = p.workdir.to_string_lossy().into_owned();
+        let hide = position(&v, &["--tmpfs", &ssh]);
+        let bind = position(&v, &["--bind", &wd, &wd]);
+        assert!(hide < bind && bind < position(&v, &["--remount-ro", &ssh]));
+    }
+}

@@ -1,0 +1,159 @@
+//! The Landlock ruleset the helper applies: read and execute everything, write only the writable
+//! roots, no TCP when the network is off, no signals or abstract sockets out of the sandbox.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{Network, Policy};
+
+/// The newest Landlock ABI whose rights were reviewed for this ruleset; newer kernels are used at
+/// this level (best effort downwards on older ones).
+pub const TARGET_ABI: ABI = ABI::V6;
+
+/// Device files every build tool expects to open for writing.
+pub const WRITABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// A Landlock ruleset, as data (rendered from a [`Policy`], applied by the helper).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandlockPlan {
+    /// Readable and executable trees.
+    pub read_only: Vec<PathBuf>,
+    /// Trees with every right except creating device nodes.
+    pub read_write: Vec<PathBuf>,
+    /// Device files that may be opened for reading and writing (and terminal ioctls).
+    pub devices: Vec<PathBuf>,
+    /// Refuse TCP bind and connect (no rule allows any port).
+    pub deny_tcp: bool,
+    /// Refuse signals and abstract Unix socket connections to processes outside the sandbox.
+    pub scoped: bool,
+}
+
+/// Renders the ruleset for `policy`; `private_dirs` are the command's temp directories.
+pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
+    let mut read_write: Vec<PathBuf> = policy.all_writable().map(Path::to_path_buf).collect();
+    read_write.extend(private_dirs.iter().cloned());
+    LandlockPlan {
+        read_only: vec![PathBuf::from("/")],
+        read_write,
+        devices: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
+        deny_tcp: policy.network == Network::Off,
+        scoped: true,
+    }
+}
+
+/// How much of a ruleset the kernel enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Every requested right is enforced.
+    Full,
+    /// Enforced at the kernel's lower ABI (some rights unknown to the kernel are not).
+    Partial,
+    /// Landlock is not available: nothing is enforced.
+    None,
+}
+
+/// The rights of a writable root: all but `mknod` of devices (root could create a raw disk node).
+pub fn writable_rights(abi: ABI) -> BitFlags<AccessFs> {
+    AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
+}
+
+/// Applies `plan` to the calling thread and its future children.
+pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError> {
+    let abi = TARGET_ABI;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))?;
+    if plan.deny_tcp {
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+    }
+    if plan.scoped {
+        ruleset = ruleset.scope(Scope::from_all(abi))?;
+    }
+    let device_rights = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    let status = ruleset
+        .create()?
+        .add_rules(path_beneath_rules(
+            &plan.read_only,
+            AccessFs::from_read(abi),
+        ))?
+        .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
+        .add_rules(path_beneath_rules(&plan.devices, device_rights))?
+        .restrict_self()?;
+    Ok(match status.ruleset {
+        RulesetStatus::FullyEnforced => Enforcement::Full,
+        RulesetStatus::PartiallyEnforced => Enforcement::Partial,
+        RulesetStatus::NotEnforced => Enforcement::None,
+    })
+}
+
+/// The Landlock ABI of the running kernel, or why there is none.
+pub fn kernel_abi() -> Result<i64, String> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: landlock_create_ruleset with a null attribute pointer, size 0 and the VERSION flag
+    // only returns the ABI number; it reads no memory and creates no file descriptor.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if ret >= 1 {
+        return Ok(ret);
+    }
+    let err = std::io::Error::last_os_error();
+    Err(match err.raw_os_error() {
+        Some(libc::ENOSYS) => "Landlock not supported by this kernel".to_string(),
+        Some(libc::EOPNOTSUPP) => "Landlock disabled at boot (not in the lsm= list)".to_string(),
+        Some(libc::EPERM) => "Landlock syscalls refused (container seccomp profile)".to_string(),
+        _ => format!("Landlock unavailable: {err}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_reads_everything_and_writes_only_roots() {
+        let w = tempfile::tempdir().unwrap();
+        let extra = tempfile::tempdir().unwrap();
+        let mut p = Policy::with_home(w.path(), None).unwrap();
+        p.add_writable(extra.path()).unwrap();
+        let plan = plan(&p, &[PathBuf::from("/tmp/private")]);
+        assert_eq!(plan.read_only, vec![PathBuf::from("/")]);
+        assert_eq!(
+            plan.read_write,
+            vec![
+                p.workdir.clone(),
+                std::fs::canonicalize(extra.path()).unwrap(),
+                PathBuf::from("/tmp/private")
+            ]
+        );
+        assert!(plan.devices.contains(&PathBuf::from("/dev/null")));
+        assert!(!plan.deny_tcp);
+        assert!(plan.scoped);
+        p.network = Network::Off;
+        assert!(super::plan(&p, &[]).deny_tcp);
+    }
+
+    #[test]
+    fn writable_roots_cannot_make_device_nodes() {
+        let r = writable_rights(TARGET_ABI);
+        assert!(!r.contains(AccessFs::MakeChar) && !r.contains(AccessFs::MakeBlock));
+        assert!(r.contains(AccessFs::WriteFile) && r.contains(AccessFs::Execute));
+    }
+}

@@ -1,0 +1,425 @@
+//! The re-executed helper: the host binary started again with [`HELPER_ARG`] as its first
+//! argument. It must run before anything else in `main` (single-threaded, before any runtime),
+//! because Landlock and seccomp only restrict the calling thread.
+//!
+//! It closes inherited file descriptors above 2, applies Landlock, drops capabilities, installs
+//! the seccomp filters and executes the command. Without bubblewrap around it (the `landlock`
+//! level) it also starts a new session and stays as a subreaper that kills every process the
+//! command leaves behind.
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::Network;
+
+/// First argument that selects the helper.
+pub const HELPER_ARG: &str = "__gg-sandbox-helper";
+/// Second argument for the capability probe.
+pub const PROBE_ARG: &str = "--probe";
+/// First word of the probe's success line on stdout.
+pub const PROBE_OK: &str = "gg-sandbox-helper-ok";
+/// Exit status when the helper itself fails (before the command runs), as `env(1)` does.
+pub const HELPER_FAILURE: u8 = 125;
+
+/// What the helper applies, passed as one JSON argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelperConfig {
+    /// Landlock ruleset.
+    #[cfg(target_os = "linux")]
+    pub landlock: crate::fs_rules::LandlockPlan,
+    /// Selects the seccomp socket rules.
+    pub network: Network,
+    /// No bubblewrap around the helper: start a session, drop capabilities, reap leftovers, and
+    /// refuse to run if Landlock is not enforced.
+    pub standalone: bool,
+    /// `TMPDIR` for the command.
+    pub tmpdir: Option<PathBuf>,
+}
+
+/// If this process was started as the helper, runs it and returns the exit status to return from
+/// `main`; otherwise returns `None` at once. Call it first in `main`.
+pub fn run_if_requested() -> Option<ExitCode> {
+    let mut args = std::env::args_os();
+    args.next();
+    if args.next().as_deref() != Some(OsStr::new(HELPER_ARG)) {
+        return None;
+    }
+    let rest: Vec<OsString> = args.collect();
+    Some(match imp::run(rest) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("gg sandbox: {message}");
+            ExitCode::from(HELPER_FAILURE)
+        }
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use std::ffi::OsString;
+    use std::process::ExitCode;
+
+    pub fn run(_args: Vec<OsString>) -> Result<ExitCode, String> {
+        Err("the sandbox helper only exists on Linux".into())
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::ffi::OsString;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, ExitCode};
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    use super::{HelperConfig, PROBE_ARG, PROBE_OK};
+    use crate::fs_rules::{self, Enforcement, LandlockPlan};
+    use crate::policy::Network;
+    use crate::seccomp;
+
+    pub fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
+        let first = args.first().ok_or("missing helper arguments")?;
+        if first == PROBE_ARG {
+            return probe();
+        }
+        let config: HelperConfig =
+            serde_json::from_str(first.to_str().ok_or("policy is not UTF-8")?)
+                .map_err(|e| format!("bad policy: {e}"))?;
+        if args.get(1).is_none_or(|a| a != "--") || args.len() < 3 {
+            return Err("usage: __gg-sandbox-helper POLICY -- COMMAND [ARGS]...".into());
+        }
+        let program = &args[2];
+        let program_args = &args[3..];
+        // Build everything that can fail before restricting anything.
+        let filters = seccomp::programs(config.network).map_err(|e| format!("seccomp: {e}"))?;
+        close_inherited_fds()?;
+        if config.standalone {
+            new_session()?;
+            if let Some(code) = fork_and_reap()? {
+                // The caller removes the temp directory when it outlives the command; this covers
+                // a caller that was killed (the helper then got SIGTERM and killed the tree).
+                if let Some(tmp) = &config.tmpdir
+                    && tmp
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(crate::PRIVATE_TMP_PREFIX))
+                {
+                    let _ = std::fs::remove_dir_all(tmp);
+                }
+                return Ok(code);
+            }
+        }
+        restrict(&config.landlock, config.standalone, &filters)?;
+        let mut cmd = Command::new(program);
+        cmd.args(program_args);
+        if let Some(tmp) = &config.tmpdir {
+            cmd.env("TMPDIR", tmp);
+        }
+        let err = cmd.exec();
+        eprintln!(
+            "gg sandbox: cannot execute {}: {err}",
+            program.to_string_lossy()
+        );
+        // As shells do: 127 when the command does not exist, 126 when it cannot be executed.
+        Ok(ExitCode::from(
+            if err.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            },
+        ))
+    }
+
+    /// Applies every restriction to this process, ready to exec.
+    fn restrict(
+        plan: &LandlockPlan,
+        standalone: bool,
+        filters: &[seccompiler::BpfProgram],
+    ) -> Result<Enforcement, String> {
+        set_no_new_privs()?;
+        let enforcement = match fs_rules::apply(plan) {
+            Ok(e) => e,
+            Err(e) if standalone => return Err(format!("Landlock: {e}")),
+            // Under bubblewrap the filesystem view is already read-only: Landlock is depth.
+            Err(_) => Enforcement::None,
+        };
+        if standalone && enforcement == Enforcement::None {
+            return Err("Landlock is not enforced by this kernel; refusing to run".into());
+        }
+        drop_capabilities()?;
+        seccomp::apply(filters).map_err(|e| format!("seccomp: {e}"))?;
+        Ok(enforcement)
+    }
+
+    fn probe() -> Result<ExitCode, String> {
+        let filters = seccomp::programs(Network::Off).map_err(|e| format!("seccomp: {e}"))?;
+        let plan = LandlockPlan {
+            read_only: vec!["/".into()],
+            read_write: Vec::new(),
+            devices: Vec::new(),
+            deny_tcp: true,
+            scoped: true,
+        };
+        let abi = fs_rules::kernel_abi().unwrap_or(0);
+        let enforcement = restrict(&plan, false, &filters)?;
+        println!("{PROBE_OK} landlock={enforcement:?} abi={abi}");
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn set_no_new_privs() -> Result<(), String> {
+        // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only.
+        let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+        if r != 0 {
+            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Closes every descriptor above 2 (a leaked descriptor keeps whatever rights it was opened
+    /// with, whatever Landlock says).
+    fn close_inherited_fds() -> Result<(), String> {
+        // SAFETY: close_range only closes descriptors; nothing in this single-threaded process
+        // holds descriptors above 2 at this point (std opens none before main).
+        let r = unsafe { libc::close_range(3, libc::c_uint::MAX, 0) };
+        if r == 0 {
+            return Ok(());
+        }
+        // Kernels before 5.9: close what /proc lists (the directory's own fd fails harmlessly).
+        let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+            .map_err(|e| format!("cannot list fds: {e}"))?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .filter(|&fd| fd > 2)
+            .collect();
+        for fd in fds {
+            // SAFETY: closing a descriptor number owned by no Rust object in this process.
+            unsafe { libc::close(fd) };
+        }
+        Ok(())
+    }
+
+    fn new_session() -> Result<(), String> {
+        // SAFETY: setsid has no memory arguments.
+        if unsafe { libc::setsid() } < 0 {
+            // Already a session leader is fine; anything else keeps the controlling tty.
+            // SAFETY: getsid(0)/getpid have no memory arguments.
+            if unsafe { libc::getsid(0) != libc::getpid() } {
+                return Err(format!("setsid: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops every capability: bounding set, ambient set, and the permitted/effective/inheritable
+    /// sets, and locks root's automatic capabilities on exec away (securebits).
+    fn drop_capabilities() -> Result<(), String> {
+        let last = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|s| s.trim().parse::<libc::c_ulong>().ok())
+            .unwrap_or(63);
+        for cap in 0..=last {
+            // SAFETY: prctl with integer arguments. EINVAL for capabilities the kernel does not
+            // know and EPERM without CAP_SETPCAP (then the set is already what it can be) are fine.
+            unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        }
+        // SAFETY: prctl with integer arguments; EINVAL on kernels without ambient capabilities.
+        unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            )
+        };
+        const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+        const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+        const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+        const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+        // SAFETY: prctl with integer arguments; fails with EPERM without CAP_SETPCAP, in which
+        // case exec cannot grant root capabilities beyond the (now empty) bounding set anyway.
+        unsafe {
+            libc::prctl(
+                libc::PR_SET_SECUREBITS,
+                SECBIT_NOROOT
+                    | SECBIT_NOROOT_LOCKED
+                    | SECBIT_NO_SETUID_FIXUP
+                    | SECBIT_NO_SETUID_FIXUP_LOCKED,
+                0,
+                0,
+                0,
+            )
+        };
+        #[repr(C)]
+        struct CapHeader {
+            version: u32,
+            pid: i32,
+        }
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct CapData {
+            effective: u32,
+            permitted: u32,
+            inheritable: u32,
+        }
+        const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+        let mut header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        // SAFETY: capset reads one header and two data structs laid out as in
+        // <linux/capability.h> for version 3; both live on the stack for the call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_capset,
+                &mut header as *mut CapHeader,
+                data.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(format!("capset: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn on_stop_signal(sig: libc::c_int) {
+        STOP_SIGNAL.store(sig, Ordering::SeqCst);
+    }
+
+    /// Forks. The child returns `None` and goes on to exec the command. The parent becomes a
+    /// subreaper, waits for the command, then kills everything it left behind (background jobs,
+    /// `setsid` daemons) and returns the command's status.
+    fn fork_and_reap() -> Result<Option<ExitCode>, String> {
+        // SAFETY: prctl with integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            // If the caller dies, stop too, and take the tree down (see the signal handler).
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+        }
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            // SAFETY: installs an async-signal-safe handler (one atomic store) without SA_RESTART
+            // so that waitpid returns EINTR and the tree is killed.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_stop_signal as *const () as usize;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+        // SAFETY: the process is single-threaded (the helper runs first in main), so the child may
+        // keep running ordinary Rust code after fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            // SAFETY: restoring default dispositions and the parent-death signal in the child.
+            unsafe {
+                for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            }
+            return Ok(None);
+        }
+        let mut code: Option<u8> = None;
+        loop {
+            let sig = STOP_SIGNAL.load(Ordering::SeqCst);
+            if sig != 0 {
+                code = Some(128u8.wrapping_add(sig as u8));
+                break;
+            }
+            let mut status = 0;
+            // SAFETY: waitpid writes the status into a local integer.
+            let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+            if r == pid {
+                code = Some(exit_code(status));
+                break;
+            }
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                break;
+            }
+        }
+        kill_all_children();
+        Ok(Some(ExitCode::from(code.unwrap_or(HELPER_ABNORMAL))))
+    }
+
+    const HELPER_ABNORMAL: u8 = 125;
+
+    fn exit_code(status: i32) -> u8 {
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status) as u8
+        } else if libc::WIFSIGNALED(status) {
+            128u8.wrapping_add(libc::WTERMSIG(status) as u8)
+        } else {
+            HELPER_ABNORMAL
+        }
+    }
+
+    /// SIGKILLs every child (orphans are reparented to us as subreaper) until none is left.
+    fn kill_all_children() {
+        loop {
+            let children = list_children();
+            if children.is_empty() {
+                // Reap whatever exited meanwhile; stop when nothing is left.
+                let mut status = 0;
+                // SAFETY: waitpid writes into a local integer.
+                let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+                if r <= 0 {
+                    return;
+                }
+                continue;
+            }
+            for pid in children {
+                // SAFETY: kill with a positive pid. It is our child and not yet reaped (only this
+                // loop reaps), so the pid cannot have been reused by another process.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let mut status = 0;
+            // SAFETY: waitpid writes into a local integer.
+            unsafe { libc::waitpid(-1, &mut status, 0) };
+        }
+    }
+
+    fn list_children() -> Vec<i32> {
+        let me = std::process::id() as i32;
+        if let Ok(text) = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")) {
+            return text
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+        }
+        // Without CONFIG_PROC_CHILDREN: scan /proc for processes whose parent is us.
+        let mut out = Vec::new();
+        if let Ok(dir) = std::fs::read_dir("/proc") {
+            for entry in dir.flatten() {
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|s| s.parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    && let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..])
+                    && after
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|p| p.parse::<i32>().ok())
+                        == Some(me)
+                {
+                    out.push(pid);
+                }
+            }
+        }
+        out
+    }
+}

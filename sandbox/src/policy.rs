@@ -1,0 +1,350 @@
+//! What a sandboxed command may touch: the one object every backend renders.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::SandboxError;
+
+/// Whether the sandboxed command may use the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// Network is not isolated (the default: the sandbox protects the filesystem and processes).
+    On,
+    /// No network: empty network namespace, no non-Unix sockets, host sockets hidden.
+    Off,
+}
+
+/// Files under the home directory that a sandboxed command must never read.
+pub const DEFAULT_DENY_READ_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".config/gh",
+    ".netrc",
+    ".docker",
+    ".kube",
+    ".gg/config.json",
+    ".gg/credentials.json",
+    ".gg/connectors",
+    ".gg/mcp.json",
+];
+
+/// Files inside a writable root that start programs on the host when a human or an IDE opens the
+/// project; they are kept read-only when they exist (the list of Anthropic's sandbox-runtime).
+pub const DEFAULT_READ_ONLY_IF_PRESENT: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+    ".mcp.json",
+    ".envrc",
+    ".vscode",
+    ".idea",
+];
+
+/// A sandbox policy. Paths are absolute and canonical; build it with [`Policy::new`] so the
+/// defaults of the issue (git carve-outs, `.gg/` read-only, deny-read list, private `/tmp`) apply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// The working directory: writable, and the command's current directory.
+    pub workdir: PathBuf,
+    /// Further writable directories.
+    pub writable_roots: Vec<PathBuf>,
+    /// Paths inside writable roots that stay read-only. A path that does not exist when the
+    /// command starts is covered by an empty read-only directory so it cannot be planted.
+    pub read_only: Vec<PathBuf>,
+    /// Directories inside writable roots bound onto themselves so they cannot be renamed away
+    /// (a mount point gives `EBUSY`), which would otherwise defeat read-only carve-outs below them.
+    pub pinned: Vec<PathBuf>,
+    /// Paths hidden from the command (empty directory or empty file in their place).
+    pub deny_read: Vec<PathBuf>,
+    /// Network access.
+    pub network: Network,
+    /// Whether `/tmp` and `/dev/shm` are private to the command (`TMPDIR` points inside).
+    pub private_tmp: bool,
+    /// Read-only directories that are created empty on the host before a bubblewrap run when
+    /// absent (`.gg/`, `.git/hooks`), so they can be bound read-only and cannot be planted. An
+    /// empty directory left in place is cheaper than a temporary mount point: removing one that
+    /// served as a mount point in the finished sandbox's namespace costs milliseconds.
+    pub create_if_missing: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// The default policy for `workdir`, with the home directory taken from `$HOME`.
+    pub fn new(workdir: &Path) -> Result<Policy, SandboxError> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Policy::with_home(workdir, home.as_deref())
+    }
+
+    /// The default policy for `workdir` with an explicit home directory (`None`: no home-based
+    /// deny-read entries).
+    pub fn with_home(workdir: &Path, home: Option<&Path>) -> Result<Policy, SandboxError> {
+        let workdir = canonical_dir(workdir)?;
+        if workdir == Path::new("/") {
+            return Err(SandboxError::InvalidPolicy(
+                "the working directory cannot be / (everything would be writable)".into(),
+            ));
+        }
+        let mut policy = Policy {
+            workdir: workdir.clone(),
+            writable_roots: Vec::new(),
+            read_only: Vec::new(),
+            pinned: Vec::new(),
+            deny_read: Vec::new(),
+            network: Network::On,
+            private_tmp: true,
+            create_if_missing: Vec::new(),
+        };
+        policy.add_root_carve_outs(&workdir);
+        policy.push_read_only(workdir.join(".gg"));
+        policy.create_if_missing.push(workdir.join(".gg"));
+        if let Some(home) = home.filter(|h| h.is_absolute()) {
+            for rel in DEFAULT_DENY_READ_IN_HOME {
+                policy.add_deny_read_lenient(&home.join(rel));
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Makes `path` (an existing directory) writable, with the same git carve-outs as the
+    /// working directory.
+    pub fn add_writable(&mut self, path: &Path) -> Result<(), SandboxError> {
+        let root = canonical_dir(path)?;
+        if root == Path::new("/") {
+            return Err(SandboxError::InvalidPolicy("/ cannot be writable".into()));
+        }
+        if !self.writable_roots.contains(&root) && root != self.workdir {
+            self.writable_roots.push(root);
+            // A `.git` pointer in one root may lead into another: recompute for every root.
+            let roots: Vec<PathBuf> = self.all_writable().map(Path::to_path_buf).collect();
+            for r in &roots {
+                self.add_root_carve_outs(r);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hides `path` from the command. A path that does not exist is refused: hiding nothing
+    /// would look like protection without being one.
+    pub fn add_deny_read(&mut self, path: &Path) -> Result<(), SandboxError> {
+        let canonical = std::fs::canonicalize(path).map_err(|e| {
+            SandboxError::InvalidPolicy(format!("deny-read path {}: {e}", path.display()))
+        })?;
+        if canonical == Path::new("/") {
+            return Err(SandboxError::InvalidPolicy("/ cannot be hidden".into()));
+        }
+        if !self.deny_read.contains(&canonical) {
+            self.deny_read.push(canonical);
+        }
+        Ok(())
+    }
+
+    /// All writable directories: the working directory first.
+    pub fn all_writable(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.workdir.as_path())
+            .chain(self.writable_roots.iter().map(|p| p.as_path()))
+    }
+
+    /// Whether `path` lies inside one of the writable directories.
+    pub fn is_inside_writable(&self, path: &Path) -> bool {
+        self.all_writable().any(|root| path.starts_with(root))
+    }
+
+    fn add_deny_read_lenient(&mut self, path: &Path) {
+        // Defaults name files that usually do not exist; only existing ones can be hidden.
+        if let Ok(canonical) = std::fs::canonicalize(path)
+            && canonical != Path::new("/")
+            && !self.deny_read.contains(&canonical)
+        {
+            self.deny_read.push(canonical);
+        }
+    }
+
+    fn push_read_only(&mut self, path: PathBuf) {
+        if !self.read_only.contains(&path) {
+            self.read_only.push(path);
+        }
+    }
+
+    fn add_root_carve_outs(&mut self, root: &Path) {
+        for rel in DEFAULT_READ_ONLY_IF_PRESENT {
+            let p = root.join(rel);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                self.push_read_only(p);
+            }
+        }
+        let dot_git = root.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_dir() => {
+                if !self.pinned.contains(&dot_git) {
+                    self.pinned.push(dot_git.clone());
+                }
+                self.protect_git_dir(&dot_git, 0);
+            }
+            Ok(meta) if meta.is_file() => {
+                // A worktree or submodule: `.git` is a pointer file. Keep it, and the hooks and
+                // config of the repository it points to, read-only.
+                self.push_read_only(dot_git.clone());
+                if let Some(git_dir) = read_gitdir_pointer(&dot_git, root) {
+                    self.protect_git_dir(&git_dir, 0);
+                    if let Some(common) = read_commondir(&git_dir) {
+                        self.protect_git_dir(&common, 0);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Hooks and config of a git directory, and of every submodule repository stored inside it.
+    fn protect_git_dir(&mut self, git_dir: &Path, depth: usize) {
+        if depth > 8 || !self.is_inside_writable(git_dir) {
+            // Outside every writable root it is read-only anyway.
+            return;
+        }
+        self.push_read_only(git_dir.join("hooks"));
+        if !self.create_if_missing.contains(&git_dir.join("hooks")) {
+            self.create_if_missing.push(git_dir.join("hooks"));
+        }
+        self.push_read_only(git_dir.join("config"));
+        if git_dir.join("config.worktree").exists() {
+            self.push_read_only(git_dir.join("config.worktree"));
+        }
+        if let Ok(entries) = std::fs::read_dir(git_dir.join("modules")) {
+            for entry in entries.flatten() {
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    self.protect_git_dir(&entry.path(), depth + 1);
+                }
+            }
+        }
+    }
+}
+
+fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|e| SandboxError::InvalidPolicy(format!("{}: {e}", path.display())))?;
+    if !canonical.is_dir() {
+        return Err(SandboxError::InvalidPolicy(format!(
+            "{} is not a directory",
+            path.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+/// Parses a `.git` pointer file (`gitdir: PATH`, relative to the file's directory).
+fn read_gitdir_pointer(dot_git: &Path, root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    if target.is_empty() {
+        return None;
+    }
+    std::fs::canonicalize(root.join(target)).ok()
+}
+
+/// The `commondir` of a linked worktree's git directory (where hooks and config live).
+fn read_commondir(git_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let target = text.lines().next()?.trim();
+    if target.is_empty() {
+        return None;
+    }
+    std::fs::canonicalize(git_dir.join(target)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_protect_git_and_gg_and_hide_home_secrets() {
+        let w = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(w.path().join(".git/hooks")).unwrap();
+        std::fs::write(w.path().join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.path().join(".gg")).unwrap();
+        std::fs::write(home.path().join(".gg/config.json"), "{}").unwrap();
+        let p = Policy::with_home(w.path(), Some(home.path())).unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        let hd = std::fs::canonicalize(home.path()).unwrap();
+        assert_eq!(p.workdir, wd);
+        assert_eq!(p.pinned, vec![wd.join(".git")]);
+        assert!(p.read_only.contains(&wd.join(".git/hooks")));
+        assert!(p.read_only.contains(&wd.join(".git/config")));
+        assert!(p.read_only.contains(&wd.join(".gg")));
+        assert_eq!(
+            p.create_if_missing,
+            vec![wd.join(".git/hooks"), wd.join(".gg")]
+        );
+        assert_eq!(
+            p.deny_read,
+            vec![hd.join(".ssh"), hd.join(".gg/config.json")]
+        );
+        assert_eq!(p.network, Network::On);
+        assert!(p.private_tmp);
+    }
+
+    #[test]
+    fn worktree_pointer_is_followed() {
+        let w = tempfile::tempdir().unwrap();
+        let main_git = w.path().join("main/.git");
+        std::fs::create_dir_all(main_git.join("worktrees/wt")).unwrap();
+        std::fs::write(main_git.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::create_dir_all(w.path().join("wt")).unwrap();
+        std::fs::write(
+            w.path().join("wt/.git"),
+            format!("gitdir: {}\n", main_git.join("worktrees/wt").display()),
+        )
+        .unwrap();
+        // The worktree is the working directory; the main repository is an extra writable root.
+        let mut p = Policy::with_home(&w.path().join("wt"), None).unwrap();
+        p.add_writable(&w.path().join("main")).unwrap();
+        let mg = std::fs::canonicalize(&main_git).unwrap();
+        let wt = std::fs::canonicalize(w.path().join("wt")).unwrap();
+        assert!(p.read_only.contains(&wt.join(".git")));
+        assert!(p.read_only.contains(&mg.join("hooks")));
+        assert!(p.read_only.contains(&mg.join("config")));
+        assert!(p.pinned.contains(&mg));
+    }
+
+    #[test]
+    fn submodule_git_dirs_are_protected() {
+        let w = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(w.path().join(".git/modules/sub/hooks")).unwrap();
+        let p = Policy::with_home(w.path(), None).unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        assert!(p.read_only.contains(&wd.join(".git/modules/sub/hooks")));
+        assert!(p.read_only.contains(&wd.join(".git/modules/sub/config")));
+    }
+
+    #[test]
+    fn bad_paths_are_errors() {
+        assert!(Policy::with_home(Path::new("/definitely/not/here"), None).is_err());
+        assert!(Policy::with_home(Path::new("/"), None).is_err());
+        let w = tempfile::tempdir().unwrap();
+        let mut p = Policy::with_home(w.path(), None).unwrap();
+        assert!(p.add_deny_read(Path::new("/definitely/not/here")).is_err());
+        assert!(p.add_writable(Path::new("/")).is_err());
+    }
+
+    proptest::proptest! {
+        /// A `.git` pointer file is repository content (untrusted): any bytes are handled
+        /// without panicking, and whatever it names is only followed when it exists.
+        #[test]
+        fn any_gitdir_pointer_is_handled(content in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let w = tempfile::tempdir().unwrap();
+            std::fs::write(w.path().join(".git"), &content).unwrap();
+            let p = Policy::with_home(w.path(), None).unwrap();
+            let wd = std::fs::canonicalize(w.path()).unwrap();
+            proptest::prop_assert!(p.read_only.contains(&wd.join(".git")));
+            for path in &p.read_only {
+                proptest::prop_assert!(path.is_absolute());
+            }
+        }
+    }
+}

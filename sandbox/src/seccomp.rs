@@ -1,0 +1,322 @@
+//! The seccomp filters the helper installs before executing the command.
+//!
+//! Three programs, installed in this order: an x32 guard (seccompiler's prologue checks the
+//! architecture but not the x32 bit, so `nr | 0x40000000` would match no rule and be allowed), a
+//! deny list answering `EPERM`, and a `clone3` filter answering `ENOSYS` so that libc falls back to
+//! `clone`, whose flags a classic BPF filter can inspect (`clone3` passes them in memory).
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch, sock_filter,
+};
+
+use crate::policy::Network;
+
+/// When a listed syscall is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// Always.
+    Always,
+    /// When the 32-bit argument `arg` equals one of the values.
+    ArgIn { arg: u8, values: &'static [u64] },
+    /// When the 32-bit argument `arg` is anything but `value`.
+    ArgNot { arg: u8, value: u64 },
+    /// When the 64-bit argument `arg` has any of the bits of one of the masks set.
+    ArgHasAnyBit { arg: u8, masks: &'static [u64] },
+}
+
+/// One refused syscall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deny {
+    /// Syscall name, for `--explain` and tests.
+    pub name: &'static str,
+    /// Syscall number on this architecture.
+    pub nr: i64,
+    /// Condition under which it is refused.
+    pub when: When,
+}
+
+const NAMESPACE_FLAGS: &[u64] = &[
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    libc::CLONE_NEWCGROUP as u64,
+];
+// For unshare(2) 0x80 is CLONE_NEWTIME; for clone(2) the same bit is part of the exit signal.
+const UNSHARE_FLAGS: &[u64] = &[
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWTIME as u64,
+];
+// TIOCSTI and TIOCLINUX as on every architecture seccompiler supports (asm-generic ioctls); the
+// libc constants change type between libc flavours.
+const TTY_INJECTION: &[u64] = &[0x5412, 0x541C];
+
+macro_rules! deny {
+    ($sys:ident) => {
+        deny!($sys, When::Always)
+    };
+    ($sys:ident, $when:expr) => {
+        Deny {
+            name: stringify!($sys).trim_start_matches("SYS_"),
+            nr: libc::$sys,
+            when: $when,
+        }
+    };
+}
+
+/// The syscalls refused with `EPERM` under `network`.
+pub fn deny_list(network: Network) -> Vec<Deny> {
+    let mut v = vec![
+        deny!(SYS_ptrace),
+        deny!(SYS_process_vm_readv),
+        deny!(SYS_process_vm_writev),
+        // io_uring ops bypass every per-syscall rule here (IORING_OP_SOCKET, ops on inherited fds).
+        deny!(SYS_io_uring_setup),
+        deny!(SYS_io_uring_enter),
+        deny!(SYS_io_uring_register),
+        deny!(
+            SYS_ioctl,
+            When::ArgIn {
+                arg: 1,
+                values: TTY_INJECTION
+            }
+        ),
+        deny!(
+            SYS_unshare,
+            When::ArgHasAnyBit {
+                arg: 0,
+                masks: UNSHARE_FLAGS
+            }
+        ),
+        deny!(
+            SYS_clone,
+            When::ArgHasAnyBit {
+                arg: 0,
+                masks: NAMESPACE_FLAGS
+            }
+        ),
+        deny!(SYS_setns),
+        deny!(SYS_mount),
+        deny!(SYS_umount2),
+        deny!(SYS_pivot_root),
+        deny!(SYS_open_tree),
+        deny!(SYS_move_mount),
+        deny!(SYS_fsopen),
+        deny!(SYS_fsconfig),
+        deny!(SYS_fsmount),
+        deny!(SYS_fspick),
+        deny!(SYS_mount_setattr),
+        deny!(SYS_bpf),
+        deny!(SYS_perf_event_open),
+        deny!(SYS_userfaultfd),
+        deny!(SYS_keyctl),
+        deny!(SYS_add_key),
+        deny!(SYS_request_key),
+        deny!(SYS_init_module),
+        deny!(SYS_finit_module),
+        deny!(SYS_delete_module),
+        deny!(SYS_kexec_load),
+        deny!(SYS_kexec_file_load),
+        deny!(SYS_reboot),
+        deny!(SYS_swapon),
+        deny!(SYS_swapoff),
+        deny!(SYS_acct),
+    ];
+    if network == Network::Off {
+        // No socket(2) at all: Unix sockets too, because connecting to a pathname socket outside
+        // the working directory (docker.sock, ssh-agent) cannot be told apart by a BPF filter.
+        // socketpair(AF_UNIX) creates no address and keeps local IPC working.
+        v.push(deny!(SYS_socket));
+        v.push(deny!(
+            SYS_socketpair,
+            When::ArgNot {
+                arg: 0,
+                value: libc::AF_UNIX as u64
+            }
+        ));
+    }
+    v
+}
+
+/// Errors building the filters.
+pub type Error = seccompiler::BackendError;
+
+/// The BPF programs for `network`, in installation order.
+pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
+    let arch = target_arch()?;
+    let mut out = Vec::new();
+    if arch == TargetArch::x86_64 {
+        out.push(x32_guard());
+    }
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for d in deny_list(network) {
+        let entry = rules.entry(d.nr).or_default();
+        match d.when {
+            When::Always => {}
+            When::ArgIn { arg, values } => {
+                for &v in values {
+                    entry.push(SeccompRule::new(vec![SeccompCondition::new(
+                        arg,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Eq,
+                        v,
+                    )?])?);
+                }
+            }
+            When::ArgNot { arg, value } => {
+                entry.push(SeccompRule::new(vec![SeccompCondition::new(
+                    arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Ne,
+                    value,
+                )?])?);
+            }
+            When::ArgHasAnyBit { arg, masks } => {
+                for &m in masks {
+                    entry.push(SeccompRule::new(vec![SeccompCondition::new(
+                        arg,
+                        SeccompCmpArgLen::Qword,
+                        SeccompCmpOp::MaskedEq(m),
+                        m,
+                    )?])?);
+                }
+            }
+        }
+    }
+    let deny = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )?;
+    out.push(deny.try_into()?);
+    let clone3 = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )?;
+    out.push(clone3.try_into()?);
+    Ok(out)
+}
+
+/// Installs the programs on the calling thread (sets `no_new_privs` first, as seccomp requires
+/// for unprivileged callers).
+pub fn apply(programs: &[BpfProgram]) -> Result<(), seccompiler::Error> {
+    for p in programs {
+        seccompiler::apply_filter(p)?;
+    }
+    Ok(())
+}
+
+fn target_arch() -> Result<TargetArch, Error> {
+    TargetArch::try_from(std::env::consts::ARCH)
+}
+
+/// Kills the process for any syscall that is not native x86_64 (i386 `int 0x80`, x32).
+fn x32_guard() -> BpfProgram {
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const LD_ABS_W: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+    const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let ins = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    vec![
+        ins(LD_ABS_W, 0, 0, 4), // seccomp_data.arch
+        ins(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
+        ins(LD_ABS_W, 0, 0, 0), // seccomp_data.nr
+        ins(JSET_K, 1, 0, X32_SYSCALL_BIT),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+        ins(RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: Network) -> Vec<&'static str> {
+        deny_list(n).iter().map(|d| d.name).collect()
+    }
+
+    #[test]
+    fn the_issue_list_is_always_refused() {
+        for n in [Network::On, Network::Off] {
+            let v = names(n);
+            for required in [
+                "ptrace",
+                "io_uring_setup",
+                "io_uring_enter",
+                "io_uring_register",
+                "ioctl",
+                "unshare",
+                "clone",
+                "setns",
+                "mount",
+                "umount2",
+                "pivot_root",
+                "bpf",
+                "perf_event_open",
+                "userfaultfd",
+                "keyctl",
+                "add_key",
+                "init_module",
+                "finit_module",
+                "delete_module",
+            ] {
+                assert!(v.contains(&required), "{required} missing with {n:?}");
+            }
+        }
+        let ioctl = deny_list(Network::On)
+            .into_iter()
+            .find(|d| d.name == "ioctl")
+            .unwrap();
+        assert_eq!(
+            ioctl.when,
+            When::ArgIn {
+                arg: 1,
+                values: &[0x5412, 0x541C]
+            }
+        );
+    }
+
+    #[test]
+    fn sockets_only_refused_with_network_off() {
+        assert!(!names(Network::On).contains(&"socket"));
+        let off = deny_list(Network::Off);
+        assert_eq!(
+            off.iter().find(|d| d.name == "socket").unwrap().when,
+            When::Always
+        );
+        assert_eq!(
+            off.iter().find(|d| d.name == "socketpair").unwrap().when,
+            When::ArgNot {
+                arg: 0,
+                value: libc::AF_UNIX as u64
+            }
+        );
+    }
+
+    #[test]
+    fn programs_compile_within_bpf_limits() {
+        for n in [Network::On, Network::Off] {
+            let progs = programs(n).unwrap();
+            assert!(!progs.is_empty());
+            for p in &progs {
+                assert!(!p.is_empty() && p.len() < 4096);
+            }
+        }
+    }
+}

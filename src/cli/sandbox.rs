@@ -1,0 +1,130 @@
+//! `gg sandbox`: runs one command under exactly the sandbox the bash tool uses.
+//!
+//! Output contract: at level none the warning line is printed to **stderr** before the command
+//! starts (stdout stays the command's own); `--explain` prints JSON to stderr too. The exit status
+//! is the command's (128 + signal when it was killed); 2 for usage errors and for an explicitly
+//! requested backend that is unavailable.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use sandbox::{Backend, Network, Policy, SandboxError};
+
+/// Arguments of `gg sandbox`.
+#[derive(clap::Args, Debug)]
+pub struct SandboxArgs {
+    /// Isolation level: the strongest available, or exactly the one named.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Network access inside the sandbox.
+    #[arg(long, value_enum, default_value_t = NetworkArg::On)]
+    pub network: NetworkArg,
+    /// A further writable directory (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub writable: Vec<PathBuf>,
+    /// A path to hide from the command (repeatable).
+    #[arg(long = "deny-read", value_name = "PATH")]
+    pub deny_read: Vec<PathBuf>,
+    /// Print the chosen level, fallback reasons and effective policy as JSON on stderr.
+    #[arg(long)]
+    pub explain: bool,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// `--backend` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    Auto,
+    Bwrap,
+    Landlock,
+    None,
+}
+
+/// `--network` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetworkArg {
+    On,
+    Off,
+}
+
+const USAGE_ERROR: u8 = 2;
+const SETUP_ERROR: u8 = 125;
+
+/// Runs `gg sandbox`.
+pub fn run(args: SandboxArgs) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err((code, message)) => {
+            eprintln!("gg sandbox: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
+    let cwd =
+        std::env::current_dir().map_err(|e| (SETUP_ERROR, format!("current directory: {e}")))?;
+    let mut policy = Policy::new(&cwd).map_err(error)?;
+    policy.network = match args.network {
+        NetworkArg::On => Network::On,
+        NetworkArg::Off => Network::Off,
+    };
+    for path in &args.writable {
+        policy.add_writable(path).map_err(error)?;
+    }
+    for path in &args.deny_read {
+        policy.add_deny_read(path).map_err(error)?;
+    }
+    let backend = match args.backend {
+        BackendArg::Auto => Backend::Auto,
+        BackendArg::Bwrap => Backend::Bwrap,
+        BackendArg::Landlock => Backend::Landlock,
+        BackendArg::None => Backend::None,
+    };
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or((USAGE_ERROR, "missing COMMAND after --".to_string()))?;
+    let mut inner = Command::new(program);
+    inner.args(rest);
+    let mut wrapped = sandbox::wrap(&inner, &policy, backend).map_err(error)?;
+    if args.explain {
+        let json = serde_json::to_string_pretty(wrapped.explain())
+            .map_err(|e| (SETUP_ERROR, format!("explain: {e}")))?;
+        eprintln!("{json}");
+    }
+    if let Some(warning) = &wrapped.warning {
+        eprintln!("{warning}");
+    }
+    let status = wrapped.command.status().map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        (
+            code,
+            format!("cannot run {}: {e}", program.to_string_lossy()),
+        )
+    })?;
+    // `wrapped` lives until here: its drop removes the temp directory and mount stubs.
+    drop(wrapped);
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => u8::try_from(c).unwrap_or(1),
+        (None, Some(sig)) => 128u8.wrapping_add(u8::try_from(sig).unwrap_or(0)),
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(code))
+}
+
+fn error(e: SandboxError) -> (u8, String) {
+    let code = match e {
+        SandboxError::InvalidPolicy(_) | SandboxError::Unavailable { .. } => USAGE_ERROR,
+        SandboxError::Setup(_) => SETUP_ERROR,
+    };
+    (code, e.to_string())
+}
