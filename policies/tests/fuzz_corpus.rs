@@ -11,15 +11,23 @@ fn policy_file_corpus_replays_without_panics() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         count += 1;
-        let Ok(text) = std::str::from_utf8(&bytes) else { continue };
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
         let lines = text.split('\n').count();
         for layer in [Layer::User, Layer::Project] {
             match parse_policy(text, layer, "corpus.toml") {
                 Ok(parsed) => {
                     if layer == Layer::Project {
-                        assert!(parsed.rules.iter().all(|r| r.kind != RuleKind::ReadOnly), "{path:?}");
+                        assert!(
+                            parsed.rules.iter().all(|r| r.kind != RuleKind::ReadOnly),
+                            "{path:?}"
+                        );
                     }
-                    assert!(parsed.rules.iter().all(|r| r.line >= 1 && r.line <= lines), "{path:?}");
+                    assert!(
+                        parsed.rules.iter().all(|r| r.line >= 1 && r.line <= lines),
+                        "{path:?}"
+                    );
                 }
                 Err(e) => assert!(e.line <= lines, "{path:?}: {e}"),
             }
