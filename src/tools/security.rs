@@ -63,7 +63,10 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
         return Some(dot_git);
     }
     let pointer = std::fs::read_to_string(&dot_git).ok()?;
-    let target = pointer.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let target = pointer
+        .lines()
+        .find_map(|l| l.strip_prefix("gitdir:"))?
+        .trim();
     Some(root.join(target))
 }
 
@@ -102,7 +105,10 @@ pub fn project_policy_path(cwd: &Path) -> PathBuf {
 /// Builtin defaults, then the user file (or `user_override`, e.g. `gg classify --policy`), then
 /// the project file. A file that exists but cannot be read or parsed is an error: gg refuses to
 /// run with a half-read policy.
-pub fn load_policy(cwd: &Path, user_override: Option<&Path>) -> Result<EffectivePolicy, PolicyError> {
+pub fn load_policy(
+    cwd: &Path,
+    user_override: Option<&Path>,
+) -> Result<EffectivePolicy, PolicyError> {
     let mut policy = EffectivePolicy::builtin()?;
     let user_path = user_override.map_or_else(user_policy_path, Path::to_path_buf);
     let project_path = project_policy_path(cwd);

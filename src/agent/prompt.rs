@@ -1,0 +1,170 @@
+//! The system prompt: coding instructions and the working directory, then `AGENTS.md` files
+//! (`~/.gg/AGENTS.md`, then each directory from the filesystem root down to the working
+//! directory), then the skills list. Re-read every turn, so edits take effect at once.
+
+use std::path::{Path, PathBuf};
+
+/// Each instructions file may be at most this large.
+pub const MAX_INSTRUCTIONS_BYTES: u64 = 32 * 1024;
+
+const CODING_INSTRUCTIONS: &str = "You are gg, a coding agent working in the user's repository \
+through tools. Read before you change: use read, list and grep to understand the code, edit to \
+change files with exact replacements, write to create files, and bash to build, test and \
+inspect. Keep changes minimal and focused on the request. Commands are classified before they \
+run: read-only commands run at once, others may need the user's approval, and dangerous ones \
+(deleting outside the project, privilege changes, piping downloads into a shell) always do. A \
+denied tool call comes back as an error explaining why; do not try to work around a denial, \
+explain what you needed instead. Finish with a concise summary of what you did.";
+
+/// What the prompt builder reads.
+#[derive(Debug, Clone)]
+pub struct PromptOptions {
+    pub cwd: PathBuf,
+    pub home: PathBuf,
+    pub context_files: bool,
+    pub skills: bool,
+}
+
+/// A skill found under `.agents/skills`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub location: PathBuf,
+}
+
+/// Builds the system messages' text, in order.
+pub fn system_prompt(options: &PromptOptions) -> Result<Vec<String>, String> {
+    let mut parts = vec![format!(
+        "{CODING_INSTRUCTIONS}\n\nWorking directory: {}",
+        options.cwd.display()
+    )];
+    if options.context_files {
+        for path in instruction_files(&options.home, &options.cwd) {
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) if m.is_file() => m,
+                _ => continue,
+            };
+            if meta.len() > MAX_INSTRUCTIONS_BYTES {
+                return Err(format!(
+                    "project instructions exceed 32 KiB: {}",
+                    path.display()
+                ));
+            }
+            let text =
+                std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            let text = String::from_utf8_lossy(&text);
+            if !text.trim().is_empty() {
+                parts.push(format!(
+                    "Project instructions from {}:\n{}",
+                    path.display(),
+                    text.trim_end()
+                ));
+            }
+        }
+    }
+    if options.skills {
+        let skills = discover_skills(&options.home, &options.cwd);
+        if !skills.is_empty() {
+            let mut block = String::from(
+                "Skills are instructions for particular tasks. When a task matches a skill's \
+                 description, read its SKILL.md with the read tool first.\n<available_skills>\n",
+            );
+            for skill in &skills {
+                block.push_str(&format!(
+                    "  <skill><name>{}</name><description>{}</description><location>{}</location></skill>\n",
+                    xml_escape(&skill.name),
+                    xml_escape(&skill.description),
+                    xml_escape(&skill.location.display().to_string())
+                ));
+            }
+            block.push_str("</available_skills>");
+            parts.push(block);
+        }
+    }
+    Ok(parts)
+}
+
+/// `~/.gg/AGENTS.md`, then `AGENTS.md` in every directory from `/` down to `cwd`, deduplicated.
+fn instruction_files(home: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut files = vec![home.join(".gg").join("AGENTS.md")];
+    let mut ancestors: Vec<&Path> = cwd.ancestors().collect();
+    ancestors.reverse();
+    for dir in ancestors {
+        let candidate = dir.join("AGENTS.md");
+        if !files.contains(&candidate) {
+            files.push(candidate);
+        }
+    }
+    files
+}
+
+/// Skills from `<dir>/.agents/skills` for the cwd and each ancestor (nearest first), then
+/// `~/.agents/skills`; the first skill of a name wins. A directory holding `SKILL.md` is a skill.
+pub fn discover_skills(home: &Path, cwd: &Path) -> Vec<Skill> {
+    let mut roots: Vec<PathBuf> = cwd
+        .ancestors()
+        .map(|d| d.join(".agents").join("skills"))
+        .collect();
+    let home_root = home.join(".agents").join("skills");
+    if !roots.contains(&home_root) {
+        roots.push(home_root);
+    }
+    let mut skills: Vec<Skill> = Vec::new();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let file = dir.join("SKILL.md");
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let Some(skill) = parse_skill(&text, &dir, &file) else {
+                continue;
+            };
+            if !skills.iter().any(|s| s.name == skill.name) {
+                skills.push(skill);
+            }
+        }
+    }
+    skills
+}
+
+fn parse_skill(text: &str, dir: &Path, file: &Path) -> Option<Skill> {
+    let front = text.strip_prefix("---")?.split("\n---").next()?;
+    let mut name = dir.file_name()?.to_string_lossy().into_owned();
+    let mut description = String::new();
+    for line in front.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"').to_string();
+        match key.trim() {
+            "name" if !value.is_empty() => name = value,
+            "description" => description = value,
+            "disable-model-invocation" if matches!(value.as_str(), "true" | "yes" | "1") => {
+                return None;
+            }
+            _ => {}
+        }
+    }
+    (!description.is_empty()).then(|| Skill {
+        name,
+        description,
+        location: file.to_path_buf(),
+    })
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

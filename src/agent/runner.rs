@@ -1,0 +1,557 @@
+//! The turn loop: stream the model, put every tool call through the security chain, run what
+//! was allowed, persist everything as it happens.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{ApprovalPrompt, Gate, GateResult};
+use super::context::{ContextBudget, ContextError, build_context};
+use super::queue::MessageQueue;
+use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
+use crate::session::audit::{self, Audit};
+use crate::session::{self, Session};
+use crate::tools::registry::{Outcome, Prepared, ToolBox, ToolCall};
+
+/// At most this many model requests per turn.
+pub const MAX_REQUESTS_PER_TURN: usize = 32;
+/// At most this many parallel-safe calls run at once.
+pub const MAX_PARALLEL_TOOLS: usize = 4;
+
+/// What a UI is told while a turn runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// A steering message taken into the running turn.
+    UserMessage {
+        text: String,
+    },
+    TextDelta(String),
+    ThinkingDelta(String),
+    Retrying {
+        retry: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// A model reply finished (one per request).
+    AssistantMessage {
+        text: String,
+        tool_calls: usize,
+    },
+    ToolCallStart {
+        id: String,
+        name: String,
+        summary: String,
+        classification: Option<String>,
+        action: String,
+        rule: String,
+    },
+    ApprovalRequested(ApprovalPrompt),
+    ApprovalResolved {
+        id: String,
+        allowed: bool,
+        decided_by: String,
+    },
+    ToolCallFinish {
+        id: String,
+        name: String,
+        is_error: bool,
+        text: String,
+        sandbox_level: Option<String>,
+        /// When the tool itself started and finished (not set for calls that never ran).
+        ran: Option<(std::time::Instant, std::time::Instant)>,
+    },
+    Usage(provider::Usage),
+}
+
+pub type EventSink<'a> = dyn Fn(AgentEvent) + Send + Sync + 'a;
+
+/// Why a turn ended without a final reply.
+#[derive(Debug)]
+pub enum TurnError {
+    Provider(ProviderError),
+    TooManyRequests,
+    Session(session::SessionError),
+    Canceled,
+    Setup(String),
+}
+
+impl std::fmt::Display for TurnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TurnError::Provider(e) => write!(f, "{}", e.message()),
+            TurnError::TooManyRequests => write!(f, "agent exceeded {MAX_REQUESTS_PER_TURN} turns"),
+            TurnError::Session(e) => write!(f, "session: {e}"),
+            TurnError::Canceled => write!(f, "turn canceled"),
+            TurnError::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for TurnError {}
+
+impl From<session::SessionError> for TurnError {
+    fn from(e: session::SessionError) -> Self {
+        TurnError::Session(e)
+    }
+}
+
+/// A finished turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnOutcome {
+    pub final_text: String,
+    pub usage: provider::Usage,
+    /// Tool calls the gate denied (CI can fail on these with `--fail-on-deny`).
+    pub denied_calls: usize,
+    pub model_requests: usize,
+}
+
+/// The model, the tools and the gate for one conversation.
+pub struct Agent {
+    pub provider: Provider,
+    pub tools: Arc<ToolBox>,
+    pub gate: Arc<Gate>,
+    /// Prompt budget and compaction settings (reference §7.7).
+    pub budget: ContextBudget,
+}
+
+struct CallPlan {
+    prepared: Option<Prepared>,
+    call: ToolCall,
+    /// Set when the call must not run: the error the model receives.
+    blocked: Option<String>,
+    decision: Option<audit::Decision>,
+}
+
+impl Agent {
+    /// The tool definitions sent with every request.
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .specs()
+            .into_iter()
+            .map(|(name, description, parameters)| ToolDefinition {
+                name,
+                description,
+                parameters,
+            })
+            .collect()
+    }
+
+    /// Runs one user turn to its final reply.
+    pub async fn run_turn(
+        &self,
+        session: &mut Session,
+        system: &[String],
+        user_text: &str,
+        queue: &MessageQueue,
+        sink: &EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, TurnError> {
+        session.recover_interrupted_tool_calls()?;
+        session.append_message(session::Message::text(session::Role::User, user_text))?;
+        let tools = self.tool_definitions();
+        let mut outcome = TurnOutcome::default();
+        for _ in 0..MAX_REQUESTS_PER_TURN {
+            if cancel.is_cancelled() {
+                return Err(TurnError::Canceled);
+            }
+            self.take_steering(session, queue, sink)?;
+            let context = build_context(
+                &self.provider,
+                session,
+                system,
+                &tools,
+                &self.budget,
+                cancel,
+            )
+            .await
+            .map_err(context_error)?;
+            if context.compaction_usage != provider::Usage::default() {
+                add_usage(&mut outcome.usage, context.compaction_usage);
+                sink(AgentEvent::Usage(context.compaction_usage));
+            }
+            let request = ChatRequest {
+                messages: context.messages,
+                tools: tools.clone(),
+                max_output_tokens: Some(self.budget.max_output_tokens),
+            };
+            outcome.model_requests += 1;
+            let mut on_stream = |event: StreamEvent| match event {
+                StreamEvent::TextDelta(t) => sink(AgentEvent::TextDelta(t)),
+                StreamEvent::ThinkingDelta(t) => sink(AgentEvent::ThinkingDelta(t)),
+                StreamEvent::Retrying {
+                    retry,
+                    delay,
+                    reason,
+                } => sink(AgentEvent::Retrying {
+                    retry,
+                    delay_ms: delay.as_millis() as u64,
+                    reason,
+                }),
+            };
+            let reply = match self.provider.stream(&request, &mut on_stream, cancel).await {
+                Ok(reply) => reply,
+                Err(error) => {
+                    persist_failed_reply(session, &error, cancel.is_cancelled())?;
+                    if cancel.is_cancelled() {
+                        return Err(TurnError::Canceled);
+                    }
+                    return Err(TurnError::Provider(error));
+                }
+            };
+            if let Some(usage) = reply.usage {
+                add_usage(&mut outcome.usage, usage);
+                session.append_usage(session_usage(usage))?;
+                sink(AgentEvent::Usage(usage));
+            }
+            let mut message = session::Message::text(session::Role::Assistant, reply.text.clone());
+            message.stop_reason = Some(session_stop(reply.stop_reason));
+            for call in &reply.tool_calls {
+                let stored = session::ToolCall::new(&call.id, &call.name, &call.arguments)
+                    .map_err(|e| TurnError::Setup(format!("tool call arguments: {e}")))?;
+                message.tool_calls.push(stored);
+            }
+            session.append_message(message)?;
+            sink(AgentEvent::AssistantMessage {
+                text: reply.text.clone(),
+                tool_calls: reply.tool_calls.len(),
+            });
+
+            if reply.tool_calls.is_empty() {
+                if !queue.has_steering() {
+                    outcome.final_text = reply.text;
+                    return Ok(outcome);
+                }
+                continue;
+            }
+            let calls: Vec<ToolCall> = reply
+                .tool_calls
+                .into_iter()
+                .map(|c| ToolCall {
+                    id: c.id,
+                    name: c.name,
+                    arguments: c.arguments,
+                })
+                .collect();
+            outcome.denied_calls += self.run_tools(session, calls, sink, cancel).await?;
+            if cancel.is_cancelled() {
+                return Err(TurnError::Canceled);
+            }
+        }
+        Err(TurnError::TooManyRequests)
+    }
+
+    fn take_steering(
+        &self,
+        session: &mut Session,
+        queue: &MessageQueue,
+        sink: &EventSink<'_>,
+    ) -> Result<(), TurnError> {
+        for text in queue.drain_steering() {
+            session.append_message(session::Message::text(session::Role::User, text.clone()))?;
+            sink(AgentEvent::UserMessage { text });
+        }
+        Ok(())
+    }
+
+    /// Phase 1, strictly in call order: resolve, describe, decide (asking if needed). Phase 2:
+    /// run the allowed calls, `read`/`grep` up to four at a time, every other tool alone.
+    /// Results are persisted in call order. Returns how many calls were denied.
+    async fn run_tools(
+        &self,
+        session: &mut Session,
+        calls: Vec<ToolCall>,
+        sink: &EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<usize, TurnError> {
+        let mut plans = Vec::with_capacity(calls.len());
+        let mut denied = 0;
+        for call in calls {
+            if cancel.is_cancelled() {
+                plans.push(CallPlan {
+                    prepared: None,
+                    call,
+                    blocked: Some("tool not executed: context canceled".to_string()),
+                    decision: None,
+                });
+                continue;
+            }
+            let prepared = match self.tools.prepare(call.clone()) {
+                Ok(p) => p,
+                Err(error) => {
+                    sink(AgentEvent::ToolCallStart {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        summary: call.name.clone(),
+                        classification: None,
+                        action: "error".to_string(),
+                        rule: String::new(),
+                    });
+                    plans.push(CallPlan {
+                        prepared: None,
+                        call,
+                        blocked: Some(error),
+                        decision: None,
+                    });
+                    continue;
+                }
+            };
+            let decision = self.gate.decision(&prepared);
+            sink(AgentEvent::ToolCallStart {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                summary: prepared.summary.clone(),
+                classification: prepared.verdict().map(|v| v.class.as_str().to_string()),
+                action: decision.action().to_string(),
+                rule: decision.rule().id().to_string(),
+            });
+            if let policies::Decision::Ask { prompt, .. } = &decision {
+                sink(AgentEvent::ApprovalRequested(ApprovalPrompt {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    summary: prepared.summary.clone(),
+                    details: prepared.details.clone(),
+                    reason: prompt.clone(),
+                    dangerous: prepared
+                        .verdict()
+                        .is_some_and(|v| v.class == classifier::Class::Dangerous),
+                }));
+            }
+            let GateResult {
+                allowed,
+                denial,
+                audit: decision_audit,
+            } = self.gate.check(&prepared).await;
+            if decision.action() == "ask" {
+                sink(AgentEvent::ApprovalResolved {
+                    id: call.id.clone(),
+                    allowed,
+                    decided_by: decision_audit.decided_by.clone(),
+                });
+            }
+            if !allowed {
+                denied += 1;
+            }
+            plans.push(CallPlan {
+                prepared: Some(prepared),
+                call,
+                blocked: if allowed { None } else { denial },
+                decision: Some(decision_audit),
+            });
+        }
+
+        let outcomes = self.execute_plans(&plans, cancel).await;
+        for (plan, (outcome, ran)) in plans.iter().zip(outcomes) {
+            sink(AgentEvent::ToolCallFinish {
+                id: plan.call.id.clone(),
+                name: plan.call.name.clone(),
+                is_error: outcome.is_error,
+                text: outcome.text.clone(),
+                sandbox_level: outcome.sandbox_level.clone(),
+                ran,
+            });
+            let mut message =
+                session::Message::text(session::Role::Tool, result_text(plan, &outcome));
+            message.tool_call_id = plan.call.id.clone();
+            message.tool_name = plan.call.name.clone();
+            if outcome.is_error {
+                message.error = outcome.text.clone();
+            }
+            session.append_message_with_audit(message, Some(audit_record(plan, &outcome)))?;
+        }
+        Ok(denied)
+    }
+
+    async fn execute_plans(&self, plans: &[CallPlan], cancel: &CancellationToken) -> Vec<Ran> {
+        let mut results: Vec<Option<Ran>> = vec![None; plans.len()];
+        let mut in_flight: tokio::task::JoinSet<(usize, Ran)> = tokio::task::JoinSet::new();
+        for (index, plan) in plans.iter().enumerate() {
+            if let Some(blocked) = &plan.blocked {
+                results[index] = Some((Outcome::error(blocked.clone()), None));
+                continue;
+            }
+            let Some(prepared) = plan.prepared.clone() else {
+                results[index] = Some((Outcome::error("tool call was not prepared"), None));
+                continue;
+            };
+            let parallel = prepared.parallel_safe();
+            if !parallel {
+                // A barrier: everything in flight finishes first, then this call runs alone.
+                drain(&mut in_flight, &mut results).await;
+            }
+            while in_flight.len() >= MAX_PARALLEL_TOOLS {
+                join_one(&mut in_flight, &mut results).await;
+            }
+            if cancel.is_cancelled() {
+                results[index] =
+                    Some((Outcome::error("tool not executed: context canceled"), None));
+                continue;
+            }
+            let tools = Arc::clone(&self.tools);
+            let cancel = cancel.clone();
+            let name = prepared.call.name.clone();
+            in_flight.spawn(async move {
+                let task = tokio::spawn(async move {
+                    let started = std::time::Instant::now();
+                    let outcome = tools.execute(&prepared, &cancel).await;
+                    (outcome, started, std::time::Instant::now())
+                });
+                let ran = match task.await {
+                    Ok((outcome, started, finished)) => (outcome, Some((started, finished))),
+                    Err(e) if e.is_panic() => (
+                        Outcome::error(format!(
+                            "tool \"{name}\" panicked: {}",
+                            panic_text(e.into_panic())
+                        )),
+                        None,
+                    ),
+                    Err(_) => (Outcome::error("tool not executed: context canceled"), None),
+                };
+                (index, ran)
+            });
+            if !parallel {
+                drain(&mut in_flight, &mut results).await;
+            }
+        }
+        drain(&mut in_flight, &mut results).await;
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| (Outcome::error("tool result missing"), None)))
+            .collect()
+    }
+}
+
+/// A call's outcome and, when it ran, its start and finish times.
+type Ran = (Outcome, Option<(std::time::Instant, std::time::Instant)>);
+
+async fn join_one(set: &mut tokio::task::JoinSet<(usize, Ran)>, results: &mut [Option<Ran>]) {
+    if let Some(Ok((index, outcome))) = set.join_next().await {
+        results[index] = Some(outcome);
+    }
+}
+
+async fn drain(set: &mut tokio::task::JoinSet<(usize, Ran)>, results: &mut [Option<Ran>]) {
+    while !set.is_empty() {
+        join_one(set, results).await;
+    }
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// The text the model receives: the outcome, plus for bash the classification and, when the
+/// sandbox runs below its strongest level, that level.
+fn result_text(plan: &CallPlan, outcome: &Outcome) -> String {
+    let Some(verdict) = plan.prepared.as_ref().and_then(Prepared::verdict) else {
+        return outcome.text.clone();
+    };
+    let mut text = outcome.text.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "[gg: command classified {}",
+        verdict.class.as_str()
+    ));
+    if let Some(level) = &outcome.sandbox_level
+        && level != "off"
+        && level != "bwrap"
+    {
+        text.push_str(&format!("; sandbox level: {level}"));
+    }
+    text.push(']');
+    text
+}
+
+fn audit_record(plan: &CallPlan, outcome: &Outcome) -> Audit {
+    Audit {
+        classification: plan.prepared.as_ref().and_then(Prepared::verdict).map(|v| {
+            audit::Classification {
+                verdict: v.class.as_str().to_string(),
+                reasons: v
+                    .reasons
+                    .iter()
+                    .map(|r| audit::Reason {
+                        rule: r.rule.clone(),
+                        message: r.message.clone(),
+                    })
+                    .collect(),
+            }
+        }),
+        decision: plan.decision.clone(),
+        sandbox: outcome
+            .sandbox_level
+            .as_ref()
+            .map(|level| audit::SandboxRecord {
+                level: level.clone(),
+                warning: outcome.sandbox_warning.clone(),
+            }),
+    }
+}
+
+/// Compaction and budget failures end the turn; they are the user's to fix (shorter input, a
+/// larger budget), so they are reported like setup errors rather than provider failures.
+fn context_error(error: ContextError) -> TurnError {
+    match error {
+        ContextError::Canceled => TurnError::Canceled,
+        ContextError::Session(e) => TurnError::Session(e),
+        other => TurnError::Setup(other.to_string()),
+    }
+}
+
+fn persist_failed_reply(
+    session: &mut Session,
+    error: &ProviderError,
+    canceled: bool,
+) -> Result<(), TurnError> {
+    let partial = error.partial();
+    let content = if partial.text.is_empty() {
+        format!("Request interrupted: {}", error.message())
+    } else {
+        partial.text.clone()
+    };
+    let mut message = session::Message::text(session::Role::Assistant, content);
+    message.stop_reason = Some(if canceled {
+        session::StopReason::Canceled
+    } else {
+        match partial.stop_reason {
+            provider::StopReason::MaxTokens => session::StopReason::MaxTokens,
+            _ => session::StopReason::Error,
+        }
+    });
+    message.error = error.message().to_string();
+    session.append_message(message)?;
+    if let Some(usage) = partial.usage {
+        session.append_usage(session_usage(usage))?;
+    }
+    Ok(())
+}
+
+fn session_stop(stop: provider::StopReason) -> session::StopReason {
+    match stop {
+        provider::StopReason::EndTurn => session::StopReason::EndTurn,
+        provider::StopReason::ToolUse => session::StopReason::ToolUse,
+        provider::StopReason::MaxTokens => session::StopReason::MaxTokens,
+        provider::StopReason::Error => session::StopReason::Error,
+    }
+}
+
+fn session_usage(u: provider::Usage) -> session::Usage {
+    session::Usage {
+        prompt_tokens: u.prompt_tokens,
+        completion_tokens: u.completion_tokens,
+        total_tokens: u.total_tokens,
+    }
+}
+
+fn add_usage(total: &mut provider::Usage, u: provider::Usage) {
+    total.prompt_tokens += u.prompt_tokens;
+    total.completion_tokens += u.completion_tokens;
+    total.total_tokens += u.total_tokens;
+}

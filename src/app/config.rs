@@ -1,0 +1,362 @@
+//! `~/.gg/config.json` (reference §10.1) and the provider selection built from it.
+//!
+//! Unknown keys are ignored, as the earlier implementation did, so one config file serves both;
+//! known keys are validated and a bad value names the file and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const DEFAULT_SELECTION: &str = "openai:gpt-4.1";
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+pub const MISSING_API_KEY: &str = "missing API key: set OPENAI_API_KEY or pass --api-key";
+
+/// Context budget settings (reference §7.7).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContextConfig {
+    pub max_prompt_tokens: u32,
+    pub max_output_tokens: u32,
+    pub tail_turns: u32,
+    pub summary_max_tokens: u32,
+    pub auto_compact: bool,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            max_prompt_tokens: 24000,
+            max_output_tokens: 4096,
+            tail_turns: 6,
+            summary_max_tokens: 1200,
+            auto_compact: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompatConfig {
+    pub no_stream_usage: bool,
+    pub completion_tokens: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct ProviderEntry {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    #[serde(rename = "baseURL")]
+    pub base_url: Option<String>,
+    #[serde(rename = "apiKey")]
+    pub api_key: Option<String>,
+    #[serde(rename = "apiKeyEnv")]
+    pub api_key_env: Option<String>,
+    pub models: Vec<String>,
+    pub compat: CompatConfig,
+}
+
+/// Which secret-looking environment variables may still reach bash and MCP children.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct EnvConfig {
+    pub allow: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+struct RawConfig {
+    default: Option<String>,
+    context: ContextConfig,
+    providers: BTreeMap<String, ProviderEntry>,
+    sandbox: bool,
+    env: EnvConfig,
+}
+
+/// The loaded configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub default_selection: String,
+    pub context: ContextConfig,
+    pub providers: BTreeMap<String, ProviderEntry>,
+    /// `"sandbox": true` turns the sandbox on by default.
+    pub sandbox: bool,
+    pub env: EnvConfig,
+    /// Whether the values came from a file (else from `OPENAI_*` variables).
+    pub from_file: bool,
+}
+
+/// Command-line and environment overrides.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub selection: Option<String>,
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
+}
+
+/// A resolved provider: what the client needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: String,
+    pub compat: CompatConfig,
+}
+
+impl Selection {
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+/// `~/.gg`.
+pub fn gg_home(home: &Path) -> PathBuf {
+    home.join(".gg")
+}
+
+impl Config {
+    /// Loads `<home>/.gg/config.json`, or builds the `OPENAI_*` default when it does not exist.
+    pub fn load(home: &Path) -> Result<Config, String> {
+        let path = gg_home(home).join("config.json");
+        match std::fs::read(&path) {
+            Ok(bytes) => Config::parse(&bytes, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::from_env()),
+            Err(e) => Err(format!("failed to read {}: {e}", path.display())),
+        }
+    }
+
+    /// Parses config text; errors name the file.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Config, String> {
+        let raw: RawConfig = serde_json::from_slice(bytes)
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        let bad = |key: &str, why: &str| format!("failed to parse {}: {key} {why}", path.display());
+        let c = &raw.context;
+        for (key, value) in [
+            ("context.maxPromptTokens", c.max_prompt_tokens),
+            ("context.maxOutputTokens", c.max_output_tokens),
+            ("context.tailTurns", c.tail_turns),
+            ("context.summaryMaxTokens", c.summary_max_tokens),
+        ] {
+            if value == 0 {
+                return Err(bad(key, "must be greater than 0"));
+            }
+        }
+        if raw.providers.is_empty() {
+            return Err(bad("providers", "must define at least one provider"));
+        }
+        for (name, entry) in &raw.providers {
+            if name.contains(':') || name.is_empty() {
+                return Err(bad(
+                    &format!("providers.{name:?}"),
+                    "name must be non-empty without ':'",
+                ));
+            }
+            if let Some(kind) = &entry.kind
+                && kind != "openai-compatible"
+            {
+                return Err(bad(
+                    &format!("providers.{name}.type"),
+                    &format!("{kind:?} is not supported (only \"openai-compatible\")"),
+                ));
+            }
+        }
+        Ok(Config {
+            default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
+            context: raw.context,
+            providers: raw.providers,
+            sandbox: raw.sandbox,
+            env: raw.env,
+            from_file: true,
+        })
+    }
+
+    /// No config file: one provider `openai` from `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+    pub fn from_env() -> Config {
+        let entry = ProviderEntry {
+            base_url: std::env::var("OPENAI_BASE_URL")
+                .ok()
+                .filter(|v| !v.is_empty()),
+            api_key: std::env::var("OPENAI_API_KEY")
+                .ok()
+                .filter(|v| !v.is_empty()),
+            ..ProviderEntry::default()
+        };
+        Config {
+            default_selection: DEFAULT_SELECTION.to_string(),
+            context: ContextConfig::default(),
+            providers: BTreeMap::from([("openai".to_string(), entry)]),
+            sandbox: false,
+            env: EnvConfig::default(),
+            from_file: false,
+        }
+    }
+
+    /// Every `provider:model` the config lists (for `/model`).
+    pub fn available_models(&self) -> Vec<String> {
+        self.providers
+            .iter()
+            .flat_map(|(p, e)| e.models.iter().map(move |m| format!("{p}:{m}")))
+            .collect()
+    }
+
+    /// Resolves a selection: `--model` (or `selection`) else the default; key and URL by the
+    /// reference's precedence.
+    pub fn select(
+        &self,
+        home: &Path,
+        selection: Option<&str>,
+        overrides: &Overrides,
+    ) -> Result<Selection, String> {
+        let text = selection
+            .or(overrides.selection.as_deref())
+            .unwrap_or(&self.default_selection);
+        let (provider, model) = text
+            .split_once(':')
+            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+            .ok_or_else(|| "model selection must use provider:model".to_string())?;
+        let entry = self
+            .providers
+            .get(provider)
+            .ok_or_else(|| format!("unknown provider \"{provider}\""))?;
+        if !entry.models.is_empty() && !entry.models.iter().any(|m| m == model) {
+            return Err(format!(
+                "unknown model \"{model}\" for provider \"{provider}\""
+            ));
+        }
+        let api_key = overrides
+            .api_key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .or_else(|| entry.api_key.clone().filter(|k| !k.is_empty()))
+            .or_else(|| credentials_key(home, provider))
+            .or_else(|| {
+                entry
+                    .api_key_env
+                    .as_ref()
+                    .and_then(|var| std::env::var(var).ok())
+                    .filter(|k| !k.is_empty())
+            })
+            .unwrap_or_default();
+        let base_url = overrides
+            .base_url
+            .clone()
+            .filter(|u| !u.is_empty())
+            .or_else(|| entry.base_url.clone().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| well_known_base_url(provider).to_string());
+        Ok(Selection {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            base_url,
+            api_key,
+            compat: entry.compat.clone(),
+        })
+    }
+}
+
+/// `~/.gg/credentials.json`: `{"<provider>": "key"}`.
+fn credentials_key(home: &Path, provider: &str) -> Option<String> {
+    let bytes = std::fs::read(gg_home(home).join("credentials.json")).ok()?;
+    let map: BTreeMap<String, String> = serde_json::from_slice(&bytes).ok()?;
+    map.get(provider).cloned().filter(|k| !k.is_empty())
+}
+
+/// Default endpoints of well-known OpenAI-compatible services.
+pub fn well_known_base_url(provider: &str) -> &'static str {
+    match provider {
+        "deepseek" => "https://api.deepseek.com/v1",
+        "openrouter" => "https://openrouter.ai/api/v1",
+        "ollama" => "http://127.0.0.1:11434/v1",
+        "lmstudio" => "http://127.0.0.1:1234/v1",
+        "moonshot" => "https://api.moonshot.ai/v1",
+        _ => DEFAULT_BASE_URL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text.as_bytes(), Path::new("/h/.gg/config.json"))
+    }
+
+    #[test]
+    fn full_config_parses_and_selects() {
+        let c = parse(
+            r#"{"default": "local:qwen", "sandbox": true, "env": {"allow": ["GITHUB_TOKEN"]},
+                "context": {"maxOutputTokens": 1000},
+                "providers": {"local": {"baseURL": "http://127.0.0.1:8080/v1", "apiKey": "k",
+                    "models": ["qwen", "llama"], "compat": {"noStreamUsage": true}}},
+                "memory": {"enabled": false}}"#,
+        )
+        .unwrap();
+        assert!(c.sandbox);
+        assert_eq!(c.context.max_output_tokens, 1000);
+        assert_eq!(c.context.max_prompt_tokens, 24000);
+        let s = c
+            .select(Path::new("/nonexistent"), None, &Overrides::default())
+            .unwrap();
+        assert_eq!(s.label(), "local:qwen");
+        assert_eq!(s.base_url, "http://127.0.0.1:8080/v1");
+        assert!(s.compat.no_stream_usage);
+        assert_eq!(c.available_models(), ["local:qwen", "local:llama"]);
+    }
+
+    #[test]
+    fn selection_errors_use_the_reference_messages() {
+        let c = parse(r#"{"providers": {"p": {"models": ["m"]}}}"#).unwrap();
+        let home = Path::new("/nonexistent");
+        let o = Overrides::default();
+        assert_eq!(
+            c.select(home, Some("nocolon"), &o).unwrap_err(),
+            "model selection must use provider:model"
+        );
+        assert_eq!(
+            c.select(home, Some("x:m"), &o).unwrap_err(),
+            "unknown provider \"x\""
+        );
+        assert_eq!(
+            c.select(home, Some("p:z"), &o).unwrap_err(),
+            "unknown model \"z\" for provider \"p\""
+        );
+    }
+
+    #[test]
+    fn overrides_win_and_well_known_urls_fill_in() {
+        let c = parse(r#"{"providers": {"ollama": {}}}"#).unwrap();
+        let o = Overrides {
+            selection: Some("ollama:llama3".into()),
+            api_key: Some("flag-key".into()),
+            base_url: None,
+        };
+        let s = c.select(Path::new("/nonexistent"), None, &o).unwrap();
+        assert_eq!(s.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(s.api_key, "flag-key");
+    }
+
+    #[test]
+    fn bad_files_name_the_file() {
+        for (text, needle) in [
+            ("{", "failed to parse /h/.gg/config.json"),
+            (r#"{"providers": {}}"#, "at least one provider"),
+            (r#"{"providers": {"a:b": {}}}"#, "without ':'"),
+            (
+                r#"{"providers": {"p": {"type": "anthropic"}}}"#,
+                "not supported",
+            ),
+            (
+                r#"{"providers": {"p": {}}, "context": {"tailTurns": 0}}"#,
+                "context.tailTurns",
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+            assert!(
+                err.starts_with("failed to parse /h/.gg/config.json"),
+                "{err}"
+            );
+        }
+    }
+}

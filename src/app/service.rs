@@ -1,0 +1,286 @@
+//! The conversation service: one session, one agent, and the slash commands every frontend
+//! shares (`/model`, `/name`, `/context`, `/compact`, `/skill:<name>`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use policies::{Mode, Terminal};
+use tokio_util::sync::CancellationToken;
+
+use super::config::{Config, Overrides, Selection};
+use crate::agent::context;
+use crate::agent::prompt::{PromptOptions, discover_skills, system_prompt};
+use crate::agent::{Agent, Approver, EventSink, Gate, MessageQueue, TurnError, TurnOutcome};
+use crate::provider::{Provider, ProviderConfig};
+use crate::session::Session;
+use crate::tools::registry::{ExternalTool, SandboxSetting, ToolBox};
+
+/// Everything needed to start a conversation.
+pub struct ServiceOptions {
+    pub cwd: PathBuf,
+    pub home: PathBuf,
+    pub config: Config,
+    pub overrides: Overrides,
+    pub mode: Mode,
+    pub terminal: Terminal,
+    /// Always explicit: modes where nobody answers pass `NobodyToAsk`.
+    pub approver: Arc<dyn Approver>,
+    pub sandbox: SandboxSetting,
+    pub context_files: bool,
+    pub skills: bool,
+    /// Tools from MCP servers, which live as long as the service that connected them.
+    pub external_tools: Vec<Arc<dyn ExternalTool>>,
+}
+
+/// What a submitted input produced.
+#[derive(Debug)]
+pub enum Submitted {
+    /// A slash command's answer; no model call was made.
+    Control(String),
+    Turn(TurnOutcome),
+}
+
+pub struct Conversation {
+    options: ServiceOptions,
+    agent: Agent,
+    session: Session,
+    selection: Selection,
+    queue: Arc<MessageQueue>,
+}
+
+/// Builds the provider client for a selection.
+pub fn provider_for(selection: &Selection, config: &Config) -> Result<Provider, String> {
+    let mut provider_config = ProviderConfig::new(
+        selection.base_url.clone(),
+        selection.api_key.clone(),
+        selection.model.clone(),
+    );
+    provider_config.max_output_tokens = config.context.max_output_tokens;
+    provider_config.compat.no_stream_usage = selection.compat.no_stream_usage;
+    provider_config.compat.completion_tokens = selection.compat.completion_tokens;
+    Provider::new(provider_config).map_err(|e| e.message().to_string())
+}
+
+impl Conversation {
+    /// Opens a conversation over `session`. The model is `--model`, else the one the session
+    /// last used, else the config default.
+    pub fn open(options: ServiceOptions, session: Session) -> Result<Conversation, String> {
+        let recorded = session
+            .transcript()
+            .last_model()
+            .map(|(_, _, selection)| selection.to_string());
+        let wanted = options.overrides.selection.clone().or(recorded);
+        let selection =
+            options
+                .config
+                .select(&options.home, wanted.as_deref(), &options.overrides)?;
+        let provider = provider_for(&selection, &options.config)?;
+        let mut tools = ToolBox::new(
+            &options.cwd,
+            options.sandbox.clone(),
+            options.config.env.allow.clone(),
+        )?;
+        tools.external = options.external_tools.clone();
+        let gate = Gate::new(
+            options.mode,
+            options.terminal,
+            Arc::clone(&options.approver),
+        );
+        let agent = Agent {
+            provider,
+            tools: Arc::new(tools),
+            gate: Arc::new(gate),
+            budget: crate::agent::context::ContextBudget::from(&options.config.context),
+        };
+        Ok(Conversation {
+            options,
+            agent,
+            session,
+            selection,
+            queue: Arc::new(MessageQueue::new()),
+        })
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    pub fn selection(&self) -> &Selection {
+        &self.selection
+    }
+
+    /// Ends the conversation and hands its session back: the daemon keeps a session open
+    /// between runs and builds a conversation per run (each run has its own approval mode).
+    pub fn into_session(self) -> Session {
+        self.session
+    }
+
+    /// The queue a UI adds steering and follow-up messages to.
+    pub fn queue(&self) -> Arc<MessageQueue> {
+        Arc::clone(&self.queue)
+    }
+
+    /// Renames the session (`--name`); a no-op when the name is unchanged.
+    pub fn set_name(&mut self, name: &str) -> Result<(), String> {
+        if self.session.transcript().name() == Some(name) {
+            return Ok(());
+        }
+        self.session
+            .set_name(name)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Handles a slash command, or runs a turn.
+    pub async fn submit(
+        &mut self,
+        input: &str,
+        sink: &EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Submitted, TurnError> {
+        let trimmed = input.trim();
+        match trimmed {
+            "/context" => {
+                let system = self.system_prompt().map_err(TurnError::Setup)?;
+                let tools = self.agent.tool_definitions();
+                return Ok(Submitted::Control(context::context_report(
+                    &self.session,
+                    &system,
+                    &tools,
+                    &self.agent.budget,
+                )));
+            }
+            "/compact" => {
+                return context::compact_now(
+                    &self.agent.provider,
+                    &mut self.session,
+                    &self.agent.budget,
+                    cancel,
+                )
+                .await
+                .map(Submitted::Control)
+                .map_err(|e| TurnError::Setup(e.to_string()));
+            }
+            _ => {}
+        }
+        let mut prompt = input.to_string();
+        if let Some(rest) = trimmed.strip_prefix('/') {
+            match self.control(rest) {
+                Some(Ok(Control::Reply(text))) => return Ok(Submitted::Control(text)),
+                Some(Ok(Control::Prompt(text))) => prompt = text,
+                Some(Err(message)) => return Err(TurnError::Setup(message)),
+                None => {}
+            }
+        }
+        if self
+            .session
+            .transcript()
+            .last_model()
+            .map(|(_, _, s)| s.to_string())
+            != Some(self.selection.label())
+        {
+            self.session
+                .append_model(&self.selection.provider, &self.selection.model)?;
+        }
+        let system = self.system_prompt().map_err(TurnError::Setup)?;
+        self.agent
+            .run_turn(
+                &mut self.session,
+                &system,
+                &prompt,
+                &self.queue,
+                sink,
+                cancel,
+            )
+            .await
+            .map(Submitted::Turn)
+    }
+
+    fn system_prompt(&self) -> Result<Vec<String>, String> {
+        system_prompt(&PromptOptions {
+            cwd: self.options.cwd.clone(),
+            home: self.options.home.clone(),
+            context_files: self.options.context_files,
+            skills: self.options.skills,
+        })
+    }
+
+    /// `None`: not a known command, send it to the model as text.
+    fn control(&mut self, command: &str) -> Option<Result<Control, String>> {
+        let (name, arg) = match command.split_once(char::is_whitespace) {
+            Some((n, a)) => (n, a.trim()),
+            None => (command, ""),
+        };
+        if let Some(skill) = name.strip_prefix("skill:") {
+            return Some(self.skill_prompt(skill, arg));
+        }
+        Some(match name {
+            "model" if arg.is_empty() => {
+                let mut text = format!(
+                    "current model: {}\navailable models:",
+                    self.selection.label()
+                );
+                for model in self.options.config.available_models() {
+                    text.push_str(&format!("\n- {model}"));
+                }
+                Ok(Control::Reply(text))
+            }
+            "model" => self.switch_model(arg).map(Control::Reply),
+            "name" if arg.is_empty() => {
+                Ok(Control::Reply(match self.session.transcript().name() {
+                    Some(name) if !name.is_empty() => name.to_string(),
+                    _ => "session is unnamed; use /name <name>".to_string(),
+                }))
+            }
+            "name" if arg == "--clear" => self
+                .session
+                .set_name("")
+                .map(|_| Control::Reply("session name cleared".to_string()))
+                .map_err(|e| e.to_string()),
+            "name" => self
+                .session
+                .set_name(arg)
+                .map(|_| Control::Reply(format!("session named: {arg}")))
+                .map_err(|e| e.to_string()),
+            _ => return None,
+        })
+    }
+
+    fn switch_model(&mut self, selection: &str) -> Result<String, String> {
+        let overrides = Overrides {
+            selection: None,
+            api_key: self.options.overrides.api_key.clone(),
+            base_url: self.options.overrides.base_url.clone(),
+        };
+        let next = self
+            .options
+            .config
+            .select(&self.options.home, Some(selection), &overrides)?;
+        self.agent.provider = provider_for(&next, &self.options.config)?;
+        self.session
+            .append_model(&next.provider, &next.model)
+            .map_err(|e| e.to_string())?;
+        let label = next.label();
+        self.selection = next;
+        Ok(format!("model switched to {label}"))
+    }
+
+    fn skill_prompt(&self, name: &str, task: &str) -> Result<Control, String> {
+        let skill = discover_skills(&self.options.home, &self.options.cwd)
+            .into_iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| format!("skill \"{name}\" not found"))?;
+        let body = std::fs::read_to_string(&skill.location)
+            .map_err(|e| format!("reading {}: {e}", skill.location.display()))?;
+        Ok(Control::Prompt(format!(
+            "Use the skill \"{name}\" ({}):\n\n{body}\n\nTask: {task}",
+            skill.location.display()
+        )))
+    }
+}
+
+enum Control {
+    Reply(String),
+    /// The command turns into a prompt for the model (`/skill:`).
+    Prompt(String),
+}

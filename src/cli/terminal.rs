@@ -1,0 +1,161 @@
+//! The terminal side of a conversation: one reader of stdin lines shared by the prompt loop and
+//! the approval prompt, and the approver that asks on stderr.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, mpsc};
+
+use crate::agent::approval::{Answer, AnswerFuture, ApprovalPrompt, Approver};
+
+/// Lines of stdin, read on one thread so the prompt loop and approvals never race for input.
+#[derive(Clone)]
+pub struct Lines {
+    rx: Arc<Mutex<mpsc::UnboundedReceiver<String>>>,
+}
+
+impl Lines {
+    /// Starts the reader thread. End of input closes the channel.
+    pub fn stdin() -> Lines {
+        let (tx, rx) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            let mut lock = stdin.lock();
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match lock.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&buf);
+                        let line = line.trim_end_matches(['\n', '\r']).to_string();
+                        if tx.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Lines {
+            rx: Arc::new(Mutex::new(rx)),
+        }
+    }
+
+    /// The next line, or `None` at end of input.
+    pub async fn next(&self) -> Option<String> {
+        self.rx.lock().await.recv().await
+    }
+}
+
+/// Whether previews are coloured: stderr is a terminal and `NO_COLOR` is not set.
+pub fn colour_enabled() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Asks on stderr, reads the answer from stdin: `y`/`yes` allows, `a`/`always` allows this exact
+/// call for the session (not offered for dangerous calls), anything else denies, EOF too.
+pub struct TerminalApprover {
+    pub lines: Lines,
+}
+
+impl Approver for TerminalApprover {
+    fn ask<'a>(&'a self, prompt: &'a ApprovalPrompt) -> AnswerFuture<'a> {
+        Box::pin(async move {
+            let text = render_prompt(prompt, colour_enabled());
+            let mut stderr = std::io::stderr();
+            let _ = stderr.write_all(text.as_bytes());
+            let _ = stderr.flush();
+            let answer = match self.lines.next().await {
+                Some(line) => parse_answer(&line, prompt.dangerous),
+                None => Answer::Deny,
+            };
+            Ok(answer)
+        })
+    }
+}
+
+fn parse_answer(line: &str, dangerous: bool) -> Answer {
+    match line.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Answer::Allow,
+        "a" | "always" if !dangerous => Answer::AllowForSession,
+        _ => Answer::Deny,
+    }
+}
+
+/// The approval prompt text (reference §2.3): blank line, the tool, summary, details, question.
+pub fn render_prompt(prompt: &ApprovalPrompt, colour: bool) -> String {
+    let mut out = format!("\nApprove tool call: {}\n{}\n", prompt.tool, prompt.summary);
+    if !prompt.reason.is_empty() {
+        out.push_str(&format!("({})\n", prompt.reason));
+    }
+    if !prompt.details.is_empty() {
+        for line in prompt.details.lines() {
+            out.push_str(&colour_line(line, colour));
+            out.push('\n');
+        }
+    }
+    out.push_str(if prompt.dangerous {
+        "Approve? [y/N] "
+    } else {
+        "Approve? [y/N/a] "
+    });
+    out
+}
+
+fn colour_line(line: &str, colour: bool) -> String {
+    if !colour {
+        return line.to_string();
+    }
+    let code = if line.starts_with("+++") || line.starts_with("---") {
+        "1"
+    } else if line.starts_with('+') {
+        "32"
+    } else if line.starts_with('-') {
+        "31"
+    } else if line.starts_with("@@") {
+        "36"
+    } else if line.starts_with("classification: dangerous") {
+        "1;31"
+    } else {
+        return line.to_string();
+    };
+    format!("\x1b[{code}m{line}\x1b[0m")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers() {
+        assert_eq!(parse_answer("y", false), Answer::Allow);
+        assert_eq!(parse_answer(" YES ", true), Answer::Allow);
+        assert_eq!(parse_answer("a", false), Answer::AllowForSession);
+        assert_eq!(
+            parse_answer("a", true),
+            Answer::Deny,
+            "no session grant for dangerous calls"
+        );
+        for other in ["", "n", "no", "yy", "sure"] {
+            assert_eq!(parse_answer(other, false), Answer::Deny, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn prompt_is_plain_without_colour() {
+        let p = ApprovalPrompt {
+            call_id: "c".into(),
+            tool: "edit".into(),
+            summary: "edit a.txt".into(),
+            details: "--- a/a.txt\n+++ b/a.txt\n-old\n+new".into(),
+            reason: "tool \"edit\" needs approval".into(),
+            dangerous: false,
+        };
+        let plain = render_prompt(&p, false);
+        assert!(plain.starts_with("\nApprove tool call: edit\nedit a.txt\n"));
+        assert!(plain.ends_with("Approve? [y/N/a] "));
+        assert!(!plain.contains('\x1b'));
+        let coloured = render_prompt(&p, true);
+        assert!(coloured.contains("\x1b[32m+new\x1b[0m"));
+    }
+}

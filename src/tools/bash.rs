@@ -1,0 +1,401 @@
+//! The `bash` tool's process handling: run a script in its own process group, keep the tail of
+//! its output, kill the whole tree on timeout or cancellation, and keep secrets out of its
+//! environment.
+//!
+//! Deciding *whether* to run is not here: the agent runs the classifier and the approval policy
+//! first (see `agent::chain`); this module only runs what was allowed, under the sandbox the
+//! caller asked for.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
+
+/// How much output the model sees: the last 50 KiB.
+pub const OUTPUT_TAIL_BYTES: usize = 50 * 1024;
+/// How long a sandbox wrapper gets to clean up after SIGTERM before the group is killed.
+const TERM_GRACE: Duration = Duration::from_millis(300);
+/// The default timeout of a bash call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Names of environment variables that never reach a child process (matched case-insensitively;
+/// `*` is any run of characters).
+pub const SECRET_ENV_PATTERNS: &[&str] = &[
+    "*_API_KEY",
+    "*_TOKEN",
+    "*_SECRET*",
+    "*PASSWORD*",
+    "OPENAI_*",
+    "GG_*",
+    "*_ACCESS_KEY*",
+    "*_CREDENTIALS",
+];
+
+/// Whether `name` matches a secret pattern and is not explicitly allowed.
+pub fn is_secret_env(name: &OsStr, allow: &[String]) -> bool {
+    let Some(name) = name.to_str() else {
+        // A name that is not UTF-8 cannot be checked against the patterns: keep it out.
+        return true;
+    };
+    let upper = name.to_ascii_uppercase();
+    if allow.iter().any(|a| a.eq_ignore_ascii_case(name)) {
+        return false;
+    }
+    SECRET_ENV_PATTERNS.iter().any(|p| glob_match(p, &upper))
+}
+
+fn glob_match(pattern: &str, text: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == text,
+        Some((head, rest)) => {
+            let Some(after_head) = text.strip_prefix(head) else {
+                return false;
+            };
+            if rest.is_empty() {
+                return true;
+            }
+            (0..=after_head.len())
+                .filter(|&i| after_head.is_char_boundary(i))
+                .any(|i| glob_match(rest, &after_head[i..]))
+        }
+    }
+}
+
+/// The parent environment minus secrets.
+pub fn scrubbed_env(allow: &[String]) -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(name, _)| !is_secret_env(name, allow))
+        .collect()
+}
+
+/// Git settings forced onto commands that run without approval (read-only verdicts), so that a
+/// planted repository cannot make `git status` or `git diff` run its programs. The classifier
+/// already refuses read-only for repositories whose config sets such keys; this closes the gap
+/// between that check and the run.
+pub const GIT_PROTECTIVE_CONFIG: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("core.hooksPath", "/dev/null"),
+    ("diff.external", ""),
+    ("safe.bareRepository", "explicit"),
+    ("core.sshCommand", "false"),
+    ("credential.helper", ""),
+    ("protocol.ext.allow", "never"),
+];
+
+/// Environment entries that apply [`GIT_PROTECTIVE_CONFIG`] through `GIT_CONFIG_COUNT`, which git
+/// reads after every config file, so they win over the repository's own settings.
+pub fn git_protective_env() -> Vec<(String, String)> {
+    let mut env = vec![
+        (
+            "GIT_CONFIG_COUNT".to_string(),
+            GIT_PROTECTIVE_CONFIG.len().to_string(),
+        ),
+        ("GIT_PAGER".to_string(), "cat".to_string()),
+        ("PAGER".to_string(), "cat".to_string()),
+        ("GIT_EXTERNAL_DIFF".to_string(), String::new()),
+        ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+    ];
+    for (i, (key, value)) in GIT_PROTECTIVE_CONFIG.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), (*key).to_string()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), (*value).to_string()));
+    }
+    env
+}
+
+/// The shell that runs scripts: `$SHELL` when it is an absolute path to an executable file,
+/// else `/bin/sh`.
+pub fn shell() -> PathBuf {
+    std::env::var_os("SHELL")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+/// How a bash run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Signalled(i32),
+    TimedOut(Duration),
+    Cancelled,
+}
+
+/// What the model is told about a run.
+#[derive(Debug, Clone)]
+pub struct BashOutput {
+    pub ending: Ending,
+    /// The tool result text: the output tail, the truncation header and the ending line.
+    pub text: String,
+    /// Where the full output was saved when it was truncated.
+    pub full_log: Option<PathBuf>,
+}
+
+impl BashOutput {
+    pub fn is_error(&self) -> bool {
+        self.ending != Ending::Exited(0)
+    }
+}
+
+/// Keeps the last `cap` bytes of a stream, and everything in a log file when asked.
+struct Tail {
+    cap: usize,
+    buf: Vec<u8>,
+    total: u64,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        self.buf.extend_from_slice(chunk);
+        if self.buf.len() > 2 * self.cap {
+            let cut = self.buf.len() - self.cap;
+            self.buf.drain(..cut);
+        }
+    }
+
+    fn finish(mut self) -> (Vec<u8>, u64) {
+        if self.buf.len() > self.cap {
+            let cut = self.buf.len() - self.cap;
+            self.buf.drain(..cut);
+        }
+        (self.buf, self.total)
+    }
+}
+
+/// Runs `command` (already configured: program, args, environment, working directory, sandbox
+/// wrapping) in its own process group with stdin closed, stdout and stderr captured together.
+///
+/// `log_dir` receives the full output when it exceeds [`OUTPUT_TAIL_BYTES`].
+pub async fn run(
+    mut command: std::process::Command,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    log_dir: &Path,
+) -> std::io::Result<BashOutput> {
+    use std::os::unix::process::CommandExt;
+    command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut command = tokio::process::Command::from(command);
+    command.kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let pgid = child
+        .id()
+        .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    let kill_group = || {
+        if let Some(pgid) = pgid {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+    };
+    // A sandbox wrapper (bwrap, or gg's helper) tears down what it started when it gets SIGTERM;
+    // SIGKILL alone would leave a process the command detached with `setsid` running. So: TERM
+    // the wrapper, give it a moment, then KILL the whole group.
+    let stop_tree = |child: &mut tokio::process::Child| {
+        let child_pid = child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32));
+        if let Some(pid) = child_pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    };
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>),
+    ];
+    for reader in readers.into_iter().flatten() {
+        let tx = tx.clone();
+        tokio::spawn(pump(reader, tx));
+    }
+    drop(tx);
+
+    let mut log = LogFile::new(log_dir);
+    let mut tail = Tail {
+        cap: OUTPUT_TAIL_BYTES,
+        buf: Vec::new(),
+        total: 0,
+    };
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut status = None;
+    let mut ending = None;
+    let mut output_open = true;
+    // After the script exits and its group is killed, a process that left the group (setsid)
+    // may still hold the pipes; its output is not waited for beyond this grace period.
+    let grace = tokio::time::sleep(Duration::from_secs(3600));
+    tokio::pin!(grace);
+    let mut grace_armed = false;
+    while ending.is_none() && (status.is_none() || output_open) {
+        tokio::select! {
+            chunk = rx.recv(), if output_open => match chunk {
+                Some(chunk) => {
+                    log.write(&chunk);
+                    tail.push(&chunk);
+                }
+                None => output_open = false,
+            },
+            result = child.wait(), if status.is_none() => {
+                status = Some(result?);
+                // Background jobs of the script would hold the pipes open forever; the tool
+                // returns when the script itself is done.
+                kill_group();
+                grace.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(500));
+                grace_armed = true;
+            }
+            () = &mut grace, if grace_armed => output_open = false,
+            () = &mut deadline => ending = Some(Ending::TimedOut(timeout)),
+            () = cancel.cancelled() => ending = Some(Ending::Cancelled),
+        }
+    }
+    if ending.is_some() {
+        if status.is_none() {
+            stop_tree(&mut child);
+            let _ = tokio::time::timeout(TERM_GRACE, child.wait()).await;
+        }
+        kill_group();
+        // Reap the killed child; drain whatever it wrote before dying.
+        let _ = child.wait().await;
+        while let Ok(chunk) = rx.try_recv() {
+            log.write(&chunk);
+            tail.push(&chunk);
+        }
+    }
+    let ending = ending.unwrap_or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        match status {
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => Ending::Exited(code),
+                (None, Some(sig)) => Ending::Signalled(sig),
+                (None, None) => Ending::Exited(-1),
+            },
+            None => Ending::Exited(-1),
+        }
+    });
+
+    let (shown, total) = tail.finish();
+    let truncated = total > shown.len() as u64;
+    let full_log = log.keep(truncated);
+    let mut text = String::new();
+    if truncated {
+        text.push_str(&format!(
+            "... output truncated: omitted {} bytes; showing last {} bytes ...\n",
+            total - shown.len() as u64,
+            shown.len()
+        ));
+        match &full_log {
+            Some(path) => text.push_str(&format!("Full output saved to: {}\n", path.display())),
+            None => text.push_str("Full output could not be saved.\n"),
+        }
+    }
+    text.push_str(&String::from_utf8_lossy(&shown));
+    let ending_line = match &ending {
+        Ending::Exited(0) => None,
+        Ending::Exited(code) => Some(format!("exit code {code}")),
+        Ending::Signalled(sig) => Some(format!("killed by signal {sig}")),
+        Ending::TimedOut(d) => Some(format!("command timed out after {}", format_duration(*d))),
+        Ending::Cancelled => Some("command canceled".to_string()),
+    };
+    if let Some(line) = ending_line {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&line);
+    }
+    Ok(BashOutput {
+        ending,
+        text,
+        full_log,
+    })
+}
+
+async fn pump(
+    mut reader: Box<dyn AsyncRead + Unpin + Send>,
+    tx: tokio::sync::mpsc::Sender<Vec<u8>>,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The full-output log: written as output arrives, kept only when the tail was truncated.
+struct LogFile {
+    path: Option<PathBuf>,
+    file: Option<std::fs::File>,
+}
+
+impl LogFile {
+    fn new(dir: &Path) -> LogFile {
+        let name = format!(
+            "bash-{}-{:08x}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or_default(),
+            fastrand::u32(..)
+        );
+        let path = dir.join(name);
+        let file = std::fs::create_dir_all(dir).ok().and_then(|()| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .ok()
+        });
+        LogFile {
+            path: file.as_ref().map(|_| path),
+            file,
+        }
+    }
+
+    fn write(&mut self, chunk: &[u8]) {
+        use std::io::Write;
+        if let Some(file) = &mut self.file
+            && file.write_all(chunk).is_err()
+        {
+            self.file = None;
+        }
+    }
+
+    fn keep(mut self, truncated: bool) -> Option<PathBuf> {
+        let complete = self.file.take().is_some();
+        let path = self.path.take()?;
+        if truncated && complete {
+            Some(path)
+        } else {
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
+}
+
+fn format_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    if d.subsec_millis() != 0 || secs == 0 {
+        format!("{}ms", d.as_millis())
+    } else if secs.is_multiple_of(60) {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}s")
+    }
+}

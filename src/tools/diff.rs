@@ -1,0 +1,24 @@
+//! Before/after previews for write and edit approvals.
+
+/// A unified diff of `before` → `after`, labelled with `path`. Plain text; the CLI colours it.
+pub fn unified(path: &str, before: &str, after: &str) -> String {
+    if before == after {
+        return format!("{path}: no changes");
+    }
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut out = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    const MAX_PREVIEW: usize = 16 * 1024;
+    if out.len() > MAX_PREVIEW {
+        let mut end = MAX_PREVIEW;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push_str("\n... preview truncated ...\n");
+    }
+    out
+}

@@ -1,0 +1,8 @@
+//! The agent's built-in tools and the inputs of the security chain they run through.
+
+pub mod bash;
+pub mod diff;
+pub mod files;
+pub mod paths;
+pub mod registry;
+pub mod security;

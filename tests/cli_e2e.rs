@@ -1,0 +1,431 @@
+//! The real `gg` binary end to end against the scripted server: one-shot runs, approvals without
+//! a terminal, `--json` events, exit codes and start-up errors.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    sessions: PathBuf,
+}
+
+fn env() -> Env {
+    // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = tmp.path().join("home");
+    let repo = home.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    Env {
+        home: home.canonicalize().unwrap(),
+        repo: repo.canonicalize().unwrap(),
+        sessions: tmp.path().join("sessions"),
+        _tmp: tmp,
+    }
+}
+
+fn gg(e: &Env, server: &ScriptedServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
+    cmd.current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", &e.sessions)
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.output().unwrap()
+}
+
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                files.extend(session_files(&p));
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn one_shot_yolo_writes_the_file_and_the_session_holds_the_turn() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call(
+            "w1",
+            "write",
+            &json!({"path": "hello.txt", "content": "hi from gg\n"}).to_string(),
+        ),
+        Reply::text(&["Created ", "hello.txt."]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--yolo", "-p", "create hello.txt"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "Created hello.txt.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.repo.join("hello.txt")).unwrap(),
+        "hi from gg\n"
+    );
+
+    let files = session_files(&e.sessions);
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries[0]["type"], "session");
+    let roles: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["message"]["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert!(entries.iter().any(|e| e["type"] == "model"));
+    // The request carried the key and the built-in tools.
+    let req = &server.requests()[0];
+    assert_eq!(req.header("authorization"), Some("Bearer sk-test"));
+}
+
+#[test]
+fn auto_without_terminal_denies_the_write_and_fail_on_deny_exits_3() {
+    let e = env();
+    for (extra, code) in [(&[][..], 0), (&["--fail-on-deny"][..], 3)] {
+        let server = ScriptedServer::with_replies([
+            Reply::tool_call(
+                "w1",
+                "write",
+                &json!({"path": "nope.txt", "content": "x"}).to_string(),
+            ),
+            Reply::text(&["I could not write it."]),
+        ]);
+        let mut cmd = gg(&e, &server);
+        cmd.args(extra).args(["-p", "write nope.txt"]);
+        let out = run(cmd);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!e.repo.join("nope.txt").exists());
+        let second = &server.request_bodies()[1];
+        let tool_msg = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap();
+        let denial = tool_msg["content"].as_str().unwrap();
+        assert!(denial.contains("denied"), "{denial}");
+        assert!(denial.contains("--yolo"), "{denial}");
+    }
+}
+
+#[test]
+fn json_mode_prints_only_parseable_events() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("b1", "bash", &json!({"command": "ls"}).to_string()),
+        Reply::text(&["All ", "good."]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--json", "--approval", "never", "-p", "look"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|err| panic!("not JSON: {l}: {err}")))
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"run_started"));
+    assert_eq!(types.last(), Some(&"run_completed"));
+    for needed in ["tool_call_start", "tool_call_finish", "text_delta", "usage"] {
+        assert!(types.contains(&needed), "{needed} in {types:?}");
+    }
+    let start = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_start")
+        .unwrap();
+    assert_eq!(start["classification"], "read-only");
+    assert_eq!(start["decision"]["action"], "allow");
+    assert_eq!(events.last().unwrap()["text"], "All good.");
+}
+
+#[test]
+fn on_request_without_a_terminal_exits_2_before_any_request() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--approval", "on-request", "-p", "hi"]);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("on-request needs a terminal"));
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn configuration_errors_exit_2_without_network() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
+        (
+            vec!["-p", "hi"],
+            Some(""),
+            "missing API key: set OPENAI_API_KEY or pass --api-key",
+        ),
+        (
+            vec!["--approval", "sometimes", "-p", "hi"],
+            None,
+            "approval must be one of",
+        ),
+        (
+            vec!["--model", "nocolon", "-p", "hi"],
+            None,
+            "model selection must use provider:model",
+        ),
+        (vec!["-p"], None, "prompt is required in print mode"),
+        (
+            vec!["--no-session", "--continue", "-p", "x"],
+            None,
+            "--no-session cannot be combined",
+        ),
+    ];
+    for (args, key, needle) in cases {
+        let mut cmd = gg(&e, &server);
+        if let Some(k) = key {
+            cmd.env("OPENAI_API_KEY", k);
+        }
+        cmd.args(&args);
+        let out = run(cmd);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(needle),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn provider_failure_exits_1_with_the_error() {
+    let e = env();
+    let server =
+        ScriptedServer::with_replies([Reply::status(401, "{\"error\":{\"message\":\"bad key\"}}")]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "hi"]);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("401"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sessions_list_continue_and_audit() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call(
+            "b1",
+            "bash",
+            &json!({"command": "echo hi > f.txt"}).to_string(),
+        ),
+        Reply::text(&["first"]),
+        Reply::text(&["second"]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--yolo", "-n", "my work", "-p", "one"]);
+    assert!(run(cmd).status.success());
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--continue", "-p", "two"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        session_files(&e.sessions).len(),
+        1,
+        "--continue reused the session"
+    );
+    // The second request carried the whole first turn.
+    let roles: Vec<String> = server.request_bodies()[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .filter(|r| r != "system")
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+
+    let mut cmd = gg(&e, &server);
+    cmd.args(["sessions", "list"]);
+    let listing = String::from_utf8(run(cmd).stdout).unwrap();
+    assert!(
+        listing.starts_with("ID\tUPDATED\tMESSAGES\tNAME\tPATH\tPREVIEW\n"),
+        "{listing}"
+    );
+    assert!(listing.contains("my work"), "{listing}");
+
+    let mut cmd = gg(&e, &server);
+    cmd.args(["audit", "--json"]);
+    let out = run(cmd);
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["tool"], "bash");
+    assert_eq!(rows[0]["audit"]["classification"]["verdict"], "normal");
+    assert_eq!(rows[0]["audit"]["decision"]["decidedBy"], "policy");
+    assert_eq!(rows[0]["audit"]["decision"]["mode"], "yolo");
+    let mut cmd = gg(&e, &server);
+    cmd.args(["audit"]);
+    let human = String::from_utf8(run(cmd).stdout).unwrap();
+    assert!(
+        human.contains("classification: normal") && human.contains("decision: allow by policy"),
+        "{human}"
+    );
+}
+
+#[test]
+fn secrets_never_reach_the_bash_environment() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("b1", "bash", &json!({"command": "env"}).to_string()),
+        Reply::text(&["seen"]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.env("OPENAI_API_KEY", "sk-live-secret-1")
+        .env("ANTHROPIC_API_KEY", "secret-2")
+        .env("GG_INTERNAL", "secret-3")
+        .env("NPM_TOKEN", "secret-4")
+        .env("DB_PASSWORD", "secret-5")
+        .env("AWS_SECRET_ACCESS_KEY", "secret-6")
+        .env("HARMLESS_SETTING", "visible-value")
+        .args(["--approval", "never", "-p", "show env"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = &server.request_bodies()[1];
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("HARMLESS_SETTING=visible-value"),
+        "{result}"
+    );
+    for secret in [
+        "sk-live-secret-1",
+        "secret-2",
+        "secret-3",
+        "secret-4",
+        "secret-5",
+        "secret-6",
+    ] {
+        assert!(
+            !result.contains(secret),
+            "{secret} leaked into bash: {result}"
+        );
+    }
+}
+
+#[test]
+fn the_sandbox_stops_what_the_classifier_cannot_see() {
+    let e = env();
+    // A script on disk: the classifier sees `sh ./tidy.sh` (normal), not what the script does.
+    std::fs::write(
+        e.repo.join("tidy.sh"),
+        format!(
+            "echo inside > inside.txt\necho pwned > {}/outside.txt\n",
+            e.home.display()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call(
+            "b1",
+            "bash",
+            &json!({"command": "sh ./tidy.sh"}).to_string(),
+        ),
+        Reply::text(&["ran it"]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["--yolo", "--sandbox", "-p", "tidy up"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(e.repo.join("inside.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(
+        !e.home.join("outside.txt").exists(),
+        "the write outside the working directory was stopped"
+    );
+    let result = server.request_bodies()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("[gg: command classified normal"),
+        "{result}"
+    );
+    // The failing redirection shows in the output (read-only file system or permission denied).
+    assert!(result.contains("exit code"), "{result}");
+}

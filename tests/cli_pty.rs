@@ -1,0 +1,229 @@
+//! The real `gg` binary on a real pseudo-terminal (the pty is made its controlling terminal with
+//! `setsid -c`, so Ctrl+C is a real `^C` through the line discipline): approval prompts answered
+//! by typing, a dangerous command prompting even under `--yolo`, and Ctrl+C mid-stream.
+
+mod support;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{Reply, ScriptedServer, StreamReply, finish_chunk, text_chunk, tool_call_chunk};
+
+struct Pty {
+    master: File,
+    screen: Arc<Mutex<String>>,
+    cursor: usize,
+    child: Child,
+}
+
+impl Pty {
+    fn spawn(home: &PathBuf, repo: &PathBuf, server: &ScriptedServer, args: &[&str]) -> Pty {
+        use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+        let master =
+            openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let name = ptsname(&master, Vec::new()).unwrap();
+        let slave = File::options()
+            .read(true)
+            .write(true)
+            .open(name.to_str().unwrap())
+            .unwrap();
+        let child = Command::new("setsid")
+            .arg("-c")
+            .arg(env!("CARGO_BIN_EXE_gg"))
+            .args(args)
+            .current_dir(repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("TERM", "dumb")
+            .env("NO_COLOR", "1")
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("GG_SESSION_DIR", home.join("sessions"))
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave))
+            .spawn()
+            .unwrap();
+        let master = File::from(master);
+        let screen = Arc::new(Mutex::new(String::new()));
+        let mut reader = master.try_clone().unwrap();
+        let sink = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Pty {
+            master,
+            screen,
+            cursor: 0,
+            child,
+        }
+    }
+
+    /// Waits until `needle` appears after what was already consumed, and consumes through it.
+    fn expect(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            {
+                let screen = self.screen.lock().unwrap();
+                if let Some(at) = screen[self.cursor..].find(needle) {
+                    let seen = screen[self.cursor..self.cursor + at + needle.len()].to_string();
+                    self.cursor += at + needle.len();
+                    return seen;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {needle:?}; screen:\n{}",
+                self.screen.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, text: &str) {
+        self.master.write_all(text.as_bytes()).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    fn wait(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(100));
+                return (status.code(), self.screen.lock().unwrap().clone());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("gg did not exit; screen:\n{}", self.screen.lock().unwrap());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = tmp.path().join("home").canonicalize().unwrap_or_else(|_| {
+        std::fs::create_dir_all(tmp.path().join("home/repo")).unwrap();
+        tmp.path().join("home").canonicalize().unwrap()
+    });
+    let repo = home.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    (tmp, home, repo)
+}
+
+fn bash_calls(commands: &[&str]) -> Reply {
+    let mut stream = StreamReply::new();
+    for (i, command) in commands.iter().enumerate() {
+        let args = json!({"command": command}).to_string();
+        stream = stream.event(tool_call_chunk(
+            i as u32,
+            Some(&format!("c{i}")),
+            Some("bash"),
+            &args,
+        ));
+    }
+    stream.event(finish_chunk("tool_calls")).done().reply()
+}
+
+#[test]
+fn approval_prompts_yes_no_and_always() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&[
+            "touch yes.txt",
+            "touch no.txt",
+            "touch always.txt",
+            "touch always.txt",
+        ]),
+        Reply::text(&["finished"]),
+    ]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &["-p", "make files"]);
+    let first = pty.expect("Approve? [y/N/a] ");
+    assert!(first.contains("Approve tool call: bash"), "{first}");
+    assert!(first.contains("classification: normal"), "{first}");
+    pty.send("y\r");
+    pty.expect("Approve? [y/N/a] ");
+    pty.send("n\r");
+    pty.expect("Approve? [y/N/a] ");
+    pty.send("a\r");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("finished"));
+    assert_eq!(
+        screen.matches("Approve? [y/N/a] ").count(),
+        3,
+        "the repeat was covered by 'a': {screen}"
+    );
+    assert!(repo.join("yes.txt").exists());
+    assert!(!repo.join("no.txt").exists());
+    assert!(repo.join("always.txt").exists());
+}
+
+#[test]
+fn a_dangerous_command_still_prompts_under_yolo() {
+    let (_tmp, home, repo) = dirs();
+    std::fs::create_dir_all(home.join("keep")).unwrap();
+    let server =
+        ScriptedServer::with_replies([bash_calls(&["rm -rf ~/keep"]), Reply::text(&["ok"])]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &["--yolo", "-p", "clean"]);
+    let prompt = pty.expect("Approve? [y/N] ");
+    assert!(prompt.contains("classification: dangerous"), "{prompt}");
+    pty.send("n\r");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(home.join("keep").is_dir(), "denied: home intact");
+}
+
+#[test]
+fn ctrl_c_mid_stream_keeps_the_partial_reply_and_the_next_prompt_works() {
+    let (_tmp, home, repo) = dirs();
+    let slow = StreamReply::new()
+        .event(text_chunk("partial words"))
+        .delay(Duration::from_secs(60))
+        .event(finish_chunk("stop"))
+        .done()
+        .reply();
+    let server = ScriptedServer::with_replies([slow, Reply::text(&["second answer"])]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &[]);
+    pty.expect("gg interactive mode. Press Ctrl+D to exit.");
+    pty.expect("> ");
+    pty.send("first question\r");
+    pty.expect("partial words");
+    pty.send("\x03");
+    pty.expect("> ");
+    pty.send("second question\r");
+    pty.expect("second answer");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    // The interrupted reply was persisted with its partial text.
+    let bodies = server.request_bodies();
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert!(
+        assistant["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("partial words"),
+        "{assistant}"
+    );
+}
