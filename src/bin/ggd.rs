@@ -1,4 +1,5 @@
+//! `ggd`: the gg daemon (JSON-RPC over stdio, or HTTP + SSE). See `gg::daemon`.
+
 fn main() -> std::process::ExitCode {
-    eprintln!("ggd: the daemon is not built yet (issue 9)");
-    std::process::ExitCode::from(1)
+    gg::daemon::main(std::env::args().skip(1).collect())
 }

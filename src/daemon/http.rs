@@ -1,0 +1,403 @@
+//! The HTTP transport (reference 8.2): `POST /rpc`, `GET /events` (SSE), `GET /healthz`,
+//! `GET /health`, with the bearer token, the `Host` check against DNS rebinding and
+//! loopback-only CORS.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::handler::Handler;
+use super::rpc::{self, MAX_MESSAGE_BYTES, PARSE_ERROR, RpcError};
+use super::runtime::Run;
+
+/// An idle SSE stream gets a comment this often, so proxies and clients keep it open.
+pub const KEEPALIVE: Duration = Duration::from_secs(15);
+/// How long in-flight HTTP requests get after shutdown starts.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+#[derive(Clone)]
+struct Http {
+    handler: Arc<Handler>,
+    token: Arc<str>,
+    /// `Host` values accepted; empty with `--allow-remote` (the token is then the only guard).
+    allowed_hosts: Arc<Vec<String>>,
+    stop: CancellationToken,
+}
+
+/// Serves on `listener` until `stop` is cancelled; an error when the server fails or the
+/// graceful shutdown does not finish within [`SHUTDOWN_GRACE`].
+pub async fn serve(
+    handler: Arc<Handler>,
+    listener: tokio::net::TcpListener,
+    token: String,
+    allow_remote: bool,
+    stop: CancellationToken,
+) -> Result<(), String> {
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("listener address: {e}"))?;
+    let http = Http {
+        handler,
+        token: Arc::from(token),
+        allowed_hosts: Arc::new(if allow_remote {
+            Vec::new()
+        } else {
+            allowed_hosts(local)
+        }),
+        stop: stop.clone(),
+    };
+    let app = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/health", get(health))
+        .route("/rpc", post(rpc_endpoint))
+        .route("/events", get(events))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
+        .layer(middleware::from_fn_with_state(http.clone(), guard))
+        .with_state(http);
+    let shutdown = stop.clone();
+    let server = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await });
+    tokio::select! {
+        served = server => served.map_err(|e| format!("HTTP server: {e}")),
+        () = async { stop.cancelled().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
+            Err("HTTP shutdown did not finish within 5s".to_string())
+        }
+    }
+}
+
+/// The loopback names a browser may send for the bound port.
+fn allowed_hosts(local: SocketAddr) -> Vec<String> {
+    let port = local.port();
+    let mut hosts = Vec::new();
+    for name in ["localhost", "127.0.0.1", "[::1]"] {
+        hosts.push(name.to_string());
+        hosts.push(format!("{name}:{port}"));
+    }
+    hosts
+}
+
+/// `null`, or `http(s)://localhost|127.0.0.1|[::1]` with an optional port.
+pub fn loopback_origin(origin: &str) -> bool {
+    if origin == "null" {
+        return true;
+    }
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let (host, port) = match rest.strip_prefix("[::1]") {
+        Some(port) => ("[::1]", port),
+        None => match rest.split_once(':') {
+            Some((host, port)) => (host, &rest[host.len()..][..port.len() + 1]),
+            None => (rest, ""),
+        },
+    };
+    let host_ok = host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "[::1]";
+    let port_ok = match port.strip_prefix(':') {
+        None => port.is_empty(),
+        Some(digits) => {
+            !digits.is_empty() && digits.len() <= 5 && digits.bytes().all(|b| b.is_ascii_digit())
+        }
+    };
+    host_ok && port_ok
+}
+
+/// Compares without an early exit, so timing does not reveal how much of a guess matched.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        Some(given) => !token.is_empty() && constant_time_eq(given.as_bytes(), token.as_bytes()),
+        None => false,
+    }
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response {
+    let mut response = Response::new(Body::from(value.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Host check, CORS, authentication and the common headers, in that order.
+async fn guard(State(http): State<Http>, request: Request, next: Next) -> Response {
+    if !http.allowed_hosts.is_empty() {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        if !host.is_some_and(|h| http.allowed_hosts.contains(&h)) {
+            let mut response =
+                json_response(StatusCode::FORBIDDEN, &json!({"error": "host not allowed"}));
+            finish_headers(&mut response, None);
+            return response;
+        }
+    }
+    let origin = request
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .filter(|o| loopback_origin(o))
+        .and_then(|o| HeaderValue::from_str(o).ok());
+    if request.method() == Method::OPTIONS && origin.is_some() {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, OPTIONS"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(
+                "Authorization, Content-Type, Accept, Cache-Control, Last-Event-ID",
+            ),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        finish_headers(&mut response, origin);
+        return response;
+    }
+    if request.uri().path() != "/healthz" && !authorized(request.headers(), &http.token) {
+        let mut response =
+            json_response(StatusCode::UNAUTHORIZED, &json!({"error": "unauthorized"}));
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"gg\""),
+        );
+        finish_headers(&mut response, origin);
+        return response;
+    }
+    let mut response = next.run(request).await;
+    finish_headers(&mut response, origin);
+    response
+}
+
+fn finish_headers(response: &mut Response, origin: Option<HeaderValue>) {
+    let headers = response.headers_mut();
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if let Some(origin) = origin {
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+    }
+}
+
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &json!({"ok": true}))
+}
+
+async fn health() -> Response {
+    // No channels run in this build (the scheduler is a separate component; Telegram is absent).
+    json_response(
+        StatusCode::OK,
+        &json!({"ok": true, "protocolVersion": rpc::PROTOCOL_VERSION, "channels": []}),
+    )
+}
+
+async fn not_found() -> Response {
+    json_response(StatusCode::NOT_FOUND, &json!({"error": "not found"}))
+}
+
+async fn rpc_endpoint(State(http): State<Http>, body: Bytes) -> Response {
+    match http.handler.handle_message(&body).await {
+        Some(response) => {
+            let parse_failed = response["error"]["code"].as_i64() == Some(PARSE_ERROR);
+            let status = if parse_failed {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::OK
+            };
+            json_response(status, &response)
+        }
+        None => {
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            response
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    #[serde(rename = "runId")]
+    run_id: Option<String>,
+    after: Option<String>,
+}
+
+fn bad_request(message: &str) -> Response {
+    json_response(StatusCode::BAD_REQUEST, &json!({"error": message}))
+}
+
+/// Where an SSE stream stands.
+struct Cursor {
+    run: Option<Arc<Run>>,
+    after: u64,
+    error: Option<RpcError>,
+    finished: bool,
+    stop: CancellationToken,
+}
+
+fn error_frame(error: &RpcError) -> Bytes {
+    Bytes::from(format!("event: error\ndata: {}\n\n", error.to_json()))
+}
+
+async fn events(
+    State(http): State<Http>,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        return bad_request("invalid query");
+    };
+    let Some(run_id) = query.run_id.filter(|r| !r.is_empty()) else {
+        return bad_request("runId is required");
+    };
+    // A reconnecting EventSource repeats the original URL; its Last-Event-ID is the newer cursor.
+    let cursor_text = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or(query.after);
+    let after = match cursor_text.as_deref().map(str::trim) {
+        None | Some("") => 0,
+        Some(text) => match text.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) => return bad_request("after / Last-Event-ID must be a non-negative integer"),
+        },
+    };
+    let (run, error) = match http.handler.runtime().get_run(&run_id) {
+        Ok(run) => (Some(run), None),
+        Err(error) => (None, Some(error)),
+    };
+    let cursor = Cursor {
+        run,
+        after,
+        error,
+        finished: false,
+        stop: http.stop.clone(),
+    };
+    let stream = futures_util::stream::unfold(cursor, |mut cursor| async move {
+        if let Some(error) = cursor.error.take() {
+            cursor.finished = true;
+            return Some((Ok::<Bytes, Infallible>(error_frame(&error)), cursor));
+        }
+        if cursor.finished {
+            return None;
+        }
+        let run = cursor.run.clone()?;
+        tokio::select! {
+            waited = run.wait(cursor.after, &cursor.stop) => match waited {
+                Ok((events, done)) => {
+                    if events.is_empty() {
+                        // Done, or the daemon is stopping.
+                        return None;
+                    }
+                    let mut text = String::new();
+                    for event in events {
+                        let sequence = event["sequence"].as_u64().unwrap_or(cursor.after);
+                        text.push_str(&format!("id: {sequence}\nevent: event\ndata: {event}\n\n"));
+                        cursor.after = sequence;
+                    }
+                    cursor.finished = done;
+                    Some((Ok(Bytes::from(text)), cursor))
+                }
+                Err(error) => {
+                    cursor.finished = true;
+                    Some((Ok(error_frame(&error)), cursor))
+                }
+            },
+            () = tokio::time::sleep(KEEPALIVE) => Some((Ok(Bytes::from_static(b": keepalive\n\n")), cursor)),
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "null",
+            "http://localhost",
+            "http://LOCALHOST:3000",
+            "https://127.0.0.1:8443",
+            "http://[::1]:1",
+        ] {
+            assert!(loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "http://evil.com",
+            "http://localhost.evil.com",
+            "http://127.0.0.1.evil.com:80",
+            "ftp://localhost",
+            "http://localhost:",
+            "http://localhost:80x",
+            "http://[::2]",
+            "",
+        ] {
+            assert!(!loopback_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_comparison() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret1"));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer t0k"),
+        );
+        assert!(authorized(&headers, "t0k"));
+        assert!(!authorized(&headers, ""));
+        assert!(!authorized(&headers, "t0"));
+    }
+}

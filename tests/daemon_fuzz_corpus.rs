@@ -1,0 +1,41 @@
+//! Replays the committed fuzz corpus of the JSON-RPC framing on stable Rust with the same checks
+//! as `fuzz/fuzz_targets/jsonrpc.rs`.
+
+use std::fs;
+use std::path::Path;
+
+#[test]
+fn jsonrpc_corpus_replays_cleanly() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/jsonrpc");
+    let mut files: Vec<_> = fs::read_dir(&corpus)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 8,
+        "corpus at {} is missing",
+        corpus.display()
+    );
+    let (mut requests, mut rejected) = (0, 0);
+    for file in &files {
+        let data = fs::read(file).unwrap();
+        gg::daemon::rpc::exercise(&data);
+        let mut framer = gg::daemon::rpc::LineFramer::with_limit(gg::daemon::rpc::EXERCISE_LIMIT);
+        let mut frames = framer.push(&data[1..]);
+        frames.extend(framer.finish());
+        for frame in frames {
+            match frame {
+                gg::daemon::rpc::Frame::Line(line) => match gg::daemon::rpc::parse_request(&line) {
+                    Ok(_) => requests += 1,
+                    Err(_) => rejected += 1,
+                },
+                gg::daemon::rpc::Frame::Oversized => rejected += 1,
+            }
+        }
+    }
+    assert!(
+        requests > 0 && rejected > 0,
+        "the corpus holds both valid and invalid messages"
+    );
+}

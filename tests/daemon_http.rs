@@ -1,0 +1,297 @@
+//! The real `ggd` in HTTP mode over loopback TCP: authentication, the Host check, CORS, the
+//! JSON-RPC endpoint, SSE delivery, resume and approvals.
+
+mod daemon_common;
+mod support;
+
+use daemon_common::{HttpDaemon, env, ggd, http};
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer, StreamReply, text_chunk};
+
+const TOKEN: &str = "s3cret-token";
+
+fn daemon(e: &daemon_common::Env, server: &ScriptedServer) -> HttpDaemon {
+    HttpDaemon::spawn(ggd(e, &server.base_url(), &[]), TOKEN)
+}
+
+#[test]
+fn authentication_host_check_cors_and_endpoints() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let d = daemon(&e, &server);
+    let host = d.host();
+
+    let healthz = http(d.addr, "GET", "/healthz", &[("Host", &host)], None);
+    assert_eq!(healthz.status, 200);
+    assert_eq!(
+        serde_json::from_str::<Value>(&healthz.body).unwrap(),
+        json!({"ok": true})
+    );
+    assert_eq!(healthz.headers["cache-control"], "no-store");
+    assert_eq!(healthz.headers["x-content-type-options"], "nosniff");
+
+    let unauthorized: [&[(&str, &str)]; 4] = [
+        &[("Host", &host)],
+        &[("Host", &host), ("Authorization", "Bearer wrong")],
+        &[
+            ("Host", &host),
+            ("Authorization", "Bearer s3cret-token-and-more"),
+        ],
+        &[("Host", &host), ("Authorization", "Basic czNjcmV0LXRva2Vu")],
+    ];
+    for headers in unauthorized {
+        for (method, path) in [
+            ("GET", "/health"),
+            ("POST", "/rpc"),
+            ("GET", "/events?runId=x"),
+        ] {
+            let body = (method == "POST").then_some(r#"{"id":1,"method":"system.info"}"#);
+            let r = http(d.addr, method, path, headers, body);
+            assert_eq!(r.status, 401, "{method} {path} {headers:?}");
+            assert_eq!(r.headers["www-authenticate"], "Bearer realm=\"gg\"");
+        }
+    }
+    let health = d.request("GET", "/health", None);
+    assert_eq!(health.status, 200);
+    let health: Value = serde_json::from_str(&health.body).unwrap();
+    assert_eq!(health["ok"], true);
+    assert_eq!(health["protocolVersion"], "1.4");
+    assert!(health["channels"].is_array());
+
+    // DNS rebinding: a foreign Host is refused even with the token.
+    let auth = format!("Bearer {TOKEN}");
+    for bad_host in ["evil.example:80", "attacker.com", "127.0.0.1.nip.io"] {
+        let r = http(
+            d.addr,
+            "GET",
+            "/health",
+            &[("Host", bad_host), ("Authorization", &auth)],
+            None,
+        );
+        assert_eq!(r.status, 403, "{bad_host}");
+    }
+    let port = d.addr.port().to_string();
+    let localhost = format!("localhost:{port}");
+    assert_eq!(
+        http(
+            d.addr,
+            "GET",
+            "/health",
+            &[("Host", &localhost), ("Authorization", &auth)],
+            None
+        )
+        .status,
+        200
+    );
+
+    // CORS: loopback origins only; the preflight needs no token.
+    let preflight = http(
+        d.addr,
+        "OPTIONS",
+        "/rpc",
+        &[("Host", &host), ("Origin", "http://localhost:5173")],
+        None,
+    );
+    assert_eq!(preflight.status, 204);
+    assert_eq!(
+        preflight.headers["access-control-allow-origin"],
+        "http://localhost:5173"
+    );
+    assert_eq!(
+        preflight.headers["access-control-allow-methods"],
+        "GET, POST, OPTIONS"
+    );
+    assert!(preflight.headers["access-control-allow-headers"].contains("Last-Event-ID"));
+    assert_eq!(preflight.headers["access-control-max-age"], "600");
+    let foreign = http(
+        d.addr,
+        "OPTIONS",
+        "/rpc",
+        &[("Host", &host), ("Origin", "https://evil.example")],
+        None,
+    );
+    assert!(!foreign.headers.contains_key("access-control-allow-origin"));
+    let with_origin = http(
+        d.addr,
+        "GET",
+        "/health",
+        &[
+            ("Host", &host),
+            ("Authorization", &auth),
+            ("Origin", "null"),
+        ],
+        None,
+    );
+    assert_eq!(with_origin.headers["access-control-allow-origin"], "null");
+    assert_eq!(with_origin.headers["vary"], "Origin");
+
+    // /rpc: 400 for undecodable bodies, 200 with the JSON-RPC answer otherwise.
+    let bad = d.request("POST", "/rpc", Some("{nope"));
+    assert_eq!(bad.status, 400);
+    assert_eq!(
+        serde_json::from_str::<Value>(&bad.body).unwrap()["error"]["code"],
+        -32700
+    );
+    assert_eq!(d.rpc("no.such", json!({}))["error"]["code"], -32601);
+    assert_eq!(d.ok("system.info", json!({}))["protocolVersion"], "1.4");
+    let rpc = d.request(
+        "POST",
+        "/rpc",
+        Some(r#"{"jsonrpc":"2.0","id":7,"method":"session.list"}"#),
+    );
+    assert_eq!(rpc.headers["cache-control"], "no-store");
+    assert_eq!(rpc.headers["content-type"], "application/json");
+    let too_big = "x".repeat(4 * 1024 * 1024 + 1);
+    assert_eq!(d.request("POST", "/rpc", Some(&too_big)).status, 413);
+    assert_eq!(d.request("GET", "/rpc", None).status, 405);
+    assert_eq!(d.request("GET", "/nowhere", None).status, 404);
+    assert_eq!(d.request("GET", "/events", None).status, 400);
+    assert_eq!(
+        d.request("GET", "/events?runId=x&after=-1", None).status,
+        400
+    );
+    let mut missing = d.events("runId=unknown", &[]);
+    assert_eq!(missing.status, 200);
+    let frame = missing.next_frame().unwrap();
+    assert_eq!(frame.event, "error");
+    assert_eq!(
+        serde_json::from_str::<Value>(&frame.data).unwrap()["code"],
+        -32002
+    );
+    assert!(missing.next_frame().is_none());
+}
+
+#[test]
+fn remote_binds_need_allow_remote() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let out = ggd(
+        &e,
+        &server.base_url(),
+        &["--http", "0.0.0.0:0", "--token", TOKEN],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("HTTP address must be loopback unless --allow-remote is set")
+    );
+}
+
+#[test]
+fn approval_round_trip_over_http_and_sse_with_resume() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", "write", r#"{"path":"via-http.txt","content":"sse"}"#),
+        Reply::text(&["one ", "two ", "three"]),
+    ]);
+    let d = daemon(&e, &server);
+    let session = d.ok("session.create", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = d.ok(
+        "run.start",
+        json!({"sessionId": session, "prompt": "write via http"}),
+    )["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let mut stream = d.events(&format!("runId={run}"), &[]);
+    assert_eq!(stream.status, 200);
+    assert_eq!(stream.headers["content-type"], "text/event-stream");
+    assert_eq!(stream.headers["cache-control"], "no-cache");
+    assert_eq!(stream.headers["x-accel-buffering"], "no");
+    let approval = loop {
+        let event = stream
+            .next_event()
+            .expect("stream ended before the approval");
+        if event["type"] == "approval_requested" {
+            break event;
+        }
+    };
+    let approval_id = approval["approval"]["id"].clone();
+    assert_eq!(
+        d.ok(
+            "run.approve",
+            json!({"runId": run, "approvalId": approval_id, "allow": true})
+        ),
+        json!({"ok": true})
+    );
+    // Read a little further, then drop the connection mid-run.
+    let mut seen = approval["sequence"].as_u64().unwrap();
+    let event = stream.next_event().unwrap();
+    assert_eq!(event["type"], "approval_resolved");
+    seen = seen.max(event["sequence"].as_u64().unwrap());
+    drop(stream);
+
+    // Resume: Last-Event-ID wins over the URL's `after`, delivery continues without gaps.
+    let last = seen.to_string();
+    let mut resumed = d.events(&format!("runId={run}&after=0"), &[("Last-Event-ID", &last)]);
+    let mut expected = seen + 1;
+    let mut final_event = Value::Null;
+    while let Some(event) = resumed.next_event() {
+        assert_eq!(event["sequence"], json!(expected));
+        expected += 1;
+        final_event = event;
+    }
+    assert_eq!(
+        final_event["type"], "run_completed",
+        "the stream ends when the run is done"
+    );
+    assert_eq!(final_event["result"]["Content"], "one two three");
+    assert_eq!(
+        std::fs::read_to_string(e.project.join("via-http.txt")).unwrap(),
+        "sse"
+    );
+
+    // A finished run can be replayed from any point with `after`.
+    let mut replay = d.events(&format!("runId={run}&after=1"), &[]);
+    assert_eq!(replay.next_event().unwrap()["sequence"], 2);
+}
+
+#[test]
+fn sigint_with_an_open_stream_and_stdin_eof_both_end_the_daemon_cleanly() {
+    let e = env();
+    let server = ScriptedServer::with_replies([StreamReply::new()
+        .event(text_chunk("working"))
+        .stall()
+        .reply()]);
+    let mut d = daemon(&e, &server);
+    let session = d.ok("session.create", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = d.ok(
+        "run.start",
+        json!({"sessionId": session, "prompt": "long job", "requireApproval": false}),
+    )["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stream = d.events(&format!("runId={run}"), &[]);
+    while stream.next_event().expect("delta before shutdown")["agent"]["type"] != "text_delta" {}
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(d.child.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    assert!(d.child.wait().unwrap().success());
+    // The open stream was closed by the shutdown, and the session file is intact.
+    while stream.next_frame().is_some() {}
+    let dir = gg::session::paths::project_dir(&e.sessions, &e.project).unwrap();
+    let path =
+        gg::session::paths::resolve_target(&e.sessions, &e.project, &session, false).unwrap();
+    assert!(path.starts_with(&dir));
+    let transcript = gg::session::load(&path).unwrap();
+    assert_eq!(transcript.messages()[0].content, "long job");
+
+    // HTTP mode with --exit-on-stdin-eof: the parent closing our stdin ends the daemon.
+    let e = env();
+    let mut d = HttpDaemon::spawn(ggd(&e, &server.base_url(), &["--exit-on-stdin-eof"]), TOKEN);
+    assert_eq!(d.request("GET", "/health", None).status, 200);
+    drop(d.child.stdin.take());
+    assert!(d.child.wait().unwrap().success());
+}
