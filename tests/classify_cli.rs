@@ -13,7 +13,9 @@ fn gg(home: &Path) -> Command {
 }
 
 fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn gg");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
@@ -59,11 +61,20 @@ fn json_has_one_object_per_command_in_input_order() {
     let lines = json_lines(&out);
     let got: Vec<(&str, &str)> = lines
         .iter()
-        .map(|v| (v["command"].as_str().unwrap(), v["verdict"].as_str().unwrap()))
+        .map(|v| {
+            (
+                v["command"].as_str().unwrap(),
+                v["verdict"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
-        [("ls -la", "read-only"), ("make", "normal"), ("rm -rf ~", "dangerous")]
+        [
+            ("ls -la", "read-only"),
+            ("make", "normal"),
+            ("rm -rf ~", "dangerous")
+        ]
     );
     let danger = &lines[2];
     let reason = &danger["reasons"][0];
@@ -71,14 +82,23 @@ fn json_has_one_object_per_command_in_input_order() {
     assert!(!reason["message"].as_str().unwrap().is_empty());
     assert_eq!(reason["span"].as_array().unwrap().len(), 2);
     // `~` is resolved against the home directory the classifier was given.
-    assert_eq!(danger["commands"], serde_json::json!([["rm", "-rf", d.home.display().to_string()]]));
-    assert!(lines[0].get("decision").is_none(), "no decision without --approval");
+    assert_eq!(
+        danger["commands"],
+        serde_json::json!([["rm", "-rf", d.home.display().to_string()]])
+    );
+    assert!(
+        lines[0].get("decision").is_none(),
+        "no decision without --approval"
+    );
 }
 
 #[test]
 fn stdin_lines_and_dash_read_one_command_per_line_skipping_blanks() {
     let d = dirs();
-    for args in [&["classify", "--json"][..], &["classify", "--json", "-"][..]] {
+    for args in [
+        &["classify", "--json"][..],
+        &["classify", "--json", "-"][..],
+    ] {
         let mut cmd = gg(&d.home);
         cmd.current_dir(&d.repo).args(args);
         let out = run_with_stdin(cmd, b"pwd\n\n   \ncat a | sort\r\nsudo ls\n");
@@ -95,7 +115,8 @@ fn stdin_lines_and_dash_read_one_command_per_line_skipping_blanks() {
 fn null_mode_keeps_multi_line_scripts_whole() {
     let d = dirs();
     let mut cmd = gg(&d.home);
-    cmd.current_dir(&d.repo).args(["classify", "--json", "--null"]);
+    cmd.current_dir(&d.repo)
+        .args(["classify", "--json", "--null"]);
     let out = run_with_stdin(cmd, b"ls\necho hi\0cd /\nrm -rf *\0");
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2);
@@ -121,7 +142,10 @@ fn fail_on_sets_the_exit_status_for_ci_gates() {
     assert_eq!(status(&["--fail-on", "normal", "ls"]), Some(0));
     assert_eq!(status(&["--fail-on", "normal", "ls", "make"]), Some(1));
     assert_eq!(status(&["--fail-on", "dangerous", "ls", "make"]), Some(0));
-    assert_eq!(status(&["--fail-on", "dangerous", "make", "sudo reboot"]), Some(1));
+    assert_eq!(
+        status(&["--fail-on", "dangerous", "make", "sudo reboot"]),
+        Some(1)
+    );
 }
 
 #[test]
@@ -137,7 +161,11 @@ fn usage_errors_exit_2_with_a_message() {
         &["classify", "--null", "ls"],
     ];
     for args in cases {
-        let out = gg(&d.home).current_dir(&d.repo).args(*args).output().unwrap();
+        let out = gg(&d.home)
+            .current_dir(&d.repo)
+            .args(*args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
         assert!(!out.stderr.is_empty(), "{args:?}: a message on stderr");
@@ -171,7 +199,15 @@ fn approval_prints_the_decision_for_each_command() {
     let d = dirs();
     let out = gg(&d.home)
         .current_dir(&d.repo)
-        .args(["classify", "--json", "--approval", "auto", "--no-tty", "make", "git status"])
+        .args([
+            "classify",
+            "--json",
+            "--approval",
+            "auto",
+            "--no-tty",
+            "make",
+            "git status",
+        ])
         .output()
         .unwrap();
     let lines = json_lines(&out);
@@ -189,7 +225,10 @@ fn approval_prints_the_decision_for_each_command() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("decision (yolo, terminal): ask [dangerous-ask]"), "{text}");
+    assert!(
+        text.contains("decision (yolo, terminal): ask [dangerous-ask]"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -212,8 +251,18 @@ fn matrix_shows_every_mode_and_terminal_state() {
         .output()
         .unwrap();
     let text = String::from_utf8(human.stdout).unwrap();
-    for mode in ["auto", "on-request", "yolo", "never", "unattended", "unattended-allow-all"] {
-        assert!(text.lines().any(|l| l.trim_start().starts_with(mode)), "{mode}: {text}");
+    for mode in [
+        "auto",
+        "on-request",
+        "yolo",
+        "never",
+        "unattended",
+        "unattended-allow-all",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(mode)),
+            "{mode}: {text}"
+        );
     }
 }
 
@@ -234,23 +283,53 @@ fn policy_files_layer_and_project_cannot_loosen() {
     .unwrap();
     let out = gg(&d.home)
         .current_dir(&d.repo)
-        .args(["classify", "--json", "--approval", "never", "make -n", "make", "make deploy", "git push"])
+        .args([
+            "classify",
+            "--json",
+            "--approval",
+            "never",
+            "make -n",
+            "make",
+            "make deploy",
+            "git push",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(".gg/policy.toml:1:"), "project loosening reported: {stderr}");
+    assert!(
+        stderr.contains(".gg/policy.toml:1:"),
+        "project loosening reported: {stderr}"
+    );
     let lines = json_lines(&out);
-    let verdicts: Vec<&str> = lines.iter().map(|v| v["verdict"].as_str().unwrap()).collect();
+    let verdicts: Vec<&str> = lines
+        .iter()
+        .map(|v| v["verdict"].as_str().unwrap())
+        .collect();
     assert_eq!(verdicts, ["read-only", "normal", "dangerous", "normal"]);
     assert_eq!(lines[3]["decision"]["action"], "deny");
     assert_eq!(lines[3]["decision"]["rule"], "policy-forbidden");
-    assert!(lines[3]["decision"]["message"].as_str().unwrap().contains("CI pushes"));
+    assert!(
+        lines[3]["decision"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CI pushes")
+    );
 
-    let show = gg(&d.home).current_dir(&d.repo).args(["policy", "show"]).output().unwrap();
+    let show = gg(&d.home)
+        .current_dir(&d.repo)
+        .args(["policy", "show"])
+        .output()
+        .unwrap();
     let text = String::from_utf8(show.stdout).unwrap();
-    assert!(text.contains("make deploy") && text.contains("project"), "{text}");
-    assert!(text.contains("policy.toml:4"), "user rule with its line: {text}");
+    assert!(
+        text.contains("make deploy") && text.contains("project"),
+        "{text}"
+    );
+    assert!(
+        text.contains("policy.toml:4"),
+        "user rule with its line: {text}"
+    );
     assert!(text.contains("[ignored]"), "{text}");
 }
 
@@ -258,12 +337,23 @@ fn policy_files_layer_and_project_cannot_loosen() {
 fn a_malformed_policy_refuses_to_run() {
     let d = dirs();
     std::fs::create_dir_all(d.repo.join(".gg")).unwrap();
-    std::fs::write(d.repo.join(".gg/policy.toml"), "[[forbidden]]\nprefix = \"x\"\n").unwrap();
-    let out = gg(&d.home).current_dir(&d.repo).args(["classify", "ls"]).output().unwrap();
+    std::fs::write(
+        d.repo.join(".gg/policy.toml"),
+        "[[forbidden]]\nprefix = \"x\"\n",
+    )
+    .unwrap();
+    let out = gg(&d.home)
+        .current_dir(&d.repo)
+        .args(["classify", "ls"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(".gg/policy.toml:1: ") && stderr.contains("needs a reason"), "{stderr}");
+    assert!(
+        stderr.contains(".gg/policy.toml:1: ") && stderr.contains("needs a reason"),
+        "{stderr}"
+    );
 
     let candidate = d.home.join("candidate.toml");
     std::fs::write(&candidate, "oops = [").unwrap();
@@ -289,7 +379,11 @@ fn repository_config_that_runs_programs_makes_git_normal() {
         json_lines(&out)[0]["verdict"].as_str().unwrap().to_string()
     };
     assert_eq!(verdict(), "read-only");
-    std::fs::write(d.repo.join(".git/config"), "[core]\n\tfsmonitor = ./evil.sh\n").unwrap();
+    std::fs::write(
+        d.repo.join(".git/config"),
+        "[core]\n\tfsmonitor = ./evil.sh\n",
+    )
+    .unwrap();
     assert_eq!(verdict(), "normal");
     // Through an include, too.
     std::fs::write(d.repo.join(".git/config"), "[include]\n\tpath = extra\n").unwrap();
@@ -301,9 +395,14 @@ fn repository_config_that_runs_programs_makes_git_normal() {
 fn non_utf8_input_is_reported_not_guessed() {
     let d = dirs();
     let mut cmd = gg(&d.home);
-    cmd.current_dir(&d.repo).args(["classify", "--json", "--fail-on", "dangerous"]);
+    cmd.current_dir(&d.repo)
+        .args(["classify", "--json", "--fail-on", "dangerous"]);
     let out = run_with_stdin(cmd, b"ls\n\xff\xfe rm\n");
-    assert_eq!(out.status.code(), Some(1), "an unreadable command fails the gate");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an unreadable command fails the gate"
+    );
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[1]["error"], "command is not valid UTF-8");

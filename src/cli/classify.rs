@@ -110,8 +110,9 @@ pub fn run(args: ClassifyArgs) -> ExitCode {
 
 fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     let cwd = match &args.cwd {
-        Some(dir) => std::fs::canonicalize(dir)
-            .map_err(|e| format!("--cwd {}: {e}", dir.display()))?,
+        Some(dir) => {
+            std::fs::canonicalize(dir).map_err(|e| format!("--cwd {}: {e}", dir.display()))?
+        }
         None => std::env::current_dir().map_err(|e| format!("current directory: {e}"))?,
     };
     if !cwd.is_dir() {
@@ -143,7 +144,11 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     let fail_threshold = match args.fail_on.as_deref() {
         Some("normal") => Some(Class::Normal),
         Some("dangerous") => Some(Class::Dangerous),
-        Some(other) => return Err(format!("--fail-on must be normal or dangerous, not {other:?}")),
+        Some(other) => {
+            return Err(format!(
+                "--fail-on must be normal or dangerous, not {other:?}"
+            ));
+        }
         None => None,
     };
 
@@ -159,13 +164,16 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
 
-    let from_stdin = args.commands.is_empty() || (args.commands.len() == 1 && args.commands[0] == "-");
+    let from_stdin =
+        args.commands.is_empty() || (args.commands.len() == 1 && args.commands[0] == "-");
     if from_stdin {
         let stdin = io::stdin();
         let mut input = stdin.lock();
         if args.null {
             let mut all = Vec::new();
-            input.read_to_end(&mut all).map_err(|e| format!("reading stdin: {e}"))?;
+            input
+                .read_to_end(&mut all)
+                .map_err(|e| format!("reading stdin: {e}"))?;
             for record in all.split(|&b| b == 0) {
                 auditor.audit_bytes(record, &mut out)?;
             }
@@ -224,7 +232,10 @@ impl Auditor {
         match std::str::from_utf8(bytes) {
             Ok(text) if text.trim().is_empty() => Ok(()),
             Ok(text) => self.audit(Item::Command(text.to_string()), out),
-            Err(_) => self.audit(Item::NotUtf8(String::from_utf8_lossy(bytes).into_owned()), out),
+            Err(_) => self.audit(
+                Item::NotUtf8(String::from_utf8_lossy(bytes).into_owned()),
+                out,
+            ),
         }
     }
 

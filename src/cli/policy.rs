@@ -45,7 +45,10 @@ fn show(cwd: Option<PathBuf>, user_override: Option<PathBuf>) -> ExitCode {
     println!("# layers, in merge order:");
     println!("#   builtin  compiled into gg (policies/default-policy.toml)");
     println!("#   user     {}", user.display());
-    println!("#   project  {} (may only tighten)", security::project_policy_path(&cwd).display());
+    println!(
+        "#   project  {} (may only tighten)",
+        security::project_policy_path(&cwd).display()
+    );
     for kind in [RuleKind::Forbidden, RuleKind::Dangerous, RuleKind::ReadOnly] {
         println!();
         println!("[{}]", kind.as_str());
@@ -54,8 +57,17 @@ fn show(cwd: Option<PathBuf>, user_override: Option<PathBuf>) -> ExitCode {
             println!("  (none)");
         }
         for rule in rules {
-            let reason = rule.reason.as_deref().map(|r| format!("  # {r}")).unwrap_or_default();
-            println!("  {:<32} {:<8} {}{reason}", rule.prefix_text, rule.layer.as_str(), rule.location());
+            let reason = rule
+                .reason
+                .as_deref()
+                .map(|r| format!("  # {r}"))
+                .unwrap_or_default();
+            println!(
+                "  {:<32} {:<8} {}{reason}",
+                rule.prefix_text,
+                rule.layer.as_str(),
+                rule.location()
+            );
         }
     }
     if !policy.ignored.is_empty() {
