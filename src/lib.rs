@@ -4,6 +4,12 @@
 //! [`classifier`] decides what a bash command is, [`policies`] decides whether it may run, and
 //! [`sandbox`] decides how it runs. Everything in this package is an adapter around them.
 
+pub mod agent;
+pub mod app;
 pub mod cli;
+pub mod daemon;
+pub mod jobs;
+pub mod mcp;
 pub mod provider;
 pub mod session;
+pub mod tools;
