@@ -4,6 +4,7 @@
 //! a prompt (clap's external-subcommand slot catches it), so `gg fix the tests` needs no quotes.
 
 mod classify;
+pub mod job;
 mod policy;
 pub mod run;
 mod sandbox;
@@ -116,6 +117,8 @@ enum Command {
         #[arg(trailing_var_arg = true)]
         prompt: Vec<String>,
     },
+    /// Scheduled jobs, fired by ggd under the unattended policy.
+    Job(JobArgs),
     /// MCP servers from ~/.gg/mcp.json.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -130,6 +133,17 @@ enum Command {
     /// Anything else is a prompt for the agent.
     #[command(external_subcommand)]
     Prompt(Vec<OsString>),
+}
+
+/// `gg job SUBCOMMAND`; any other word after `job` makes the whole line a prompt, so
+/// `gg job well done` still talks to the agent (reference §1.1: the first word decides).
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct JobArgs {
+    #[command(subcommand)]
+    command: Option<job::JobCommand>,
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    words: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -197,6 +211,21 @@ pub fn main() -> ExitCode {
             sessions::list(cli.session_dir.as_deref())
         }
         Some(Command::Mcp(McpCommand::List)) => mcp_list(cli.sandbox),
+        Some(Command::Job(JobArgs {
+            command: Some(command),
+            ..
+        })) => job::run(command),
+        Some(Command::Job(JobArgs {
+            command: None,
+            words,
+        })) if words.is_empty() => job::run(job::JobCommand::List { all: false }),
+        Some(Command::Job(JobArgs {
+            command: None,
+            words,
+        })) => {
+            let prompt = std::iter::once("job".to_string()).chain(words).collect();
+            run::run(cli.run_flags(prompt, None, false))
+        }
         Some(Command::Audit { session, json }) => {
             sessions::audit(session.as_deref(), json, cli.session_dir.as_deref())
         }

@@ -362,12 +362,32 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
             )));
         }
     };
-    if instance.is_some() && !flags.no_scheduler {
-        // The scheduler channel is a separate component; nothing else runs as a channel here.
-        tracing::debug!("no channels configured");
-    }
-
     let stop = CancellationToken::new();
+    // The scheduler is a channel: it runs only in the instance that holds the lock, so two
+    // daemons never fire the same job.
+    let scheduler = if instance.is_some() && !flags.no_scheduler {
+        let store = crate::jobs::JobStore::open(&crate::jobs::JobStore::default_dir(&home))
+            .map_err(Failure::Failed)?;
+        let executor = crate::jobs::ConversationExecutor {
+            session_dir: flags.session_dir.clone(),
+            overrides: Overrides {
+                selection: flags.model.clone(),
+                api_key: flags.api_key.clone(),
+                base_url: flags.base_url.clone(),
+            },
+            context_files: !flags.no_context_files,
+            skills: !flags.no_skills,
+            ..crate::jobs::ConversationExecutor::new(home.clone())
+        };
+        tracing::info!("scheduler started");
+        Some(tokio::spawn(crate::jobs::run_scheduler(
+            store,
+            Arc::new(executor),
+            stop.child_token(),
+        )))
+    } else {
+        None
+    };
     spawn_signal_watch(stop.clone());
     let served = match flags.http.as_deref().filter(|a| !a.is_empty()) {
         None => {
@@ -402,6 +422,10 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
     // Shutdown order: no new work, cancel runs and wait for them, then release the lock.
     stop.cancel();
     app.shutdown().await;
+    if let Some(scheduler) = scheduler {
+        // Running firings are cancelled and recorded as interrupted before the lock goes.
+        let _ = scheduler.await;
+    }
     mcp.shutdown().await;
     drop(instance);
     tracing::info!("ggd stopped");
