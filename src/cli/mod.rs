@@ -264,14 +264,7 @@ fn mcp_list(sandboxed: bool) -> ExitCode {
         }
     };
     let home = crate::tools::security::home_dir();
-    let sandbox = if sandboxed {
-        crate::tools::registry::SandboxSetting::On {
-            backend: ::sandbox::Backend::Auto,
-            network: ::sandbox::Network::On,
-        }
-    } else {
-        crate::tools::registry::SandboxSetting::Off
-    };
+    let sandbox = crate::tools::registry::SandboxSetting::enabled(sandboxed);
     let path = crate::mcp::config_path(&home);
     let statuses = runtime.block_on(crate::mcp::list(
         &path,

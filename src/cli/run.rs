@@ -133,14 +133,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         }
         _ => Arc::new(NobodyToAsk),
     };
-    let sandbox = if flags.sandbox || config.sandbox {
-        SandboxSetting::On {
-            backend: sandbox::Backend::Auto,
-            network: sandbox::Network::On,
-        }
-    } else {
-        SandboxSetting::Off
-    };
+    let sandbox = SandboxSetting::enabled(flags.sandbox || config.sandbox);
     let session = sessions::open_for_run(&flags.session, &cwd, &home).await?;
     // MCP servers live for the whole process; a server that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());

@@ -311,14 +311,7 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
     let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
-    let sandbox = if flags.sandbox || config.sandbox {
-        SandboxSetting::On {
-            backend: sandbox::Backend::Auto,
-            network: sandbox::Network::On,
-        }
-    } else {
-        SandboxSetting::Off
-    };
+    let sandbox = SandboxSetting::enabled(flags.sandbox || config.sandbox);
     // MCP servers live as long as the daemon; one that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());
     let (mut mcp, mcp_warnings) =

@@ -88,14 +88,7 @@ impl ConversationExecutor {
         session
             .set_name(&session_name)
             .map_err(|e| error(e.to_string()))?;
-        let sandbox = if job.sandbox {
-            SandboxSetting::On {
-                backend: sandbox::Backend::Auto,
-                network: sandbox::Network::On,
-            }
-        } else {
-            SandboxSetting::Off
-        };
+        let sandbox = SandboxSetting::enabled(job.sandbox);
         let options = ServiceOptions {
             cwd,
             home: self.home.clone(),

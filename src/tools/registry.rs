@@ -45,6 +45,21 @@ pub enum SandboxSetting {
     },
 }
 
+impl SandboxSetting {
+    /// What `--sandbox` (or `"sandbox": true`, or a job's default) turns on: the strongest level
+    /// available, network on as the design says.
+    pub fn enabled(on: bool) -> SandboxSetting {
+        if on {
+            SandboxSetting::On {
+                backend: sandbox::Backend::Auto,
+                network: sandbox::Network::On,
+            }
+        } else {
+            SandboxSetting::Off
+        }
+    }
+}
+
 /// A tool that is not built in (MCP servers, tests). Every external tool is approval-gated.
 pub trait ExternalTool: Send + Sync {
     fn name(&self) -> &str;
