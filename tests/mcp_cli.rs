@@ -8,8 +8,9 @@ use std::process::Command;
 use serde_json::json;
 
 fn everything_js() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )
 }
 
 fn node_available() -> bool {
@@ -38,7 +39,11 @@ fn list(home: &Path, sandbox: bool) -> String {
         cmd.arg("--sandbox");
     }
     let out = cmd.args(["mcp", "list"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
