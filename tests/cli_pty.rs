@@ -227,3 +227,40 @@ fn ctrl_c_mid_stream_keeps_the_partial_reply_and_the_next_prompt_works() {
         "{assistant}"
     );
 }
+
+#[test]
+fn ctrl_c_at_an_approval_prompt_cancels_the_turn_and_returns_to_the_prompt() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["touch never.txt"]),
+        Reply::text(&["after the interruption"]),
+    ]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &[]);
+    pty.expect("> ");
+    pty.send("make a file\r");
+    pty.expect("Approve? [y/N/a] ");
+    pty.send("\x03");
+    pty.expect("> ");
+    pty.send("go on\r");
+    pty.expect("after the interruption");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!repo.join("never.txt").exists(), "the call was not run");
+    // The interrupted call has a result in the session, so the next request is well formed.
+    let bodies = server.request_bodies();
+    let tool = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool["content"]
+            .as_str()
+            .unwrap()
+            .contains("context canceled"),
+        "{tool}"
+    );
+}

@@ -316,11 +316,25 @@ impl Agent {
                         .is_some_and(|v| v.class == classifier::Class::Dangerous),
                 }));
             }
+            // A person may never answer (Ctrl+C while the prompt waits, a daemon run cancelled
+            // while an approval is pending): cancellation ends the wait as a denial.
             let GateResult {
                 allowed,
                 denial,
                 audit: decision_audit,
-            } = self.gate.check(&prepared).await;
+            } = tokio::select! {
+                result = self.gate.check(&prepared) => result,
+                () = cancel.cancelled() => GateResult {
+                    allowed: false,
+                    denial: Some("tool not executed: context canceled".to_string()),
+                    audit: crate::session::audit::Decision {
+                        action: "deny".to_string(),
+                        rule: Some(decision.rule().id().to_string()),
+                        decided_by: crate::session::audit::decided_by::POLICY.to_string(),
+                        mode: self.gate.mode().as_str().to_string(),
+                    },
+                },
+            };
             if decision.action() == "ask" {
                 sink(AgentEvent::ApprovalResolved {
                     id: call.id.clone(),
