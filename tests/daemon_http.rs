@@ -295,3 +295,29 @@ fn sigint_with_an_open_stream_and_stdin_eof_both_end_the_daemon_cleanly() {
     drop(d.child.stdin.take());
     assert!(d.child.wait().unwrap().success());
 }
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    use std::io::{Read, Write};
+    let e = env();
+    let server = ScriptedServer::start();
+    let d = daemon(&e, &server);
+    let mut slow = std::net::TcpStream::connect(d.addr).unwrap();
+    slow.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {}\r\n", d.host()).as_bytes())
+        .unwrap();
+    slow.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 256];
+    // The server closes (read returns 0 or an error) once the header timeout passes.
+    let closed = matches!(slow.read(&mut buf), Ok(0) | Err(_));
+    let waited = started.elapsed();
+    assert!(closed, "the half-sent request was dropped");
+    assert!(
+        waited >= std::time::Duration::from_secs(8) && waited < std::time::Duration::from_secs(25),
+        "dropped by the 10 s header timeout, after {waited:?}"
+    );
+    // Meanwhile the daemon kept serving others.
+    let healthz = http(d.addr, "GET", "/healthz", &[("Host", &d.host())], None);
+    assert_eq!(healthz.status, 200);
+}

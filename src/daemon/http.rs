@@ -26,6 +26,9 @@ use super::runtime::Run;
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 /// How long in-flight HTTP requests get after shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// A connection must deliver a request's headers within this time, also between requests on a
+/// kept-alive connection: slow or silent clients are dropped instead of holding a task forever.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone)]
 struct Http {
@@ -67,12 +70,33 @@ pub async fn serve(
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(middleware::from_fn_with_state(http.clone(), guard))
         .with_state(http);
-    let shutdown = stop.clone();
-    let server = axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await });
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: keep serving the open connections.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+    }
     tokio::select! {
-        served = server => served.map_err(|e| format!("HTTP server: {e}")),
-        () = async { stop.cancelled().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
+        () = graceful.shutdown() => Ok(()),
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => {
             Err("HTTP shutdown did not finish within 5s".to_string())
         }
     }
