@@ -321,3 +321,38 @@ fn a_client_that_never_finishes_its_headers_is_disconnected() {
     let healthz = http(d.addr, "GET", "/healthz", &[("Host", &d.host())], None);
     assert_eq!(healthz.status, 200);
 }
+
+#[test]
+fn a_quiet_event_stream_gets_keep_alive_comments() {
+    let e = env();
+    // The run waits for an approval that never comes, so its stream stays open and silent.
+    let server = ScriptedServer::with_replies([Reply::tool_call(
+        "c1",
+        "write",
+        r#"{"path":"waiting.txt","content":"x"}"#,
+    )]);
+    let d = daemon(&e, &server);
+    let session = d.ok("session.create", json!({}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = d.ok("run.start", json!({"sessionId": session, "prompt": "wait"}))["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stream = d.events(&format!("runId={run}"), &[]);
+    let started = std::time::Instant::now();
+    let keep_alive = loop {
+        let frame = stream.next_frame().expect("stream stayed open");
+        if let Some(comment) = frame.comment {
+            break comment;
+        }
+    };
+    let waited = started.elapsed();
+    assert_eq!(keep_alive, "keepalive");
+    assert!(
+        waited >= std::time::Duration::from_secs(10) && waited < std::time::Duration::from_secs(25),
+        "a comment after about 15 s of silence, got one after {waited:?}"
+    );
+    d.ok("run.cancel", json!({"runId": run}));
+}
