@@ -429,3 +429,59 @@ fn the_sandbox_stops_what_the_classifier_cannot_see() {
     // The failing redirection shows in the output (read-only file system or permission denied).
     assert!(result.contains("exit code"), "{result}");
 }
+
+#[test]
+fn two_gg_processes_on_one_session_one_wins_the_other_gets_a_conflict() {
+    let e = env();
+    let session = e.home.join("shared.jsonl");
+    // A's reply is slow, so B writes to the session while A waits for the model.
+    let slow = support::StreamReply::new()
+        .event(support::text_chunk("A answers"))
+        .delay(std::time::Duration::from_millis(1500))
+        .event(support::finish_chunk("stop"))
+        .done()
+        .reply();
+    let server = ScriptedServer::with_replies([slow, Reply::text(&["B answers"])]);
+    let mut a = gg(&e, &server);
+    a.arg("--session").arg(&session).args(["-p", "from A"]);
+    a.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let a = a.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A never reached the model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut b = gg(&e, &server);
+    b.arg("--session").arg(&session).args(["-p", "from B"]);
+    let b = run(b);
+    let a = a.wait_with_output().unwrap();
+
+    assert!(
+        b.status.success(),
+        "B: {}",
+        String::from_utf8_lossy(&b.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&b.stdout), "B answers\n");
+    assert_eq!(
+        a.status.code(),
+        Some(1),
+        "A: {}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&a.stderr).contains("session changed by another process"),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    // The file is still one valid tree, with B's turn complete and nothing of A's reply.
+    let transcript = gg::session::load(&session).unwrap();
+    let texts: Vec<String> = transcript
+        .messages()
+        .iter()
+        .map(|m| m.display_text())
+        .collect();
+    assert_eq!(texts, ["from A", "from B", "B answers"]);
+}
