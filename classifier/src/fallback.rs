@@ -43,9 +43,10 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
     let mut kept: Vec<_> = w
         .reasons
         .drain(reasons..)
-        .filter(|r| r.class == Class::Dangerous)
+        // A budget running out inside the scan must still show in the verdict.
+        .filter(|r| r.class == Class::Dangerous || r.rule == "parse.too-complex")
         .collect();
-    for r in &mut kept {
+    for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
         r.message = format!("{} (seen in text that does not parse cleanly)", r.message);
     }
     w.reasons.extend(kept);

@@ -95,6 +95,37 @@ pub(crate) struct Cmd {
     pub span: Span,
 }
 
+/// How much work one classification may do. Re-parsing (`eval`, `bash -c`, substitutions inside
+/// those) can multiply work far beyond the input's size; without a bound a 1 KiB command took
+/// 28 s (found by fuzzing). The bounds are generous multiples of the input, so ordinary scripts
+/// never reach them.
+struct Budget {
+    reparsed_bytes: usize,
+    max_reparsed_bytes: usize,
+    steps: usize,
+    max_steps: usize,
+    exhausted: bool,
+    /// Set while the last-resort scan of the whole input runs: rules still run on each piece,
+    /// but nothing re-parses or speculates, and payloads unwrap only a few levels, so the scan
+    /// stays linear.
+    final_scan: bool,
+    payload_depth: usize,
+}
+
+impl Budget {
+    fn for_input(len: usize) -> Budget {
+        Budget {
+            reparsed_bytes: 0,
+            max_reparsed_bytes: (256 * 1024).max(len.saturating_mul(8)),
+            steps: 0,
+            max_steps: 200_000usize.max(len.saturating_mul(64)),
+            exhausted: false,
+            final_scan: false,
+            payload_depth: 0,
+        }
+    }
+}
+
 /// Walk state and results for one classification.
 pub(crate) struct Walker<'a> {
     pub ctx: &'a Context,
@@ -115,6 +146,8 @@ pub(crate) struct Walker<'a> {
     conditional: usize,
     pub reparse_depth: usize,
     tree_depth: usize,
+    /// Work left before the walk gives up (see [`Budget`]).
+    budget: Budget,
     /// Functions whose bodies are being walked, and how often each calls itself.
     functions: Vec<(String, usize, bool)>,
     in_pipeline: usize,
@@ -152,6 +185,7 @@ impl<'a> Walker<'a> {
             conditional: 0,
             reparse_depth: 0,
             tree_depth: 0,
+            budget: Budget::for_input(input.len()),
             functions: Vec::new(),
             in_pipeline: 0,
             git_program_keys: None,
@@ -239,12 +273,78 @@ impl<'a> Walker<'a> {
             .get_or_insert_with(|| ctx.git_config.program_keys())
     }
 
+    // ----- work budget ---------------------------------------------------------------------
+
+    /// Charges work against the budget. The first time it runs out, the verdict becomes at
+    /// least normal (`parse.too-complex`) and the whole input gets the linear raw-text scan, so a
+    /// dangerous command placed after a complexity bomb is still found; from then on the walk
+    /// does nothing more. Returns whether the caller may go on.
+    pub(crate) fn spend(&mut self, reparsed_bytes: usize, steps: usize, span: Span) -> bool {
+        if self.budget.final_scan {
+            // Rules on the scan's pieces run; re-parsing never does (see `reparse`).
+            return reparsed_bytes == 0;
+        }
+        if self.budget.exhausted {
+            return false;
+        }
+        self.budget.reparsed_bytes = self.budget.reparsed_bytes.saturating_add(reparsed_bytes);
+        self.budget.steps = self.budget.steps.saturating_add(steps);
+        if self.budget.reparsed_bytes <= self.budget.max_reparsed_bytes
+            && self.budget.steps <= self.budget.max_steps
+        {
+            return true;
+        }
+        self.budget.exhausted = true;
+        self.reason(
+            Class::Normal,
+            "parse.too-complex",
+            "command text too complex to inspect completely",
+            span,
+        );
+        let whole = self.prepared.text.clone();
+        let saved_span = self.fixed_span.take();
+        let whole_span = self.map_span(0, whole.len());
+        let saved_src = std::mem::replace(&mut self.src, whole.clone());
+        self.budget.final_scan = true;
+        crate::fallback::scan(self, &whole, whole_span);
+        self.budget.final_scan = false;
+        self.src = saved_src;
+        self.fixed_span = saved_span;
+        false
+    }
+
+    /// Whether the last-resort scan is running (speculation is skipped during it).
+    pub(crate) fn in_final_scan(&self) -> bool {
+        self.budget.final_scan
+    }
+
+    /// Enters one payload level during the last-resort scan; `false` past the limit.
+    pub(crate) fn enter_payload(&mut self) -> bool {
+        if !self.budget.final_scan {
+            return true;
+        }
+        if self.budget.payload_depth >= 3 {
+            return false;
+        }
+        self.budget.payload_depth += 1;
+        true
+    }
+
+    pub(crate) fn leave_payload(&mut self) {
+        if self.budget.final_scan {
+            self.budget.payload_depth = self.budget.payload_depth.saturating_sub(1);
+        }
+    }
+
     // ----- re-parsing ----------------------------------------------------------------------
 
     /// Parses `code` (a `bash -c` string, an `eval` argument, a heredoc fed to a shell) and
     /// walks it as part of this script. Its spans all point at `span`. `child` says the code
     /// runs in a child shell, so its `cd`s and assignments do not leak back.
     pub fn reparse(&mut self, code: &str, span: Span, input: &Flow, child: bool) -> Flow {
+        if !self.spend(code.len(), 0, span) {
+            return Flow::default();
+        }
         if self.reparse_depth >= MAX_REPARSE_DEPTH {
             self.reason(
                 Class::Normal,
@@ -295,6 +395,9 @@ impl<'a> Walker<'a> {
     /// Walks any node that may contain commands. Unknown node kinds are searched generically,
     /// so a construct the walker does not model is still searched for commands.
     pub fn statement(&mut self, node: Node, input: &Flow) -> Flow {
+        if !self.spend(0, 1, self.span_of(node)) {
+            return Flow::default();
+        }
         if self.tree_depth >= MAX_TREE_DEPTH {
             let span = self.span_of(node);
             self.reason(

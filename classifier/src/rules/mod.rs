@@ -70,6 +70,9 @@ pub(crate) fn basename(text: &str) -> &str {
 
 /// Classifies one simple command (and, through wrappers, what it runs).
 pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
+    if !w.spend(0, 1 + cmd.argv.len(), cmd.span) {
+        return Flow::default();
+    }
     record(w, &cmd);
     for (name, value) in &cmd.assigns {
         check_assignment(w, name, value);
@@ -419,9 +422,15 @@ fn probe_is_dangerous(w: &mut Walker, probe: Cmd) -> bool {
 /// Runs `argv` (a wrapper's payload) as a command with the same input. Returns whether the
 /// payload was dangerous or is an unrestricted shell or interpreter.
 pub(crate) fn run_payload(w: &mut Walker, cmd: &Cmd, argv: Vec<Word>) -> (Flow, bool) {
-    if argv.is_empty() {
+    if argv.is_empty() || !w.enter_payload() {
         return (Flow::default(), false);
     }
+    let result = run_payload_inner(w, cmd, argv);
+    w.leave_payload();
+    result
+}
+
+fn run_payload_inner(w: &mut Walker, cmd: &Cmd, argv: Vec<Word>) -> (Flow, bool) {
     let span = (
         argv[0].span.0,
         argv.last()

@@ -22,6 +22,9 @@ const CODE_OPTIONS: &[&str] = &["-c", "--command", "--cmd", "-e", "--exec", "--r
 const MAX_TRIALS: usize = 3;
 
 pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
+    if w.in_final_scan() {
+        return;
+    }
     let args = &cmd.argv[1..];
     let mut trials = 0;
     for (i, a) in args.iter().enumerate() {
@@ -78,9 +81,10 @@ fn keep_dangerous(w: &mut Walker, trial: impl FnOnce(&mut Walker)) {
     let mut kept: Vec<_> = w
         .reasons
         .drain(reasons..)
-        .filter(|r| r.class == Class::Dangerous)
+        // A budget running out inside the trial must still show in the verdict.
+        .filter(|r| r.class == Class::Dangerous || r.rule == "parse.too-complex")
         .collect();
-    for r in &mut kept {
+    for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
         r.message = format!("{} (in the arguments of an unknown program)", r.message);
     }
     w.reasons.extend(kept);
