@@ -4,7 +4,7 @@
 
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::{Word, unescape_unquoted};
-use crate::{Class, Span, rules};
+use crate::{Span, rules};
 
 /// Longest text scanned; beyond it the parse-error reason alone keeps the verdict normal.
 const MAX_SCAN: usize = 64 * 1024;
@@ -13,42 +13,30 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
     if text.len() > MAX_SCAN {
         return;
     }
-    let (reasons, commands) = (w.reasons.len(), w.commands.len());
-    let state = (w.cwds.clone(), w.vars.clone());
-    for statement in text.split([';', '&', '\n', '(', ')', '{', '}', '`']) {
-        let mut input = Flow::default();
-        for stage in statement.split('|') {
-            let argv: Vec<Word> = stage
-                .split_whitespace()
-                .map(|t| t.replace(['\'', '"'], ""))
-                .map(|t| unescape_unquoted(t.strip_prefix('$').unwrap_or(&t)))
-                .filter(|t| !t.is_empty())
-                .map(|t| Word::literal(&t, span))
-                .collect();
-            if argv.is_empty() {
-                continue;
+    w.keep_dangerous("seen in text that does not parse cleanly", |w| {
+        for statement in text.split([';', '&', '\n', '(', ')', '{', '}', '`']) {
+            let mut input = Flow::default();
+            for stage in statement.split('|') {
+                let argv: Vec<Word> = stage
+                    .split_whitespace()
+                    .map(|t| t.replace(['\'', '"'], ""))
+                    .map(|t| unescape_unquoted(t.strip_prefix('$').unwrap_or(&t)))
+                    .filter(|t| !t.is_empty())
+                    .map(|t| Word::literal(&t, span))
+                    .collect();
+                if argv.is_empty() {
+                    continue;
+                }
+                let cmd = Cmd {
+                    argv,
+                    assigns: Vec::new(),
+                    redirects: Vec::new(),
+                    input: input.clone(),
+                    span,
+                };
+                let out = rules::run(w, cmd);
+                input = Flow { fed: true, ..out };
             }
-            let cmd = Cmd {
-                argv,
-                assigns: Vec::new(),
-                redirects: Vec::new(),
-                input: input.clone(),
-                span,
-            };
-            let out = rules::run(w, cmd);
-            input = Flow { fed: true, ..out };
         }
-    }
-    w.commands.truncate(commands);
-    let mut kept: Vec<_> = w
-        .reasons
-        .drain(reasons..)
-        // A budget running out inside the scan must still show in the verdict.
-        .filter(|r| r.class == Class::Dangerous || r.rule == "parse.too-complex")
-        .collect();
-    for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
-        r.message = format!("{} (seen in text that does not parse cleanly)", r.message);
-    }
-    w.reasons.extend(kept);
-    (w.cwds, w.vars) = state;
+    });
 }

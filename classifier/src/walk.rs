@@ -12,6 +12,8 @@ use crate::{Class, Context, FoundCommand, Reason, Span, rules};
 
 /// How many times command text may be re-parsed (`bash -c`, `eval`, heredocs to shells …).
 pub(crate) const MAX_REPARSE_DEPTH: usize = 8;
+/// The rule id of a classification whose work budget ran out.
+const TOO_COMPLEX: &str = "parse.too-complex";
 /// How deeply nested the syntax tree may be before the walk stops descending.
 const MAX_TREE_DEPTH: usize = 256;
 
@@ -297,7 +299,7 @@ impl<'a> Walker<'a> {
         self.budget.exhausted = true;
         self.reason(
             Class::Normal,
-            "parse.too-complex",
+            TOO_COMPLEX,
             "command text too complex to inspect completely",
             span,
         );
@@ -311,6 +313,26 @@ impl<'a> Walker<'a> {
         self.src = saved_src;
         self.fixed_span = saved_span;
         false
+    }
+
+    /// Runs `trial` and keeps only the dangerous reasons it produced (each message noted with
+    /// `note`), plus a `parse.too-complex` reason should the budget run out inside it: the
+    /// verdict must show that, too. Its commands, `cd`s and assignments are dropped.
+    pub(crate) fn keep_dangerous(&mut self, note: &str, trial: impl FnOnce(&mut Walker)) {
+        let (reasons, commands) = (self.reasons.len(), self.commands.len());
+        let state = (self.cwds.clone(), self.vars.clone());
+        trial(self);
+        self.commands.truncate(commands);
+        let mut kept: Vec<_> = self
+            .reasons
+            .drain(reasons..)
+            .filter(|r| r.class == Class::Dangerous || r.rule == TOO_COMPLEX)
+            .collect();
+        for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
+            r.message = format!("{} ({note})", r.message);
+        }
+        self.reasons.extend(kept);
+        (self.cwds, self.vars) = state;
     }
 
     /// Whether the last-resort scan is running (speculation is skipped during it).

@@ -4,7 +4,6 @@
 //! "normal" and the verdict of the unknown program itself stays what it was.
 
 use super::{basename, run};
-use crate::Class;
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
 
@@ -37,7 +36,7 @@ pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
         let name = basename(&a.text);
         if TRIAL_PROGRAMS.contains(&name) || name.starts_with("mkfs") {
             trials += 1;
-            keep_dangerous(w, |w| {
+            w.keep_dangerous("in the arguments of an unknown program", |w| {
                 let probe = Cmd {
                     argv: args[i..].to_vec(),
                     assigns: Vec::new(),
@@ -56,7 +55,7 @@ pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
             // A quoted command line such as `tmux new -d 'rm -rf ~'`.
             trials += 1;
             let code = a.text.clone();
-            keep_dangerous(w, |w| {
+            w.keep_dangerous("in the arguments of an unknown program", |w| {
                 w.reparse(&code, a.span, &cmd.input, true);
             });
         } else if CODE_OPTIONS.contains(&a.text.as_str())
@@ -65,28 +64,9 @@ pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
             trials += 1;
             let code = code.to_string();
             let span = args[i + 1].span;
-            keep_dangerous(w, |w| {
+            w.keep_dangerous("in the arguments of an unknown program", |w| {
                 w.reparse(&code, span, &cmd.input, true);
             });
         }
     }
-}
-
-/// Runs `trial`, then keeps only the dangerous reasons it produced and none of its commands.
-fn keep_dangerous(w: &mut Walker, trial: impl FnOnce(&mut Walker)) {
-    let (reasons, commands) = (w.reasons.len(), w.commands.len());
-    let state = (w.cwds.clone(), w.vars.clone());
-    trial(w);
-    w.commands.truncate(commands);
-    let mut kept: Vec<_> = w
-        .reasons
-        .drain(reasons..)
-        // A budget running out inside the trial must still show in the verdict.
-        .filter(|r| r.class == Class::Dangerous || r.rule == "parse.too-complex")
-        .collect();
-    for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
-        r.message = format!("{} (in the arguments of an unknown program)", r.message);
-    }
-    w.reasons.extend(kept);
-    (w.cwds, w.vars) = state;
 }
