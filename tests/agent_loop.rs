@@ -314,7 +314,7 @@ async fn a_person_answers_prompts_and_allow_for_session_covers_repeats_but_never
     ));
     let a = agent(&f, &server, Mode::Auto, Terminal::Present, approver.clone());
     let mut session = Session::create_at(&f.session_path, &f.repo.display().to_string()).unwrap();
-    let (_, sink) = recorder();
+    let (events, sink) = recorder();
     a.run_turn(
         &mut session,
         &[],
@@ -325,6 +325,17 @@ async fn a_person_answers_prompts_and_allow_for_session_covers_repeats_but_never
     )
     .await
     .unwrap();
+    // UIs are told about exactly the prompts a person saw.
+    let requested: Vec<String> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalRequested(p) => Some(p.call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requested, ["c1", "c3", "c4", "c5"]);
     let asked: Vec<String> = approver
         .1
         .lock()

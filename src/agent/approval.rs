@@ -94,8 +94,14 @@ impl Gate {
         })
     }
 
-    /// Decides one call, asking the approver when the table says so.
-    pub async fn check(&self, prepared: &Prepared) -> GateResult {
+    /// Decides one call, asking the approver when the table says so. `on_ask` sees the prompt
+    /// just before a person is asked (a UI's `approval_requested` event); it is not called when
+    /// the table decides alone or a session grant covers the call.
+    pub async fn check(
+        &self,
+        prepared: &Prepared,
+        on_ask: &(dyn Fn(&ApprovalPrompt) + Sync),
+    ) -> GateResult {
         let decision = self.decision(prepared);
         let record = |action: &str, by: &str| audit::Decision {
             action: action.to_string(),
@@ -134,6 +140,7 @@ impl Gate {
                     reason: prompt.clone(),
                     dangerous,
                 };
+                on_ask(&question);
                 match self.approver.ask(&question).await {
                     Ok(Answer::Allow) => GateResult {
                         allowed: true,

@@ -304,18 +304,12 @@ impl Agent {
                 action: decision.action().to_string(),
                 rule: decision.rule().id().to_string(),
             });
-            if let policies::Decision::Ask { prompt, .. } = &decision {
-                sink(AgentEvent::ApprovalRequested(ApprovalPrompt {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    summary: prepared.summary.clone(),
-                    details: prepared.details.clone(),
-                    reason: prompt.clone(),
-                    dangerous: prepared
-                        .verdict()
-                        .is_some_and(|v| v.class == classifier::Class::Dangerous),
-                }));
-            }
+            // Emitted only when a person is really asked (not when a session grant answers).
+            let asked = std::sync::atomic::AtomicBool::new(false);
+            let on_ask = |prompt: &ApprovalPrompt| {
+                asked.store(true, std::sync::atomic::Ordering::Relaxed);
+                sink(AgentEvent::ApprovalRequested(prompt.clone()));
+            };
             // A person may never answer (Ctrl+C while the prompt waits, a daemon run cancelled
             // while an approval is pending): cancellation ends the wait as a denial.
             let GateResult {
@@ -323,7 +317,7 @@ impl Agent {
                 denial,
                 audit: decision_audit,
             } = tokio::select! {
-                result = self.gate.check(&prepared) => result,
+                result = self.gate.check(&prepared, &on_ask) => result,
                 () = cancel.cancelled() => GateResult {
                     allowed: false,
                     denial: Some("tool not executed: context canceled".to_string()),
@@ -335,7 +329,7 @@ impl Agent {
                     },
                 },
             };
-            if decision.action() == "ask" {
+            if asked.load(std::sync::atomic::Ordering::Relaxed) {
                 sink(AgentEvent::ApprovalResolved {
                     id: call.id.clone(),
                     allowed,
