@@ -105,6 +105,10 @@ pub enum CallKind {
     Bash {
         verdict: Verdict,
         forbidden: Option<Forbidden>,
+        /// The script and timeout as checked and shown for approval; execution runs exactly
+        /// these, without reading the arguments again.
+        command: String,
+        timeout: Duration,
     },
 }
 
@@ -134,7 +138,9 @@ impl Prepared {
             CallKind::Gated => policies::Call::Gated {
                 tool: &self.call.name,
             },
-            CallKind::Bash { verdict, forbidden } => policies::Call::Bash {
+            CallKind::Bash {
+                verdict, forbidden, ..
+            } => policies::Call::Bash {
                 class: verdict.class,
                 forbidden: forbidden.as_ref(),
             },
@@ -337,7 +343,12 @@ impl ToolBox {
                 let summary = format!("bash {}", truncate(&args.command, 120));
                 let grant_key = format!("bash\0{}", args.command);
                 (
-                    CallKind::Bash { verdict, forbidden },
+                    CallKind::Bash {
+                        verdict,
+                        forbidden,
+                        command: args.command,
+                        timeout,
+                    },
                     summary,
                     details,
                     grant_key,
@@ -450,25 +461,24 @@ impl ToolBox {
     }
 
     async fn execute_bash(&self, prepared: &Prepared, cancel: &CancellationToken) -> Outcome {
-        let args: BashArgs = match serde_json::from_str(&prepared.call.arguments) {
-            Ok(a) => a,
-            Err(e) => return Outcome::error(format!("invalid arguments for bash: {e}")),
+        let CallKind::Bash {
+            verdict,
+            command: script,
+            timeout,
+            ..
+        } = &prepared.kind
+        else {
+            return Outcome::error("bash call was not prepared as bash");
         };
-        let timeout = match bash_timeout(args.timeout) {
-            Ok(t) => t,
-            Err(e) => return Outcome::error(e),
-        };
+        let timeout = *timeout;
         let mut command = std::process::Command::new(bash::shell());
         command
             .arg("-lc")
-            .arg(&args.command)
+            .arg(script)
             .current_dir(self.cwd())
             .env_clear()
             .envs(bash::scrubbed_env(&self.env_allow));
-        let read_only = prepared
-            .verdict()
-            .is_some_and(|v| v.class == classifier::Class::ReadOnly);
-        if read_only {
+        if verdict.class == classifier::Class::ReadOnly {
             command.envs(bash::git_protective_env());
         }
         let (level, warning, _guard, command) = match &self.sandbox {
