@@ -28,7 +28,7 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().join("home");
     let repo = home.join("repo");
     std::fs::create_dir_all(&repo).unwrap();

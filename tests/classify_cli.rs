@@ -1,5 +1,7 @@
 //! `gg classify` and `gg policy show`, run as the real binary in temporary directories.
 
+mod support;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -37,7 +39,7 @@ struct Dirs {
 
 fn dirs() -> Dirs {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().join("home");
     let repo = home.join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();

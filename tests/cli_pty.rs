@@ -119,7 +119,7 @@ impl Pty {
 
 fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().join("home").canonicalize().unwrap_or_else(|_| {
         std::fs::create_dir_all(tmp.path().join("home/repo")).unwrap();
         tmp.path().join("home").canonicalize().unwrap()

@@ -37,7 +37,7 @@ struct Env {
 
 fn env() -> Env {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().join("home");
     let repo = home.join("repo");
     std::fs::create_dir_all(&repo).unwrap();

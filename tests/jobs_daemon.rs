@@ -45,7 +45,7 @@ fn session_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_job_fires_while_ggd_runs_sandboxed_and_is_auditable() {
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().join("home");
     let repo = home.join("repo");
     std::fs::create_dir_all(&repo).unwrap();

@@ -57,7 +57,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let tmp = support::fixture_dir();
         let home = tmp.path().join("home");
         let repo = home.join("repo");
         std::fs::create_dir_all(home.join(".gg")).unwrap();

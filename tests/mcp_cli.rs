@@ -2,6 +2,8 @@
 //! everything-server from the npm registry (installed by `npm ci --prefix tests/mcp-servers`).
 //! Under the sandbox a stdio server may write only its own directory, `~/.gg/mcp/<name>`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,7 +54,7 @@ fn mcp_list_connects_with_and_without_the_sandbox_and_the_sandbox_confines_write
     if !node_available() {
         return;
     }
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = support::fixture_dir();
     let home = tmp.path().canonicalize().unwrap();
     std::fs::create_dir_all(home.join(".gg")).unwrap();
     // The server tries to write outside its directory, then becomes the real server.

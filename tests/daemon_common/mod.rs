@@ -24,7 +24,7 @@ pub struct Env {
 
 pub fn env() -> Env {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = crate::support::fixture_dir();
     let home = tmp.path().join("home");
     let project = home.join("project");
     std::fs::create_dir_all(&project).unwrap();

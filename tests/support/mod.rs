@@ -755,3 +755,24 @@ fn socket_with_backlog() -> Option<std::net::TcpListener> {
     .ok()
     .flatten()
 }
+
+/// A temporary directory for test fixtures (working directories, temporary homes) that lies
+/// outside the classifier's scratch directories, `/tmp` and `$TMPDIR`: writes there are allowed,
+/// so tests of the "outside the working directory" rules would not see what a user sees. The
+/// cargo target directory is used unless the checkout itself lies in a scratch directory (CI may
+/// clone anywhere); then `/var/tmp/gg-tests`.
+pub fn fixture_dir() -> tempfile::TempDir {
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let canonical = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    let scratch: Vec<std::path::PathBuf> = std::iter::once("/tmp".into())
+        .chain(std::env::var_os("TMPDIR").map(std::path::PathBuf::from))
+        .map(|p: std::path::PathBuf| std::fs::canonicalize(&p).unwrap_or(p))
+        .collect();
+    let base = if scratch.iter().any(|s| canonical.starts_with(s)) {
+        std::path::PathBuf::from("/var/tmp/gg-tests")
+    } else {
+        canonical
+    };
+    std::fs::create_dir_all(&base).expect("fixture base directory");
+    tempfile::tempdir_in(&base).expect("fixture directory")
+}
