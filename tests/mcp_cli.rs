@@ -57,11 +57,23 @@ fn mcp_list_connects_with_and_without_the_sandbox_and_the_sandbox_confines_write
     let tmp = support::fixture_dir();
     let home = tmp.path().canonicalize().unwrap();
     std::fs::create_dir_all(home.join(".gg")).unwrap();
+    // The sandbox gives commands a private /tmp, so a checkout under /tmp (CI may clone there)
+    // is invisible inside it: run the server from a copy in the fixture directory instead.
+    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-servers/node_modules");
+    let copied = home.join("node_modules");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(&modules)
+        .arg(&copied)
+        .status()
+        .unwrap();
+    assert!(status.success(), "copy the MCP test servers");
+    let js = copied.join("@modelcontextprotocol/server-everything/dist/index.js");
     // The server tries to write outside its directory, then becomes the real server.
     let script = format!(
         "touch {home}/outside-marker; touch ./inside-marker; exec node {js} stdio",
         home = home.display(),
-        js = everything_js().display()
+        js = js.display()
     );
     let config = json!({"servers": {
         "everything": {"command": "sh", "args": ["-c", script]},
