@@ -96,6 +96,20 @@ pub struct Context {
     pub git_config: GitConfig,
     /// Extra rules from policy files.
     pub rules: ExtraRules,
+    /// Paths whose modification needs a person (the repository's `.git/`, gg's `.gg/` settings).
+    /// The caller derives them from the same list the sandbox binds read-only, so the bash
+    /// classifier, the file tools and the sandbox cannot drift apart. Empty means none.
+    pub protected: Vec<Protected>,
+}
+
+/// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of
+/// `except` (e.g. `.gg/agent`, the agent's own scratch area).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Protected {
+    pub path: PathBuf,
+    pub except: Vec<PathBuf>,
+    /// Why it is protected, for the reason shown to a person.
+    pub why: String,
 }
 
 /// Git configuration text the caller read from disk; the classifier only parses it.

@@ -85,6 +85,7 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         scratch_dirs: scratch_dirs(),
         git_config,
         rules,
+        protected: Vec::new(),
     }
 }
 
