@@ -15,6 +15,7 @@
 
 mod fallback;
 mod gitconfig;
+mod ids;
 mod paths;
 mod rules;
 mod text;
@@ -22,6 +23,8 @@ mod walk;
 mod word;
 
 use std::path::PathBuf;
+
+use ids::RuleId;
 
 /// How much care a command needs. Ordered: a script's class is the maximum over its parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -183,7 +186,7 @@ impl Classifier {
         let Some(parser) = self.parser.as_mut() else {
             // The grammar failed to load: a build problem. Nothing can be read-only then.
             let reason = Reason {
-                rule: "parse.error".into(),
+                rule: RuleId::ParseError.as_str().into(),
                 class: Class::Normal,
                 message: "the bash grammar could not be loaded".into(),
                 span: (0, command.len()),

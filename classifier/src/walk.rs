@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use crate::ids::RuleId;
 use crate::paths::Cwds;
 use crate::text::{self, Prepared};
 use crate::word::Word;
@@ -13,7 +14,7 @@ use crate::{Class, Context, FoundCommand, Reason, Span, rules};
 /// How many times command text may be re-parsed (`bash -c`, `eval`, heredocs to shells …).
 pub(crate) const MAX_REPARSE_DEPTH: usize = 8;
 /// The rule id of a classification whose work budget ran out.
-const TOO_COMPLEX: &str = "parse.too-complex";
+const TOO_COMPLEX: RuleId = RuleId::ParseTooComplex;
 /// How deeply nested the syntax tree may be before the walk stops descending.
 const MAX_TREE_DEPTH: usize = 256;
 
@@ -203,7 +204,7 @@ impl<'a> Walker<'a> {
             let end = self.prepared.map_span(self.src.len(), self.src.len()).1;
             self.reason(
                 Class::Normal,
-                "obfuscation.invisible-characters",
+                RuleId::ObfuscationInvisibleCharacters,
                 "the text contains invisible or unusual whitespace characters",
                 (0, end),
             );
@@ -212,7 +213,7 @@ impl<'a> Walker<'a> {
             let span = (0, self.map_span(self.src.len(), self.src.len()).1);
             self.reason(
                 Class::Normal,
-                "parse.error",
+                RuleId::ParseError,
                 "the command could not be parsed",
                 span,
             );
@@ -227,7 +228,7 @@ impl<'a> Walker<'a> {
             let span = self.span_of(root);
             self.reason(
                 Class::Normal,
-                "parse.error",
+                RuleId::ParseError,
                 "the command does not parse cleanly as bash",
                 span,
             );
@@ -258,10 +259,10 @@ impl<'a> Walker<'a> {
         self.map_span(node.start_byte(), node.end_byte())
     }
 
-    pub fn reason(&mut self, class: Class, rule: &str, message: impl Into<String>, span: Span) {
+    pub fn reason(&mut self, class: Class, rule: RuleId, message: impl Into<String>, span: Span) {
         let message = message.into();
         self.reasons.push(Reason {
-            rule: rule.to_string(),
+            rule: rule.as_str().to_string(),
             class,
             message,
             span,
@@ -326,7 +327,7 @@ impl<'a> Walker<'a> {
         let mut kept: Vec<_> = self
             .reasons
             .drain(reasons..)
-            .filter(|r| r.class == Class::Dangerous || r.rule == TOO_COMPLEX)
+            .filter(|r| r.class == Class::Dangerous || r.rule == TOO_COMPLEX.as_str())
             .collect();
         for r in kept.iter_mut().filter(|r| r.class == Class::Dangerous) {
             r.message = format!("{} ({note})", r.message);
@@ -370,7 +371,7 @@ impl<'a> Walker<'a> {
         if self.reparse_depth >= MAX_REPARSE_DEPTH {
             self.reason(
                 Class::Normal,
-                "parse.too-deep",
+                RuleId::ParseTooDeep,
                 "command text nested too deeply to inspect",
                 span,
             );
@@ -380,7 +381,7 @@ impl<'a> Walker<'a> {
         let Some(tree) = self.parser.parse(ascii_skeleton(&code), None) else {
             self.reason(
                 Class::Normal,
-                "parse.error",
+                RuleId::ParseError,
                 "nested command text could not be parsed",
                 span,
             );
@@ -394,7 +395,7 @@ impl<'a> Walker<'a> {
         if root.has_error() {
             self.reason(
                 Class::Normal,
-                "parse.error",
+                RuleId::ParseError,
                 "nested command text does not parse cleanly",
                 span,
             );
@@ -424,7 +425,7 @@ impl<'a> Walker<'a> {
             let span = self.span_of(node);
             self.reason(
                 Class::Normal,
-                "parse.too-deep",
+                RuleId::ParseTooDeep,
                 "syntax nested too deeply to inspect",
                 span,
             );
@@ -561,7 +562,7 @@ impl<'a> Walker<'a> {
                 let span = self.span_of(*stage);
                 self.reason(
                     Class::Dangerous,
-                    "network.reverse-shell",
+                    RuleId::NetworkReverseShell,
                     "a shell's output is piped to a network connection",
                     span,
                 );
@@ -880,7 +881,7 @@ impl<'a> Walker<'a> {
             && (calls >= 2 || piped)
         {
             let msg = format!("function \"{name}\" calls itself in parallel: a fork bomb");
-            self.reason(Class::Dangerous, "system.fork-bomb", msg, span);
+            self.reason(Class::Dangerous, RuleId::SystemForkBomb, msg, span);
         }
         // Calling the function later may change directory: its body was walked in isolation.
         if self.cwds != before {

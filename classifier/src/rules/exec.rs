@@ -6,6 +6,7 @@ use super::{
     Outcome, ReadOnly, check_write_target, long_is, long_value, operands, run_code, run_payload,
     short_has, value_text,
 };
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
 use crate::{Class, Span};
@@ -60,7 +61,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 ..Flow::default()
             };
             Outcome::not(
-                "readonly.not-allow-listed",
+                RuleId::ReadonlyNotAllowListed,
                 format!("\"{prog}\" is not on the read-only list"),
             )
             .with_flow(flow)
@@ -172,7 +173,7 @@ fn code_argument(w: &mut Walker, code: &Word, prog: &str, positional: &[Word]) -
         run_code(w, &inner, code.span, &Flow::default());
     }
     Outcome::not(
-        "dynamic.shell-code",
+        RuleId::DynamicShellCode,
         format!("\"{prog}\" runs code computed at run time: {}", code.text),
     )
 }
@@ -185,7 +186,7 @@ fn untrusted_code_word(w: &mut Walker, code: &Word, prog: &str) {
         );
         w.reason(
             Class::Dangerous,
-            "download.exec-substitution",
+            RuleId::DownloadExecSubstitution,
             msg,
             code.span,
         );
@@ -212,10 +213,15 @@ fn script_file(w: &mut Walker, file: &Word, prog: &str) -> Outcome {
             "\"{prog}\" runs {}, downloaded earlier in this script",
             file.text
         );
-        w.reason(Class::Dangerous, "download.then-execute", msg, file.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::DownloadThenExecute,
+            msg,
+            file.span,
+        );
     }
     Outcome::not(
-        "exec.script-file",
+        RuleId::ExecScriptFile,
         format!(
             "\"{prog}\" runs the script {}, whose content is not inspected",
             file.text
@@ -233,10 +239,15 @@ fn stdin_code(w: &mut Walker, cmd: &Cmd, prog: &str, is_shell: bool) -> Outcome 
     };
     if input.download || input.network {
         let msg = format!("content from the network is run by \"{prog}\"");
-        w.reason(Class::Dangerous, "download.pipe-to-interpreter", msg, span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::DownloadPipeToInterpreter,
+            msg,
+            span,
+        );
     } else if input.decode {
         let msg = format!("decoded content is run by \"{prog}\"");
-        w.reason(Class::Dangerous, "decode.pipe-to-interpreter", msg, span);
+        w.reason(Class::Dangerous, RuleId::DecodePipeToInterpreter, msg, span);
     }
     if let (Some(text), false) = (&input.text, is_shell) {
         let code = Word::literal(text, span);
@@ -251,13 +262,13 @@ fn stdin_code(w: &mut Walker, cmd: &Cmd, prog: &str, is_shell: bool) -> Outcome 
     }
     if input.fed {
         return Outcome::not(
-            "exec.stdin-code",
+            RuleId::ExecStdinCode,
             format!("\"{prog}\" runs code read from its input"),
         )
         .with_flow(shell_flow);
     }
     Outcome::not(
-        "exec.interactive-shell",
+        RuleId::ExecInteractiveShell,
         format!("\"{prog}\" starts an interactive interpreter"),
     )
     .with_flow(shell_flow)
@@ -344,12 +355,12 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
             untrusted_code_word(w, code, prog);
             embedded_shell_commands(w, code, prog);
             Outcome::not(
-                "exec.interpreter-code",
+                RuleId::ExecInterpreterCode,
                 format!("\"{prog}\" runs inline code that is not inspected"),
             )
         }
         CodeSource::Module(m) => Outcome::not(
-            "exec.interpreter-code",
+            RuleId::ExecInterpreterCode,
             format!("\"{prog}\" runs the module {}", m.text),
         ),
         CodeSource::File(f) => script_file(w, f, prog),
@@ -367,7 +378,7 @@ fn embedded_shell_commands(w: &mut Walker, code: &Word, prog: &str) {
         let (_, risky) = run_code(w, &text, code.span, &Flow::default());
         if risky {
             let msg = format!("\"{prog}\" code runs a shell command: {text}");
-            w.reason(Class::Dangerous, "exec.embedded-shell", msg, code.span);
+            w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, code.span);
         }
     }
 }
@@ -450,7 +461,7 @@ fn eval(w: &mut Walker, cmd: &Cmd) -> Outcome {
     // Without shell syntax in the computed parts, `eval A B C` runs the command `A B C`.
     run_payload(w, cmd, args.to_vec());
     Outcome::not(
-        "dynamic.shell-code",
+        RuleId::DynamicShellCode,
         "\"eval\" runs code computed at run time",
     )
 }
@@ -459,7 +470,7 @@ fn source(w: &mut Walker, cmd: &Cmd) -> Outcome {
     match cmd.argv.get(1) {
         Some(f) if is_stdin_path(f) => stdin_code(w, cmd, "source", true),
         Some(f) => script_file(w, f, "source"),
-        None => Outcome::not("exec.script-file", "\"source\" without a file"),
+        None => Outcome::not(RuleId::ExecScriptFile, "\"source\" without a file"),
     }
 }
 
@@ -474,7 +485,7 @@ fn alias(w: &mut Walker, cmd: &Cmd) -> Outcome {
     }
     if defines {
         Outcome::not(
-            "exec.alias",
+            RuleId::ExecAlias,
             "\"alias\" defines a command that is not on the read-only list",
         )
     } else {
@@ -491,7 +502,7 @@ fn trap(w: &mut Walker, cmd: &Cmd) -> Outcome {
     if code.dynamic {
         untrusted_code_word(w, code, "trap");
         return Outcome::not(
-            "dynamic.shell-code",
+            RuleId::DynamicShellCode,
             "\"trap\" runs code computed at run time",
         );
     }
@@ -536,7 +547,7 @@ fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 .map_or(args.len(), |p| i + 1 + p);
             find_exec(w, cmd, &roots, &args[i + 1..end], t);
             outcome = Outcome::not(
-                "readonly.find-exec",
+                RuleId::ReadonlyFindExec,
                 format!("\"find {t}\" runs a program on each match"),
             );
             i = end + 1;
@@ -546,14 +557,14 @@ fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
             for root in &roots {
                 find_delete(w, root, args[i].span);
             }
-            outcome = Outcome::not("readonly.flag-writes", "\"find -delete\" deletes files");
+            outcome = Outcome::not(RuleId::ReadonlyFlagWrites, "\"find -delete\" deletes files");
         }
         if FIND_WRITE.contains(&t) {
             if let Some(target) = args.get(i + 1) {
                 check_write_target(w, target, &format!("find {t}"), target.span);
             }
             outcome = Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 format!("\"find {t}\" writes a file"),
             );
         }
@@ -592,7 +603,7 @@ fn find_exec(w: &mut Walker, cmd: &Cmd, roots: &[Word], payload: &[Word], flag: 
             );
             w.reason(
                 Class::Dangerous,
-                "exec.find-exec-shell",
+                RuleId::ExecFindExecShell,
                 msg,
                 join_spans(payload),
             );
@@ -610,14 +621,14 @@ fn find_delete(w: &mut Walker, root: &Word, span: Span) {
                 "\"find -delete\" under {}, which cannot be resolved statically",
                 root.text
             );
-            w.reason(Class::Normal, "write.unknown-target", msg, span);
+            w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, span);
         }
         _ => {
             let msg = format!(
                 "\"find -delete\" deletes files under {}, outside the working directory",
                 root.text
             );
-            w.reason(Class::Dangerous, "find.delete-outside", msg, span);
+            w.reason(Class::Dangerous, RuleId::FindDeleteOutside, msg, span);
         }
     }
 }
@@ -626,7 +637,7 @@ fn find_delete(w: &mut Walker, root: &Word, span: Span) {
 
 /// Runs `program` (the value of a tool's program option) and reports it as dangerous when it
 /// is a shell or dangerous itself.
-pub(crate) fn program_option(w: &mut Walker, program: &str, span: Span, rule: &str, tool: &str) {
+pub(crate) fn program_option(w: &mut Walker, program: &str, span: Span, rule: RuleId, tool: &str) {
     let (_, risky) = run_code(w, program, span, &Flow::default());
     if risky {
         let shown = if program.is_empty() {
@@ -653,18 +664,24 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 .strip_prefix("exec=")
                 .or_else(|| action.strip_prefix("exec:"));
             if let Some(p) = program {
-                program_option(w, p, a.span, "exec.tar-program", "tar --checkpoint-action");
+                program_option(
+                    w,
+                    p,
+                    a.span,
+                    RuleId::ExecTarProgram,
+                    "tar --checkpoint-action",
+                );
             }
         } else if let Some(opt) = PROGRAM_OPTS.iter().find(|o| long_is(t, o)) {
             let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
-            program_option(w, &value, a.span, "exec.tar-program", opt);
+            program_option(w, &value, a.span, RuleId::ExecTarProgram, opt);
         } else if (t == "-I" || t == "-F") && i + 1 < args.len() {
             let value = args[i + 1].text.clone();
-            program_option(w, &value, a.span, "exec.tar-program", t);
+            program_option(w, &value, a.span, RuleId::ExecTarProgram, t);
         }
     }
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         "\"tar\" is not on the read-only list",
     )
 }
@@ -688,16 +705,16 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
         if c.dynamic {
             w.reason(
                 Class::Normal,
-                "dynamic.shell-code",
+                RuleId::DynamicShellCode,
                 "editor command computed at run time",
                 c.span,
             );
         } else if let Some(sc) = shell_cmd {
-            program_option(w, &sc, c.span, "exec.editor-shell", "editor command");
+            program_option(w, &sc, c.span, RuleId::ExecEditorShell, "editor command");
         }
     }
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         "editors are not on the read-only list",
     )
 }
@@ -728,11 +745,11 @@ fn man(w: &mut Walker, cmd: &Cmd) -> Outcome {
             None
         };
         if let Some(p) = program {
-            program_option(w, &p, a.span, "exec.man-program", "man");
+            program_option(w, &p, a.span, RuleId::ExecManProgram, "man");
         }
     }
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         "\"man\" starts a pager, which can run commands",
     )
 }
@@ -753,16 +770,16 @@ fn rg(w: &mut Walker, cmd: &Cmd) -> Outcome {
         for opt in ["--pre", "--hostname-bin"] {
             if long_is(t, opt) && !t.starts_with("--pre-") {
                 let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
-                program_option(w, &value, a.span, "exec.rg-pre", "rg --pre");
+                program_option(w, &value, a.span, RuleId::ExecRgPre, "rg --pre");
                 outcome = Outcome::not(
-                    "readonly.flag-writes",
+                    RuleId::ReadonlyFlagWrites,
                     format!("\"rg {opt}\" runs a program on each file"),
                 );
             }
         }
         if long_is(t, "--search-zip") || short_has(t, 'z') {
             outcome = Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 "\"rg --search-zip\" runs decompression programs",
             );
         }
@@ -788,14 +805,14 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
             }
             "-f" | "--file" | "-E" | "--exec" => {
                 return Outcome::not(
-                    "exec.script-file",
+                    RuleId::ExecScriptFile,
                     "awk runs a program file that is not inspected",
                 );
             }
             _ if t.starts_with("-F") || t.starts_with("-v") => i += 1,
             _ if t.starts_with('-') && t.len() > 1 => {
                 return Outcome::not(
-                    "readonly.flag-writes",
+                    RuleId::ReadonlyFlagWrites,
                     format!("\"awk {t}\" is not a known read-only option"),
                 );
             }
@@ -810,7 +827,7 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     };
     if prog.dynamic {
         return Outcome::not(
-            "dynamic.shell-code",
+            RuleId::DynamicShellCode,
             "the awk program is computed at run time",
         );
     }
@@ -819,7 +836,7 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
         let (_, risky) = run_code(w, &command, prog.span, &Flow::default());
         if risky {
             let msg = format!("the awk program pipes to or from the command {command}");
-            w.reason(Class::Dangerous, "exec.embedded-shell", msg, prog.span);
+            w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, prog.span);
         }
     }
     let text = prog.text.as_str();
@@ -830,7 +847,7 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     .any(|m| text.contains(m));
     if risky {
         return Outcome::not(
-            "readonly.awk-io",
+            RuleId::ReadonlyAwkIo,
             "the awk program runs commands, writes files or redirects output",
         );
     }
@@ -857,7 +874,7 @@ fn xxd(w: &mut Walker, cmd: &Cmd) -> Outcome {
         let target = ops[1].clone();
         check_write_target(w, &target, "xxd", target.span);
         out.read_only = ReadOnly::No {
-            rule: "readonly.flag-writes",
+            rule: RuleId::ReadonlyFlagWrites,
             message: "\"xxd IN OUT\" writes OUT".into(),
         };
     }

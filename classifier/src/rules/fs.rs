@@ -4,6 +4,7 @@
 
 use super::{Outcome, check_write_target, long_is, long_value, operands, short_has, value_text};
 use crate::Class;
+use crate::ids::RuleId;
 use crate::paths::{Place, place_of};
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
@@ -27,7 +28,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "uniq" => uniq(w, args)?,
         "dd" => dd(w, args),
         "patch" | "unzip" | "7z" | "cpio" => Outcome::not(
-            "readonly.not-allow-listed",
+            RuleId::ReadonlyNotAllowListed,
             format!("\"{prog}\" writes files"),
         ),
         _ => return None,
@@ -37,7 +38,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
 
 fn writes(prog: &str) -> Outcome {
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         format!("\"{prog}\" changes files"),
     )
 }
@@ -167,30 +168,35 @@ fn rm_recursive_force(w: &mut Walker, target: &Word) {
     match place_of(target, &w.cwds, w.ctx) {
         Place::Root => {
             let msg = format!("\"rm -rf {shown}\" deletes the root of the file system");
-            w.reason(Class::Dangerous, "rm.recursive-force-root", msg, span);
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceRoot, msg, span);
         }
         Place::HomeOrAbove(p) => {
             let msg = format!(
                 "\"rm -rf {shown}\" deletes {} (the home directory or above)",
                 p.display()
             );
-            w.reason(Class::Dangerous, "rm.recursive-force-home", msg, span);
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceHome, msg, span);
         }
         Place::Outside(p) => {
             let msg = format!(
                 "\"rm -rf {shown}\" deletes {} outside the working directory",
                 p.display()
             );
-            w.reason(Class::Dangerous, "rm.recursive-force-outside", msg, span);
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceOutside, msg, span);
         }
         Place::Unknown if target.flow.untrusted() => {
             let msg =
                 format!("\"rm -rf {shown}\": the target is downloaded or decoded at run time");
-            w.reason(Class::Dangerous, "rm.recursive-force-obfuscated", msg, span);
+            w.reason(
+                Class::Dangerous,
+                RuleId::RmRecursiveForceObfuscated,
+                msg,
+                span,
+            );
         }
         Place::Unknown => {
             let msg = format!("\"rm -rf {shown}\": the target cannot be resolved statically");
-            w.reason(Class::Normal, "rm.unknown-target", msg, span);
+            w.reason(Class::Normal, RuleId::RmUnknownTarget, msg, span);
         }
         Place::Inside => {}
     }
@@ -216,7 +222,7 @@ fn chmod(w: &mut Walker, args: &[Word]) -> Outcome {
             "\"chmod {}\" sets the set-user-ID or set-group-ID bit",
             m.text
         );
-        w.reason(Class::Dangerous, "privilege.setuid", msg, m.span);
+        w.reason(Class::Dangerous, RuleId::PrivilegeSetuid, msg, m.span);
     }
     for target in ops
         .into_iter()
@@ -250,7 +256,7 @@ fn shred(w: &mut Walker, args: &[Word]) -> Outcome {
     for target in operands(args) {
         if !target.dynamic && target.text.starts_with("/dev/") {
             let msg = format!("\"shred {}\" overwrites a device", target.text);
-            w.reason(Class::Dangerous, "disk.shred-device", msg, target.span);
+            w.reason(Class::Dangerous, RuleId::DiskShredDevice, msg, target.span);
         } else {
             check_write_target(w, target, "shred", target.span);
         }
@@ -320,7 +326,10 @@ fn sed(w: &mut Walker, args: &[Word]) -> Outcome {
         for f in &files {
             check_write_target(w, f, "sed -i", f.span);
         }
-        return Outcome::not("readonly.flag-writes", "\"sed -i\" edits files in place");
+        return Outcome::not(
+            RuleId::ReadonlyFlagWrites,
+            "\"sed -i\" edits files in place",
+        );
     }
     let print_only = scripts
         .iter()
@@ -329,7 +338,7 @@ fn sed(w: &mut Walker, args: &[Word]) -> Outcome {
         Outcome::read_only()
     } else {
         Outcome::not(
-            "readonly.sed-script",
+            RuleId::ReadonlySedScript,
             "only \"sed -n Np\" (print lines) is read-only; sed scripts can write files and run commands",
         )
     }
@@ -356,9 +365,9 @@ fn sort(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
                 .map(value_text)
                 .unwrap_or_default();
             let what = "sort --compress-program";
-            super::exec::program_option(w, &program, a.span, "exec.sort-compress-program", what);
+            super::exec::program_option(w, &program, a.span, RuleId::ExecSortCompressProgram, what);
             return Some(Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 format!("\"{what}\" runs a program"),
             ));
         }
@@ -384,7 +393,7 @@ fn sort(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
         if let Some(target) = value {
             check_write_target(w, &target, "sort -o", target.span);
             return Some(Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 "\"sort -o\" writes a file",
             ));
         }
@@ -413,7 +422,7 @@ fn uniq(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
     let target = ops[1];
     check_write_target(w, target, "uniq", target.span);
     Some(Outcome::not(
-        "readonly.flag-writes",
+        RuleId::ReadonlyFlagWrites,
         "\"uniq IN OUT\" writes OUT",
     ))
 }
@@ -433,7 +442,7 @@ fn dd(w: &mut Walker, args: &[Word]) -> Outcome {
             && !matches!(target, "/dev/null" | "/dev/stdout" | "/dev/stderr")
         {
             let msg = format!("\"dd of={target}\" writes to a device");
-            w.reason(Class::Dangerous, "disk.dd-device", msg, a.span);
+            w.reason(Class::Dangerous, RuleId::DiskDdDevice, msg, a.span);
         } else {
             check_write_target(w, &word, "dd", a.span);
         }

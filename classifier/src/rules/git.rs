@@ -4,6 +4,7 @@
 use super::{Outcome, check_write_target, long_is, run_code, short_has, value_text};
 use crate::Class;
 use crate::gitconfig::{self, Entry};
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
 
@@ -51,7 +52,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     if i < args.len() && args[i].dynamic {
         return Some(Outcome::not(
-            "dynamic.command-name",
+            RuleId::DynamicCommandName,
             format!("git subcommand {} is computed", args[i].text),
         ));
     }
@@ -70,7 +71,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 "the repository's git config runs programs ({})",
                 keys.join(", ")
             );
-            return Some(Outcome::not("git.repo-config-runs-programs", msg));
+            return Some(Outcome::not(RuleId::GitRepoConfigRunsPrograms, msg));
         }
     }
     Some(outcome)
@@ -97,23 +98,28 @@ fn global_option(w: &mut Walker, a: &Word, value: Option<&Word>) -> Option<Outco
                 let msg = format!(
                     "\"git --config-env {key}\" sets a program-running key from the environment"
                 );
-                w.reason(Class::Dangerous, "git.config-override-program", msg, a.span);
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::GitConfigOverrideProgram,
+                    msg,
+                    a.span,
+                );
             }
             Some(Outcome::not(
-                "git.config-override",
+                RuleId::GitConfigOverride,
                 "\"git --config-env\" overrides configuration",
             ))
         }
         "--exec-path" => Some(Outcome::not(
-            "git.exec-path",
+            RuleId::GitExecPath,
             "\"git --exec-path\" changes where git finds its programs",
         )),
         "-p" | "--paginate" => Some(Outcome::not(
-            "git.paginate",
+            RuleId::GitPaginate,
             "\"git --paginate\" runs a pager",
         )),
         "-C" | "--git-dir" | "--work-tree" | "--bare" => Some(Outcome::not(
-            "git.other-repository",
+            RuleId::GitOtherRepository,
             "git runs on another repository, whose config was not read",
         )),
         _ => None,
@@ -124,7 +130,10 @@ fn global_option(w: &mut Walker, a: &Word, value: Option<&Word>) -> Option<Outco
 fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
     let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
     let Some(entry) = dotted_entry(key, Some(value)) else {
-        return Outcome::not("git.config-override", "\"git -c\" overrides configuration");
+        return Outcome::not(
+            RuleId::GitConfigOverride,
+            "\"git -c\" overrides configuration",
+        );
     };
     if gitconfig::runs_program(&entry) {
         let program = value.trim_start_matches('!').to_string();
@@ -134,17 +143,20 @@ fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
                 format!("\"git -c {key}\" makes git run {program}, a shell or dangerous command");
             w.reason(
                 Class::Dangerous,
-                "git.config-override-program",
+                RuleId::GitConfigOverrideProgram,
                 msg,
                 word.span,
             );
         }
         return Outcome::not(
-            "git.config-override",
+            RuleId::GitConfigOverride,
             format!("\"git -c {key}\" makes git run a program"),
         );
     }
-    Outcome::not("git.config-override", "\"git -c\" overrides configuration")
+    Outcome::not(
+        RuleId::GitConfigOverride,
+        "\"git -c\" overrides configuration",
+    )
 }
 
 fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {
@@ -180,27 +192,27 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
                 args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
             };
             check_write_target(w, &target, "git --output", a.span);
-            return Outcome::not("readonly.flag-writes", "\"git --output\" writes a file");
+            return Outcome::not(RuleId::ReadonlyFlagWrites, "\"git --output\" writes a file");
         }
         if t == "--text" {
             continue;
         }
         if let Some(opt) = RUNS_PROGRAMS.iter().find(|o| long_is(t, o)) {
             return Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 format!("\"git {sub} {opt}\" runs external programs"),
             );
         }
         if sub == "grep" && (t == "-O" || t.starts_with("-O")) {
             return Outcome::not(
-                "readonly.flag-writes",
+                RuleId::ReadonlyFlagWrites,
                 "\"git grep -O\" opens files in a pager",
             );
         }
     }
     if !READ_ONLY_SUBCOMMANDS.contains(&sub) {
         return Outcome::not(
-            "readonly.not-allow-listed",
+            RuleId::ReadonlyNotAllowListed,
             format!("\"git {sub}\" is not on the read-only list"),
         );
     }
@@ -213,7 +225,7 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
                 .is_some_and(|a| !a.is_option() && a.text != "show") =>
         {
             Outcome::not(
-                "readonly.not-allow-listed",
+                RuleId::ReadonlyNotAllowListed,
                 "\"git reflog\" subcommands other than show change the reflog",
             )
         }
@@ -293,7 +305,7 @@ fn branch(args: &[Word]) -> Outcome {
             || (listing_mode && !args[i].is_option()))
         {
             return Outcome::not(
-                "git.branch-change",
+                RuleId::GitBranchChange,
                 format!("\"git branch {t}\" creates, deletes or changes branches"),
             );
         }
@@ -306,7 +318,10 @@ fn remote(args: &[Word]) -> Outcome {
     if args.iter().all(|a| a.text == "-v" || a.text == "--verbose") {
         Outcome::read_only()
     } else {
-        Outcome::not("git.remote-change", "only \"git remote -v\" is read-only")
+        Outcome::not(
+            RuleId::GitRemoteChange,
+            "only \"git remote -v\" is read-only",
+        )
     }
 }
 
@@ -330,10 +345,10 @@ fn push(w: &mut Walker, args: &[Word]) -> Outcome {
         };
         if forced {
             let msg = format!("\"git push {t}\" rewrites or deletes history on the remote");
-            w.reason(Class::Dangerous, "git.push-force", msg, a.span);
+            w.reason(Class::Dangerous, RuleId::GitPushForce, msg, a.span);
         }
     }
-    Outcome::not("git.push", "\"git push\" changes a remote repository")
+    Outcome::not(RuleId::GitPush, "\"git push\" changes a remote repository")
 }
 
 fn config(w: &mut Walker, args: &[Word]) -> Outcome {
@@ -387,7 +402,7 @@ fn config(w: &mut Walker, args: &[Word]) -> Outcome {
         let span = args.first().map_or((0, 0), |a| a.span);
         w.reason(
             Class::Dangerous,
-            "system.user-config",
+            RuleId::SystemUserConfig,
             "\"git config --global\" changes user-level git configuration",
             span,
         );
@@ -404,12 +419,15 @@ fn config(w: &mut Walker, args: &[Word]) -> Outcome {
         {
             let span = args.first().map_or((0, 0), |a| a.span);
             let msg = format!("\"git config {key}\" sets a key that makes git run a program");
-            w.reason(Class::Dangerous, "git.config-program-key", msg, span);
+            w.reason(Class::Dangerous, RuleId::GitConfigProgramKey, msg, span);
         }
-        return Outcome::not("git.config-write", "\"git config\" changes configuration");
+        return Outcome::not(
+            RuleId::GitConfigWrite,
+            "\"git config\" changes configuration",
+        );
     }
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         "\"git config\" is not on the read-only list",
     )
 }

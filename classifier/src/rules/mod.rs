@@ -14,6 +14,7 @@ mod speculative;
 mod system;
 mod wrappers;
 
+use crate::ids::RuleId;
 use crate::paths::{self, Place};
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
@@ -26,7 +27,7 @@ pub(crate) use readonly::is_read_only_program;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ReadOnly {
     Yes,
-    No { rule: &'static str, message: String },
+    No { rule: RuleId, message: String },
 }
 
 /// What a family's rules concluded about one command.
@@ -44,7 +45,7 @@ impl Outcome {
         }
     }
 
-    pub fn not(rule: &'static str, message: impl Into<String>) -> Outcome {
+    pub fn not(rule: RuleId, message: impl Into<String>) -> Outcome {
         Outcome {
             flow: Flow::default(),
             read_only: ReadOnly::No {
@@ -94,7 +95,7 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if let ReadOnly::No { rule, message } = &outcome.read_only
         && !policy_allowed
     {
-        w.reason(Class::Normal, rule, message.clone(), cmd.span);
+        w.reason(Class::Normal, *rule, message.clone(), cmd.span);
     }
     let flow = output_flow(w, &cmd, &prog, outcome.flow);
     remember_written(w, &cmd, &prog, &flow);
@@ -109,7 +110,12 @@ fn path_invoked(w: &mut Walker, program: &Word) {
             "{} was downloaded earlier in this script and is now run",
             program.text
         );
-        w.reason(Class::Dangerous, "download.then-execute", msg, program.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::DownloadThenExecute,
+            msg,
+            program.span,
+        );
     }
 }
 
@@ -129,7 +135,7 @@ fn computed_options(outcome: &mut Outcome, cmd: &Cmd, prog: &str) {
             arg.text
         );
         outcome.read_only = ReadOnly::No {
-            rule: "readonly.dynamic-argument",
+            rule: RuleId::ReadonlyDynamicArgument,
             message,
         };
     }
@@ -164,7 +170,7 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
     if reads_credentials {
         flow.credentials = true;
         let msg = format!("\"{prog}\" reads a credential file; its content would reach the model");
-        w.reason(Class::Normal, "secrets.credential-file", msg, cmd.span);
+        w.reason(Class::Normal, RuleId::SecretsCredentialFile, msg, cmd.span);
     }
     flow
 }
@@ -318,7 +324,7 @@ fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         speculative::trial_payloads(w, cmd);
     }
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         format!("\"{prog}\" is not on the read-only list"),
     )
 }
@@ -359,7 +365,12 @@ fn apply_policy(w: &mut Walker, cmd: &Cmd, prog: &str) -> bool {
             "matches the policy's dangerous prefix \"{}\"",
             prefix.join(" ")
         );
-        w.reason(Class::Dangerous, "policy.dangerous-prefix", msg, cmd.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::PolicyDangerousPrefix,
+            msg,
+            cmd.span,
+        );
     }
     ctx.rules.read_only_prefixes.iter().any(matches)
 }
@@ -369,12 +380,12 @@ fn apply_policy(w: &mut Walker, cmd: &Cmd, prog: &str) -> bool {
 fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
     let name = &cmd.argv[0];
     let msg = format!("the command name {} is computed at run time", name.text);
-    w.reason(Class::Normal, "dynamic.command-name", msg, name.span);
+    w.reason(Class::Normal, RuleId::DynamicCommandName, msg, name.span);
     if name.flow.untrusted() {
         let msg = "the command name comes from downloaded or decoded content";
         w.reason(
             Class::Dangerous,
-            "dynamic.command-name-untrusted",
+            RuleId::DynamicCommandNameUntrusted,
             msg,
             name.span,
         );
@@ -393,7 +404,7 @@ fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
             let msg = format!("the computed command would be dangerous if it were \"{candidate}\"");
             w.reason(
                 Class::Dangerous,
-                "dynamic.command-name-dangerous-args",
+                RuleId::DynamicCommandNameDangerousArgs,
                 msg,
                 cmd.span,
             );
@@ -511,17 +522,22 @@ pub(crate) fn check_assignment(w: &mut Walker, name: &str, value: &Word) {
                 "{name} makes programs run {}, a shell or dangerous command",
                 value.text
             );
-            w.reason(Class::Dangerous, "exec.program-override", msg, value.span);
+            w.reason(
+                Class::Dangerous,
+                RuleId::ExecProgramOverride,
+                msg,
+                value.span,
+            );
         } else {
             let msg = format!("{name}= changes which program runs");
-            w.reason(Class::Normal, "env.program-override", msg, value.span);
+            w.reason(Class::Normal, RuleId::EnvProgramOverride, msg, value.span);
         }
     } else if LOADER_VARS.contains(&upper.as_str())
         || upper.starts_with("GIT_")
         || upper.starts_with("LD_")
     {
         let msg = format!("{name}= changes what programs load or run");
-        w.reason(Class::Normal, "env.program-override", msg, value.span);
+        w.reason(Class::Normal, RuleId::EnvProgramOverride, msg, value.span);
     }
 }
 
@@ -550,11 +566,11 @@ pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
         if is_network_device(&target.text) || is_network_device(&target.prefix) {
             let (rule, what) = if shell {
                 (
-                    "network.reverse-shell",
+                    RuleId::NetworkReverseShell,
                     "connects a shell to the network through",
                 )
             } else {
-                ("network.dev-tcp", "opens a network connection through")
+                (RuleId::NetworkDevTcp, "opens a network connection through")
             };
             w.reason(
                 Class::Dangerous,
@@ -579,7 +595,7 @@ pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
             continue;
         }
         let msg = format!("output is redirected to {}", target.text);
-        w.reason(Class::Normal, "readonly.redirect-write", msg, r.span);
+        w.reason(Class::Normal, RuleId::ReadonlyRedirectWrite, msg, r.span);
     }
 }
 
@@ -627,7 +643,7 @@ pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span
     if !target.dynamic && target.text.starts_with("/dev/") {
         if !is_harmless_device(&target.text) {
             let msg = format!("{what} writes to the device {}", target.text);
-            w.reason(Class::Dangerous, "disk.write-device", msg, span);
+            w.reason(Class::Dangerous, RuleId::DiskWriteDevice, msg, span);
         }
         return;
     }
@@ -638,14 +654,14 @@ pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span
                 "{what} target {} cannot be resolved statically",
                 target.text
             );
-            w.reason(Class::Normal, "write.unknown-target", msg, span);
+            w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, span);
         }
         Place::Root | Place::HomeOrAbove(_) | Place::Outside(_) => {
             let msg = format!(
                 "{what} writes {} outside the working directory",
                 target.text
             );
-            w.reason(Class::Dangerous, "write.outside-cwd", msg, span);
+            w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, span);
         }
     }
 }

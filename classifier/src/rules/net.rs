@@ -3,6 +3,7 @@
 
 use super::{Outcome, check_write_target, long_is, names_credentials, operands, short_has};
 use crate::Class;
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
 
@@ -45,14 +46,14 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             check_write_target(w, dest, "scp", dest.span);
         }
         Outcome::not(
-            "network.remote-copy",
+            RuleId::NetworkRemoteCopy,
             format!("\"{prog}\" copies files over the network"),
         )
     } else if prog == "ssh" {
         ssh(w, cmd)
     } else if prog == "openssl" && args.first().is_some_and(|a| a.text == "s_client") {
         Outcome::not(
-            "network.connection",
+            RuleId::NetworkConnection,
             "\"openssl s_client\" opens a network connection",
         )
         .with_flow(Flow {
@@ -120,7 +121,7 @@ fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         }
     }
     Outcome::not(
-        "network.download",
+        RuleId::NetworkDownload,
         format!("\"{prog}\" transfers data over the network"),
     )
     .with_flow(Flow {
@@ -166,10 +167,10 @@ fn raw_network(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         });
     if (exec_flag && prog != "telnet") || socat_exec {
         let msg = format!("\"{prog}\" connects a program to the network: a reverse or bind shell");
-        w.reason(Class::Dangerous, "network.reverse-shell", msg, cmd.span);
+        w.reason(Class::Dangerous, RuleId::NetworkReverseShell, msg, cmd.span);
     }
     Outcome::not(
-        "network.connection",
+        RuleId::NetworkConnection,
         format!("\"{prog}\" opens a raw network connection"),
     )
     .with_flow(Flow {
@@ -184,7 +185,7 @@ fn ssh(w: &mut Walker, cmd: &Cmd) -> Outcome {
     exfiltration(w, cmd, "ssh");
     local_commands(w, &cmd.argv[1..]);
     Outcome::not(
-        "network.remote-command",
+        RuleId::NetworkRemoteCommand,
         "\"ssh\" runs commands on another machine",
     )
     .with_flow(Flow {
@@ -233,9 +234,9 @@ fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
             "\"{prog}\" sends or exposes the credential file {}",
             word.text
         );
-        w.reason(Class::Dangerous, "exfil.credentials", msg, word.span);
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, word.span);
     } else if from_stdin {
         let msg = format!("credential files are piped into \"{prog}\"");
-        w.reason(Class::Dangerous, "exfil.credentials", msg, cmd.span);
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, cmd.span);
     }
 }

@@ -2,6 +2,7 @@
 //! that would write files or run programs.
 
 use super::{Outcome, long_is, operands, short_has};
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
 
@@ -108,7 +109,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 || longs.iter().any(|l| long_is(&arg.text, l));
             if hit {
                 let msg = format!("\"{prog} {}\" writes files or runs programs", arg.text);
-                return Some(Outcome::not("readonly.flag-writes", msg));
+                return Some(Outcome::not(RuleId::ReadonlyFlagWrites, msg));
             }
         }
     }

@@ -3,31 +3,32 @@
 
 use super::{Outcome, long_is, operands, run_code, short_has};
 use crate::Class;
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Flow, Walker};
 
 /// Programs that are dangerous whatever their arguments: (names, rule, what they do).
 #[rustfmt::skip]
-const ALWAYS_DANGEROUS: &[(&[&str], &str, &str)] = &[
-    (&["sudoedit"], "privilege.sudoedit", "edits files as another user"),
-    (&["setcap"], "privilege.setcap", "grants file capabilities"),
+const ALWAYS_DANGEROUS: &[(&[&str], RuleId, &str)] = &[
+    (&["sudoedit"], RuleId::PrivilegeSudoedit, "edits files as another user"),
+    (&["setcap"], RuleId::PrivilegeSetcap, "grants file capabilities"),
     (&["fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "wipefs", "mkswap", "blkdiscard",
        "cryptsetup", "mke2fs", "mkdosfs", "mdadm", "losetup", "pvremove", "vgremove", "lvremove", "zpool",
        "badblocks", "hdparm"],
-     "disk.format", "partitions, formats or wipes disks"),
-    (&["mount", "umount", "swapon", "swapoff"], "disk.mount", "changes mounted file systems"),
-    (&["shutdown", "reboot", "halt", "poweroff", "telinit", "kexec"], "system.shutdown",
+     RuleId::DiskFormat, "partitions, formats or wipes disks"),
+    (&["mount", "umount", "swapon", "swapoff"], RuleId::DiskMount, "changes mounted file systems"),
+    (&["shutdown", "reboot", "halt", "poweroff", "telinit", "kexec"], RuleId::SystemShutdown,
      "shuts down or restarts the machine"),
-    (&["killall5"], "system.kill-all", "kills every process"),
+    (&["killall5"], RuleId::SystemKillAll, "kills every process"),
     (&["iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "ebtables", "arptables", "iptables-restore",
        "ip6tables-restore"],
-     "system.firewall", "changes the firewall"),
-    (&["at", "batch"], "system.scheduled-job", "schedules a command to run later"),
+     RuleId::SystemFirewall, "changes the firewall"),
+    (&["at", "batch"], RuleId::SystemScheduledJob, "schedules a command to run later"),
     (&["useradd", "userdel", "usermod", "passwd", "chpasswd", "chage", "groupadd", "groupdel", "groupmod",
        "gpasswd", "adduser", "deluser", "addgroup", "delgroup", "chsh", "chfn", "vipw", "vigr", "visudo",
        "newusers"],
-     "system.user-account", "changes user accounts or passwords"),
-    (&["modprobe", "insmod", "rmmod"], "system.kernel", "changes loaded kernel modules"),
-    (&["hostnamectl", "timedatectl"], "system.host-settings", "changes host-wide settings"),
+     RuleId::SystemUserAccount, "changes user accounts or passwords"),
+    (&["modprobe", "insmod", "rmmod"], RuleId::SystemKernel, "changes loaded kernel modules"),
+    (&["hostnamectl", "timedatectl"], RuleId::SystemHostSettings, "changes host-wide settings"),
 ];
 
 /// Package managers and the verbs that install, remove or upgrade (`pacman`-style managers are
@@ -62,19 +63,19 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     {
         w.reason(
             Class::Dangerous,
-            rule,
+            *rule,
             format!("\"{prog}\" {what}"),
             cmd.span,
         );
         return Some(Outcome::not(
-            "readonly.not-allow-listed",
+            RuleId::ReadonlyNotAllowListed,
             format!("\"{prog}\" changes the system"),
         ));
     }
     if prog.starts_with("mkfs") {
         w.reason(
             Class::Dangerous,
-            "disk.format",
+            RuleId::DiskFormat,
             format!("\"{prog}\" formats a file system"),
             cmd.span,
         );
@@ -93,7 +94,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             {
                 w.reason(
                     Class::Dangerous,
-                    "system.shutdown",
+                    RuleId::SystemShutdown,
                     "\"init\" changes the run level",
                     cmd.span,
                 );
@@ -112,7 +113,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             }) {
                 w.reason(
                     Class::Dangerous,
-                    "system.clock",
+                    RuleId::SystemClock,
                     "\"hwclock\" sets the clock",
                     cmd.span,
                 );
@@ -129,7 +130,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             }) {
                 w.reason(
                     Class::Dangerous,
-                    "system.kernel",
+                    RuleId::SystemKernel,
                     "\"sysctl\" changes kernel parameters",
                     cmd.span,
                 );
@@ -145,7 +146,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
 
 fn changes(prog: &str) -> Outcome {
     Outcome::not(
-        "readonly.not-allow-listed",
+        RuleId::ReadonlyNotAllowListed,
         format!("\"{prog}\" is not on the read-only list"),
     )
 }
@@ -169,7 +170,12 @@ fn package_manager(w: &mut Walker, cmd: &Cmd, prog: &str, verbs: &[&str]) -> Out
     };
     if hit {
         let msg = format!("\"{prog}\" installs, removes or upgrades system packages");
-        w.reason(Class::Dangerous, "system.package-manager", msg, cmd.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::SystemPackageManager,
+            msg,
+            cmd.span,
+        );
     }
     changes(prog)
 }
@@ -177,7 +183,7 @@ fn package_manager(w: &mut Walker, cmd: &Cmd, prog: &str, verbs: &[&str]) -> Out
 fn su(w: &mut Walker, cmd: &Cmd) -> Outcome {
     w.reason(
         Class::Dangerous,
-        "privilege.su",
+        RuleId::PrivilegeSu,
         "\"su\" runs commands as another user",
         cmd.argv[0].span,
     );
@@ -190,7 +196,7 @@ fn su(w: &mut Walker, cmd: &Cmd) -> Outcome {
             run_code(w, &text, code.span, &cmd.input);
         }
     }
-    Outcome::not("privilege.wrapper", "\"su\" changes privileges")
+    Outcome::not(RuleId::PrivilegeWrapper, "\"su\" changes privileges")
 }
 
 fn systemctl(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
@@ -207,7 +213,7 @@ fn systemctl(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     if hit {
         w.reason(
             Class::Dangerous,
-            "system.service-change",
+            RuleId::SystemServiceChange,
             format!("\"{prog}\" stops, disables or masks services or the machine"),
             cmd.span,
         );
@@ -243,7 +249,7 @@ fn kill(w: &mut Walker, cmd: &Cmd) -> Outcome {
     if all {
         w.reason(
             Class::Dangerous,
-            "system.kill-all",
+            RuleId::SystemKillAll,
             "\"kill -1\" signals every process",
             cmd.span,
         );
@@ -259,7 +265,7 @@ fn crontab(w: &mut Walker, cmd: &Cmd) -> Outcome {
     if !listing {
         w.reason(
             Class::Dangerous,
-            "system.scheduled-job",
+            RuleId::SystemScheduledJob,
             "\"crontab\" changes scheduled jobs",
             cmd.span,
         );
@@ -297,7 +303,7 @@ fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
     if sets {
         w.reason(
             Class::Dangerous,
-            "system.clock",
+            RuleId::SystemClock,
             "\"date\" sets the system clock",
             cmd.span,
         );
@@ -315,7 +321,7 @@ fn hostname(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
     if sets {
         w.reason(
             Class::Dangerous,
-            "system.hostname",
+            RuleId::SystemHostname,
             "\"hostname NAME\" changes the host name",
             cmd.span,
         );
@@ -348,10 +354,15 @@ fn user_config(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
             .any(|a| a.text == "-g" || a.text == "--global" || a.text == "global");
     if sets {
         let msg = format!("\"{prog}\" changes user-level configuration outside the project");
-        w.reason(Class::Dangerous, "system.user-config", msg, cmd.span);
+        w.reason(Class::Dangerous, RuleId::SystemUserConfig, msg, cmd.span);
     } else if global_install {
         let msg = format!("\"{prog}\" installs or removes packages globally");
-        w.reason(Class::Dangerous, "system.package-manager", msg, cmd.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::SystemPackageManager,
+            msg,
+            cmd.span,
+        );
     }
     changes(prog).with_flow(Flow::default())
 }

@@ -3,6 +3,7 @@
 
 use super::{Outcome, check_write_target, run_code, run_payload};
 use crate::Class;
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
 
@@ -126,7 +127,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         let msg = format!("\"{prog}\" runs a command with other privileges");
         w.reason(
             Class::Dangerous,
-            &format!("privilege.{prog}"),
+            privilege_rule(prog),
             msg,
             cmd.argv[0].span,
         );
@@ -176,9 +177,9 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         _ => run_payload(w, cmd, payload).0,
     };
     let outcome = match spec.stance {
-        Stance::Normal(why) => Outcome::not("exec.wrapper", why),
+        Stance::Normal(why) => Outcome::not(RuleId::ExecWrapper, why),
         Stance::Privilege => Outcome::not(
-            "privilege.wrapper",
+            RuleId::PrivilegeWrapper,
             format!("\"{prog}\" changes privileges"),
         ),
         Stance::Transparent => Outcome::read_only(),
@@ -205,13 +206,13 @@ fn is_name(text: &str) -> bool {
 fn no_payload(spec: &Spec, prog: &str) -> Outcome {
     match (spec.stance, prog) {
         (Stance::Privilege, _) => Outcome::not(
-            "privilege.wrapper",
+            RuleId::PrivilegeWrapper,
             format!("\"{prog}\" starts a privileged shell"),
         ),
         (_, "env") => Outcome::read_only(),
         (_, "exec") => Outcome::read_only(),
         _ => Outcome::not(
-            "readonly.not-allow-listed",
+            RuleId::ReadonlyNotAllowListed,
             format!("\"{prog}\" without a command"),
         ),
     }
@@ -287,7 +288,7 @@ fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Opti
                     let (flow, _) = run_code(w, &text, code.span, &cmd.input);
                     return Some(
                         Outcome::not(
-                            "exec.wrapper",
+                            RuleId::ExecWrapper,
                             format!("\"{prog} {t}\" runs a command string"),
                         )
                         .with_flow(flow),
@@ -310,7 +311,7 @@ fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Opti
                 let start = payload_start(spec, &cmd.argv[1..]);
                 let (flow, _) = run_payload(w, cmd, cmd.argv[1 + start..].to_vec());
                 let msg = format!("\"{prog} {t}\" writes a file");
-                return Some(Outcome::not("readonly.flag-writes", msg).with_flow(flow));
+                return Some(Outcome::not(RuleId::ReadonlyFlagWrites, msg).with_flow(flow));
             }
             _ => {}
         }
@@ -328,7 +329,7 @@ fn unknown_directory(w: &mut Walker, cmd: &Cmd, spec: &Spec, opts: &[Word], at: 
     let (flow, _) = run_payload(w, cmd, cmd.argv[1 + start..].to_vec());
     w.cwds = saved;
     Outcome::not(
-        "exec.wrapper",
+        RuleId::ExecWrapper,
         format!("\"{prog}\" runs a command in another directory"),
     )
     .with_flow(flow)
@@ -352,4 +353,18 @@ fn joined_code(w: &mut Walker, cmd: &Cmd, payload: &[Word]) -> Flow {
     let code: Vec<&str> = words.iter().map(|a| a.text.as_str()).collect();
     let span = super::exec::join_spans(words);
     run_code(w, &code.join(" "), span, &cmd.input).0
+}
+
+/// The rule id of a privilege wrapper (each has its own, so policies and audits can tell them
+/// apart).
+fn privilege_rule(prog: &str) -> RuleId {
+    match prog {
+        "doas" => RuleId::PrivilegeDoas,
+        "pkexec" => RuleId::PrivilegePkexec,
+        "run0" => RuleId::PrivilegeRun0,
+        "nsenter" => RuleId::PrivilegeNsenter,
+        "chroot" => RuleId::PrivilegeChroot,
+        "sudo" => RuleId::PrivilegeSudo,
+        _ => RuleId::PrivilegeWrapper,
+    }
 }
