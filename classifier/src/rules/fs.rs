@@ -365,7 +365,13 @@ fn sort(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
                 .map(value_text)
                 .unwrap_or_default();
             let what = "sort --compress-program";
-            super::exec::program_option(w, &program, a.span, RuleId::ExecSortCompressProgram, what);
+            super::escapes::program_option(
+                w,
+                &program,
+                a.span,
+                RuleId::ExecSortCompressProgram,
+                what,
+            );
             return Some(Outcome::not(
                 RuleId::ReadonlyFlagWrites,
                 format!("\"{what}\" runs a program"),

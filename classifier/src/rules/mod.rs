@@ -5,6 +5,9 @@
 //! program of this family". Families add dangerous (or normal) reasons themselves and report
 //! whether the command could still be read-only; [`run`] turns a "no" into a normal reason.
 
+mod args;
+mod decoders;
+mod escapes;
 mod exec;
 mod fs;
 mod git;
@@ -20,6 +23,7 @@ use crate::walk::{Cmd, Flow, Walker};
 use crate::word::Word;
 use crate::{Class, FoundCommand};
 
+pub(crate) use args::{long_is, long_value, operands, options, short_has, value_text};
 pub(crate) use net::{is_download_tool, is_network_tool};
 pub(crate) use readonly::is_read_only_program;
 
@@ -303,9 +307,11 @@ const FLAG_SENSITIVE: &[&str] = &[
 type Family = fn(&mut Walker, &Cmd, &str) -> Option<Outcome>;
 
 fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
-    let families: [Family; 7] = [
+    let families: [Family; 9] = [
         wrappers::run,
         exec::run,
+        escapes::run,
+        decoders::run,
         git::run,
         net::run,
         fs::run,
@@ -746,60 +752,4 @@ fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
         .cwd
         .is_absolute()
         .then(|| paths::normalize(&w.ctx.cwd.join(text)))
-}
-
-// ----- option parsing helpers shared by the families ------------------------------------------
-
-/// Whether `arg` is the long option `full` or an abbreviation of it (GNU getopt accepts any
-/// unambiguous prefix; every prefix is treated as a match, which errs on the side of caution).
-pub(crate) fn long_is(arg: &str, full: &str) -> bool {
-    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
-    name.len() >= 3 && name.starts_with("--") && full.starts_with(name)
-}
-
-/// Whether the short-option cluster `arg` (`-rf`) contains `flag`.
-pub(crate) fn short_has(arg: &str, flag: char) -> bool {
-    arg.len() > 1 && arg.starts_with('-') && !arg.starts_with("--") && arg[1..].contains(flag)
-}
-
-/// Value of `--name=value` or of `--name value` at `args[i]`.
-pub(crate) fn long_value<'w>(args: &'w [Word], i: usize, full: &str) -> Option<&'w Word> {
-    let arg = &args[i];
-    if !long_is(&arg.text, full) {
-        return None;
-    }
-    if arg.text.contains('=') {
-        Some(arg)
-    } else {
-        args.get(i + 1)
-    }
-}
-
-/// The text after `=` in `--name=value`, or the whole word.
-pub(crate) fn value_text(word: &Word) -> String {
-    match word.text.split_once('=') {
-        Some((name, value)) if name.starts_with("--") => value.to_string(),
-        _ => word.text.clone(),
-    }
-}
-
-/// Operands: arguments that are not options (everything after `--` counts as operand).
-pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
-    let mut out = Vec::new();
-    let mut ended = false;
-    for a in args {
-        if !ended && a.text == "--" && !a.dynamic {
-            ended = true;
-        } else if ended || !a.is_option() {
-            out.push(a);
-        }
-    }
-    out
-}
-
-/// Options until `--` (operands excluded).
-pub(crate) fn options(args: &[Word]) -> impl Iterator<Item = &Word> {
-    args.iter()
-        .take_while(|a| a.dynamic || a.text != "--")
-        .filter(|a| a.is_option())
 }

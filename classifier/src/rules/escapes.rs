@@ -1,0 +1,375 @@
+//! Read-looking tools with a way to run programs or write files: `find -exec`,
+//! `tar --checkpoint-action`, `vim -c '!…'`, `man -H`, `rg --pre`, `awk 'system(…)'`.
+
+use super::exec::{embedded_shell_commands, join_spans, quoted_prefix, shell_strings};
+use super::{
+    Outcome, check_write_target, long_is, long_value, run_code, run_payload, short_has, value_text,
+};
+use crate::ids::RuleId;
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+use crate::{Class, Span};
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let outcome = match prog {
+        "find" => find(w, cmd),
+        "tar" => tar(w, cmd),
+        "vim" | "vi" | "nvim" | "gvim" | "view" | "ex" | "vimdiff" | "rvim" => editor(w, cmd),
+        "man" => man(w, cmd),
+        "rg" => rg(w, cmd),
+        "awk" | "gawk" | "mawk" | "nawk" => awk(w, cmd),
+        _ => return None,
+    };
+    Some(outcome)
+}
+
+// ----- find -----------------------------------------------------------------------------------
+
+const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+const FIND_WRITE: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
+
+fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let roots_end = args
+        .iter()
+        .position(|a| !a.dynamic && (a.text.starts_with('-') || a.text == "(" || a.text == "!"))
+        .unwrap_or(args.len());
+    let mut roots: Vec<Word> = args[..roots_end].to_vec();
+    if roots.is_empty() {
+        roots.push(Word::literal(".", cmd.span));
+    }
+    roots.truncate(4);
+    let mut outcome = Outcome::read_only();
+    let mut i = roots_end;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if FIND_EXEC.contains(&t) {
+            let end = args[i + 1..]
+                .iter()
+                .position(|a| !a.dynamic && (a.text == ";" || a.text == "+"))
+                .map_or(args.len(), |p| i + 1 + p);
+            find_exec(w, cmd, &roots, &args[i + 1..end], t);
+            outcome = Outcome::not(
+                RuleId::ReadonlyFindExec,
+                format!("\"find {t}\" runs a program on each match"),
+            );
+            i = end + 1;
+            continue;
+        }
+        if t == "-delete" {
+            for root in &roots {
+                find_delete(w, root, args[i].span);
+            }
+            outcome = Outcome::not(RuleId::ReadonlyFlagWrites, "\"find -delete\" deletes files");
+        }
+        if FIND_WRITE.contains(&t) {
+            if let Some(target) = args.get(i + 1) {
+                check_write_target(w, target, &format!("find {t}"), target.span);
+            }
+            outcome = Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                format!("\"find {t}\" writes a file"),
+            );
+        }
+        i += 1;
+    }
+    outcome
+}
+
+/// `find … -exec CMD {} ;`: the payload runs once per match, with `{}` standing for paths under
+/// each search root.
+fn find_exec(w: &mut Walker, cmd: &Cmd, roots: &[Word], payload: &[Word], flag: &str) {
+    if payload.is_empty() {
+        return;
+    }
+    for root in roots {
+        let prefix = if root.dynamic {
+            String::new()
+        } else {
+            format!("{}/", root.text.trim_end_matches('/'))
+        };
+        let argv: Vec<Word> = payload
+            .iter()
+            .map(|a| {
+                if !a.dynamic && a.text.contains("{}") {
+                    Word::computed(&a.text, &prefix, a.span)
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let (_, risky) = run_payload(w, cmd, argv);
+        if risky {
+            let msg = format!(
+                "\"find {flag}\" runs {}, a shell or dangerous command",
+                payload[0].text
+            );
+            w.reason(
+                Class::Dangerous,
+                RuleId::ExecFindExecShell,
+                msg,
+                join_spans(payload),
+            );
+            break;
+        }
+    }
+}
+
+fn find_delete(w: &mut Walker, root: &Word, span: Span) {
+    use crate::paths::{Place, place_of};
+    match place_of(root, &w.cwds, w.ctx) {
+        Place::Inside => {}
+        Place::Unknown => {
+            let msg = format!(
+                "\"find -delete\" under {}, which cannot be resolved statically",
+                root.text
+            );
+            w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, span);
+        }
+        _ => {
+            let msg = format!(
+                "\"find -delete\" deletes files under {}, outside the working directory",
+                root.text
+            );
+            w.reason(Class::Dangerous, RuleId::FindDeleteOutside, msg, span);
+        }
+    }
+}
+
+// ----- tools with program options -------------------------------------------------------------
+
+/// Runs `program` (the value of a tool's program option) and reports it as dangerous when it
+/// is a shell or dangerous itself.
+pub(crate) fn program_option(w: &mut Walker, program: &str, span: Span, rule: RuleId, tool: &str) {
+    let (_, risky) = run_code(w, program, span, &Flow::default());
+    if risky {
+        let shown = if program.is_empty() {
+            "a program from the environment"
+        } else {
+            program
+        };
+        let msg = format!("\"{tool}\" is made to run {shown}, a shell or dangerous command");
+        w.reason(Class::Dangerous, rule, msg, span);
+    }
+}
+
+fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    #[rustfmt::skip]
+    const PROGRAM_OPTS: &[&str] = &[
+        "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
+        "--new-volume-script",
+    ];
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        if let Some(action) = t.strip_prefix("--checkpoint-action=") {
+            let program = action
+                .strip_prefix("exec=")
+                .or_else(|| action.strip_prefix("exec:"));
+            if let Some(p) = program {
+                program_option(
+                    w,
+                    p,
+                    a.span,
+                    RuleId::ExecTarProgram,
+                    "tar --checkpoint-action",
+                );
+            }
+        } else if let Some(opt) = PROGRAM_OPTS.iter().find(|o| long_is(t, o)) {
+            let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
+            program_option(w, &value, a.span, RuleId::ExecTarProgram, opt);
+        } else if (t == "-I" || t == "-F") && i + 1 < args.len() {
+            let value = args[i + 1].text.clone();
+            program_option(w, &value, a.span, RuleId::ExecTarProgram, t);
+        }
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        "\"tar\" is not on the read-only list",
+    )
+}
+
+fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    for (i, a) in args.iter().enumerate() {
+        let command = match a.text.as_str() {
+            "-c" | "--cmd" => args.get(i + 1),
+            t if t.starts_with('+') && t.len() > 1 => Some(a),
+            _ => None,
+        };
+        let Some(c) = command else { continue };
+        let text = c
+            .text
+            .trim_start_matches('+')
+            .trim_start_matches(':')
+            .to_string();
+        let shell_cmd = text.split_once('!').map(|(_, after)| after.to_string());
+        let shell_cmd = shell_cmd.or_else(|| shell_strings(&text).into_iter().next());
+        if c.dynamic {
+            w.reason(
+                Class::Normal,
+                RuleId::DynamicShellCode,
+                "editor command computed at run time",
+                c.span,
+            );
+        } else if let Some(sc) = shell_cmd {
+            program_option(w, &sc, c.span, RuleId::ExecEditorShell, "editor command");
+        }
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        "editors are not on the read-only list",
+    )
+}
+
+fn man(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let program = if let Some(browser) = t.strip_prefix("-H") {
+            Some(browser.to_string())
+        } else if long_is(t, "--html") {
+            Some(
+                t.split_once('=')
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default(),
+            )
+        } else if t == "-P" {
+            Some(args.get(i + 1).map(|v| v.text.clone()).unwrap_or_default())
+        } else if let Some(p) = t.strip_prefix("-P") {
+            Some(p.to_string())
+        } else if long_is(t, "--pager") {
+            Some(
+                long_value(args, i, "--pager")
+                    .map(value_text)
+                    .unwrap_or_default(),
+            )
+        } else {
+            None
+        };
+        if let Some(p) = program {
+            program_option(w, &p, a.span, RuleId::ExecManProgram, "man");
+        }
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        "\"man\" starts a pager, which can run commands",
+    )
+}
+
+fn rg(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let mut outcome = Outcome::read_only();
+    let options_end = args
+        .iter()
+        .position(|a| !a.dynamic && a.text == "--")
+        .unwrap_or(args.len());
+    for i in 0..options_end {
+        let a = &args[i];
+        if !a.is_option() {
+            continue;
+        }
+        let t = a.text.as_str();
+        for opt in ["--pre", "--hostname-bin"] {
+            if long_is(t, opt) && !t.starts_with("--pre-") {
+                let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
+                program_option(w, &value, a.span, RuleId::ExecRgPre, "rg --pre");
+                outcome = Outcome::not(
+                    RuleId::ReadonlyFlagWrites,
+                    format!("\"rg {opt}\" runs a program on each file"),
+                );
+            }
+        }
+        if long_is(t, "--search-zip") || short_has(t, 'z') {
+            outcome = Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                "\"rg --search-zip\" runs decompression programs",
+            );
+        }
+    }
+    outcome
+}
+
+fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let mut i = 0;
+    let mut program: Option<&Word> = None;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if args[i].dynamic && program.is_none() {
+            program = Some(&args[i]);
+            break;
+        }
+        match t {
+            "-F" | "-v" => i += 2,
+            "--" => {
+                program = args.get(i + 1);
+                break;
+            }
+            "-f" | "--file" | "-E" | "--exec" => {
+                return Outcome::not(
+                    RuleId::ExecScriptFile,
+                    "awk runs a program file that is not inspected",
+                );
+            }
+            _ if t.starts_with("-F") || t.starts_with("-v") => i += 1,
+            _ if t.starts_with('-') && t.len() > 1 => {
+                return Outcome::not(
+                    RuleId::ReadonlyFlagWrites,
+                    format!("\"awk {t}\" is not a known read-only option"),
+                );
+            }
+            _ => {
+                program = Some(&args[i]);
+                break;
+            }
+        }
+    }
+    let Some(prog) = program else {
+        return Outcome::read_only();
+    };
+    if prog.dynamic {
+        return Outcome::not(
+            RuleId::DynamicShellCode,
+            "the awk program is computed at run time",
+        );
+    }
+    embedded_shell_commands(w, prog, "awk");
+    for command in awk_pipe_commands(&prog.text) {
+        let (_, risky) = run_code(w, &command, prog.span, &Flow::default());
+        if risky {
+            let msg = format!("the awk program pipes to or from the command {command}");
+            w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, prog.span);
+        }
+    }
+    let text = prog.text.as_str();
+    let risky = [
+        "system", "|", ">", "getline", "@load", "@include", "ENVIRON",
+    ]
+    .iter()
+    .any(|m| text.contains(m));
+    if risky {
+        return Outcome::not(
+            RuleId::ReadonlyAwkIo,
+            "the awk program runs commands, writes files or redirects output",
+        );
+    }
+    Outcome::read_only()
+}
+
+fn awk_pipe_commands(program: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in program.match_indices('|') {
+        if let Some(after) = quoted_prefix(program[at + 1..].trim_start()) {
+            out.push(after);
+        }
+        let before = program[..at].trim_end();
+        if let Some(quote) = before.chars().last().filter(|c| *c == '"')
+            && let Some(open) = before[..before.len() - 1].rfind(quote)
+        {
+            out.push(before[open + 1..before.len() - 1].to_string());
+        }
+    }
+    out.truncate(16);
+    out
+}
