@@ -7,6 +7,7 @@
 //! CPU comes from `/proc/<pid>/stat` of the exited-but-not-reaped process (utime, stime, cutime,
 //! cstime); peak RSS is `VmHWM` from `/proc/<pid>/status`, sampled every 2 ms while gg runs
 //! (a high-water mark, so the last sample before exit is the peak to within 2 ms of activity).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 #[path = "../tests/support/mod.rs"]
 mod support;

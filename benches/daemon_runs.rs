@@ -4,6 +4,7 @@
 //! Reports runs/s, event delivery latency (daemon emit timestamp → client receipt, ms
 //! resolution) p50/p99, and the daemon's RSS. Run: `cargo bench -p gg --bench daemon_runs`
 //! (`GG_BENCH_ROUNDS`, default 5).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 #[path = "../tests/daemon_common/mod.rs"]
 mod daemon_common;

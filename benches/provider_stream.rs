@@ -8,6 +8,7 @@
 //!    same bytes, so the difference is what gg's HTTP + SSE + JSON path adds.
 //!
 //! Run: `cargo bench --bench provider_stream` (results go to stdout; see docs/_provider-perf.md).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -3,6 +3,7 @@
 //! Run: `cargo bench -p gg --bench session_store` (set `GG_BENCH_ENTRIES` for another size).
 //! Reports open time, peak RSS (VmHWM, reset before the open) against the file size, and append
 //! latency on the large session next to the same on an empty one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};

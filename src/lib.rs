@@ -10,6 +10,8 @@ pub mod cli;
 pub mod daemon;
 pub mod jobs;
 pub mod mcp;
-pub mod provider;
-pub mod session;
+// Two layers that import nothing else from gg are crates of their own, so the compiler holds the
+// layering; they stay reachable as `gg::provider` and `gg::session`.
+pub use provider;
+pub use session;
 pub mod tools;

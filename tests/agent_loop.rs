@@ -1,5 +1,6 @@
 //! The agent loop against the scripted OpenAI-compatible server over loopback, with real files,
 //! real processes and a real session file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! `gg classify` and `gg policy show`, run as the real binary in temporary directories.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

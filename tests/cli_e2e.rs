@@ -1,5 +1,6 @@
 //! The real `gg` binary end to end against the scripted server: one-shot runs, approvals without
 //! a terminal, `--json` events, exit codes and start-up errors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

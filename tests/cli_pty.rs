@@ -1,6 +1,7 @@
 //! The real `gg` binary on a real pseudo-terminal (the pty is made its controlling terminal with
 //! `setsid -c`, so Ctrl+C is a real `^C` through the line discipline): approval prompts answered
 //! by typing, a dangerous command prompting even under `--yolo`, and Ctrl+C mid-stream.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! The real `ggd` in HTTP mode over loopback TCP: authentication, the Host check, CORS, the
 //! JSON-RPC endpoint, SSE delivery, resume and approvals.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod daemon_common;
 mod support;

@@ -1,5 +1,6 @@
 //! The file tools on real files: behaviour, limits, and every way out of the working directory
 //! (`..`, absolute paths, symlinks out, and a symlink swapped in while writes run).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //!
 //! Child processes re-run this test binary with `GG_JOBS_TEST_ROLE` set (the `child_role` test),
 //! so process-level behaviour is tested before `gg job` is wired into the `gg` binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! End to end: a job added with the real `gg job add` fires while the real `ggd` runs, against
 //! the scripted model server, sandboxed, and leaves an auditable session and an `ok` record.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

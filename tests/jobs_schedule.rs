@@ -1,4 +1,5 @@
 //! Next-run computation: cron in IANA zones across DST changes, `--at` parsing, durations.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use gg::jobs::schedule::{
     format_duration, next_cron, parse_at, parse_cron, parse_duration, time_zone,

@@ -2,6 +2,7 @@
 //! npm registry (over stdio and over streamable HTTP; `.ci/run` installs it with `npm ci` in
 //! tests/mcp-servers) and a deliberately fragile server of our own (tests/mcp-servers/
 //! crashing-server.js). Calls go through the agent loop with the scripted model server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! `gg mcp list` through the real binary, with and without `--sandbox`, against the real
 //! everything-server from the npm registry (installed by `npm ci --prefix tests/mcp-servers`).
 //! Under the sandbox a stdio server may write only its own directory, `~/.gg/mcp/<name>`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

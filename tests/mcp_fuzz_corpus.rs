@@ -1,5 +1,6 @@
 //! Replays the committed fuzz corpora of the MCP parsers on stable Rust with the same checks as
 //! `fuzz/fuzz_targets/mcp_schema.rs` and `fuzz/fuzz_targets/mcp_config.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::path::{Path, PathBuf};

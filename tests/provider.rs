@@ -1,4 +1,5 @@
 //! Provider behaviour over real TCP on 127.0.0.1 against the scripted server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

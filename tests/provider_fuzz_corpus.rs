@@ -1,6 +1,7 @@
 //! Replays the committed `fuzz/corpus/sse/` inputs on stable Rust with the same checks as the
 //! `sse` fuzz target (first byte = read size, rest = body; splitting must not change anything),
 //! and checks the expected verdict encoded in each seed's name (`ok-*` parses, `err-*` fails).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 

@@ -1,5 +1,6 @@
 //! Property tests of the stream parser: how reads split the body never changes the outcome, and
 //! arbitrary bytes never panic. One property runs over real TCP against the scripted server.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod support;
 

@@ -4,6 +4,7 @@
 //!
 //! Optional: `GG_TEST_API_KEY` (default `sk-no-key-required`), `GG_TEST_MODEL` (default `local`).
 //! Without a reachable server the test prints why it did not run and passes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::net::ToSocketAddrs;
 use std::time::Duration;

@@ -6,6 +6,7 @@
 //! such a skip into a failure. Attacks that a level is documented not to stop (see
 //! docs/_sandbox.md) are listed as `gap` for that level and are reported, not asserted.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod sandbox_support;
 

@@ -1,5 +1,6 @@
 //! Replays the committed fuzz corpus of the session loader on stable Rust with the same
 //! checks as `fuzz/fuzz_targets/session_load.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::path::Path;

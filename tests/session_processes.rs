@@ -1,6 +1,7 @@
 //! Real multi-process behaviour of the session store: two writers racing on one file, and a
 //! writer killed with SIGKILL mid-append. Children are this test binary re-run with
 //! `GG_SESSION_TEST_CHILD` selecting their role.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

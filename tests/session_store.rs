@@ -1,5 +1,6 @@
 //! Session store behaviour on real files: Go-format compatibility, repair, conflicts, leases,
 //! tree actions, audit trail, listing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

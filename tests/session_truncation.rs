@@ -1,5 +1,6 @@
 //! Crash-consistency invariant: a session file cut at any byte offset opens, and yields exactly
 //! the entries whose line was complete.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! Batch throughput of `classify` on a shell-history-like corpus, single thread.
 //!
 //! Run: `cargo bench -p classifier --bench throughput`. Prints commands per second.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

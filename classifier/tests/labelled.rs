@@ -10,6 +10,7 @@
 //! dangerous: the case only pins that the command is never read-only). `why` justifies the label
 //! and is required. Context is the same as `table.rs`: cwd `/home/u/proj`, home `/home/u`,
 //! scratch `/tmp`. Every case is checked, and all failures are reported together, per file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 

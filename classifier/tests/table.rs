@@ -1,5 +1,6 @@
 //! Table of commands with their expected class (and, where it matters, the rule that must fire).
 //! Context: cwd /home/u/proj, home /home/u, scratch /tmp. No files are involved: the crate is pure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use classifier::{Class, Context, ExtraRules, GitConfig, classify};
 

@@ -1,4 +1,5 @@
 //! Policy-file parsing and layering: what each layer may do, and how bad files are reported.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use classifier::{Class, FoundCommand, Verdict};
 use policies::{EffectivePolicy, Layer, RuleKind, parse_policy};

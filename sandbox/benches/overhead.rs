@@ -5,6 +5,7 @@
 //!
 //! This binary is its own sandbox helper (it calls `run_if_requested` first, as gg does), so the
 //! levels run exactly the code path of the bash tool: `wrap` + spawn + wait, probe cached.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};

@@ -852,10 +852,12 @@ impl Runtime {
         prompt: String,
     ) {
         let turn_run = Arc::clone(&run);
+        #[cfg(feature = "test-hooks")]
         let panic_requested = self.settings.test_hooks && prompt == TEST_PANIC_PROMPT;
         let mut turns = tokio::spawn(async move {
+            #[cfg(feature = "test-hooks")]
             if panic_requested {
-                panic!("test panic requested");
+                super::handler::test_panic("test panic requested");
             }
             let mut conversation = conversation;
             let sink_run = Arc::clone(&turn_run);

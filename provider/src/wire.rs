@@ -155,7 +155,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::types::ToolCall;
+    use crate::types::ToolCall;
 
     fn body(request: &ChatRequest, limit: u32, shape: BodyShape) -> serde_json::Value {
         let bytes = request_body("m", request, limit, shape).expect("serializes");
