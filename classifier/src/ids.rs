@@ -114,4 +114,10 @@ rule_ids! {
     SystemUserConfig = "system.user-config",
     WriteOutsideCwd = "write.outside-cwd",
     WriteUnknownTarget = "write.unknown-target",
+    WriteProtected = "write.protected",
+    RmProject = "rm.project",
+    GitGrepPager = "git.grep-pager",
+    GitDestructive = "git.destructive",
+    GitStashChange = "git.stash-change",
+    GitTagChange = "git.tag-change",
 }

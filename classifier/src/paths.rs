@@ -102,6 +102,12 @@ pub(crate) enum Place {
     HomeOrAbove(PathBuf),
     /// Outside the working directory and the scratch directories.
     Outside(PathBuf),
+    /// Inside a protected tree of [`Context::protected`] (the repository's `.git/`, gg's
+    /// `.gg/`): the index of the tree.
+    Protected(usize),
+    /// The project itself: the caller's working directory, or every entry in it (`*`).
+    /// Writing there is ordinary; deleting it deletes the project.
+    Project(PathBuf),
     /// Cannot be known statically (computed path, or working directory unknown).
     Unknown,
     /// Inside the working directory or a scratch directory.
@@ -111,9 +117,11 @@ pub(crate) enum Place {
 impl Place {
     fn rank(&self) -> u8 {
         match self {
-            Place::Root => 4,
-            Place::HomeOrAbove(_) => 3,
-            Place::Outside(_) => 2,
+            Place::Root => 6,
+            Place::HomeOrAbove(_) => 5,
+            Place::Outside(_) => 4,
+            Place::Protected(_) => 3,
+            Place::Project(_) => 2,
             Place::Unknown => 1,
             Place::Inside => 0,
         }
@@ -139,7 +147,7 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
     if text.is_empty() {
         return Place::Unknown;
     }
-    let (dir, climbs) = fixed_part(text, open_ended);
+    let (dir, climbs, cut) = fixed_part(text, open_ended);
     let mut worst = Place::Inside;
     let relative = !(dir.starts_with('/') || dir.starts_with('~'));
     if relative && (cwds.unknown || cwds.known.is_empty()) {
@@ -161,10 +169,13 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
                 let fixed = assess(&p, ctx);
                 // A computed tail can contain `/..` and go anywhere, so an apparently safe
                 // prefix proves nothing; an alarming prefix is alarming already.
-                if open_ended && fixed == Place::Inside {
-                    Place::Unknown
-                } else {
-                    fixed
+                match fixed {
+                    Place::Inside if open_ended => Place::Unknown,
+                    // `./$X` is something in the project, not the project; `*` is all of it,
+                    // `*.o` only some of it.
+                    Place::Project(_) if open_ended => Place::Unknown,
+                    Place::Project(_) if cut.as_deref().is_some_and(|c| c != "*") => Place::Inside,
+                    other => other,
                 }
             }
         };
@@ -191,8 +202,9 @@ pub(crate) fn resolve_all(word: &Word, cwds: &Cwds, ctx: &Context) -> Vec<PathBu
 
 /// The part of a path that is fixed: everything before the first segment holding a glob or a
 /// computed value. The second result says whether that segment may match `..` (`.*` in older
-/// bash, or a computed segment), in which case the parent is affected too.
-fn fixed_part(text: &str, open_ended: bool) -> (String, bool) {
+/// bash, or a computed segment), in which case the parent is affected too; the third is the
+/// segment where the fixed part ends, if it does.
+fn fixed_part(text: &str, open_ended: bool) -> (String, bool, Option<String>) {
     let segments: Vec<&str> = text.split('/').collect();
     let last = segments.len() - 1;
     for (i, seg) in segments.iter().enumerate() {
@@ -214,10 +226,16 @@ fn fixed_part(text: &str, open_ended: bool) -> (String, bool) {
             } else {
                 seg.starts_with('.')
             };
-            return (dir, may_climb);
+            let rest_is_empty = segments[i + 1..].iter().all(|s| s.is_empty());
+            let cut = if rest_is_empty {
+                seg.to_string()
+            } else {
+                format!("{seg}/")
+            };
+            return (dir, may_climb, Some(cut));
         }
     }
-    (text.to_string(), false)
+    (text.to_string(), false, None)
 }
 
 pub(crate) fn has_glob(text: &str) -> bool {
@@ -269,6 +287,18 @@ fn assess(path: &Path, ctx: &Context) -> Place {
     {
         return Place::HomeOrAbove(path.to_path_buf());
     }
+    for (index, tree) in ctx.protected.iter().enumerate() {
+        let root = normalize(&tree.path);
+        let excepted = tree.except.iter().any(|e| path.starts_with(normalize(e)));
+        // Replacing or deleting an ancestor of a protected tree replaces the tree too, but the
+        // ancestors are the project and home, which have rules of their own.
+        if tree.path.is_absolute() && path.starts_with(&root) && !excepted {
+            return Place::Protected(index);
+        }
+    }
+    if ctx.cwd.is_absolute() && path == normalize(&ctx.cwd) {
+        return Place::Project(path.to_path_buf());
+    }
     let in_scratch = ctx
         .scratch_dirs
         .iter()
@@ -314,10 +344,30 @@ mod tests {
         assert_eq!(place("../.."), Place::HomeOrAbove("/home".into()));
         assert_eq!(place("../other"), Place::Outside("/home/u/other".into()));
         assert_eq!(place("src/../target"), Place::Inside);
-        assert_eq!(place("*"), Place::Inside);
+        assert_eq!(place("*"), Place::Project("/home/u/proj".into()));
+        assert_eq!(place("."), Place::Project("/home/u/proj".into()));
+        assert_eq!(place("../proj/"), Place::Project("/home/u/proj".into()));
+        assert_eq!(place("*.o"), Place::Inside);
+        assert_eq!(place("./target/*"), Place::Inside);
         assert_eq!(place(".*"), Place::HomeOrAbove("/home/u".into()));
         assert_eq!(place("/tmp/x"), Place::Inside);
         assert_eq!(place("~root"), Place::Outside("~root".into()));
+    }
+
+    #[test]
+    fn protected_trees_and_their_exceptions() {
+        let mut c = ctx();
+        c.protected = vec![crate::Protected {
+            path: "/home/u/proj/.gg".into(),
+            except: vec!["/home/u/proj/.gg/agent".into()],
+            why: String::new(),
+        }];
+        let at = |t: &str| place_of(&lit(t), &Cwds::start(&c), &c);
+        assert_eq!(at(".gg"), Place::Protected(0));
+        assert_eq!(at("./.gg/policy.toml"), Place::Protected(0));
+        assert_eq!(at("src/../.gg/x"), Place::Protected(0));
+        assert_eq!(at(".gg/agent/notes"), Place::Inside);
+        assert_eq!(at(".ggx"), Place::Inside);
     }
 
     #[test]

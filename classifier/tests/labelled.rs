@@ -9,12 +9,14 @@
 //! `expect` is `read-only`, `normal`, `dangerous` (exact class) or `not-read-only` (normal or
 //! dangerous: the case only pins that the command is never read-only). `why` justifies the label
 //! and is required. Context is the same as `table.rs`: cwd `/home/u/proj`, home `/home/u`,
-//! scratch `/tmp`. Every case is checked, and all failures are reported together, per file.
+//! scratch `/tmp`, plus the protected trees gg always passes: `/home/u/proj/.git` and
+//! `/home/u/proj/.gg` except `/home/u/proj/.gg/agent`. Every case is checked, and all failures
+//! are reported together, per file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
 
-use classifier::{Class, Context, classify};
+use classifier::{Class, Context, Protected, classify};
 use serde_json::Value;
 
 fn ctx() -> Context {
@@ -22,6 +24,18 @@ fn ctx() -> Context {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
         scratch_dirs: vec!["/tmp".into(), "/var/tmp/u".into()],
+        protected: vec![
+            Protected {
+                path: "/home/u/proj/.git".into(),
+                except: Vec::new(),
+                why: "the repository's git data: hooks and config run programs".into(),
+            },
+            Protected {
+                path: "/home/u/proj/.gg".into(),
+                except: vec!["/home/u/proj/.gg/agent".into()],
+                why: "gg's own settings".into(),
+            },
+        ],
         ..Context::default()
     }
 }

@@ -56,3 +56,91 @@ pub(crate) fn options(args: &[Word]) -> impl Iterator<Item = &Word> {
         .take_while(|a| a.dynamic || a.text != "--")
         .filter(|a| a.is_option())
 }
+
+/// The part of an option word from byte `offset` on (`-S'rm …'` → `rm …`, `--opt=v` → `v`),
+/// still computed when the word is.
+pub(crate) fn tail(word: &Word, offset: usize) -> Word {
+    Word {
+        text: word.text.get(offset..).unwrap_or("").to_string(),
+        prefix: word.prefix.get(offset..).unwrap_or("").to_string(),
+        ..word.clone()
+    }
+}
+
+/// One option as the program's getopt sees it, wherever its value was written.
+#[derive(Debug, Clone)]
+pub(crate) struct Opt {
+    /// `-c`, or the full long name (`--split-string` for `--split=…`).
+    pub name: String,
+    /// The value: attached (`-c0`, `-S'…'`, `--opt=v`) or the next word.
+    pub value: Option<Word>,
+}
+
+/// Splits the option word `args[i]` the way getopt does: a short cluster `-iS'…'` is `-i` and
+/// `-S` with an attached value; `--name=value` carries its value; an option in `with_value`
+/// written alone takes the next word. Returns the options and how many words they use.
+pub(crate) fn split_option(args: &[Word], i: usize, with_value: &[&str]) -> (Vec<Opt>, usize) {
+    let word = &args[i];
+    let text = if word.dynamic {
+        word.prefix.as_str()
+    } else {
+        word.text.as_str()
+    };
+    if let Some(long) = text.strip_prefix("--") {
+        let name = long.split_once('=').map_or(long, |(n, _)| n);
+        let arg = format!("--{name}");
+        let full = with_value
+            .iter()
+            .find(|f| **f == arg)
+            .or_else(|| with_value.iter().find(|f| long_is(&arg, f)))
+            .copied();
+        return match (long.split_once('='), full) {
+            (Some(_), _) => {
+                let value = tail(word, 2 + name.len() + 1);
+                let name = full.map_or(arg, str::to_string);
+                (
+                    vec![Opt {
+                        name,
+                        value: Some(value),
+                    }],
+                    1,
+                )
+            }
+            (None, Some(full)) => (
+                vec![Opt {
+                    name: full.to_string(),
+                    value: args.get(i + 1).cloned(),
+                }],
+                2,
+            ),
+            (None, None) => (
+                vec![Opt {
+                    name: arg,
+                    value: None,
+                }],
+                1,
+            ),
+        };
+    }
+    let mut out = Vec::new();
+    for (pos, c) in text.char_indices().skip(1) {
+        let name = format!("-{c}");
+        if with_value.contains(&name.as_str()) {
+            let offset = pos + c.len_utf8();
+            if offset < word.text.len() {
+                out.push(Opt {
+                    name,
+                    value: Some(tail(word, offset)),
+                });
+                return (out, 1);
+            }
+            out.push(Opt {
+                name,
+                value: args.get(i + 1).cloned(),
+            });
+            return (out, 2);
+        }
+        out.push(Opt { name, value: None });
+    }
+    (out, 1)
+}

@@ -1,6 +1,7 @@
 //! Read-looking tools with a way to run programs or write files: `find -exec`,
 //! `tar --checkpoint-action`, `vim -c '!…'`, `man -H`, `rg --pre`, `awk 'system(…)'`.
 
+use super::args::split_option;
 use super::exec::{embedded_shell_commands, join_spans, quoted_prefix, shell_strings};
 use super::{
     Outcome, check_write_target, long_is, long_value, run_code, run_payload, short_has, value_text,
@@ -118,7 +119,10 @@ fn find_exec(w: &mut Walker, cmd: &Cmd, roots: &[Word], payload: &[Word], flag: 
 fn find_delete(w: &mut Walker, root: &Word, span: Span) {
     use crate::paths::{Place, place_of};
     match place_of(root, &w.cwds, w.ctx) {
-        Place::Inside => {}
+        Place::Inside | Place::Project(_) => {}
+        Place::Protected(index) => {
+            super::protected_write(w, index, root, "\"find -delete\"", span);
+        }
         Place::Unknown => {
             let msg = format!(
                 "\"find -delete\" under {}, which cannot be resolved statically",
@@ -178,9 +182,23 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
         } else if let Some(opt) = PROGRAM_OPTS.iter().find(|o| long_is(t, o)) {
             let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
             program_option(w, &value, a.span, RuleId::ExecTarProgram, opt);
-        } else if (t == "-I" || t == "-F") && i + 1 < args.len() {
-            let value = args[i + 1].text.clone();
-            program_option(w, &value, a.span, RuleId::ExecTarProgram, t);
+        } else if t.starts_with('-') && !t.starts_with("--") {
+            // `-I PROG`, `-IPROG`, `-xI PROG`: the compressor or volume script runs.
+            let (parsed, _) = split_option(
+                args,
+                i,
+                &[
+                    "-I", "-F", "-f", "-C", "-b", "-H", "-K", "-L", "-N", "-T", "-V", "-X", "-g",
+                ],
+            );
+            for opt in parsed.iter().filter(|o| o.name == "-I" || o.name == "-F") {
+                let value = opt
+                    .value
+                    .as_ref()
+                    .map(|v| v.text.clone())
+                    .unwrap_or_default();
+                program_option(w, &value, a.span, RuleId::ExecTarProgram, &opt.name);
+            }
         }
     }
     Outcome::not(

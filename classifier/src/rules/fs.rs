@@ -146,11 +146,9 @@ fn rm(w: &mut Walker, args: &[Word]) -> Outcome {
     let recursive = opts.iter().any(|a| {
         short_has(&a.text, 'r') || short_has(&a.text, 'R') || long_is(&a.text, "--recursive")
     });
-    let force = opts
-        .iter()
-        .any(|a| short_has(&a.text, 'f') || long_is(&a.text, "--force"));
     for target in operands(args) {
-        if recursive && force {
+        // `-r` alone deletes a tree just as well (it only asks about write-protected files).
+        if recursive {
             rm_recursive_force(w, target);
         } else {
             check_write_target(w, target, "rm", target.span);
@@ -197,6 +195,16 @@ fn rm_recursive_force(w: &mut Walker, target: &Word) {
         Place::Unknown => {
             let msg = format!("\"rm -rf {shown}\": the target cannot be resolved statically");
             w.reason(Class::Normal, RuleId::RmUnknownTarget, msg, span);
+        }
+        Place::Protected(index) => {
+            super::protected_write(w, index, target, "\"rm -rf\"", span);
+        }
+        Place::Project(p) => {
+            let msg = format!(
+                "\"rm -rf {shown}\" deletes the project itself ({})",
+                p.display()
+            );
+            w.reason(Class::Dangerous, RuleId::RmProject, msg, span);
         }
         Place::Inside => {}
     }

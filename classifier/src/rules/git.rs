@@ -1,6 +1,8 @@
 //! git: a few listing subcommands are read-only, unless options or the repository's own config
 //! make git run programs. Remote history rewrites and user-level config writes are dangerous.
 
+use super::args::{Opt, split_option};
+use super::escapes::program_option;
 use super::{Outcome, check_write_target, long_is, run_code, short_has, value_text};
 use crate::Class;
 use crate::gitconfig::{self, Entry};
@@ -13,7 +15,7 @@ use crate::word::Word;
 const READ_ONLY_SUBCOMMANDS: &[&str] = &[
     "status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "remote",
     "ls-tree", "describe", "shortlog", "rev-list", "cat-file", "merge-base", "show-ref",
-    "whatchanged", "reflog",
+    "whatchanged", "reflog", "grep", "stash", "tag",
 ];
 
 /// Global options (before the subcommand) that take a separate value.
@@ -38,17 +40,14 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let mut not_read_only: Option<Outcome> = None;
     let mut i = 0;
     while i < args.len() && args[i].is_option() {
-        let a = &args[i];
-        let t = a.text.as_str();
-        let value = if t.contains('=') || !GLOBAL_WITH_VALUE.contains(&t) {
-            None
-        } else {
-            args.get(i + 1)
-        };
-        if let Some(o) = global_option(w, a, value) {
-            not_read_only.get_or_insert(o);
+        // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
+        let (parsed, used) = split_option(args, i, GLOBAL_WITH_VALUE);
+        for opt in parsed {
+            if let Some(o) = global_option(w, &opt, &args[i]) {
+                not_read_only.get_or_insert(o);
+            }
         }
-        i += 1 + usize::from(value.is_some());
+        i += used;
     }
     if i < args.len() && args[i].dynamic {
         return Some(Outcome::not(
@@ -77,17 +76,15 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     Some(outcome)
 }
 
-fn global_option(w: &mut Walker, a: &Word, value: Option<&Word>) -> Option<Outcome> {
-    let t = a.text.as_str();
-    let inline = t.split_once('=').map(|(_, v)| v.to_string());
+fn global_option(w: &mut Walker, opt: &Opt, a: &Word) -> Option<Outcome> {
     let val = || {
-        value
+        opt.value
+            .as_ref()
             .map(|v| v.text.clone())
-            .or(inline.clone())
             .unwrap_or_default()
     };
-    match t.split_once('=').map_or(t, |(n, _)| n) {
-        "-c" => Some(config_override(w, &val(), value.unwrap_or(a))),
+    match opt.name.as_str() {
+        "-c" => Some(config_override(w, &val(), opt.value.as_ref().unwrap_or(a))),
         "--config-env" => {
             let key = val()
                 .split_once('=')
@@ -180,6 +177,7 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
         _ => {}
     }
     run_command_options(w, sub, args);
+    destructive(w, sub, args);
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         if long_is(t, "--output") && !t.starts_with("--output-") {
@@ -197,16 +195,27 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
         if t == "--text" {
             continue;
         }
+        if sub == "grep" && (t.starts_with("-O") || long_is(t, "--open-files-in-pager")) {
+            // `-O` takes its program attached (`-Ovim`, `-O'sh -c …'`) or none (the pager).
+            let program = if let Some(p) = t.strip_prefix("-O") {
+                p.to_string()
+            } else {
+                t.split_once('=')
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_default()
+            };
+            if !program.is_empty() {
+                program_option(w, &program, a.span, RuleId::GitGrepPager, "git grep -O");
+            }
+            return Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                "\"git grep -O\" opens files in a pager",
+            );
+        }
         if let Some(opt) = RUNS_PROGRAMS.iter().find(|o| long_is(t, o)) {
             return Outcome::not(
                 RuleId::ReadonlyFlagWrites,
                 format!("\"git {sub} {opt}\" runs external programs"),
-            );
-        }
-        if sub == "grep" && (t == "-O" || t.starts_with("-O")) {
-            return Outcome::not(
-                RuleId::ReadonlyFlagWrites,
-                "\"git grep -O\" opens files in a pager",
             );
         }
     }
@@ -218,6 +227,8 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
     }
     match sub {
         "branch" => branch(args),
+        "stash" => stash(args),
+        "tag" => tag(args),
         "remote" => remote(args),
         "reflog"
             if args
@@ -236,24 +247,56 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
 /// Subcommands that run a shell command given as an option or operands: that command is read
 /// like any other (`git rebase --exec 'rm -rf ~'`).
 fn run_command_options(w: &mut Walker, sub: &str, args: &[Word]) {
-    let mut codes: Vec<&Word> = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        let t = a.text.as_str();
-        let takes_command = match sub {
-            "rebase" => matches!(t, "-x" | "--exec"),
-            "difftool" | "mergetool" => matches!(t, "-x" | "--extcmd"),
-            "filter-branch" => t.starts_with("--") && t.ends_with("-filter"),
-            _ => false,
-        };
-        if takes_command {
-            codes.extend(args.get(i + 1));
+    let mut codes: Vec<Word> = Vec::new();
+    let with_value: &[&str] = match sub {
+        "rebase" => &[
+            "-x",
+            "--exec",
+            "-s",
+            "--strategy",
+            "-X",
+            "--strategy-option",
+            "--onto",
+        ],
+        "difftool" | "mergetool" => &["-x", "--extcmd", "-t", "--tool"],
+        "filter-branch" => &[
+            "--env-filter",
+            "--tree-filter",
+            "--index-filter",
+            "--parent-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--tag-name-filter",
+            "--subdirectory-filter",
+        ],
+        _ => &[],
+    };
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() {
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(args, i, with_value);
+        i += used;
+        for opt in parsed {
+            let t = opt.name.as_str();
+            let takes_command = match sub {
+                "rebase" => matches!(t, "-x" | "--exec"),
+                "difftool" | "mergetool" => matches!(t, "-x" | "--extcmd"),
+                "filter-branch" => t.ends_with("-filter") && t != "--subdirectory-filter",
+                _ => false,
+            };
+            if takes_command {
+                codes.extend(opt.value);
+            }
         }
     }
     let joined_from = match (sub, args.first().map(|a| a.text.as_str())) {
         ("submodule", Some("foreach")) | ("bisect", Some("run")) => Some(1),
         _ => None,
     };
-    for code in codes.into_iter().filter(|c| !c.dynamic) {
+    for code in codes.iter().filter(|c| !c.dynamic) {
         let text = code.text.clone();
         run_code(w, &text, code.span, &Flow::default());
     }
@@ -408,12 +451,13 @@ fn config(w: &mut Walker, args: &[Word]) -> Outcome {
         );
     }
     if writes {
-        let key = positional
-            .iter()
-            .find(|p| p.text != "set")
-            .map(|p| p.text.clone())
-            .unwrap_or_default();
-        if dotted_entry(&key, Some("x"))
+        let mut named = positional.iter().filter(|p| p.text != "set");
+        let key = named.next().map(|p| p.text.clone()).unwrap_or_default();
+        // `alias.x '!cmd'` runs a shell, `alias.st status` does not: the value decides.
+        let value = named
+            .next()
+            .map_or("!", |v| if v.dynamic { "!" } else { v.text.as_str() });
+        if dotted_entry(&key, Some(value))
             .as_ref()
             .is_some_and(gitconfig::runs_program)
         {
@@ -426,8 +470,162 @@ fn config(w: &mut Walker, args: &[Word]) -> Outcome {
             "\"git config\" changes configuration",
         );
     }
-    Outcome::not(
-        RuleId::ReadonlyNotAllowListed,
-        "\"git config\" is not on the read-only list",
-    )
+    if args.iter().any(|a| a.dynamic) || positional.len() > 1 && !reading {
+        return Outcome::not(
+            RuleId::ReadonlyNotAllowListed,
+            "\"git config\" with these arguments may change configuration",
+        );
+    }
+    // `--get`, `--list`, `get`, `list` or a bare key: reading configuration.
+    Outcome::read_only()
+}
+
+/// History and work that git cannot give back: discarded uncommitted changes, deleted
+/// untracked files, dropped stashes, force-deleted branches, expired reflogs, pruned objects,
+/// rewritten history. Each needs a person.
+fn destructive(w: &mut Walker, sub: &str, args: &[Word]) {
+    let opts: Vec<&str> = super::options(args).map(|a| a.text.as_str()).collect();
+    let has = |short: char, long: &str| {
+        opts.iter()
+            .any(|o| (short != ' ' && short_has(o, short)) || long_is(o, long))
+    };
+    let ops = super::operands(args);
+    let whole_tree = |ops: &[&Word]| {
+        ops.iter().any(|o| {
+            o.dynamic
+                || matches!(
+                    o.text.trim_end_matches('/'),
+                    "." | "" | ":/" | ":" | "*" | ":(top)" | ":/*" | "./*"
+                )
+        })
+    };
+    let what: Option<String> = match sub {
+        "reset" if has(' ', "--hard") || has(' ', "--merge") || has(' ', "--keep") => {
+            Some("\"git reset --hard\" discards uncommitted changes".into())
+        }
+        "clean"
+            if !has('n', "--dry-run") && (has('f', "--force") || has('x', "") || has('d', "")) =>
+        {
+            Some("\"git clean\" deletes untracked files, which git cannot restore".into())
+        }
+        "checkout" if has('f', "--force") => {
+            Some("\"git checkout --force\" discards uncommitted changes".into())
+        }
+        "checkout" if after_dashes(args).is_some_and(|p| whole_tree(&p)) || whole_tree(&ops) => {
+            Some("\"git checkout\" of the whole tree discards uncommitted changes".into())
+        }
+        "restore" if (has('W', "--worktree") || !has('S', "--staged")) && whole_tree(&ops) => {
+            Some("\"git restore\" of the whole work tree discards uncommitted changes".into())
+        }
+        "stash" if matches!(ops.first().map(|o| o.text.as_str()), Some("drop" | "clear")) => {
+            Some("\"git stash drop/clear\" deletes stashed work".into())
+        }
+        "branch"
+            if opts.iter().any(|o| short_has(o, 'D'))
+                || (has('d', "--delete") && has('f', "--force")) =>
+        {
+            Some("\"git branch -D\" deletes a branch even if it is not merged".into())
+        }
+        "reflog"
+            if matches!(
+                ops.first().map(|o| o.text.as_str()),
+                Some("expire" | "delete")
+            ) =>
+        {
+            Some(
+                "\"git reflog expire/delete\" removes the record that recovers lost commits".into(),
+            )
+        }
+        "gc" if opts
+            .iter()
+            .any(|o| o.starts_with("--prune=") && !o.ends_with("=never") || *o == "--prune")
+            || has(' ', "--aggressive") && has(' ', "--prune") =>
+        {
+            Some("\"git gc --prune\" deletes unreachable commits for good".into())
+        }
+        "prune" if !has('n', "--dry-run") => {
+            Some("\"git prune\" deletes unreachable commits for good".into())
+        }
+        "filter-branch" | "filter-repo" => Some(format!("\"git {sub}\" rewrites history")),
+        "update-ref" if has('d', "") => Some("\"git update-ref -d\" deletes a ref".into()),
+        "symbolic-ref" if has('d', "--delete") => {
+            Some("\"git symbolic-ref -d\" deletes a ref".into())
+        }
+        "worktree" if ops.first().is_some_and(|o| o.text == "remove") && has('f', "--force") => {
+            Some("\"git worktree remove --force\" deletes a work tree with changes".into())
+        }
+        _ => None,
+    };
+    if let Some(msg) = what {
+        let span = super::exec::join_spans(args);
+        w.reason(Class::Dangerous, RuleId::GitDestructive, msg, span);
+    }
+}
+
+/// The words after `--`, if there is one.
+fn after_dashes(args: &[Word]) -> Option<Vec<&Word>> {
+    let at = args.iter().position(|a| !a.dynamic && a.text == "--")?;
+    Some(args[at + 1..].iter().collect())
+}
+
+/// `git stash list|show` read; everything else changes the stash or the work tree.
+fn stash(args: &[Word]) -> Outcome {
+    match args.first().map(|a| a.text.as_str()) {
+        Some("list" | "show") if !args.iter().any(|a| a.dynamic) => Outcome::read_only(),
+        _ => Outcome::not(
+            RuleId::GitStashChange,
+            "\"git stash\" other than list/show changes the stash or the work tree",
+        ),
+    }
+}
+
+/// `git tag` lists with no operand or with `-l`; otherwise it creates, deletes or verifies
+/// (which runs gpg).
+fn tag(args: &[Word]) -> Outcome {
+    #[rustfmt::skip]
+    const LISTING: &[&str] = &[
+        "-l", "--list", "-n", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty",
+        "--color", "--no-color",
+    ];
+    #[rustfmt::skip]
+    const WITH_VALUE: &[&str] = &[
+        "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort",
+        "--format",
+    ];
+    let listing_mode = args
+        .iter()
+        .any(|a| a.text == "-l" || long_is(&a.text, "--list"));
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let t = a.text.as_str();
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        if a.dynamic {
+            break;
+        }
+        if WITH_VALUE.contains(&name) {
+            i += 1 + usize::from(!t.contains('='));
+            continue;
+        }
+        let numbered = t
+            .strip_prefix("-n")
+            .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+        if LISTING.contains(&name)
+            || numbered
+            || name.starts_with("--column")
+            || name.starts_with("--color")
+            || (listing_mode && !a.is_option())
+        {
+            i += 1;
+            continue;
+        }
+        return Outcome::not(
+            RuleId::GitTagChange,
+            format!("\"git tag {t}\" creates, deletes or verifies tags"),
+        );
+    }
+    if i < args.len() {
+        return Outcome::not(RuleId::GitTagChange, "\"git tag\" with computed arguments");
+    }
+    Outcome::read_only()
 }

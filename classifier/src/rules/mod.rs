@@ -489,6 +489,11 @@ pub(crate) fn run_code(
     (flow, dangerous || shell || code.trim().is_empty())
 }
 
+/// Whether `word`, as a program, is a shell or an interpreter (or computed, so could be one).
+pub(crate) fn is_code_runner_word(word: &Word) -> bool {
+    is_code_runner(word)
+}
+
 fn is_code_runner(word: &Word) -> bool {
     word.dynamic || is_code_runner_name(basename(&word.text))
 }
@@ -654,7 +659,8 @@ pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span
         return;
     }
     match paths::place_of(target, &w.cwds, w.ctx) {
-        Place::Inside => {}
+        Place::Inside | Place::Project(_) => {}
+        Place::Protected(index) => protected_write(w, index, target, what, span),
         Place::Unknown => {
             let msg = format!(
                 "{what} target {} cannot be resolved statically",
@@ -670,6 +676,25 @@ pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span
             w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, span);
         }
     }
+}
+
+/// A write into a protected tree (`.git/`, `.gg/`): git hooks and config run programs on the
+/// host, gg's settings decide what runs unasked.
+pub(crate) fn protected_write(
+    w: &mut Walker,
+    index: usize,
+    target: &Word,
+    what: &str,
+    span: crate::Span,
+) {
+    let why = w
+        .ctx
+        .protected
+        .get(index)
+        .map(|p| format!("{} ({})", p.path.display(), p.why))
+        .unwrap_or_default();
+    let msg = format!("{what} writes {} inside the protected {why}", target.text);
+    w.reason(Class::Dangerous, RuleId::WriteProtected, msg, span);
 }
 
 /// Credential stores whose content should never be sent anywhere (paths relative to home).

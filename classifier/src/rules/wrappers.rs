@@ -1,6 +1,7 @@
 //! Wrappers run another command: the payload is classified as the command it is. Each wrapper's
 //! options are parsed from a table so that the payload starts at the right word.
 
+use super::args::split_option;
 use super::{Outcome, check_write_target, run_code, run_payload};
 use crate::Class;
 use crate::ids::RuleId;
@@ -84,7 +85,8 @@ const WRAPPERS: &[Spec] = &[
     spec("stdbuf", Stance::Transparent, &["-i", "-o", "-e", "--input", "--output", "--error"], 0),
     spec("setsid", Stance::Transparent, &[], 0),
     spec("chrt", Stance::Transparent, &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"], 1),
-    spec("taskset", Stance::Transparent, &["--cpu-list"], 1),
+    // `-c`/`--cpu-list` only says how the mask is written; `-p` takes a pid instead of a command.
+    spec("taskset", Stance::Transparent, &[], 1),
     spec("flock", Stance::Normal("\"flock\" creates a lock file"), &[
         "-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-c", "--command",
     ], 1),
@@ -118,8 +120,13 @@ const WRAPPERS: &[Spec] = &[
 pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let spec = WRAPPERS.iter().find(|s| s.name == prog)?;
     let args = &cmd.argv[1..];
+    // `command -v NAME` only looks the name up. Only `command`'s own options count: the
+    // payload's (`command git gc --aggressive`) must not.
     if prog == "command"
-        && super::options(args).any(|a| a.text.contains('v') || a.text.contains('V'))
+        && args
+            .iter()
+            .take_while(|a| a.is_option() && a.text != "--")
+            .any(|a| !a.text.starts_with("--") && (a.text.contains('v') || a.text.contains('V')))
     {
         return Some(Outcome::read_only());
     }
@@ -133,6 +140,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         );
     }
     let start = payload_start(spec, args);
+    other_readings(w, cmd, &args[..start]);
     for a in &args[..start] {
         if spec.assignments
             && let Some((name, value)) = a.text.split_once('=').filter(|(n, _)| is_name(n))
@@ -153,25 +161,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let payload: Vec<Word> = args[start..].to_vec();
     let flow = match prog {
         "watch" | "parallel" => joined_code(w, cmd, &payload),
-        "xargs" => {
-            // The arguments xargs appends are unknown: make that visible to path rules.
-            let mut argv = payload.clone();
-            if argv.is_empty() {
-                argv.push(Word::literal("echo", cmd.span));
-            }
-            // Statically known input (`echo / | xargs rm -rf`) is read as those arguments.
-            match &cmd.input.text {
-                Some(text) if cmd.input.fed => {
-                    argv.extend(
-                        text.split_whitespace()
-                            .take(64)
-                            .map(|t| Word::literal(t, cmd.span)),
-                    );
-                }
-                _ => argv.push(Word::computed("<input>", "", cmd.span)),
-            }
-            run_payload(w, cmd, argv).0
-        }
+        "xargs" => xargs(w, cmd, spec, &args[..start], payload.clone()),
         "busybox" => run_payload(w, cmd, payload).0,
         _ if payload.is_empty() => return Some(no_payload(spec, prog)),
         _ => run_payload(w, cmd, payload).0,
@@ -241,7 +231,7 @@ fn payload_start(spec: &Spec, args: &[Word]) -> usize {
             continue;
         }
         if t.starts_with('-') && t.len() > 1 {
-            i += 1 + usize::from(takes_separate_value(spec, t));
+            i += split_option(args, i, spec.with_value).1;
             continue;
         }
         if positionals > 0 {
@@ -254,76 +244,80 @@ fn payload_start(spec: &Spec, args: &[Word]) -> usize {
     i.min(args.len())
 }
 
-fn takes_separate_value(spec: &Spec, opt: &str) -> bool {
-    if opt.starts_with("--") {
-        return !opt.contains('=') && spec.with_value.contains(&opt);
-    }
-    // In a short cluster, the first option that takes a value consumes the rest of the cluster,
-    // or the next word when it is last.
-    for (pos, c) in opt[1..].char_indices() {
-        let flag = format!("-{c}");
-        if spec.with_value.contains(&flag.as_str()) {
-            return pos + c.len_utf8() == opt.len() - 1;
-        }
-    }
-    false
-}
-
-/// Options of some wrappers that carry a command or a file of their own.
+/// Options of some wrappers that carry a command or a file of their own, in every spelling
+/// getopt accepts (`-S'…'`, `-iS '…'`, `--split-string=…`, `--split …`).
 fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Option<Outcome> {
-    for (i, a) in opts.iter().enumerate() {
-        let t = a.text.as_str();
-        let value = || {
-            opts.get(i + 1)
-                .cloned()
-                .or_else(|| t.split_once('=').map(|(_, v)| Word::literal(v, a.span)))
-        };
-        match (prog, t) {
-            ("env", "-S")
-            | ("env", "--split-string")
-            | ("flock", "-c")
-            | ("flock", "--command") => {
-                if let Some(code) = value() {
-                    let text = code.text.clone();
-                    let (flow, _) = run_code(w, &text, code.span, &cmd.input);
-                    return Some(
-                        Outcome::not(
-                            RuleId::ExecWrapper,
-                            format!("\"{prog} {t}\" runs a command string"),
-                        )
-                        .with_flow(flow),
-                    );
+    let spec = WRAPPERS.iter().find(|s| s.name == prog)?;
+    let mut i = 0;
+    while i < opts.len() {
+        if !opts[i].text.starts_with('-') && !opts[i].prefix.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(opts, i, spec.with_value);
+        i += used;
+        for opt in parsed {
+            let t = opt.name.as_str();
+            match (prog, t) {
+                ("env", "-S")
+                | ("env", "--split-string")
+                | ("flock", "-c")
+                | ("flock", "--command") => {
+                    let Some(code) = opt.value else { continue };
+                    return Some(command_string(w, cmd, prog, t, &code));
                 }
-            }
-            ("env", "-C") | ("env", "--chdir") | ("sudo", "-D") | ("sudo", "--chdir") => {
-                let spec = WRAPPERS.iter().find(|s| s.name == prog)?;
-                return Some(unknown_directory(w, cmd, spec, opts, i));
-            }
-            ("time", "-o")
-            | ("time", "--output")
-            | ("strace", "-o")
-            | ("strace", "--output")
-            | ("ltrace", "-o") => {
-                if let Some(target) = value() {
-                    check_write_target(w, &target, &format!("{prog} {t}"), target.span);
+                ("env", "-C") | ("env", "--chdir") | ("sudo", "-D") | ("sudo", "--chdir") => {
+                    return Some(unknown_directory(w, cmd, spec, opt.value.as_ref()));
                 }
-                let spec = WRAPPERS.iter().find(|s| s.name == prog)?;
-                let start = payload_start(spec, &cmd.argv[1..]);
-                let (flow, _) = run_payload(w, cmd, cmd.argv[1 + start..].to_vec());
-                let msg = format!("\"{prog} {t}\" writes a file");
-                return Some(Outcome::not(RuleId::ReadonlyFlagWrites, msg).with_flow(flow));
+                ("time", "-o")
+                | ("time", "--output")
+                | ("strace", "-o")
+                | ("strace", "--output")
+                | ("ltrace", "-o") => {
+                    if let Some(target) = &opt.value {
+                        check_write_target(w, target, &format!("{prog} {t}"), target.span);
+                    }
+                    let start = payload_start(spec, &cmd.argv[1..]);
+                    let (flow, _) = run_payload(w, cmd, cmd.argv[1 + start..].to_vec());
+                    let msg = format!("\"{prog} {t}\" writes a file");
+                    return Some(Outcome::not(RuleId::ReadonlyFlagWrites, msg).with_flow(flow));
+                }
+                _ => {}
             }
-            _ => {}
         }
     }
     None
 }
 
+/// `env -S CODE`, `flock -c CODE`: the string is split (env) or run by a shell (flock); either
+/// way it is read as a command line.
+fn command_string(w: &mut Walker, cmd: &Cmd, prog: &str, opt: &str, code: &Word) -> Outcome {
+    let flow = if code.dynamic {
+        if code.flow.untrusted() {
+            let msg = format!("\"{prog} {opt}\" runs downloaded or decoded text");
+            w.reason(
+                Class::Dangerous,
+                RuleId::DownloadExecSubstitution,
+                msg,
+                code.span,
+            );
+        }
+        Flow::default()
+    } else {
+        let text = code.text.clone();
+        run_code(w, &text, code.span, &cmd.input).0
+    };
+    Outcome::not(
+        RuleId::ExecWrapper,
+        format!("\"{prog} {opt}\" runs a command string"),
+    )
+    .with_flow(flow)
+}
+
 /// `env -C DIR cmd`: the payload runs elsewhere; relative paths in it cannot be resolved.
-fn unknown_directory(w: &mut Walker, cmd: &Cmd, spec: &Spec, opts: &[Word], at: usize) -> Outcome {
+fn unknown_directory(w: &mut Walker, cmd: &Cmd, spec: &Spec, dir: Option<&Word>) -> Outcome {
     let prog = spec.name;
     let saved = w.cwds.clone();
-    let dir = opts.get(at + 1);
     w.cwds = w.cwds.after_cd(dir, w.ctx);
     let start = payload_start(spec, &cmd.argv[1..]);
     let (flow, _) = run_payload(w, cmd, cmd.argv[1 + start..].to_vec());
@@ -366,5 +360,120 @@ fn privilege_rule(prog: &str) -> RuleId {
         "chroot" => RuleId::PrivilegeChroot,
         "sudo" => RuleId::PrivilegeSudo,
         _ => RuleId::PrivilegeWrapper,
+    }
+}
+
+/// Words before the payload that a different reading of the options would make the payload
+/// (`taskset -c0 rm -rf ~`: `rm` is the mask only if `-c0` parses as this table says). Each is
+/// tried; only dangerous findings are kept.
+fn other_readings(w: &mut Walker, cmd: &Cmd, before: &[Word]) {
+    if w.in_final_scan() {
+        return;
+    }
+    let candidates = before
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| !a.dynamic && !a.text.starts_with('-') && !a.text.contains('='))
+        .filter(|(_, a)| {
+            a.text
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')
+        })
+        .map(|(i, _)| i)
+        .take(3);
+    for i in candidates.collect::<Vec<_>>() {
+        let argv = cmd.argv[1 + i..].to_vec();
+        w.keep_dangerous("under another reading of the wrapper's options", |w| {
+            run_payload(w, cmd, argv);
+        });
+    }
+}
+
+/// `xargs [-I R] CMD…`: CMD runs with arguments read from the input, or with each input item in
+/// place of R. Statically known input (`echo / | xargs rm -rf`) is read as those arguments;
+/// unknown input makes the affected words computed. Network or decoded input handed to a
+/// shell or interpreter is a download run as code.
+fn xargs(w: &mut Walker, cmd: &Cmd, spec: &Spec, opts: &[Word], payload: Vec<Word>) -> Flow {
+    let mut replace: Option<String> = None;
+    let mut i = 0;
+    while i < opts.len() {
+        let (parsed, used) = split_option(opts, i, spec.with_value);
+        i += used;
+        for opt in parsed {
+            match opt.name.as_str() {
+                "-I" => replace = opt.value.map(|v| v.text),
+                "-i" | "--replace" => {
+                    replace = Some(opt.value.map_or_else(|| "{}".to_string(), |v| v.text));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut argv = payload;
+    if argv.is_empty() {
+        argv.push(Word::literal("echo", cmd.span));
+    }
+    let known_input = cmd.input.text.as_ref().filter(|_| cmd.input.fed);
+    let runs_code = super::is_code_runner_word(&argv[0]);
+    if runs_code && cmd.input.untrusted() {
+        let msg = format!(
+            "downloaded or decoded input is handed by \"xargs\" to \"{}\"",
+            argv[0].text
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::DownloadPipeToInterpreter,
+            msg,
+            cmd.span,
+        );
+    }
+    match (replace.filter(|r| !r.is_empty()), known_input) {
+        (Some(r), Some(text)) => {
+            let mut flow = Flow::default();
+            for item in text.lines().filter(|l| !l.trim().is_empty()).take(8) {
+                let item = item.trim();
+                let replaced: Vec<Word> = argv
+                    .iter()
+                    .map(|a| Word {
+                        text: a.text.replace(&r, item),
+                        prefix: a.prefix.replace(&r, item),
+                        ..a.clone()
+                    })
+                    .collect();
+                flow.merge(&run_payload(w, cmd, replaced).0);
+            }
+            flow
+        }
+        (Some(r), None) => {
+            // In shell code the item becomes an unknown quoted value; elsewhere the word is
+            // computed from the fixed text before it.
+            let replaced: Vec<Word> = argv
+                .iter()
+                .enumerate()
+                .map(|(n, a)| {
+                    if a.dynamic || !a.text.contains(&r) {
+                        a.clone()
+                    } else if runs_code && n > 0 {
+                        Word::literal(&a.text.replace(&r, "\"$xargs_item\""), a.span)
+                    } else {
+                        let before = a.text.split(&r).next().unwrap_or("");
+                        Word::computed(&a.text, before, a.span)
+                    }
+                })
+                .collect();
+            run_payload(w, cmd, replaced).0
+        }
+        (None, Some(text)) => {
+            argv.extend(
+                text.split_whitespace()
+                    .take(64)
+                    .map(|t| Word::literal(t, cmd.span)),
+            );
+            run_payload(w, cmd, argv).0
+        }
+        (None, None) => {
+            // The arguments xargs appends are unknown: make that visible to path rules.
+            argv.push(Word::computed("<input>", "", cmd.span));
+            run_payload(w, cmd, argv).0
+        }
     }
 }
