@@ -81,16 +81,6 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
             }
         }
     }
-    for socket in escalation_sockets() {
-        if hidden_by_tmpfs(policy, &socket) {
-            continue;
-        }
-        match std::fs::symlink_metadata(&socket) {
-            Ok(m) if m.is_dir() => a.push_tmpfs_ro(&socket),
-            Ok(_) => a.push_bind_null(&socket),
-            Err(_) => {}
-        }
-    }
     // A hidden path that contains a writable root (working inside ~/.ssh) is hidden first, and
     // the root is bound on top, so only the rest of it disappears.
     let (deny_outer, deny_inner): (Vec<&PathBuf>, Vec<&PathBuf>) = policy
@@ -136,7 +126,20 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
         }
     }
 
-    push_deny_read(&mut a, policy, deny_inner);
+    // Everything that hides comes after every bind: a bind applied later would bring back what
+    // a hide covered (a working directory under the private /tmp, a writable root that contains
+    // a deny-read path or the ssh-agent socket).
+    for socket in escalation_sockets() {
+        if hidden_by_tmpfs(policy, &socket) {
+            continue;
+        }
+        match std::fs::symlink_metadata(&socket) {
+            Ok(m) if m.is_dir() => a.push_tmpfs_ro(&socket),
+            Ok(_) => a.push_bind_null(&socket),
+            Err(_) => {}
+        }
+    }
+    stubs.extend(push_deny_read(&mut a, policy, deny_inner));
     if policy.private_tmp {
         a.push3("--setenv", "TMPDIR", "/tmp");
     }
@@ -146,9 +149,15 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
     BwrapPlan { args: a.0, stubs }
 }
 
-/// Hides each path: an empty read-only tmpfs over a directory, `/dev/null` over a file.
-fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) {
+/// Hides each path: an empty read-only tmpfs over a directory, `/dev/null` over a file. A path
+/// that does not exist inside a writable root is covered by an empty read-only directory, so
+/// neither the command nor a host process creating it later exposes it; the directories
+/// bubblewrap creates on the host for that are returned for removal after the run. (Outside the
+/// writable roots an absent path cannot be mounted over; the helper's Landlock rules keep it
+/// unreadable if it appears during the run.)
+fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) -> Vec<PathBuf> {
     deny.sort_by_key(|p| p.components().count());
+    let mut stubs = Vec::new();
     for path in deny {
         if hidden_by_tmpfs(policy, path) {
             continue;
@@ -156,10 +165,22 @@ fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) {
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => a.push_tmpfs_ro(path),
             Ok(_) => a.push_bind_null(path),
-            // Gone since the policy was built: nothing left to hide.
+            Err(_) if policy.is_inside_writable(path) => {
+                // bubblewrap creates the missing directories on the host (the root is a bind):
+                // every one of them is removed afterwards if still empty, deepest first.
+                let mut missing: Vec<PathBuf> = path
+                    .ancestors()
+                    .take_while(|p| std::fs::symlink_metadata(p).is_err())
+                    .map(Path::to_path_buf)
+                    .collect();
+                missing.reverse();
+                stubs.extend(missing);
+                a.push_tmpfs_ro(path);
+            }
             Err(_) => {}
         }
     }
+    stubs
 }
 
 /// Host sockets (or their directories) that give a way out of any sandbox: container engines,
@@ -194,11 +215,13 @@ pub fn escalation_sockets() -> Vec<PathBuf> {
     out
 }
 
-/// Whether `path` is already invisible because a private tmpfs covers it.
+/// Whether `path` is already invisible because a private tmpfs covers it and no writable root
+/// bound later brings it back.
 fn hidden_by_tmpfs(policy: &Policy, path: &Path) -> bool {
-    (policy.private_tmp && path.starts_with("/tmp"))
+    let covered = (policy.private_tmp && path.starts_with("/tmp"))
         || (policy.network == Network::Off
-            && (path.starts_with("/run") || path.starts_with("/var/run")))
+            && (path.starts_with("/run") || path.starts_with("/var/run")));
+    covered && !policy.is_inside_writable(path)
 }
 
 #[derive(Default)]

@@ -1,5 +1,5 @@
-//! The Landlock ruleset the helper applies: read and execute everything, write only the writable
-//! roots, no TCP when the network is off, no signals or abstract sockets out of the sandbox.
+//! The Landlock ruleset the helper applies: read and execute everything but the deny-read paths,
+//! write only the writable roots, no TCP when the network is off, no signals or abstract sockets out of the sandbox.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +38,10 @@ pub struct LandlockPlan {
     pub deny_tcp: bool,
     /// Refuse signals and abstract Unix socket connections to processes outside the sandbox.
     pub scoped: bool,
+    /// Paths to keep unreadable although they lie under `read_only`: read is granted on their
+    /// siblings instead of on the tree above them (see [`read_grants`]).
+    #[serde(default)]
+    pub deny_read: Vec<PathBuf>,
 }
 
 /// Renders the ruleset for `policy`; `private_dirs` are the command's temp directories.
@@ -50,7 +54,75 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
         devices: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
         deny_tcp: policy.network == Network::Off,
         scoped: true,
+        deny_read: policy.deny_read.clone(),
     }
+}
+
+/// Read grants that keep `deny` unreadable under the readable `roots`, computed from the live
+/// tree: Landlock rules only allow, so instead of granting a root that holds a hidden path, each
+/// directory on the way down to it gets list-only access and every other entry of it full read
+/// access. Returns `(full read, list only)`.
+///
+/// What remains visible: the *names* inside a hidden directory (listing is inherited from its
+/// parent), and nothing created later directly in a directory on the way down is readable (it
+/// inherits list-only access) — which is also why a hidden path that appears during the run stays
+/// hidden.
+pub fn read_grants(roots: &[PathBuf], deny: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut full = Vec::new();
+    let mut list_only = Vec::new();
+    for root in roots {
+        if deny.iter().any(|d| root.starts_with(d)) {
+            continue;
+        }
+        split_grant(root, deny, 0, &mut full, &mut list_only);
+    }
+    (full, list_only)
+}
+
+fn split_grant(
+    dir: &Path,
+    deny: &[PathBuf],
+    depth: usize,
+    full: &mut Vec<PathBuf>,
+    list_only: &mut Vec<PathBuf>,
+) {
+    let below: Vec<&PathBuf> = deny
+        .iter()
+        .filter(|d| d.starts_with(dir) && d.as_path() != dir)
+        .collect();
+    if below.is_empty() {
+        full.push(dir.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        // Unlistable: grant nothing below rather than the whole tree.
+        list_only.push(dir.to_path_buf());
+        return;
+    };
+    list_only.push(dir.to_path_buf());
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if below.iter().any(|d| **d == path) {
+            continue;
+        }
+        let leads_to_denied = below.iter().any(|d| d.starts_with(&path));
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if leads_to_denied && is_dir && depth < 64 {
+            split_grant(&path, deny, depth + 1, full, list_only);
+        } else if !leads_to_denied {
+            full.push(path);
+        }
+    }
+}
+
+/// Deny-read paths Landlock cannot hide: those inside a tree granted every right (a writable
+/// root). Only bubblewrap's mounts hide them.
+pub fn unhideable(plan: &LandlockPlan) -> Vec<PathBuf> {
+    plan.deny_read
+        .iter()
+        .filter(|d| plan.read_write.iter().any(|r| d.starts_with(r)))
+        .cloned()
+        .collect()
 }
 
 /// How much of a ruleset the kernel enforced.
@@ -82,12 +154,11 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError>
         ruleset = ruleset.scope(Scope::from_all(abi))?;
     }
     let device_rights = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    let (read, list_only) = read_grants(&plan.read_only, &plan.deny_read);
     let status = ruleset
         .create()?
-        .add_rules(path_beneath_rules(
-            &plan.read_only,
-            AccessFs::from_read(abi),
-        ))?
+        .add_rules(path_beneath_rules(&read, AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(&list_only, AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
         .restrict_self()?;
@@ -148,6 +219,28 @@ mod tests {
         assert!(plan.scoped);
         p.network = Network::Off;
         assert!(super::plan(&p, &[]).deny_tcp);
+    }
+
+    #[test]
+    fn read_is_granted_around_hidden_paths() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        for d in ["home/.ssh", "home/proj", "etc"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("home/.netrc"), "x").unwrap();
+        let deny = vec![
+            root.join("home/.ssh"),
+            root.join("home/.netrc"),
+            root.join("home/absent"),
+        ];
+        let (mut full, list_only) = read_grants(std::slice::from_ref(&root), &deny);
+        full.sort();
+        assert_eq!(full, vec![root.join("etc"), root.join("home/proj")]);
+        assert_eq!(list_only, vec![root.clone(), root.join("home")]);
+        // No hidden path below: the root itself is granted.
+        let (full, list_only) = read_grants(std::slice::from_ref(&root), &[]);
+        assert_eq!((full, list_only), (vec![root.clone()], vec![]));
     }
 
     #[test]

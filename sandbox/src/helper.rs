@@ -160,6 +160,7 @@ mod imp {
             devices: Vec::new(),
             deny_tcp: true,
             scoped: true,
+            deny_read: Vec::new(),
         };
         let abi = fs_rules::kernel_abi().unwrap_or(0);
         let enforcement = restrict(&plan, false, &filters)?;

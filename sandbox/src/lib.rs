@@ -469,6 +469,8 @@ pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrappe
                     .collect::<Vec<_>>()
             );
             explain["landlock"] = serde_json::json!(config.landlock);
+            explain["landlock_cannot_hide"] =
+                serde_json::json!(fs_rules::unhideable(&config.landlock));
             explain["seccomp_denied"] = seccomp_names(policy.network);
             cleanup.stubs = plan.stubs;
             let mut c = Command::new(&bwrap_info.path);
@@ -488,6 +490,8 @@ pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrappe
             // /proc/self/exe is the running image even if the file on disk was replaced.
             let argv = helper_argv(OsStr::new("/proc/self/exe"), &config, &program, &args)?;
             explain["landlock"] = serde_json::json!(config.landlock);
+            explain["landlock_cannot_hide"] =
+                serde_json::json!(fs_rules::unhideable(&config.landlock));
             explain["seccomp_denied"] = seccomp_names(policy.network);
             let mut c = Command::new(&argv[0]);
             c.args(&argv[1..]);

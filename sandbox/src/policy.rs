@@ -128,17 +128,18 @@ impl Policy {
         Ok(())
     }
 
-    /// Hides `path` from the command. A path that does not exist is refused: hiding nothing
-    /// would look like protection without being one.
+    /// Hides `path` from the command. A path that does not exist yet is accepted (its existing
+    /// ancestor is resolved) and stays hidden if it appears: inside a writable root it is covered
+    /// by an empty read-only directory, elsewhere Landlock grants nothing on it.
     pub fn add_deny_read(&mut self, path: &Path) -> Result<(), SandboxError> {
-        let canonical = std::fs::canonicalize(path).map_err(|e| {
+        let resolved = resolve_maybe_absent(path).map_err(|e| {
             SandboxError::InvalidPolicy(format!("deny-read path {}: {e}", path.display()))
         })?;
-        if canonical == Path::new("/") {
+        if resolved == Path::new("/") {
             return Err(SandboxError::InvalidPolicy("/ cannot be hidden".into()));
         }
-        if !self.deny_read.contains(&canonical) {
-            self.deny_read.push(canonical);
+        if !self.deny_read.contains(&resolved) {
+            self.deny_read.push(resolved);
         }
         Ok(())
     }
@@ -220,6 +221,46 @@ impl Policy {
                     self.protect_git_dir(&entry.path(), depth + 1);
                 }
             }
+        }
+    }
+}
+
+/// The canonical form of `path`, or for a path that does not exist, the canonical form of its
+/// deepest existing ancestor followed by the missing names (`..` among them is refused: it could
+/// not be resolved without the directories).
+fn resolve_maybe_absent(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    match std::fs::canonicalize(&absolute) {
+        Ok(c) => return Ok(c),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
+    }
+    let mut missing = Vec::new();
+    let mut cursor = absolute.as_path();
+    loop {
+        match std::fs::canonicalize(cursor) {
+            Ok(base) => {
+                let mut out = base;
+                for name in missing.iter().rev() {
+                    out.push(name);
+                }
+                return Ok(out);
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(_) => {}
+        }
+        let name = cursor.file_name().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "cannot be resolved")
+        })?;
+        missing.push(name.to_os_string());
+        cursor = cursor.parent().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "cannot be resolved")
+        })?;
+        if cursor.ends_with("..") || cursor.ends_with(".") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "`..` or `.` before a missing directory",
+            ));
         }
     }
 }
@@ -328,8 +369,18 @@ mod tests {
         assert!(Policy::with_home(Path::new("/"), None).is_err());
         let w = tempfile::tempdir().unwrap();
         let mut p = Policy::with_home(w.path(), None).unwrap();
-        assert!(p.add_deny_read(Path::new("/definitely/not/here")).is_err());
+        assert!(p.add_deny_read(Path::new("/")).is_err());
+        assert!(p.add_deny_read(Path::new("/definitely/../x/y")).is_err());
         assert!(p.add_writable(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn absent_deny_read_paths_resolve_through_their_existing_ancestor() {
+        let w = tempfile::tempdir().unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        let mut p = Policy::with_home(w.path(), None).unwrap();
+        p.add_deny_read(&w.path().join("not/yet")).unwrap();
+        assert_eq!(p.deny_read, vec![wd.join("not/yet")]);
     }
 
     proptest::proptest! {

@@ -40,11 +40,24 @@ impl fmt::Display for PathError {
 impl std::error::Error for PathError {}
 
 /// The working directory, held open so that every access is resolved beneath it.
-#[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
     root_fd: OwnedFd,
+    before_open: Option<OpenHook>,
 }
+
+impl fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Workspace")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Called with the relative path right before each confined open, after every check on that
+/// path: a fault-injection point where a test swaps a symlink in, to prove that the open itself
+/// (not the earlier check) keeps the access inside.
+pub type OpenHook = std::sync::Arc<dyn Fn(&Path) + Send + Sync>;
 
 /// A path relative to the workspace root, already checked lexically: no `..`, not absolute,
 /// not empty unless it names the root itself.
@@ -97,7 +110,23 @@ impl Workspace {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        Ok(Workspace { root, root_fd })
+        Ok(Workspace {
+            root,
+            root_fd,
+            before_open: None,
+        })
+    }
+
+    /// Installs a hook run between the checks and every confined open (see [`OpenHook`]).
+    #[doc(hidden)]
+    pub fn set_before_open_hook(&mut self, hook: OpenHook) {
+        self.before_open = Some(hook);
+    }
+
+    fn before_open(&self, path: &Confined) {
+        if let Some(hook) = &self.before_open {
+            hook(&path.relative);
+        }
     }
 
     /// The canonical root.
@@ -138,6 +167,7 @@ impl Workspace {
     /// Opens a regular file for reading, confined. Anything else (a FIFO that would block, a
     /// device, a directory) is refused.
     pub fn open_read(&self, path: &Confined) -> Result<File, PathError> {
+        self.before_open(path);
         let fd = rustix::fs::openat2(
             &self.root_fd,
             path.kernel_path(),
@@ -160,6 +190,7 @@ impl Workspace {
 
     /// Opens a directory, confined (for listing and walking).
     pub fn open_dir(&self, path: &Confined) -> Result<OwnedFd, PathError> {
+        self.before_open(path);
         rustix::fs::openat2(
             &self.root_fd,
             path.kernel_path(),

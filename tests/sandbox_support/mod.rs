@@ -1015,16 +1015,42 @@ pub fn level_available(level: &str) -> Result<(), String> {
     }
 }
 
-/// Runs the whole table at `level`, reporting every failure at once.
-pub fn run_suite(level: &str) {
-    if let Err(reason) = level_available(level) {
-        let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
-        if required.split(',').any(|l| l.trim() == level) {
-            panic!(
+/// Whether `level` must work here (`GG_REQUIRE_SANDBOX_LEVELS`, comma-separated).
+pub fn level_required(level: &str) -> bool {
+    std::env::var("GG_REQUIRE_SANDBOX_LEVELS")
+        .unwrap_or_default()
+        .split(',')
+        .any(|l| l.trim() == level)
+}
+
+/// `Ok` when `level` works here; `Err(reason)` when it does not and is not required (the test
+/// prints `skipped: ...`). A required level that does not work fails the test.
+pub fn usable(level: &str) -> bool {
+    match level_available(level) {
+        Ok(()) => true,
+        Err(reason) => {
+            assert!(
+                !level_required(level),
                 "level {level} is required (GG_REQUIRE_SANDBOX_LEVELS) but unavailable: {reason}"
             );
+            println!("skipped: {level}: {reason}");
+            false
         }
-        println!("skipped: {level}: {reason}");
+    }
+}
+
+/// The Linux levels that work here, each checked against `GG_REQUIRE_SANDBOX_LEVELS`. Every
+/// sandbox test iterates over this, so none passes with a required level missing.
+pub fn available_levels() -> Vec<&'static str> {
+    ["bwrap", "landlock"]
+        .into_iter()
+        .filter(|l| usable(l))
+        .collect()
+}
+
+/// Runs the whole table at `level`, reporting every failure at once.
+pub fn run_suite(level: &str) {
+    if !usable(level) {
         return;
     }
     let mut failures = Vec::new();
