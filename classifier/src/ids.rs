@@ -120,4 +120,10 @@ rule_ids! {
     GitDestructive = "git.destructive",
     GitStashChange = "git.stash-change",
     GitTagChange = "git.tag-change",
+    ExpansionCommand = "expansion.command-position",
+    ExfilSecretVariable = "exfil.secret-variable",
+    ExfilDns = "exfil.dns",
+    SecretsProcess = "secrets.other-process",
+    SecretsProcessList = "secrets.process-environment",
+    ExecSed = "exec.sed",
 }

@@ -3,6 +3,7 @@
 
 use super::args::split_option;
 use super::exec::{embedded_shell_commands, join_spans, quoted_prefix, shell_strings};
+use super::scripts::awk_effects;
 use super::{
     Outcome, check_write_target, long_is, long_value, run_code, run_payload, short_has, value_text,
 };
@@ -360,16 +361,32 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
             w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, prog.span);
         }
     }
-    let text = prog.text.as_str();
-    let risky = [
-        "system", "|", ">", "getline", "@load", "@include", "ENVIRON",
-    ]
-    .iter()
-    .any(|m| text.contains(m));
-    if risky {
+    let fx = awk_effects(&prog.text);
+    if (fx.system || fx.pipe) && cmd.input.untrusted() {
+        let msg = "the awk program runs commands while reading downloaded or decoded input";
+        w.reason(
+            Class::Dangerous,
+            RuleId::DownloadPipeToInterpreter,
+            msg,
+            prog.span,
+        );
+    }
+    for target in &fx.targets {
+        match target {
+            Some(file) => {
+                let word = Word::literal(file, prog.span);
+                check_write_target(w, &word, "awk print >", prog.span);
+            }
+            None => {
+                let msg = "the awk program writes to a file whose name is computed";
+                w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, prog.span);
+            }
+        }
+    }
+    if fx.any() {
         return Outcome::not(
             RuleId::ReadonlyAwkIo,
-            "the awk program runs commands, writes files or redirects output",
+            "the awk program runs commands, writes files, uses pipes or reads the environment",
         );
     }
     Outcome::read_only()

@@ -2,6 +2,9 @@
 //! A target outside the working and scratch directories is dangerous; `rm -rf` aimed at `/`,
 //! home or above has rules of its own.
 
+use super::args::split_option;
+use super::escapes::program_option;
+use super::scripts::sed_effects;
 use super::{Outcome, check_write_target, long_is, long_value, operands, short_has, value_text};
 use crate::Class;
 use crate::ids::RuleId;
@@ -23,7 +26,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "cp" | "install" | "ln" | "link" => destination(w, prog, args),
         "mv" => all_operands(w, prog, args, 0),
         "rsync" => rsync(w, args),
-        "sed" => sed(w, args),
+        "sed" => sed(w, cmd),
         "sort" => sort(w, args)?,
         "uniq" => uniq(w, args)?,
         "dd" => dd(w, args),
@@ -275,93 +278,133 @@ fn shred(w: &mut Walker, args: &[Word]) -> Outcome {
 // ----- text tools that can write --------------------------------------------------------------
 
 /// `sed` is read-only only as `sed -n Np` (print selected lines).
-fn sed(w: &mut Walker, args: &[Word]) -> Outcome {
-    let mut scripts: Vec<&Word> = Vec::new();
+fn sed(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    const WITH_VALUE: &[&str] = &[
+        "-e",
+        "-f",
+        "-l",
+        "--expression",
+        "--file",
+        "--line-length",
+        "-i",
+        "--in-place",
+        "-s",
+    ];
+    let args = &cmd.argv[1..];
+    let mut scripts: Vec<Word> = Vec::new();
     let mut files: Vec<&Word> = Vec::new();
     let mut in_place = false;
-    let mut quiet = false;
     let mut other_option = false;
+    let mut explicit_script = false;
     let mut i = 0;
     let mut ended = false;
     while i < args.len() {
         let a = &args[i];
-        let t = a.text.as_str();
-        if !ended && a.is_option() {
-            if t == "--" {
-                ended = true;
-            } else if t == "-e" || t == "--expression" {
-                scripts.extend(args.get(i + 1));
-                i += 1;
-            } else if t == "-f" || t == "--file" || t.starts_with("--file=") {
-                other_option = true;
-                i += usize::from(t == "-f" || t == "--file");
-            } else if t.starts_with("--expression=") {
-                scripts.push(a);
-            } else if t.starts_with("--in-place") || (short_has(t, 'i') && !t.starts_with("--")) {
-                in_place = true;
-            } else if t == "-n" || t == "--quiet" || t == "--silent" {
-                quiet = true;
-            } else if !matches!(
-                t,
-                "-E" | "-r"
-                    | "--regexp-extended"
-                    | "-s"
-                    | "--separate"
-                    | "-u"
-                    | "-z"
-                    | "--posix"
-                    | "--debug"
-            ) {
-                other_option = true;
-                if t == "-l" {
-                    i += 1;
-                }
-            }
-        } else if scripts.is_empty()
-            && !other_option
-            && files.is_empty()
-            && !args[..i]
-                .iter()
-                .any(|x| x.text == "-e" || x.text.starts_with("--expression"))
-        {
-            scripts.push(a);
-        } else {
-            files.push(a);
+        if !ended && a.text == "--" && !a.dynamic {
+            ended = true;
+            i += 1;
+            continue;
         }
-        i += 1;
+        if ended || !a.is_option() {
+            if scripts.is_empty() && !explicit_script && !other_option {
+                scripts.push(a.clone());
+            } else {
+                files.push(a);
+            }
+            i += 1;
+            continue;
+        }
+        // `-i` is listed so that `-i.bak` keeps its suffix together; it never takes the next
+        // word (see below).
+        let (parsed, mut used) = split_option(args, i, WITH_VALUE);
+        for opt in parsed {
+            match opt.name.as_str() {
+                "-e" | "--expression" => {
+                    explicit_script = true;
+                    scripts.extend(opt.value);
+                }
+                "-f" | "--file" => other_option = true,
+                "-i" | "--in-place" => {
+                    // `-i[SUFFIX]`: the suffix is attached or absent, never the next word.
+                    in_place = true;
+                    used = 1;
+                }
+                "-s" | "--separate" => {}
+                "-n" | "--quiet" | "--silent" | "-E" | "-r" | "--regexp-extended" | "-u"
+                | "--unbuffered" | "-z" | "--null-data" | "--posix" | "--debug" | "--sandbox" => {}
+                "-l" | "--line-length" => {}
+                _ => other_option = true,
+            }
+        }
+        i += used;
     }
     if in_place {
         for f in &files {
             check_write_target(w, f, "sed -i", f.span);
         }
-        return Outcome::not(
+    }
+    let mut outcome = if in_place {
+        Outcome::not(
             RuleId::ReadonlyFlagWrites,
             "\"sed -i\" edits files in place",
+        )
+    } else {
+        Outcome::read_only()
+    };
+    for script in &scripts {
+        if script.dynamic {
+            outcome = Outcome::not(
+                RuleId::DynamicShellCode,
+                "the sed script is computed at run time",
+            );
+            continue;
+        }
+        let fx = sed_effects(&script.text);
+        for exec in &fx.exec {
+            match exec {
+                Some(command) => {
+                    program_option(w, command, script.span, RuleId::ExecSed, "sed e");
+                }
+                None if cmd.input.untrusted() => {
+                    let msg = "sed executes downloaded or decoded input as commands";
+                    w.reason(
+                        Class::Dangerous,
+                        RuleId::DownloadPipeToInterpreter,
+                        msg,
+                        script.span,
+                    );
+                }
+                None => {}
+            }
+        }
+        for file in &fx.writes {
+            let target = Word::literal(file, script.span);
+            check_write_target(w, &target, "sed w", script.span);
+        }
+        if !fx.exec.is_empty() {
+            outcome = Outcome::not(RuleId::ExecSed, "the sed script runs commands (e)");
+        } else if !fx.writes.is_empty() {
+            outcome = Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                "the sed script writes files (w)",
+            );
+        } else if !fx.understood && outcome.read_only == super::ReadOnly::Yes {
+            outcome = Outcome::not(
+                RuleId::ReadonlySedScript,
+                "the sed script is not understood well enough to prove it only prints",
+            );
+        }
+    }
+    if other_option && outcome.read_only == super::ReadOnly::Yes {
+        outcome = Outcome::not(
+            RuleId::ReadonlySedScript,
+            "sed reads its script from a file or has options that are not known to be read-only",
         );
     }
-    let print_only = scripts
-        .iter()
-        .all(|s| !s.dynamic && is_print_lines(&s.text.replace("--expression=", "")));
-    if quiet && !other_option && !scripts.is_empty() && print_only {
-        Outcome::read_only()
-    } else {
-        Outcome::not(
-            RuleId::ReadonlySedScript,
-            "only \"sed -n Np\" (print lines) is read-only; sed scripts can write files and run commands",
-        )
+    if scripts.is_empty() && outcome.read_only == super::ReadOnly::Yes {
+        outcome = Outcome::not(RuleId::ReadonlySedScript, "sed without a script");
     }
-}
-
-/// `5p`, `1,10p`, `$p`.
-fn is_print_lines(script: &str) -> bool {
-    let Some(addr) = script.trim().strip_suffix('p') else {
-        return false;
-    };
-    let is_line = |s: &str| s == "$" || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()));
-    match addr.split_once(',') {
-        Some((a, b)) => is_line(a.trim()) && is_line(b.trim()),
-        None => is_line(addr.trim()),
-    }
+    outcome
 }
 
 /// `sort -o FILE` writes; without it, sort is judged by the read-only list.

@@ -9,10 +9,12 @@ mod args;
 mod decoders;
 mod escapes;
 mod exec;
+mod expand;
 mod fs;
 mod git;
 mod net;
 mod readonly;
+mod scripts;
 mod speculative;
 mod system;
 mod wrappers;
@@ -78,6 +80,9 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if !w.spend(0, 1 + cmd.argv.len(), cmd.span) {
         return Flow::default();
     }
+    if let Some(argv) = expand::braced_command(w, &cmd) {
+        return run(w, Cmd { argv, ..cmd });
+    }
     record(w, &cmd);
     for (name, value) in &cmd.assigns {
         check_assignment(w, name, value);
@@ -90,6 +95,7 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
         return dynamic_name(w, &cmd);
     }
     let prog = basename(&first.text).to_string();
+    expand::command_position(w, &cmd);
     if first.text.contains('/') {
         path_invoked(w, first);
     }
@@ -173,8 +179,30 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
         });
     if reads_credentials {
         flow.credentials = true;
-        let msg = format!("\"{prog}\" reads a credential file; its content would reach the model");
-        w.reason(Class::Normal, RuleId::SecretsCredentialFile, msg, cmd.span);
+        let process = cmd.argv[1..].iter().any(names_process_secrets)
+            || cmd
+                .redirects
+                .iter()
+                .any(|r| r.target.as_ref().is_some_and(names_process_secrets));
+        if process {
+            let msg = format!(
+                "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
+            );
+            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
+        } else {
+            let msg =
+                format!("\"{prog}\" reads a credential file; its content would reach the model");
+            w.reason(Class::Normal, RuleId::SecretsCredentialFile, msg, cmd.span);
+        }
+    }
+    if prog == "ps" && ps_shows_environment(&cmd.argv[1..]) {
+        flow.credentials = true;
+        let msg = "\"ps e\" shows other processes' environments, which hold secrets";
+        w.reason(Class::Normal, RuleId::SecretsProcessList, msg, cmd.span);
+    }
+    if prints_environment(prog, &cmd.argv[1..]) {
+        // Reading one's own environment is fine; sending it anywhere is not.
+        flow.credentials = true;
     }
     flow
 }
@@ -423,7 +451,7 @@ fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
 }
 
 /// Runs the rules on a hypothetical command and discards everything they record.
-fn probe_is_dangerous(w: &mut Walker, probe: Cmd) -> bool {
+pub(crate) fn probe_is_dangerous(w: &mut Walker, probe: Cmd) -> bool {
     let (reasons, commands) = (w.reasons.len(), w.commands.len());
     let state = (w.cwds.clone(), w.vars.clone());
     run(w, probe);
@@ -703,6 +731,9 @@ const HOME_CREDENTIALS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".docker/config.json",
     ".kube", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store", ".vault-token",
     ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
+    ".gg/config.json", ".config/gg", ".git-credentials", ".config/git/credentials",
+    ".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
+    ".config/chromium", ".pgpass", ".my.cnf", ".env",
 ];
 const SYSTEM_CREDENTIALS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"];
 #[rustfmt::skip]
@@ -733,9 +764,19 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if KEY_FILE_NAMES.contains(&name) {
         return true;
     }
+    if names_process_secrets(word) {
+        return true;
+    }
     let Some(resolved) = absolute_for_match(w, text) else {
         return false;
     };
+    // A `.env` file outside the working directory belongs to another project or the user.
+    if (name == ".env" || name.starts_with(".env."))
+        && w.ctx.cwd.is_absolute()
+        && !resolved.starts_with(paths::normalize(&w.ctx.cwd))
+    {
+        return true;
+    }
     if SYSTEM_CREDENTIALS.iter().any(|s| resolved.starts_with(s)) {
         return true;
     }
@@ -746,6 +787,32 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
             .any(|c| resolved.starts_with(home.join(c)))
 }
 
+/// Files under `/proc/<pid>/` that expose another process's secrets: its environment (API keys
+/// handed to gg), its command line (`--token`), its memory.
+const PROCESS_SECRETS: &[&str] = &[
+    "environ", "cmdline", "mem", "maps", "smaps", "auxv", "stack",
+];
+
+/// `/proc/<pid>/environ`, `/proc/$PPID/cmdline`, `/proc/self/environ` … (computed pids too).
+pub(crate) fn names_process_secrets(word: &Word) -> bool {
+    let text = word.text.trim_matches(['"', '\'']);
+    let Some(rest) = text.strip_prefix("/proc/") else {
+        return false;
+    };
+    let mut parts = rest.split('/').filter(|p| !p.is_empty());
+    let (Some(pid), Some(file)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let file = file.trim_matches(['"', '\'', '}']);
+    let process = pid != "thread-self"
+        && (pid.contains('$')
+            || pid.contains('*')
+            || pid.chars().all(|c| c.is_ascii_digit())
+            || pid == "self");
+    let own_harmless = pid == "self" && file != "environ";
+    process && !own_harmless && (PROCESS_SECRETS.contains(&file) || file.contains('*'))
+}
+
 /// Component names one of which every credential path contains. Lexical normalisation only
 /// removes components, so a path whose text lacks all of them cannot resolve to a credential
 /// store, unless it is relative and the working directory is itself inside one.
@@ -753,7 +820,8 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
 const CREDENTIAL_MARKERS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
     ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
-    "sudoers", "id_",
+    "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "hub", "op",
+    ".mozilla", "chrom",
 ];
 
 /// Cheap pre-check for [`names_credentials`], which is called for every argument.
@@ -777,4 +845,36 @@ fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
         .cwd
         .is_absolute()
         .then(|| paths::normalize(&w.ctx.cwd.join(text)))
+}
+
+/// Programs whose output is the environment, which holds secrets (`env`, `printenv`, `set`):
+/// piping it to the network is exfiltration.
+pub(crate) fn prints_environment(prog: &str, args: &[Word]) -> bool {
+    match prog {
+        "printenv" => true,
+        // `env` with only options and assignments prints the environment; with a command it
+        // runs the command.
+        "env" => args.iter().all(|a| a.is_option() || a.text.contains('=')),
+        "set" => args.is_empty(),
+        "export" | "declare" | "typeset" => {
+            args.iter()
+                .any(|a| a.text == "-p" || short_has(&a.text, 'x'))
+                || args.is_empty()
+        }
+        "compgen" => args.iter().any(|a| a.text == "-v" || a.text == "-e"),
+        _ => false,
+    }
+}
+
+/// `ps e`, `ps eww`, `ps -o environ` show other processes' environments.
+pub(crate) fn ps_shows_environment(args: &[Word]) -> bool {
+    args.iter().any(|a| {
+        let t = a.text.as_str();
+        (!t.starts_with('-')
+            && !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphabetic())
+            && t.contains('e'))
+            || t.contains("environ")
+            || t == "-E"
+    })
 }

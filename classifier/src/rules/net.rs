@@ -65,6 +65,9 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             exfiltration(w, cmd, prog);
             local_commands(w, args);
         }
+        if DNS_TOOLS.contains(&prog) {
+            exfiltration(w, cmd, prog);
+        }
         return None;
     };
     Some(outcome)
@@ -224,8 +227,9 @@ fn local_commands(w: &mut Walker, args: &[Word]) {
     }
 }
 
-/// Credentials named on the command line of a tool that sends data, or fed to it on stdin.
-fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
+/// Credentials named on the command line of a tool that sends data, or fed to it on stdin;
+/// secret-looking variables and command output that read secrets in its arguments.
+pub(crate) fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
     let args = &cmd.argv[1..];
     let from_stdin = cmd.input.credentials;
     let named = args.iter().find(|a| names_credentials(w, a));
@@ -236,7 +240,78 @@ fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
         );
         w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, word.span);
     } else if from_stdin {
-        let msg = format!("credential files are piped into \"{prog}\"");
+        let msg =
+            format!("secrets (credential files or the environment) are piped into \"{prog}\"");
         w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, cmd.span);
     }
+    for a in args {
+        if a.flow.credentials {
+            let msg = format!(
+                "\"{prog}\" sends {}, computed from credential files or the environment",
+                a.text
+            );
+            w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, a.span);
+        } else if let Some(var) = secret_variable(&a.text).filter(|_| a.dynamic) {
+            let msg = format!("\"{prog}\" sends the value of ${var}, which looks like a secret");
+            w.reason(Class::Dangerous, RuleId::ExfilSecretVariable, msg, a.span);
+        } else if DNS_TOOLS.contains(&prog)
+            && a.dynamic
+            && (a.text.contains("$(") || a.text.contains('`'))
+        {
+            let msg = format!(
+                "\"{prog}\" looks up a name built from command output ({}): data leaves through DNS",
+                a.text
+            );
+            w.reason(Class::Dangerous, RuleId::ExfilDns, msg, a.span);
+        }
+    }
+}
+
+/// Tools whose arguments reach the network as host names.
+pub(crate) const DNS_TOOLS: &[&str] = &[
+    "dig",
+    "nslookup",
+    "host",
+    "drill",
+    "ping",
+    "ping6",
+    "traceroute",
+    "tracepath",
+    "whois",
+    "getent",
+    "resolvectl",
+    "delv",
+    "kdig",
+];
+
+/// Name fragments of variables that hold secrets (`$GITHUB_TOKEN`, `${AWS_SECRET_ACCESS_KEY}`).
+#[rustfmt::skip]
+const SECRET_NAME_PARTS: &[&str] = &[
+    "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "API_KEY", "APIKEY", "PRIVATE", "CREDENTIAL",
+    "AUTH_", "COOKIE", "SESSION", "_PAT", "ACCESS_KEY", "SIGNING", "_KEY", "DATABASE_URL",
+    "DSN", "WEBHOOK",
+];
+
+/// The first variable referenced in `text` whose name looks like a secret's.
+pub(crate) fn secret_variable(text: &str) -> Option<String> {
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let name_text = rest.strip_prefix('{').unwrap_or(rest);
+        let name_text = name_text.trim_start_matches(['!', '#']);
+        let end = name_text
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(name_text.len());
+        let name = name_text[..end].to_ascii_uppercase();
+        if name.len() > 2
+            && SECRET_NAME_PARTS
+                .iter()
+                .any(|p| name.contains(p) || name.ends_with(p.trim_start_matches('_')))
+            && !name.ends_with("_PATH")
+            && !name.ends_with("_FILE")
+        {
+            return Some(name_text[..end].to_string());
+        }
+    }
+    None
 }

@@ -1,0 +1,381 @@
+//! Small languages that read-looking tools run: sed scripts and awk programs. Each is read far
+//! enough to find what can run commands or write files (sed `e`, `s///e`, `w`; awk `system`,
+//! `print > file`, `print | "cmd"`, `"cmd" | getline`); anything the reader does not fully
+//! understand is never read-only.
+
+/// What a sed script does besides printing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct SedEffects {
+    /// Commands run: `e CMD` gives `Some(CMD)`; `e` alone and `s///e` run the pattern space,
+    /// which is `None`.
+    pub exec: Vec<Option<String>>,
+    /// Files written by `w FILE`, `W FILE`, `s///w FILE`.
+    pub writes: Vec<String>,
+    /// The whole script was parsed; when false, treat it as doing anything.
+    pub understood: bool,
+}
+
+/// Commands that take no argument (or an optional number) and only edit or print.
+const SED_SIMPLE: &str = "pPdDnNgGhHxz=lFqQ";
+
+/// Reads a GNU sed script.
+pub(crate) fn sed_effects(script: &str) -> SedEffects {
+    let mut fx = SedEffects::default();
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let rest_of_line = |i: usize| -> (String, usize) {
+        let end = chars[i..]
+            .iter()
+            .position(|c| *c == '\n')
+            .map_or(chars.len(), |p| i + p);
+        (chars[i..end].iter().collect(), end)
+    };
+    loop {
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ';') {
+            i += 1;
+        }
+        if i >= chars.len() {
+            break;
+        }
+        // Addresses: `N`, `$`, `/re/`, `\cREc`, `first~step`, `addr1,addr2`, `addr,+N`, `!`.
+        for _ in 0..2 {
+            match chars[i] {
+                c if c.is_ascii_digit() || c == '$' => {
+                    while i < chars.len() && (chars[i].is_ascii_digit() || "$~+".contains(chars[i]))
+                    {
+                        i += 1;
+                    }
+                }
+                '/' | '\\' => {
+                    let delim = if chars[i] == '\\' {
+                        i += 1;
+                        match chars.get(i) {
+                            Some(d) => *d,
+                            None => return fx,
+                        }
+                    } else {
+                        '/'
+                    };
+                    match skip_delimited(&chars, i + 1, delim) {
+                        Some(end) => i = end,
+                        None => return fx,
+                    }
+                    while i < chars.len() && "IM".contains(chars[i]) {
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+            while i < chars.len() && chars[i] == ' ' {
+                i += 1;
+            }
+            if i < chars.len() && chars[i] == ',' {
+                i += 1;
+                while i < chars.len() && chars[i] == ' ' {
+                    i += 1;
+                }
+                if i < chars.len() && chars[i] == '+' {
+                    i += 1;
+                }
+                continue;
+            }
+            break;
+        }
+        while i < chars.len() && (chars[i] == '!' || chars[i] == ' ') {
+            i += 1;
+        }
+        let Some(&command) = chars.get(i) else {
+            return fx;
+        };
+        i += 1;
+        match command {
+            // A block opens a new command list: no separator needed after it.
+            '{' => continue,
+            '}' => {}
+            '#' => i = rest_of_line(i).1,
+            c if SED_SIMPLE.contains(c) => {
+                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == ' ') {
+                    i += 1;
+                }
+            }
+            ':' | 'b' | 't' | 'T' | 'v' => {
+                while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
+                    i += 1;
+                }
+            }
+            'a' | 'i' | 'c' => {
+                // Text to the end of the line; `a\` continues on the next lines.
+                loop {
+                    let (line, end) = rest_of_line(i);
+                    i = end + 1;
+                    if !line.ends_with('\\') || i >= chars.len() {
+                        break;
+                    }
+                }
+            }
+            'r' | 'R' => i = rest_of_line(i).1,
+            'w' | 'W' => {
+                let (file, end) = rest_of_line(i);
+                fx.writes.push(file.trim().to_string());
+                i = end;
+            }
+            'e' => {
+                let (cmd, end) = rest_of_line(i);
+                let cmd = cmd.trim().to_string();
+                fx.exec.push((!cmd.is_empty()).then_some(cmd));
+                i = end;
+            }
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else {
+                    return fx;
+                };
+                if delim == '\n' || delim == '\\' {
+                    return fx;
+                }
+                let Some(mid) = skip_delimited(&chars, i + 1, delim) else {
+                    return fx;
+                };
+                let Some(end) = skip_delimited(&chars, mid, delim) else {
+                    return fx;
+                };
+                i = end;
+                if command == 's' {
+                    while i < chars.len() {
+                        match chars[i] {
+                            'e' => fx.exec.push(None),
+                            'w' => {
+                                let (file, end) = rest_of_line(i + 1);
+                                fx.writes.push(file.trim().to_string());
+                                i = end;
+                                break;
+                            }
+                            c if c.is_ascii_digit() || "gpiImM".contains(c) => {}
+                            _ => break,
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            _ => return fx,
+        }
+        while i < chars.len() && chars[i] == ' ' {
+            i += 1;
+        }
+        if i < chars.len() && !matches!(chars[i], ';' | '\n' | '}' | '#') {
+            return fx;
+        }
+    }
+    fx.understood = true;
+    fx
+}
+
+/// Index just past the next unescaped `delim` from `start`.
+fn skip_delimited(chars: &[char], start: usize, delim: char) -> Option<usize> {
+    let mut i = start;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            c if c == delim => return Some(i + 1),
+            '\n' => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// What an awk program does besides reading its input and printing.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct AwkEffects {
+    /// `system(…)` is called.
+    pub system: bool,
+    /// Output redirected to a file (`print > "f"`, `printf … >> f`).
+    pub redirect: bool,
+    /// The redirection targets: the file name when it is a string literal.
+    pub targets: Vec<Option<String>>,
+    /// A command pipe (`print | "cmd"`, `"cmd" | getline`).
+    pub pipe: bool,
+    /// `@load`, `@include`, `ENVIRON`, `PROCINFO`: extensions or the environment.
+    pub other: bool,
+}
+
+impl AwkEffects {
+    pub fn any(&self) -> bool {
+        self.system || self.redirect || self.pipe || self.other
+    }
+}
+
+/// Reads an awk program with its strings and regex literals masked, so that `/a|b/` and
+/// `x || y` are not pipes and `$3 > 5` is not a redirection.
+pub(crate) fn awk_effects(program: &str) -> AwkEffects {
+    let code = mask_awk_literals(program);
+    let mut fx = AwkEffects::default();
+    let words: Vec<(usize, &str)> = word_positions(&code);
+    for (_, word) in &words {
+        match *word {
+            "system" => fx.system = true,
+            "ENVIRON" | "PROCINFO" => fx.other = true,
+            _ => {}
+        }
+    }
+    fx.other |= code.contains("@load") || code.contains("@include") || code.contains("@namespace");
+    let bytes = code.as_bytes();
+    for (at, b) in bytes.iter().enumerate() {
+        if *b == b'|' {
+            let doubled = bytes.get(at + 1) == Some(&b'|') || at > 0 && bytes[at - 1] == b'|';
+            let coprocess = bytes.get(at + 1) == Some(&b'&');
+            if !doubled || coprocess {
+                fx.pipe = true;
+            }
+        }
+    }
+    // `>` redirects only inside an unparenthesised print/printf statement.
+    for (start, word) in &words {
+        if *word != "print" && *word != "printf" {
+            continue;
+        }
+        let mut depth = 0i32;
+        for (offset, b) in bytes.iter().enumerate().skip(start + word.len()) {
+            match b {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                b';' | b'\n' | b'}' => break,
+                b'>' if depth <= 0 => {
+                    fx.redirect = true;
+                    let at = offset;
+                    let after = program[at..].trim_start_matches(['>', ' ', '\t']);
+                    let target = after
+                        .strip_prefix('"')
+                        .and_then(|t| t.split_once('"'))
+                        .map(|(name, _)| name.to_string());
+                    fx.targets.push(target);
+                    break;
+                }
+                _ => {}
+            }
+            if depth < 0 {
+                break;
+            }
+        }
+    }
+    fx
+}
+
+/// Identifier-like words with their byte offsets.
+fn word_positions(code: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in code.char_indices() {
+        let part = c.is_ascii_alphanumeric() || c == '_';
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, &code[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &code[s..]));
+    }
+    out
+}
+
+/// The program with the contents of strings and regex literals replaced by spaces (same byte
+/// length). A `/` starts a regex unless it follows an operand (division).
+fn mask_awk_literals(program: &str) -> String {
+    let mut out = String::with_capacity(program.len());
+    let mut chars = program.char_indices().peekable();
+    let mut last_significant: Option<char> = None;
+    while let Some((_, c)) = chars.next() {
+        let regex = c == '/'
+            && !last_significant
+                .is_some_and(|p| p.is_ascii_alphanumeric() || matches!(p, '_' | ')' | ']' | '$'));
+        if c == '"' || regex {
+            out.push(c);
+            let mut escaped = false;
+            for (_, d) in chars.by_ref() {
+                if escaped {
+                    escaped = false;
+                    out.push_str(&" ".repeat(d.len_utf8()));
+                    continue;
+                }
+                if d == '\\' {
+                    escaped = true;
+                    out.push(' ');
+                    continue;
+                }
+                if d == c {
+                    out.push(d);
+                    break;
+                }
+                out.push_str(&" ".repeat(d.len_utf8()));
+            }
+            last_significant = Some('a');
+            continue;
+        }
+        if c == '#' {
+            for (_, d) in chars.by_ref() {
+                if d == '\n' {
+                    out.push('\n');
+                    break;
+                }
+                out.push_str(&" ".repeat(d.len_utf8()));
+            }
+            continue;
+        }
+        out.push(c);
+        if !c.is_whitespace() {
+            last_significant = Some(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_scripts() {
+        let ro = |s: &str| {
+            let fx = sed_effects(s);
+            fx.understood && fx.exec.is_empty() && fx.writes.is_empty()
+        };
+        assert!(ro("s/a/b/g"));
+        assert!(ro("/re/p"));
+        assert!(ro("/a|b/p"));
+        assert!(ro("1,5d;s|x|y|"));
+        assert!(ro("$!N; /^\\(.*\\)\\n\\1$/!P; D"));
+        assert!(ro("/start/,/end/{s/a/b/;p}"));
+        assert!(ro("s/a;b/c/"));
+        assert_eq!(
+            sed_effects("e rm -rf ~").exec,
+            [Some("rm -rf ~".to_string())]
+        );
+        assert_eq!(sed_effects("1e id").exec, [Some("id".to_string())]);
+        assert_eq!(sed_effects("s/x/y/e").exec, [None]);
+        assert_eq!(sed_effects("e").exec, [None]);
+        assert_eq!(sed_effects("w /etc/x").writes, ["/etc/x"]);
+        assert_eq!(sed_effects("s/a/b/w /tmp/o").writes, ["/tmp/o"]);
+        assert_eq!(sed_effects("/x/W out").writes, ["out"]);
+        assert!(!sed_effects("s/a/b").understood);
+        assert!(!sed_effects("k").understood);
+    }
+
+    #[test]
+    fn awk_programs() {
+        assert!(!awk_effects("/a|b/ { print $1 }").any());
+        assert!(!awk_effects("$3 > 5 { print $1 }").any());
+        assert!(!awk_effects("NR > 1 || x { print }").any());
+        assert!(!awk_effects("{ print \"a|b>c\" }").any());
+        assert!(!awk_effects("{ print ($1 > 2) }").any());
+        assert!(!awk_effects("{ x = a / b; y = c / d; print x }").any());
+        assert!(awk_effects("{ print > \"/etc/x\" }").redirect);
+        assert!(awk_effects("{ printf \"%s\", $0 >> f }").redirect);
+        assert!(awk_effects("{ print | \"sh\" }").pipe);
+        assert!(awk_effects("{ \"date\" | getline d }").pipe);
+        assert!(awk_effects("BEGIN { system(\"id\") }").system);
+        assert!(awk_effects("BEGIN { print ENVIRON[\"HOME\"] }").other);
+    }
+}
