@@ -1,21 +1,36 @@
 //! The `gg` command line.
 //!
-//! The first positional word decides: a known subcommand runs it, anything else is the start of
-//! a prompt (clap's external-subcommand slot catches it), so `gg fix the tests` needs no quotes.
+//! Flags may stand anywhere: before or after the prompt, before or after a subcommand's operands.
+//! `--` ends option parsing, so a prompt may start with `-`. A word that looks like an option and
+//! is not one is a usage error (exit 2) naming it, never prompt text.
+//!
+//! The first positional word decides: a known subcommand runs it, anything else starts a prompt
+//! (`gg fix the tests` needs no quotes), and later words are never taken for subcommands. The
+//! same holds one level down for `gg job …` (`gg job well done` is a prompt). clap does the
+//! parsing; [`prepare`] only tells it, before it starts, which of those two readings applies.
+//!
+//! Adding a flag to agent runs: a field in [`args::RunArgs`] (see its doc). Adding a subcommand:
+//! a variant of [`Command`], its arm in [`main_from`], and its line in [`run_flags_allowed`] if
+//! it reads any of the top-level run flags.
 
+pub mod args;
 mod classify;
 pub mod job;
 mod policy;
 pub mod run;
 mod sandbox;
 mod sessions;
+mod shell;
 pub mod terminal;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use args::{ColorWhen, FirstWord, RunArgs};
 
 /// gg: a security-hardened terminal AI coding agent.
 #[derive(Parser, Debug)]
@@ -23,76 +38,26 @@ use clap::{ArgAction, Parser, Subcommand};
     name = "gg",
     version,
     disable_version_flag = true,
-    allow_external_subcommands = true,
-    after_help = "Every bash command the agent runs is classified (gg classify), decided by the \
+    disable_help_subcommand = true,
+    override_usage = "gg [OPTIONS] [PROMPT]...\n       gg [OPTIONS] <COMMAND>",
+    after_help = "Options may come before or after the prompt; use -- before a prompt that starts \
+                  with '-'.\n\
+                  Every bash command the agent runs is classified (gg classify), decided by the \
                   approval policy (gg policy show) and optionally sandboxed (gg sandbox)."
 )]
 struct Cli {
     /// Print version.
     #[arg(short = 'v', long = "version", action = ArgAction::Version)]
     version: Option<bool>,
-
-    /// One-shot mode: run the prompt, print the final reply, exit.
-    #[arg(short = 'p', long = "print")]
-    print: bool,
-    /// The model, as provider:model.
-    #[arg(long, value_name = "PROVIDER:MODEL")]
-    model: Option<String>,
-    /// Override the provider's base URL (e.g. http://127.0.0.1:11434/v1 for a local server).
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Override the provider's API key.
-    #[arg(long, value_name = "KEY")]
-    api_key: Option<String>,
-    /// Approval mode: auto, on-request, yolo or never.
-    #[arg(long, value_name = "MODE")]
-    approval: Option<String>,
-    /// Same as --approval yolo: allow without asking, except dangerous commands.
-    #[arg(long)]
-    yolo: bool,
-    /// Run bash under the sandbox (working directory writable, the rest read-only).
-    #[arg(long)]
-    sandbox: bool,
-    /// Print token usage to stderr after each run.
-    #[arg(long)]
-    usage: bool,
-    /// Skip .agents/skills discovery.
-    #[arg(long)]
-    no_skills: bool,
-    /// Skip AGENTS.md discovery.
-    #[arg(long)]
-    no_context_files: bool,
-    /// Accepted for compatibility; gg has no memory layer.
-    #[arg(long, hide = true)]
-    no_memory: bool,
-    /// Print one JSON event per line on stdout (for CI).
-    #[arg(long)]
-    json: bool,
-    /// Run in DIR instead of the current directory.
-    #[arg(short = 'C', value_name = "DIR")]
-    directory: Option<std::path::PathBuf>,
-    /// Exit 3 when any tool call was denied.
-    #[arg(long)]
-    fail_on_deny: bool,
-    /// Do not persist the conversation.
-    #[arg(long)]
-    no_session: bool,
-    /// Resume the latest session of this directory.
-    #[arg(long = "continue", visible_alias = "last")]
-    continue_last: bool,
-    /// Pick a session to resume.
-    #[arg(short = 'r', long = "resume")]
-    resume: bool,
-    /// Use this session file.
-    #[arg(long = "session", value_name = "FILE")]
-    session_file: Option<std::path::PathBuf>,
-    /// Session root directory (default: $GG_SESSION_DIR, else ~/.gg/sessions).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<std::path::PathBuf>,
-    /// Session display name.
-    #[arg(short = 'n', long = "name", value_name = "NAME")]
-    name: Option<String>,
-
+    /// When to colour output.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t)]
+    color: ColorWhen,
+    #[command(flatten)]
+    run: RunArgs,
+    /// The prompt; several words are joined with spaces. Without one, gg starts the line
+    /// interactive mode.
+    #[arg(value_name = "PROMPT")]
+    prompt: Vec<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -110,13 +75,7 @@ enum Command {
     #[command(subcommand)]
     Sessions(SessionsCommand),
     /// Resume a session by id or path, optionally with a prompt.
-    Resume {
-        /// Session id (or unique prefix) or path; none opens the picker.
-        target: Option<String>,
-        /// A prompt to run in the resumed session.
-        #[arg(trailing_var_arg = true)]
-        prompt: Vec<String>,
-    },
+    Resume(ResumeArgs),
     /// Scheduled jobs, fired by ggd under the unattended policy.
     Job(JobArgs),
     /// MCP servers from ~/.gg/mcp.json.
@@ -130,20 +89,38 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Anything else is a prompt for the agent.
-    #[command(external_subcommand)]
-    Prompt(Vec<OsString>),
+    /// Print a shell completion script (e.g. `source <(gg completions bash)`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff; e.g. `gg man | man -l -`).
+    Man,
+}
+
+/// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
+#[derive(Args, Debug)]
+struct ResumeArgs {
+    /// Session id (or unique prefix) or path; none opens the picker.
+    target: Option<String>,
+    /// A prompt to run in the resumed session.
+    #[arg(value_name = "PROMPT")]
+    prompt: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 /// `gg job SUBCOMMAND`; any other word after `job` makes the whole line a prompt, so
-/// `gg job well done` still talks to the agent (reference §1.1: the first word decides).
-#[derive(clap::Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+/// `gg job well done` still talks to the agent (reference §1.1: the first word decides). The
+/// agent flags are accepted for that case but not shown in `gg job --help`.
+#[derive(Args, Debug)]
+#[command(mut_args = |a: clap::Arg| a.hide(true))]
 struct JobArgs {
     #[command(subcommand)]
     command: Option<job::JobCommand>,
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     words: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -158,95 +135,261 @@ enum SessionsCommand {
     List,
 }
 
-impl Cli {
-    fn run_flags(
-        &self,
-        prompt: Vec<String>,
-        resume_target: Option<String>,
-        resume_picker: bool,
-    ) -> run::RunFlags {
-        run::RunFlags {
-            print: self.print,
-            prompt,
-            model: self.model.clone(),
-            base_url: self.base_url.clone(),
-            api_key: self.api_key.clone(),
-            approval: self.approval.clone(),
-            yolo: self.yolo,
-            sandbox: self.sandbox,
-            usage: self.usage,
-            no_skills: self.no_skills,
-            no_context_files: self.no_context_files,
-            json: self.json,
-            directory: self.directory.clone(),
-            fail_on_deny: self.fail_on_deny,
-            session: sessions::SessionFlags {
-                no_session: self.no_session,
-                continue_last: self.continue_last,
-                resume_picker: self.resume || resume_picker,
-                resume_target,
-                session_file: self.session_file.clone(),
-                session_dir: self.session_dir.clone(),
-                name: self.name.clone(),
-            },
+/// A parsed command line: an agent run (`command: None`) or another subcommand.
+#[derive(Debug)]
+struct Invocation {
+    color: ColorWhen,
+    run: RunArgs,
+    prompt: Vec<String>,
+    /// `gg resume`: `Some(None)` opens the picker, `Some(Some(target))` resumes that session.
+    resume: Option<Option<String>>,
+    command: Option<Command>,
+}
+
+/// Builds the clap command for `args` (program name first): decides whether the first
+/// positional word is a subcommand or the start of a prompt, turns `gg help [COMMAND…]` into
+/// `--help`, and applies `--color` to clap's own output.
+fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
+    let mut built = Cli::command();
+    built.build();
+    let mut cmd = Cli::command();
+    let color = match colour_flag(args.get(1..).unwrap_or_default()) {
+        Some(ColorWhen::Always) => clap::ColorChoice::Always,
+        Some(ColorWhen::Never) => clap::ColorChoice::Never,
+        _ if !terminal::no_color_env() => clap::ColorChoice::Auto,
+        _ => clap::ColorChoice::Never,
+    };
+    let rest = args.get(1..).unwrap_or_default().to_vec();
+    match args::first_word(&built, &rest) {
+        FirstWord::None => {}
+        FirstWord::At(i) if rest[i] == "help" => {
+            let after = &rest[i + 1..];
+            let names_a_command = match args::first_word(&built, after) {
+                FirstWord::At(j) => j == 0 && args::is_subcommand(&built, &after[0]),
+                _ => after.is_empty(),
+            };
+            if names_a_command {
+                let at = i + 1;
+                args.remove(at);
+                args.push("--help".into());
+            } else {
+                cmd = cmd.args_conflicts_with_subcommands(true);
+            }
         }
+        FirstWord::At(i) if args::is_subcommand(&built, &rest[i]) => {
+            if rest[i] == "job"
+                && let Some(job) = built.find_subcommand("job")
+            {
+                let after = &rest[i + 1..];
+                let words = match args::first_word(job, after) {
+                    FirstWord::None => false,
+                    FirstWord::At(j) => !args::is_subcommand(job, &after[j]),
+                    FirstWord::AfterDashes(_) => true,
+                };
+                if words {
+                    cmd = cmd.mut_subcommand("job", |c| c.args_conflicts_with_subcommands(true));
+                }
+            }
+        }
+        FirstWord::At(_) | FirstWord::AfterDashes(_) => {
+            cmd = cmd.args_conflicts_with_subcommands(true);
+        }
+    }
+    (cmd.color(color), args)
+}
+
+/// The last `--color WHEN` before `--`, read ahead of parsing so that clap's own help and
+/// errors follow it too.
+fn colour_flag(args: &[OsString]) -> Option<ColorWhen> {
+    let mut found = None;
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let value = match word.to_str() {
+            Some("--") => break,
+            Some("--color") => words.next().and_then(|v| v.to_str()),
+            Some(w) => w.strip_prefix("--color="),
+            None => None,
+        };
+        found = match value {
+            Some("always") => Some(ColorWhen::Always),
+            Some("never") => Some(ColorWhen::Never),
+            Some("auto") => Some(ColorWhen::Auto),
+            _ => found,
+        };
+    }
+    found
+}
+
+/// Top-level agent flags that a subcommand reads; any other given before a subcommand is an
+/// error rather than silently ignored.
+fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
+    match command {
+        Command::Sessions(_) | Command::Audit { .. } => &["session_dir"],
+        Command::Mcp(_) => &["sandbox"],
+        Command::Resume(_) => &["*"],
+        Command::Job(JobArgs { command: None, .. }) => &["*"],
+        _ => &[],
+    }
+}
+
+fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
+    let (mut cmd, args) = prepare(args);
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))?;
+    if let Some(command) = &cli.command {
+        let allowed = run_flags_allowed(command);
+        if allowed != ["*"] {
+            let sub = matches.subcommand_name().unwrap_or_default().to_string();
+            if let Some(flag) = given_run_flags(&matches).find(|id| !allowed.contains(&id.as_str()))
+            {
+                let name = cmd
+                    .get_arguments()
+                    .find(|a| a.get_id() == flag.as_str())
+                    .map(display_name)
+                    .unwrap_or(flag);
+                return Err(cmd.error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("{name} does not apply to 'gg {sub}'"),
+                ));
+            }
+        }
+    }
+    let fail = |message: String| {
+        cmd.clone()
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+    };
+    let Cli {
+        color,
+        run,
+        prompt,
+        command,
+        ..
+    } = cli;
+    Ok(match command {
+        Some(Command::Resume(resume)) => Invocation {
+            color,
+            run: run.merge(resume.run).map_err(fail)?,
+            prompt: resume.prompt,
+            resume: Some(resume.target),
+            command: None,
+        },
+        Some(Command::Job(JobArgs {
+            command: None,
+            words,
+            run: job_run,
+        })) if !words.is_empty() => Invocation {
+            color,
+            run: run.merge(job_run).map_err(fail)?,
+            prompt: std::iter::once("job".to_string()).chain(words).collect(),
+            resume: None,
+            command: None,
+        },
+        Some(Command::Job(JobArgs {
+            command: None,
+            run: job_run,
+            ..
+        })) if job_run != RunArgs::default() => {
+            return Err(fail(
+                "agent options need a prompt; 'gg job' alone lists jobs".into(),
+            ));
+        }
+        command => Invocation {
+            color,
+            run,
+            prompt,
+            resume: None,
+            command,
+        },
+    })
+}
+
+/// The ids of top-level agent flags typed on the command line (environment defaults excluded).
+fn given_run_flags(matches: &ArgMatches) -> impl Iterator<Item = String> + '_ {
+    let ids: Vec<String> = RunArgs::augment_args(clap::Command::new("gg"))
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    ids.into_iter()
+        .filter(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+}
+
+fn display_name(arg: &clap::Arg) -> String {
+    match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => arg.get_id().to_string(),
     }
 }
 
 pub fn main() -> ExitCode {
-    let mut cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    main_from(std::env::args_os().collect())
+}
+
+/// Runs gg on an explicit command line (program name first).
+pub fn main_from(args: Vec<OsString>) -> ExitCode {
+    let invocation = match parse(args) {
+        Ok(invocation) => invocation,
         Err(e) => {
             // clap exits 0 for --help/--version and 2 for usage errors.
             let _ = e.print();
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    let command = cli.command.take();
-    match command {
+    terminal::set_colour(invocation.color);
+    let run = invocation.run;
+    match invocation.command {
         Some(Command::Classify(args)) => classify::run(args),
         Some(Command::Policy(command)) => policy::run(command),
         Some(Command::Sandbox(args)) => sandbox::run(args),
         Some(Command::Sessions(SessionsCommand::List)) => {
-            sessions::list(cli.session_dir.as_deref())
+            sessions::list(run.session_dir.as_deref())
         }
-        Some(Command::Mcp(McpCommand::List)) => mcp_list(cli.sandbox),
+        Some(Command::Mcp(McpCommand::List)) => mcp_list(run.sandbox),
         Some(Command::Job(JobArgs {
             command: Some(command),
             ..
         })) => job::run(command),
-        Some(Command::Job(JobArgs {
-            command: None,
-            words,
-        })) if words.is_empty() => job::run(job::JobCommand::List { all: false }),
-        Some(Command::Job(JobArgs {
-            command: None,
-            words,
-        })) => {
-            let prompt = std::iter::once("job".to_string()).chain(words).collect();
-            run::run(cli.run_flags(prompt, None, false))
+        Some(Command::Job(JobArgs { command: None, .. })) => {
+            job::run(job::JobCommand::List { all: false })
         }
         Some(Command::Audit { session, json }) => {
-            sessions::audit(session.as_deref(), json, cli.session_dir.as_deref())
+            sessions::audit(session.as_deref(), json, run.session_dir.as_deref())
         }
-        Some(Command::Resume { target, prompt }) => {
-            let picker = target.is_none();
-            run::run(cli.run_flags(prompt, target, picker))
+        Some(Command::Completions { shell }) => shell::completions(shell, Cli::command()),
+        Some(Command::Man) => shell::man(Cli::command()),
+        Some(Command::Resume(_)) | None => {
+            run::run(run_flags(run, invocation.prompt, invocation.resume))
         }
-        Some(Command::Prompt(words)) => {
-            let mut prompt = Vec::with_capacity(words.len());
-            for word in words {
-                match word.into_string() {
-                    Ok(w) => prompt.push(w),
-                    Err(w) => {
-                        eprintln!("gg: prompt word {w:?} is not valid UTF-8");
-                        return ExitCode::from(run::EXIT_USAGE);
-                    }
-                }
-            }
-            run::run(cli.run_flags(prompt, None, false))
-        }
-        None => run::run(cli.run_flags(Vec::new(), None, false)),
+    }
+}
+
+fn run_flags(run: RunArgs, prompt: Vec<String>, resume: Option<Option<String>>) -> run::RunFlags {
+    let resume_picker = run.resume || matches!(resume, Some(None));
+    run::RunFlags {
+        print: run.print,
+        prompt,
+        model: run.provider.model,
+        base_url: run.provider.base_url,
+        api_key: run.provider.api_key,
+        api_key_file: run.provider.api_key_file,
+        approval: run.approval,
+        yolo: run.yolo,
+        sandbox: run.sandbox,
+        usage: run.usage,
+        no_skills: run.no_skills,
+        no_context_files: run.no_context_files,
+        json: run.json,
+        directory: run.directory,
+        fail_on_deny: run.fail_on_deny,
+        session: sessions::SessionFlags {
+            no_session: run.no_session,
+            continue_last: run.continue_last,
+            resume_picker,
+            resume_target: resume.flatten(),
+            session_file: run.session_file,
+            session_dir: run.session_dir,
+            name: run.name,
+        },
     }
 }
 
@@ -278,4 +421,297 @@ fn mcp_list(sandboxed: bool) -> ExitCode {
 /// stderr, the answer comes from stdin; stdout alone is not enough).
 pub fn terminal_present() -> policies::Terminal {
     policies::Terminal::from_bool(std::io::stdin().is_terminal() && std::io::stderr().is_terminal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+
+    fn parse_words(words: &[&str]) -> Result<Invocation, clap::Error> {
+        let mut args: Vec<OsString> = vec!["gg".into()];
+        args.extend(words.iter().map(OsString::from));
+        parse(args)
+    }
+
+    fn ok(words: &[&str]) -> Invocation {
+        match parse_words(words) {
+            Ok(invocation) => invocation,
+            Err(e) => panic!("{words:?}: {e}"),
+        }
+    }
+
+    /// Every agent flag, spelled as a user would type it (with a value when it takes one).
+    fn every_run_flag() -> Vec<Vec<String>> {
+        let cmd = RunArgs::augment_args(clap::Command::new("gg"));
+        let mut flags = Vec::new();
+        for arg in cmd.get_arguments() {
+            let takes_value = !matches!(arg.get_action(), ArgAction::SetTrue);
+            let mut spellings = Vec::new();
+            if let Some(long) = arg.get_long() {
+                spellings.push(format!("--{long}"));
+            }
+            if let Some(short) = arg.get_short() {
+                spellings.push(format!("-{short}"));
+            }
+            for alias in arg.get_visible_aliases().unwrap_or_default() {
+                spellings.push(format!("--{alias}"));
+            }
+            for spelling in spellings {
+                let mut flag = vec![spelling.clone()];
+                if takes_value {
+                    flag.push(format!("value-of-{}", arg.get_id()));
+                }
+                flags.push(flag);
+                if takes_value && spelling.starts_with("--") {
+                    flags.push(vec![format!("{spelling}=value-of-{}", arg.get_id())]);
+                }
+            }
+        }
+        assert!(flags.len() > 20, "introspection found the flags: {flags:?}");
+        flags
+    }
+
+    fn with<'a>(parts: &[&'a [String]]) -> Vec<&'a str> {
+        parts
+            .iter()
+            .flat_map(|p| p.iter().map(String::as_str))
+            .collect()
+    }
+
+    #[test]
+    fn every_flag_is_parsed_wherever_it_stands() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let fix = words(&["fix", "it"]);
+        let (fix0, fix1) = (words(&["fix"]), words(&["it"]));
+        let dashes = words(&["--"]);
+        let dash_prompt = words(&["-x", "it"]);
+        let resume = words(&["resume", "abc123"]);
+        let (job_well, done) = (words(&["job", "well"]), words(&["done"]));
+        for flag in every_run_flag() {
+            let before = ok(&with(&[&flag, &fix]));
+            assert_ne!(before.run, RunArgs::default(), "{flag:?} had no effect");
+            assert_eq!(before.prompt, fix, "{flag:?}");
+            assert!(before.command.is_none() && before.resume.is_none());
+            for line in [with(&[&fix0, &flag, &fix1]), with(&[&fix, &flag])] {
+                let after = ok(&line);
+                assert_eq!(after.run, before.run, "{line:?}");
+                assert_eq!(after.prompt, fix, "{line:?}");
+            }
+            // `--` ends the options: a prompt may start with '-', and a flag after it is text.
+            let line = with(&[&flag, &dashes, &dash_prompt]);
+            let dashed = ok(&line);
+            assert_eq!(dashed.run, before.run, "{line:?}");
+            assert_eq!(dashed.prompt, dash_prompt, "{line:?}");
+            let line = with(&[&fix, &dashes, &flag]);
+            let literal = ok(&line);
+            assert_eq!(literal.run, RunArgs::default(), "{line:?}");
+            assert_eq!(literal.prompt, with(&[&fix, &flag]), "{line:?}");
+            // `gg resume ID PROMPT`: before the subcommand, after the target, after the prompt.
+            for line in [
+                with(&[&flag, &resume, &fix]),
+                with(&[&resume, &flag, &fix]),
+                with(&[&resume, &fix, &flag]),
+                with(&[&resume, &fix0, &flag, &fix1]),
+            ] {
+                let resumed = ok(&line);
+                assert_eq!(resumed.run, before.run, "{line:?}");
+                assert_eq!(resumed.prompt, fix, "{line:?}");
+                assert_eq!(resumed.resume, Some(Some("abc123".to_string())), "{line:?}");
+            }
+            let line = with(&[&resume, &fix, &dashes, &flag]);
+            assert_eq!(ok(&line).prompt, with(&[&fix, &flag]), "{line:?}");
+            // A prompt that starts with the word `job`.
+            let line = with(&[&job_well, &flag, &done]);
+            let job = ok(&line);
+            assert_eq!(job.run, before.run, "{line:?}");
+            assert_eq!(job.prompt, ["job", "well", "done"], "{line:?}");
+            // A value typed before and after `resume` is one value too many.
+            if flag.len() == 2 {
+                let line = with(&[&flag, &resume, &flag]);
+                let err = parse_words(&line).unwrap_err();
+                assert_eq!(err.exit_code(), 2, "{line:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_options_are_usage_errors_never_prompt_text() {
+        for (line, named, suggestion) in [
+            (&["-p", "hi", "--bogus"][..], "--bogus", None),
+            (&["--bogus", "-p", "hi"][..], "--bogus", None),
+            (&["-p", "hi", "--sandbx"][..], "--sandbx", Some("--sandbox")),
+            (&["fix", "it", "--yolo=1"][..], "--yolo", None),
+            (&["fix", "-x"][..], "-x", None),
+            (
+                &["resume", "abc", "go", "--yollo"][..],
+                "--yollo",
+                Some("--yolo"),
+            ),
+            (&["job", "well", "done", "--bogus"][..], "--bogus", None),
+            (
+                &[
+                    "job",
+                    "add",
+                    "--name",
+                    "n",
+                    "--in",
+                    "2s",
+                    "go",
+                    "--alow-all",
+                ][..],
+                "--alow-all",
+                Some("--allow-all"),
+            ),
+        ] {
+            let err = parse_words(line).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{line:?}");
+            let text = err.render().to_string();
+            assert!(text.contains(named), "{line:?}: {text}");
+            if let Some(close) = suggestion {
+                assert!(
+                    text.contains(&format!("similar argument exists: '{close}")),
+                    "{line:?}: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_word_decides_and_later_words_are_never_subcommands() {
+        assert_eq!(ok(&["fix", "the", "tests"]).prompt, ["fix", "the", "tests"]);
+        let later = ok(&["fix", "--yolo", "job", "sandbox", "resume"]);
+        assert_eq!(later.prompt, ["fix", "job", "sandbox", "resume"]);
+        assert!(later.run.yolo && later.command.is_none());
+        assert!(matches!(ok(&["--yolo", "-p", "hi"]).prompt.as_slice(), [p] if p == "hi"));
+        assert!(matches!(
+            ok(&["classify", "ls"]).command,
+            Some(Command::Classify(_))
+        ));
+        assert!(matches!(
+            ok(&["-C", "x", "resume", "id"]).resume,
+            Some(Some(ref id)) if id == "id"
+        ));
+        assert_eq!(ok(&["--", "classify", "ls"]).prompt, ["classify", "ls"]);
+        assert_eq!(ok(&["help", "me", "out"]).prompt, ["help", "me", "out"]);
+        assert_eq!(ok(&["job"]).prompt, Vec::<String>::new());
+        assert!(matches!(
+            ok(&["job"]).command,
+            Some(Command::Job(JobArgs { command: None, .. }))
+        ));
+        for line in [&["help"][..], &["help", "job"], &["job", "--help"], &["-h"]] {
+            assert_eq!(
+                parse_words(line).unwrap_err().kind(),
+                ErrorKind::DisplayHelp,
+                "{line:?}"
+            );
+        }
+        let resume = ok(&["resume"]);
+        assert_eq!(resume.resume, Some(None), "no target opens the picker");
+    }
+
+    #[test]
+    fn agent_flags_before_other_subcommands_are_refused_not_ignored() {
+        for line in [
+            &["--yolo", "classify", "ls"][..],
+            &["--json", "audit"],
+            &["-p", "job", "list"],
+        ] {
+            let err = parse_words(line).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{line:?}");
+            assert!(
+                err.to_string().contains("does not apply"),
+                "{line:?}: {err}"
+            );
+        }
+        let audit = ok(&["--session-dir", "s", "audit"]);
+        assert_eq!(
+            audit.run.session_dir.as_deref(),
+            Some(std::path::Path::new("s"))
+        );
+        assert!(ok(&["--sandbox", "mcp", "list"]).run.sandbox);
+        assert_eq!(
+            ok(&["--color", "never", "classify", "ls"]).color,
+            ColorWhen::Never
+        );
+        assert_eq!(
+            ok(&["classify", "ls", "--color=always"]).color,
+            ColorWhen::Always
+        );
+    }
+
+    #[test]
+    fn job_add_flags_stand_anywhere_and_dashes_protect_the_prompt() {
+        let add = |words: &[&str]| -> job::AddArgs {
+            match ok(words).command {
+                Some(Command::Job(JobArgs {
+                    command: Some(job::JobCommand::Add(args)),
+                    ..
+                })) => args,
+                other => panic!("{words:?}: {other:?}"),
+            }
+        };
+        let flags: [&[&str]; 6] = [
+            &["--in", "2s"],
+            &["--timezone", "UTC"],
+            &["--timeout", "1m"],
+            &["--allow-all"],
+            &["--no-sandbox"],
+            &["--name", "n"],
+        ];
+        let base = ["--cron", "@daily"];
+        for flag in flags {
+            let mut before = vec!["job", "add", "--name", "x"];
+            before.extend(flag);
+            before.extend(["do", "it"]);
+            let mut after = vec!["job", "add", "--name", "x", "do"];
+            after.extend(flag);
+            after.push("it");
+            if flag[0] == "--in" || flag[0] == "--name" {
+                continue;
+            }
+            before.extend(base);
+            after.extend(base);
+            let (a, b) = (add(&before), add(&after));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{flag:?}");
+            assert_eq!(a.prompt, ["do", "it"]);
+        }
+        let a = add(&["job", "add", "--name", "x", "do", "--in", "2s", "it"]);
+        assert_eq!(
+            (a.in_.as_deref(), a.prompt.as_slice()),
+            (Some("2s"), &["do".to_string(), "it".to_string()][..])
+        );
+        let a = add(&[
+            "job",
+            "add",
+            "--name",
+            "x",
+            "--in",
+            "2s",
+            "--",
+            "--allow-all",
+            "-x",
+        ]);
+        assert!(!a.allow_all);
+        assert_eq!(a.prompt, ["--allow-all", "-x"]);
+    }
+
+    #[test]
+    fn colour_flag_is_read_ahead_of_parsing() {
+        let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            colour_flag(&words(&["--color", "never"])),
+            Some(ColorWhen::Never)
+        );
+        assert_eq!(
+            colour_flag(&words(&["x", "--color=always"])),
+            Some(ColorWhen::Always)
+        );
+        assert_eq!(colour_flag(&words(&["--", "--color=always"])), None);
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

@@ -4,7 +4,7 @@
 //! Exit codes: 0 the turn completed; 1 the run failed; 2 usage or configuration error; 3 a tool
 //! call was denied and `--fail-on-deny` was given; 130 interrupted.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,6 +35,8 @@ pub struct RunFlags {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub api_key: Option<String>,
+    /// `--api-key-file` / `GG_API_KEY_FILE`; `api_key` wins when both are given.
+    pub api_key_file: Option<PathBuf>,
     pub approval: Option<String>,
     pub yolo: bool,
     pub sandbox: bool,
@@ -109,9 +111,16 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     };
     let home = security::home_dir();
     let config = Config::load(&home).map_err(CliError::Usage)?;
+    let api_key = match (&flags.api_key, &flags.api_key_file) {
+        (Some(key), _) => Some(key.clone()),
+        (None, Some(file)) => {
+            Some(super::args::read_secret_file(file, "--api-key-file").map_err(CliError::Usage)?)
+        }
+        (None, None) => None,
+    };
     let overrides = Overrides {
         selection: flags.model.clone(),
-        api_key: flags.api_key.clone(),
+        api_key,
         base_url: flags.base_url.clone(),
     };
     // Fail before any network call when no key is configured.
@@ -263,7 +272,7 @@ impl Output {
             json,
             one_shot,
             wrote_text: AtomicBool::new(false),
-            colour_stderr: std::io::stderr().is_terminal(),
+            colour_stderr: super::terminal::colour_on(super::terminal::Stream::Stderr),
             next_seq: AtomicU8::new(0),
         }
     }

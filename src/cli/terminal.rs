@@ -47,9 +47,52 @@ impl Lines {
     }
 }
 
-/// Whether previews are coloured: stderr is a terminal and `NO_COLOR` is not set.
+/// The `--color` choice of this process, set once by the command line.
+static COLOUR: std::sync::OnceLock<super::args::ColorWhen> = std::sync::OnceLock::new();
+
+/// Records `--color` for [`colour_on`]. Only the first call counts.
+pub fn set_colour(choice: super::args::ColorWhen) {
+    let _ = COLOUR.set(choice);
+}
+
+/// `NO_COLOR` set to something non-empty (<https://no-color.org>).
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// A stream gg may colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Whether output to `stream` is coloured: `--color always`/`never` decide; otherwise only a
+/// terminal gets colour, and only when `NO_COLOR` is not set. Every coloured output asks here.
+pub fn colour_on(stream: Stream) -> bool {
+    let terminal = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    colour_decision(
+        COLOUR.get().copied().unwrap_or_default(),
+        terminal,
+        no_color_env(),
+    )
+}
+
+fn colour_decision(choice: super::args::ColorWhen, terminal: bool, no_color: bool) -> bool {
+    use super::args::ColorWhen;
+    match choice {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => terminal && !no_color,
+    }
+}
+
+/// Whether approval previews (written to stderr) are coloured.
 pub fn colour_enabled() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    colour_on(Stream::Stderr)
 }
 
 /// Asks on stderr, reads the answer from stdin: `y`/`yes` allows, `a`/`always` allows this exact
@@ -138,6 +181,24 @@ mod tests {
         );
         for other in ["", "n", "no", "yy", "sure"] {
             assert_eq!(parse_answer(other, false), Answer::Deny, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn colour_follows_the_flag_then_the_terminal_then_no_color() {
+        use super::super::args::ColorWhen::*;
+        for (choice, terminal, no_color, want) in [
+            (Auto, true, false, true),
+            (Auto, false, false, false),
+            (Auto, true, true, false),
+            (Always, false, true, true),
+            (Never, true, false, false),
+        ] {
+            assert_eq!(
+                colour_decision(choice, terminal, no_color),
+                want,
+                "{choice:?} terminal={terminal} NO_COLOR={no_color}"
+            );
         }
     }
 

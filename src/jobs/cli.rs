@@ -81,7 +81,8 @@ pub struct AddArgs {
     /// Run the job's tools outside the sandbox.
     #[arg(long)]
     pub no_sandbox: bool,
-    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true)]
+    /// The prompt (options may follow it; put `--` before a prompt that starts with '-').
+    #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
 }
 

@@ -1,0 +1,317 @@
+//! Flag groups shared by `gg` and `ggd`, and the pieces of argument parsing clap cannot do alone.
+//!
+//! Both binaries spell the same thing the same way (`--model`, `--base-url`, `--api-key`,
+//! `--api-key-file`/`GG_API_KEY_FILE`, `--sandbox`, `--session-dir`, `--no-skills`, …), so these
+//! groups are defined once here and flattened into each command line.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use clap::{ArgAction, Command};
+
+/// Environment variable naming a file that holds the provider API key.
+pub const API_KEY_FILE_ENV: &str = "GG_API_KEY_FILE";
+
+/// `--color WHEN`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// Colour when the stream is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    /// Always colour, even into a pipe (a flag on the command line beats `NO_COLOR`).
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Which model to talk to and how to reach it (gg and ggd).
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderArgs {
+    /// The model, as provider:model.
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<String>,
+    /// Override the provider's base URL (e.g. http://127.0.0.1:11434/v1 for a local server).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Override the provider's API key (visible to other local users in the process list;
+    /// prefer --api-key-file).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Read the provider's API key from FILE (first line; nothing on the command line).
+    #[arg(long, value_name = "FILE", env = API_KEY_FILE_ENV)]
+    pub api_key_file: Option<PathBuf>,
+}
+
+impl ProviderArgs {
+    /// The API key override: `--api-key`, else the contents of `--api-key-file` (or the file
+    /// `GG_API_KEY_FILE` names). A key typed on the command line wins over a file.
+    pub fn api_key(&self) -> Result<Option<String>, String> {
+        match (&self.api_key, &self.api_key_file) {
+            (Some(key), _) => Ok(Some(key.clone())),
+            (None, Some(file)) => read_secret_file(file, "--api-key-file").map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// Longest secret file accepted: a key or token is a line, not a document.
+const SECRET_FILE_LIMIT: u64 = 64 * 1024;
+
+/// Reads a secret (API key, token) from a file: the first line, surrounding whitespace removed.
+/// An empty, unreadable or oversized file is an error naming `flag` and the path, never the
+/// contents.
+pub fn read_secret_file(path: &Path, flag: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(SECRET_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    if bytes.len() as u64 > SECRET_FILE_LIMIT {
+        return Err(format!(
+            "{flag} {}: larger than {SECRET_FILE_LIMIT} bytes; expected one line",
+            path.display()
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("{flag} {}: not UTF-8 text", path.display()))?;
+    let secret = text.lines().next().unwrap_or("").trim().to_string();
+    if secret.is_empty() {
+        return Err(format!(
+            "{flag} {}: the first line is empty",
+            path.display()
+        ));
+    }
+    Ok(secret)
+}
+
+/// The flags of an agent run (`gg`, `gg -p`, `gg resume`, and a prompt starting with `job`).
+///
+/// Adding a flag: add the field here, add it to [`RunArgs::merge`] (the parser tests fail until
+/// you do), and read it where the run starts (`run::run_async`).
+#[derive(clap::Args, Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunArgs {
+    /// One-shot mode: run the prompt, print the reply, exit.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+    /// Approval mode: auto, on-request, yolo or never.
+    #[arg(long, value_name = "MODE")]
+    pub approval: Option<String>,
+    /// Same as --approval yolo: allow without asking, except dangerous commands.
+    #[arg(long)]
+    pub yolo: bool,
+    /// Run bash under the sandbox (working directory writable, the rest read-only).
+    #[arg(long)]
+    pub sandbox: bool,
+    /// Print token usage to stderr after each run.
+    #[arg(long)]
+    pub usage: bool,
+    /// Skip .agents/skills discovery.
+    #[arg(long)]
+    pub no_skills: bool,
+    /// Skip AGENTS.md discovery.
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// Accepted for compatibility; gg has no memory layer.
+    #[arg(long, hide = true)]
+    pub no_memory: bool,
+    /// Print one JSON event per line on stdout (for CI).
+    #[arg(long)]
+    pub json: bool,
+    /// Run in DIR instead of the current directory.
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Exit 3 when any tool call was denied.
+    #[arg(long)]
+    pub fail_on_deny: bool,
+    /// Do not persist the conversation.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Resume the latest session of this directory.
+    #[arg(long = "continue", visible_alias = "last")]
+    pub continue_last: bool,
+    /// Pick a session to resume.
+    #[arg(short = 'r', long = "resume")]
+    pub resume: bool,
+    /// Use this session file.
+    #[arg(long = "session", value_name = "FILE")]
+    pub session_file: Option<PathBuf>,
+    /// Session root directory (default: $GG_SESSION_DIR, else ~/.gg/sessions).
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+    /// Session display name.
+    #[arg(short = 'n', long = "name", value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+impl RunArgs {
+    /// Combines the flags given before a subcommand (`gg --yolo resume ID`) with those after it
+    /// (`gg resume ID --yolo`). A switch set in either place is set; a value given in both places
+    /// is an error, as it is when repeated in one place.
+    pub fn merge(self, later: RunArgs) -> Result<RunArgs, String> {
+        fn one<T>(flag: &str, a: Option<T>, b: Option<T>) -> Result<Option<T>, String> {
+            match (a, b) {
+                (Some(_), Some(_)) => Err(format!(
+                    "the argument '{flag}' cannot be used multiple times"
+                )),
+                (a, b) => Ok(a.or(b)),
+            }
+        }
+        // Destructured so that a new field is a compile error here until it is merged.
+        let RunArgs {
+            print,
+            provider:
+                ProviderArgs {
+                    model,
+                    base_url,
+                    api_key,
+                    api_key_file,
+                },
+            approval,
+            yolo,
+            sandbox,
+            usage,
+            no_skills,
+            no_context_files,
+            no_memory,
+            json,
+            directory,
+            fail_on_deny,
+            no_session,
+            continue_last,
+            resume,
+            session_file,
+            session_dir,
+            name,
+        } = self;
+        let provider = ProviderArgs {
+            model: one("--model", model, later.provider.model)?,
+            base_url: one("--base-url", base_url, later.provider.base_url)?,
+            api_key: one("--api-key", api_key, later.provider.api_key)?,
+            api_key_file: one("--api-key-file", api_key_file, later.provider.api_key_file)?,
+        };
+        Ok(RunArgs {
+            print: print || later.print,
+            provider,
+            approval: one("--approval", approval, later.approval)?,
+            yolo: yolo || later.yolo,
+            sandbox: sandbox || later.sandbox,
+            usage: usage || later.usage,
+            no_skills: no_skills || later.no_skills,
+            no_context_files: no_context_files || later.no_context_files,
+            no_memory: no_memory || later.no_memory,
+            json: json || later.json,
+            directory: one("-C/--cwd", directory, later.directory)?,
+            fail_on_deny: fail_on_deny || later.fail_on_deny,
+            no_session: no_session || later.no_session,
+            continue_last: continue_last || later.continue_last,
+            resume: resume || later.resume,
+            session_file: one("--session", session_file, later.session_file)?,
+            session_dir: one("--session-dir", session_dir, later.session_dir)?,
+            name: one("--name", name, later.name)?,
+        })
+    }
+}
+
+/// Where the first positional word of a command line stands, skipping options and their values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstWord {
+    /// No positional word.
+    None,
+    /// The word at this index, eligible to be a subcommand name.
+    At(usize),
+    /// The word at this index follows `--`: always an operand, never a subcommand.
+    AfterDashes(usize),
+}
+
+/// Finds the first positional word in `args` as `cmd` (built, so global flags are known) would
+/// see it. Unknown options are skipped as switches; clap reports them afterwards.
+pub fn first_word(cmd: &Command, args: &[OsString]) -> FirstWord {
+    let takes_value = |arg: &clap::Arg| {
+        !matches!(
+            arg.get_action(),
+            ArgAction::SetTrue
+                | ArgAction::SetFalse
+                | ArgAction::Count
+                | ArgAction::Help
+                | ArgAction::HelpShort
+                | ArgAction::HelpLong
+                | ArgAction::Version
+        ) && arg.get_num_args().is_none_or(|n| n.min_values() > 0)
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let word = args[i].as_encoded_bytes();
+        if word == b"--" {
+            return if i + 1 < args.len() {
+                FirstWord::AfterDashes(i + 1)
+            } else {
+                FirstWord::None
+            };
+        }
+        if let Some(long) = word.strip_prefix(b"--") {
+            if !long.contains(&b'=') {
+                let known = cmd.get_arguments().find(|a| {
+                    a.get_long().is_some_and(|l| l.as_bytes() == long)
+                        || a.get_all_aliases()
+                            .is_some_and(|al| al.iter().any(|x| x.as_bytes() == long))
+                });
+                if known.is_some_and(takes_value) {
+                    i += 1;
+                }
+            }
+        } else if word.len() > 1 && word[0] == b'-' {
+            // A cluster of short flags; the first one that takes a value ends it, taking the
+            // rest of the cluster or, when nothing is left, the next word.
+            let shorts = &word[1..];
+            for (at, c) in shorts.iter().enumerate() {
+                let known = cmd
+                    .get_arguments()
+                    .find(|a| a.get_short().is_some_and(|s| u32::from(s) == u32::from(*c)));
+                if known.is_some_and(takes_value) {
+                    if at + 1 == shorts.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        } else {
+            return FirstWord::At(i);
+        }
+        i += 1;
+    }
+    FirstWord::None
+}
+
+/// Whether `word` names a subcommand of `cmd` (or an alias of one).
+pub fn is_subcommand(cmd: &Command, word: &OsStr) -> bool {
+    word.to_str()
+        .is_some_and(|w| cmd.find_subcommand(w).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("key");
+        std::fs::write(&path, "  sk-abc \nsecond line\n").unwrap();
+        assert_eq!(read_secret_file(&path, "--api-key-file").unwrap(), "sk-abc");
+        std::fs::write(&path, "\n").unwrap();
+        let err = read_secret_file(&path, "--api-key-file").unwrap_err();
+        assert!(err.contains("first line is empty"), "{err}");
+        std::fs::write(&path, vec![b'k'; 70_000]).unwrap();
+        let err = read_secret_file(&path, "--token-file").unwrap_err();
+        assert!(
+            err.starts_with("--token-file ") && err.contains("larger"),
+            "{err}"
+        );
+        assert!(!err.contains("kkkk"), "the secret is never echoed");
+        let err = read_secret_file(&dir.path().join("absent"), "--token-file").unwrap_err();
+        assert!(err.contains("absent"), "{err}");
+    }
+}

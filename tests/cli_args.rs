@@ -1,0 +1,278 @@
+//! The real `gg` binary: flags after the prompt take effect (a security flag is never prompt
+//! text), unknown options stop before any request, secrets from files, shell completions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    sessions: PathBuf,
+}
+
+fn env() -> Env {
+    // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
+    let tmp = support::fixture_dir();
+    let home = tmp.path().join("home");
+    let repo = home.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    Env {
+        home: home.canonicalize().unwrap(),
+        repo: repo.canonicalize().unwrap(),
+        sessions: tmp.path().join("sessions"),
+        _tmp: tmp,
+    }
+}
+
+fn gg(e: &Env, server: &ScriptedServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
+    cmd.current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", &e.sessions)
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn audit_rows(e: &Env, server: &ScriptedServer, session: Option<&str>) -> Vec<Value> {
+    let mut cmd = gg(e, server);
+    cmd.arg("audit");
+    if let Some(id) = session {
+        cmd.arg(id);
+    }
+    cmd.arg("--json");
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                files.extend(session_files(&p));
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+#[test]
+fn sandbox_after_the_prompt_runs_sandboxed_and_is_not_prompt_text() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("b1", "bash", &json!({"command": "ls"}).to_string()),
+        Reply::text(&["listed"]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "list the files", "--sandbox"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = &server.request_bodies()[0];
+    let user = first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .to_string();
+    assert!(user.contains("list the files"), "{user}");
+    assert!(
+        !user.contains("--sandbox"),
+        "the flag leaked into the prompt: {user}"
+    );
+    let rows = audit_rows(&e, &server, None);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let level = rows[0]["audit"]["sandbox"]["level"].as_str().unwrap_or("");
+    assert!(
+        !level.is_empty() && level != "off",
+        "the bash call ran with sandbox level {level:?}"
+    );
+}
+
+#[test]
+fn unknown_option_after_the_prompt_exits_2_before_any_request() {
+    let e = env();
+    let server = ScriptedServer::with_replies([Reply::text(&["should not be asked"])]);
+    for args in [
+        &["-p", "hi", "--bogus"][..],
+        &["-p", "hi", "--sandbx"],
+        &["fix", "it", "-x"],
+        &["resume", "abc", "go", "--bogus"],
+    ] {
+        let mut cmd = gg(&e, &server);
+        cmd.args(args);
+        let out = run(cmd);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let text = stderr(&out);
+        assert!(text.contains(args[args.len() - 1]), "{args:?}: {text}");
+        if args.contains(&"--sandbx") {
+            assert!(text.contains("'--sandbox'"), "a suggestion: {text}");
+        }
+    }
+    assert!(server.requests().is_empty(), "the model was contacted");
+    assert!(
+        session_files(&e.sessions).is_empty(),
+        "no session was opened"
+    );
+}
+
+#[test]
+fn api_key_after_the_prompt_and_from_a_file() {
+    let e = env();
+    let key_file = e.home.join("key.txt");
+    std::fs::write(&key_file, "sk-from-file\n").unwrap();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["one"]),
+        Reply::text(&["two"]),
+        Reply::text(&["three"]),
+        Reply::text(&["four"]),
+    ]);
+    let cases: [(&[&str], Option<&Path>, &str); 4] = [
+        (&["-p", "hi", "--api-key", "K"], None, "Bearer K"),
+        (
+            &["-p", "hi", "--api-key-file", key_file.to_str().unwrap()],
+            None,
+            "Bearer sk-from-file",
+        ),
+        (&["-p", "hi"], Some(&key_file), "Bearer sk-from-file"),
+        // A key typed on the command line beats the file named in the environment.
+        (&["-p", "hi", "--api-key=K2"], Some(&key_file), "Bearer K2"),
+    ];
+    for (i, (args, env_file, want)) in cases.iter().enumerate() {
+        let mut cmd = gg(&e, &server);
+        cmd.env_remove("OPENAI_API_KEY").args(*args);
+        if let Some(file) = env_file {
+            cmd.env("GG_API_KEY_FILE", file);
+        }
+        let out = run(cmd);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            server.requests()[i].header("authorization"),
+            Some(*want),
+            "{args:?}"
+        );
+    }
+    // An unreadable key file is a usage error naming the file, before any request.
+    let mut cmd = gg(&e, &server);
+    cmd.env_remove("OPENAI_API_KEY")
+        .args(["-p", "hi", "--api-key-file"])
+        .arg(e.home.join("absent"));
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--api-key-file") && stderr(&out).contains("absent"));
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn resume_with_yolo_after_the_prompt_allows_the_write() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["hello"]),
+        Reply::tool_call(
+            "w1",
+            "write",
+            &json!({"path": "resumed.txt", "content": "yes\n"}).to_string(),
+        ),
+        Reply::text(&["written"]),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "start"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let files = session_files(&e.sessions);
+    assert_eq!(files.len(), 1);
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = header["id"].as_str().unwrap().to_string();
+
+    // No terminal: without --yolo the write would be denied (auto mode asks nobody).
+    let mut cmd = gg(&e, &server);
+    cmd.args(["resume", &id, "continue", "--yolo"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "written\n");
+    assert_eq!(
+        std::fs::read_to_string(e.repo.join("resumed.txt")).unwrap(),
+        "yes\n",
+        "--yolo after the prompt was honoured"
+    );
+    assert_eq!(
+        session_files(&e.sessions).len(),
+        1,
+        "the same session was resumed"
+    );
+    let rows = audit_rows(&e, &server, Some(&id));
+    assert_eq!(rows[0]["audit"]["decision"]["mode"], "yolo", "{rows:?}");
+}
+
+#[test]
+fn completions_load_in_bash_and_the_man_page_renders() {
+    let gg = env!("CARGO_BIN_EXE_gg");
+    let script = format!("source <('{gg}' completions bash) && complete -p gg");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        line.starts_with("complete ") && line.trim_end().ends_with(" gg"),
+        "{line}"
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = Command::new(gg)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stdout.len() > 100, "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("sandbox"),
+            "{shell}"
+        );
+    }
+    let out = Command::new(gg).arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.starts_with(".ie") || page.contains(".TH gg"), "{page}");
+    assert!(page.contains("sandbox"));
+    let out = Command::new(gg)
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
