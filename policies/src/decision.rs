@@ -1,4 +1,4 @@
-//! The approval table (reference §2.3) as an explicit state machine.
+//! The approval table as an explicit state machine.
 //!
 //! Every input is an enum and every match is exhaustive, so adding a mode or a call kind is a
 //! compile error until each cell of the table has been decided on purpose.
@@ -85,6 +85,9 @@ pub enum Call<'a> {
     PreApproved { tool: &'a str, reason: &'a str },
     /// A gated tool other than bash (`write`, `edit`, MCP tools, ...).
     Gated { tool: &'a str },
+    /// A gated tool other than bash whose own check found the call dangerous (a write into
+    /// `.git/` or gg's settings): treated like dangerous bash.
+    DangerousTool { tool: &'a str },
     /// A bash command with the classifier's class. `forbidden` is set when a policy file forbids
     /// one of its commands.
     Bash {
@@ -104,11 +107,21 @@ pub struct Forbidden {
     pub source: String,
 }
 
+/// Whether a person already answered "yes, for the rest of this session" for this exact call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Granted {
+    No,
+    ForSession,
+}
+
 /// A question to the decision table.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a> {
     pub mode: Mode,
     pub terminal: Terminal,
+    /// A session grant only ever answers a question the table would have asked; it never turns a
+    /// denial into an allow, and never covers a dangerous call.
+    pub granted: Granted,
     pub call: Call<'a>,
 }
 
@@ -132,6 +145,11 @@ pub enum Rule {
     NeverAllow,
     UnattendedAllowAll,
     UnattendedDeny,
+    /// An earlier "allow for this session" answered the question the table would have asked.
+    SessionGrant,
+    /// A dangerous call matching an earlier session grant: asked again, since a grant never
+    /// covers a dangerous call.
+    DangerousNeverGranted,
 }
 
 impl Rule {
@@ -153,6 +171,8 @@ impl Rule {
             Rule::NeverAllow => "never-allow",
             Rule::UnattendedAllowAll => "unattended-allow-all",
             Rule::UnattendedDeny => "unattended-deny",
+            Rule::SessionGrant => "session-grant",
+            Rule::DangerousNeverGranted => "dangerous-never-granted",
         }
     }
 }
@@ -237,8 +257,37 @@ pub fn decide(request: &Request<'_>) -> Decision {
     let Request {
         mode,
         terminal,
+        granted,
         call,
     } = *request;
+    let dangerous = matches!(
+        call,
+        Call::DangerousTool { .. }
+            | Call::Bash {
+                class: Class::Dangerous,
+                forbidden: None
+            }
+    );
+    match (decide_ungranted(mode, terminal, call), granted) {
+        (decision, Granted::No) => decision,
+        // A grant answers a question; a dangerous call is asked again every time.
+        (Decision::Ask { .. }, Granted::ForSession) if dangerous => Decision::Ask {
+            rule: Rule::DangerousNeverGranted,
+            prompt: "dangerous: always needs your confirmation, even after an earlier \"allow for \
+                     this session\""
+                .to_string(),
+        },
+        (Decision::Ask { .. }, Granted::ForSession) => Decision::Allow {
+            rule: Rule::SessionGrant,
+        },
+        (decision @ (Decision::Allow { .. } | Decision::Deny { .. }), Granted::ForSession) => {
+            decision
+        }
+    }
+}
+
+/// The table before any session grant.
+fn decide_ungranted(mode: Mode, terminal: Terminal, call: Call<'_>) -> Decision {
     match call {
         Call::ReadType { .. } => Decision::Allow {
             rule: Rule::ReadTypeTool,
@@ -265,41 +314,47 @@ pub fn decide(request: &Request<'_>) -> Decision {
         Call::Bash {
             class: Class::Dangerous,
             forbidden: None,
-        } => decide_dangerous(mode, terminal),
+        } => decide_dangerous(mode, terminal, "command"),
         Call::Bash {
             class: Class::Normal,
             forbidden: None,
         } => decide_gated(mode, terminal, "bash command"),
         Call::Gated { tool } => decide_gated(mode, terminal, &format!("tool \"{tool}\"")),
+        Call::DangerousTool { tool } => {
+            decide_dangerous(mode, terminal, &format!("tool call \"{tool}\""))
+        }
     }
 }
 
-/// Dangerous bash always needs a person: no mode and no flag lets it run unattended.
-fn decide_dangerous(mode: Mode, terminal: Terminal) -> Decision {
+/// Dangerous calls always need a person: no mode and no flag lets them run unattended.
+/// `what` is `command` for bash, `tool call "write"` for other tools.
+fn decide_dangerous(mode: Mode, terminal: Terminal, what: &str) -> Decision {
     match (mode, terminal) {
         (Mode::Unattended { .. }, _) => Decision::Deny {
             rule: Rule::DangerousUnattended,
-            message: "dangerous command denied: this run is unattended and dangerous commands \
-                      always need a person to confirm them (--allow-all does not cover them)"
-                .to_string(),
+            message: format!(
+                "dangerous {what} denied: this run is unattended and dangerous calls always \
+                 need a person to confirm them (--allow-all does not cover them)"
+            ),
         },
         (Mode::Never, _) => Decision::Deny {
             rule: Rule::DangerousNeverMode,
-            message: "dangerous command denied: --approval never never asks, and dangerous \
-                      commands always need a person to confirm them; run interactively \
-                      (--approval auto or on-request) to be asked"
-                .to_string(),
+            message: format!(
+                "dangerous {what} denied: --approval never never asks, and dangerous calls \
+                 always need a person to confirm them; run interactively (--approval auto or \
+                 on-request) to be asked"
+            ),
         },
         (Mode::Auto | Mode::OnRequest | Mode::Yolo, Terminal::Present) => Decision::Ask {
             rule: Rule::DangerousAsk,
-            prompt: "dangerous command: always needs your confirmation, whatever the mode"
-                .to_string(),
+            prompt: format!("dangerous {what}: always needs your confirmation, whatever the mode"),
         },
         (Mode::Auto | Mode::OnRequest | Mode::Yolo, Terminal::Absent) => Decision::Deny {
             rule: Rule::DangerousNoTerminal,
-            message: "dangerous command denied: it needs a person to confirm it and there is no \
-                      terminal to ask (not even --yolo skips this confirmation)"
-                .to_string(),
+            message: format!(
+                "dangerous {what} denied: it needs a person to confirm it and there is no \
+                 terminal to ask (not even --yolo skips this confirmation)"
+            ),
         },
     }
 }

@@ -11,7 +11,8 @@ pub mod decision;
 pub mod file;
 
 pub use decision::{
-    Call, Decision, Forbidden, Mode, Request, Rule, StartupError, Terminal, check_startup, decide,
+    Call, Decision, Forbidden, Granted, Mode, Request, Rule, StartupError, Terminal, check_startup,
+    decide,
 };
 pub use file::{
     BUILTIN_POLICY, EffectivePolicy, Layer, ParsedPolicy, PolicyError, PolicyRule, RuleKind,

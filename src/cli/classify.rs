@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use classifier::{Class, Context, Verdict};
-use policies::{Call, Decision, EffectivePolicy, Mode, Request, Terminal, decide};
+use policies::{Call, Decision, EffectivePolicy, Granted, Mode, Request, Terminal, decide};
 use serde::Serialize;
 
 use crate::tools::security;
@@ -280,6 +280,7 @@ impl Auditor {
         decide(&Request {
             mode,
             terminal,
+            granted: Granted::No,
             call: Call::Bash {
                 class: verdict.class,
                 forbidden: forbidden.as_ref(),
