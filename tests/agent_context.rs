@@ -7,6 +7,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use gg::agent::ToolBox;
 use gg::agent::context::{
     COMPACTION_SYSTEM_PROMPT, ContextBudget, ContextError, build_context, compact_now,
     context_report, estimate_message, estimate_text, estimate_tools, summary_message,
@@ -14,7 +15,7 @@ use gg::agent::context::{
 use gg::agent::{Agent, Gate, MessageQueue, NobodyToAsk, TurnError};
 use gg::provider::{CancellationToken, Provider, ProviderConfig, ToolDefinition};
 use gg::session::{EntryKind, Message, Role, Session};
-use gg::tools::registry::{SandboxSetting, ToolBox};
+use gg::tools::registry::SandboxSetting;
 use policies::{Mode, Terminal};
 use serde_json::Value;
 use support::{Reply, ScriptedServer};

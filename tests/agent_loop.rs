@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gg::agent::chain::{Assessment, Proposal, Tool, ToolBox};
 use gg::agent::{
     Agent, AgentEvent, Answer, ApprovalPrompt, Approver, Gate, MessageQueue, NobodyToAsk, TurnError,
 };
 use gg::provider::{CancellationToken, Provider, ProviderConfig};
 use gg::session::{Role, Session};
-use gg::tools::registry::{ExternalTool, Outcome, SandboxSetting, ToolBox};
+use gg::tools::registry::SandboxSetting;
 use policies::{Mode, Terminal};
 use serde_json::json;
 use support::{
@@ -55,15 +56,15 @@ fn agent_with(
     f: &Fixture,
     server: &ScriptedServer,
     gate: Gate,
-    external: Vec<Arc<dyn ExternalTool>>,
+    external: Vec<Arc<dyn Tool>>,
 ) -> Agent {
     let mut config = ProviderConfig::new(server.base_url(), "test-key", "test-model");
     config.retry.max_retries = 0;
     let provider = Provider::new(config).unwrap();
     let mut tools = ToolBox::new(&f.repo, SandboxSetting::Off, Vec::new()).unwrap();
     // The classifier must see the fixture's home, not the test runner's.
-    tools.classifier_ctx.home = f.home.clone();
-    tools.external = external;
+    tools.classifier_context_mut().home = f.home.clone();
+    tools.add_tools(external);
     Agent {
         provider,
         tools: Arc::new(tools),
@@ -480,7 +481,7 @@ async fn read_and_grep_overlap_up_to_four_and_writes_are_barriers() {
 
 struct Panicker;
 
-impl ExternalTool for Panicker {
+impl Tool for Panicker {
     fn name(&self) -> &str {
         "explode"
     }
@@ -490,15 +491,14 @@ impl ExternalTool for Panicker {
     fn parameters(&self) -> serde_json::Value {
         json!({"type": "object"})
     }
-    fn summary(&self, _: &str) -> String {
-        "explode".into()
-    }
-    fn execute<'a>(
-        &'a self,
-        _: &'a str,
-        _: &'a CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + 'a>> {
-        Box::pin(async { panic!("boom at the tool") })
+    fn propose(&self, _: &str) -> Result<Proposal, String> {
+        Ok(Proposal::tool(
+            Assessment::Normal,
+            "explode".into(),
+            String::new(),
+            "explode".into(),
+            |_cancel: CancellationToken| Box::pin(async { panic!("boom at the tool") }),
+        ))
     }
 }
 

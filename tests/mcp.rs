@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gg::agent::chain::{Tool, ToolBox};
 use gg::agent::{Agent, Answer, ApprovalPrompt, Approver, Gate, MessageQueue, NobodyToAsk};
 use gg::mcp::{ConnectOptions, McpHub, ServerState};
 use gg::provider::{CancellationToken, Provider, ProviderConfig};
 use gg::session::{Role, Session};
-use gg::tools::registry::{ExternalTool, SandboxSetting, ToolBox};
+use gg::tools::registry::SandboxSetting;
 use policies::{Mode, Terminal};
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
@@ -86,17 +87,12 @@ impl Fixture {
         gg::mcp::connect_all(&path, &self.options()).await
     }
 
-    fn agent(
-        &self,
-        model: &ScriptedServer,
-        gate: Gate,
-        external: Vec<Arc<dyn ExternalTool>>,
-    ) -> Agent {
+    fn agent(&self, model: &ScriptedServer, gate: Gate, external: Vec<Arc<dyn Tool>>) -> Agent {
         let mut config = ProviderConfig::new(model.base_url(), "test-key", "test-model");
         config.retry.max_retries = 0;
         let mut tools = ToolBox::new(&self.repo, SandboxSetting::Off, Vec::new()).unwrap();
-        tools.classifier_ctx.home = self.home.clone();
-        tools.external = external;
+        tools.classifier_context_mut().home = self.home.clone();
+        tools.add_tools(external);
         Agent {
             provider: Provider::new(config).unwrap(),
             tools: Arc::new(tools),
@@ -152,7 +148,41 @@ impl Approver for Scripted {
     }
 }
 
-fn tool<'a>(hub: &'a [Arc<dyn ExternalTool>], name: &str) -> &'a Arc<dyn ExternalTool> {
+/// Runs one MCP tool call through the whole chain (prepare, a `--yolo` gate, execute), the only
+/// way a tool call can run.
+trait ThroughChain {
+    async fn execute(
+        &self,
+        arguments: &str,
+        cancel: &CancellationToken,
+    ) -> gg::tools::registry::Outcome;
+}
+
+impl ThroughChain for Arc<dyn Tool> {
+    async fn execute(
+        &self,
+        arguments: &str,
+        cancel: &CancellationToken,
+    ) -> gg::tools::registry::Outcome {
+        let dir = std::env::current_dir().unwrap();
+        let mut tools = ToolBox::new(&dir, SandboxSetting::Off, Vec::new()).unwrap();
+        tools.add_tools([Arc::clone(self)]);
+        let call = gg::tools::registry::ToolCall {
+            id: "c1".into(),
+            name: self.name().to_string(),
+            arguments: arguments.to_string(),
+        };
+        let prepared = tools.prepare(call).unwrap();
+        let gate = Gate::new(Mode::Yolo, Terminal::Absent, Arc::new(NobodyToAsk));
+        let approved = match gate.check(prepared, &|_| {}, cancel).await {
+            Ok(approved) => approved,
+            Err(denied) => panic!("denied: {}", denied.message),
+        };
+        tools.execute(approved, cancel).await
+    }
+}
+
+fn tool<'a>(hub: &'a [Arc<dyn Tool>], name: &str) -> &'a Arc<dyn Tool> {
     hub.iter().find(|t| t.name() == name).unwrap_or_else(|| {
         panic!(
             "no tool {name}: {:?}",
@@ -188,9 +218,12 @@ async fn every_everything_server_tool_gets_an_acceptable_name_and_schema() {
         // only accepted keywords, arrays with items, required naming declared properties.
         gg::mcp::schema::check_acceptable(&schema).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
-            t.summary("{}").starts_with("MCP everything."),
+            t.propose("{}")
+                .unwrap()
+                .summary()
+                .starts_with("MCP everything."),
             "{}",
-            t.summary("{}")
+            t.propose("{}").unwrap().summary()
         );
     }
     assert!(names.contains("mcp_everything_echo"), "{names:?}");
@@ -730,7 +763,10 @@ async fn careless_tool_lists_are_made_safe() {
         json!({"type": "object", "properties": {
             "a": {"type": ["string", "null"]}, "b": {"enum": [1]}}})
     );
-    assert_eq!(weird.summary("{}"), "MCP odd.weird name/ü?[31m");
+    assert_eq!(
+        weird.propose("{}").unwrap().summary(),
+        "MCP odd.weird name/ü?[31m"
+    );
     let listed = gg::mcp::render_list(&path, hub.statuses());
     assert!(!listed.contains('\u{1b}'), "{listed:?}");
     assert!(

@@ -142,9 +142,14 @@ fn main() -> ExitCode {
 }
 
 fn level(policy: &Policy, backend: Backend) {
-    let wrapped = sandbox::wrap(&Command::new("/bin/true"), policy, backend);
-    match wrapped {
-        Ok(mut w) => {
+    let inner = sandbox::Invocation {
+        program: "/bin/true".into(),
+        args: Vec::new(),
+        env: std::env::vars_os().collect(),
+    };
+    match sandbox::wrap(inner, policy, backend) {
+        Ok(w) => {
+            let mut w = w.into_parts();
             assert_ne!(w.level, Level::Seatbelt);
             let status = w.command.stdin(Stdio::null()).status();
             assert!(status.is_ok_and(|s| s.success()), "{backend:?} run failed");

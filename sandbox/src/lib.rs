@@ -334,10 +334,28 @@ fn needs_explicit_bind(exe: &Path) -> bool {
         .any(|d| exe.starts_with(d))
 }
 
+/// A command to run: program, arguments and its **complete** environment (nothing is inherited
+/// from the calling process; the caller scrubs secrets once, here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Invocation {
+    /// The command run as is, without a sandbox, in `cwd`, with exactly `env`.
+    pub fn unsandboxed(&self, cwd: &Path) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.args)
+            .current_dir(cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        c
+    }
+}
+
 /// A command ready to spawn under the chosen level.
-///
-/// Keep it alive until the child has exited: dropping it removes the per-command temp directory
-/// and any empty mount point bubblewrap created for an absent read-only path.
 ///
 /// To stop the command early, send `SIGTERM` to the spawned process: at the bwrap level bubblewrap
 /// dies and `--die-with-parent` takes the PID namespace down; at the landlock level the helper
@@ -345,7 +363,19 @@ fn needs_explicit_bind(exe: &Path) -> bool {
 /// detached grandchildren running at the landlock level.)
 #[derive(Debug)]
 pub struct Wrapped {
-    /// The command to spawn (stdio is left for the caller to configure).
+    command: Command,
+    level: Level,
+    reasons: Vec<String>,
+    warning: Option<String>,
+    explain: serde_json::Value,
+    cleanup: Cleanup,
+}
+
+/// A [`Wrapped`] command taken apart for spawning.
+#[derive(Debug)]
+pub struct Parts {
+    /// The command to spawn (stdio is left for the caller to configure). Its environment is
+    /// exactly the invocation's, plus what the wrapper itself needs.
     pub command: Command,
     /// The level it runs under.
     pub level: Level,
@@ -353,7 +383,14 @@ pub struct Wrapped {
     pub reasons: Vec<String>,
     /// At level [`Level::None`]: the line that must open the command's output.
     pub warning: Option<String>,
-    explain: serde_json::Value,
+    /// Keep it alive until the child has exited: dropping it removes the per-command temp
+    /// directory and any empty mount point bubblewrap created for an absent read-only path.
+    pub guard: Guard,
+}
+
+/// Removes what a wrapped run left behind, when dropped (see [`Parts::guard`]).
+#[derive(Debug)]
+pub struct Guard {
     _cleanup: Cleanup,
 }
 
@@ -361,6 +398,29 @@ impl Wrapped {
     /// The level, the fallback reasons and the effective policy, as JSON (`gg sandbox --explain`).
     pub fn explain(&self) -> &serde_json::Value {
         &self.explain
+    }
+
+    /// The level it runs under.
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// At level [`Level::None`]: the line that must open the command's output.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// The command, level, reasons, warning and cleanup guard.
+    pub fn into_parts(self) -> Parts {
+        Parts {
+            command: self.command,
+            level: self.level,
+            reasons: self.reasons,
+            warning: self.warning,
+            guard: Guard {
+                _cleanup: self.cleanup,
+            },
+        }
     }
 }
 
@@ -397,15 +457,15 @@ pub fn unsandboxed_warning(reasons: &[String]) -> String {
     )
 }
 
-/// Wraps `inner` (program, arguments and explicit environment changes are taken from it) so it
-/// runs under `policy` in `policy.workdir`, at the level `backend` asks for.
+/// Wraps `inner` so it runs under `policy` in `policy.workdir`, at the level `backend` asks for,
+/// with exactly `inner.env` as its environment (the wrapper does not pass on the calling
+/// process's environment).
 ///
 /// An explicitly requested backend that is unavailable is an error, never a fallback.
-pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrapped, SandboxError> {
+pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrapped, SandboxError> {
     let mut reasons = Vec::new();
     let level = choose(&PROBE, backend, &mut reasons)?;
-    let program = inner.get_program().to_os_string();
-    let args: Vec<OsString> = inner.get_args().map(OsStr::to_os_string).collect();
+    let Invocation { program, args, env } = inner;
     let mut cleanup = Cleanup::default();
     let mut explain = serde_json::json!({
         "level": level,
@@ -515,13 +575,7 @@ pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrappe
             });
         }
     };
-    command.current_dir(&policy.workdir);
-    for (key, value) in inner.get_envs() {
-        match value {
-            Some(v) => command.env(key, v),
-            None => command.env_remove(key),
-        };
-    }
+    command.current_dir(&policy.workdir).env_clear().envs(env);
     let warning = (level == Level::None).then(|| unsandboxed_warning(&reasons));
     Ok(Wrapped {
         command,
@@ -529,7 +583,7 @@ pub fn wrap(inner: &Command, policy: &Policy, backend: Backend) -> Result<Wrappe
         reasons,
         warning,
         explain,
-        _cleanup: cleanup,
+        cleanup,
     })
 }
 

@@ -47,7 +47,8 @@ pub struct Reason {
 /// The approval decision for a tool call.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Decision {
-    /// `allow` or `deny` (a prompt is recorded by its outcome).
+    /// `allow`, `allow-session`, `deny` or `cancelled` (a prompt is recorded by its outcome; see
+    /// [`action`]).
     pub action: String,
     /// The policy or session rule that decided, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +59,18 @@ pub struct Decision {
     /// The approval mode in force (e.g. `auto`, `on-request`, `never`, `yolo`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub mode: String,
+}
+
+/// What became of a call (the values of [`Decision::action`]).
+pub mod action {
+    /// Allowed, by a policy rule, a person, or a session grant.
+    pub const ALLOW: &str = "allow";
+    /// A person allowed it for the rest of the session.
+    pub const ALLOW_SESSION: &str = "allow-session";
+    /// Refused.
+    pub const DENY: &str = "deny";
+    /// The turn was cancelled (Ctrl+C, a cancelled daemon run) before the call was decided.
+    pub const CANCELLED: &str = "cancelled";
 }
 
 /// Who made an approval decision (the values of [`Decision::decided_by`]).

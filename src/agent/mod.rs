@@ -1,11 +1,15 @@
-//! The agent: the turn loop, the approval gate, the message queue and the system prompt.
+//! The agent: the security chain every tool call goes through, the turn loop, the message queue
+//! and the system prompt.
 
 pub mod approval;
+pub mod builtin;
+pub mod chain;
 pub mod context;
 pub mod prompt;
 pub mod queue;
 pub mod runner;
 
-pub use approval::{Answer, ApprovalPrompt, Approver, Gate, NobodyToAsk};
+pub use approval::{Answer, ApprovalPrompt, Approver, NobodyToAsk};
+pub use chain::{Gate, Tool, ToolBox};
 pub use queue::MessageQueue;
 pub use runner::{Agent, AgentEvent, EventSink, TurnError, TurnOutcome};

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalPrompt, Gate, GateResult};
+use super::approval::ApprovalPrompt;
+use super::chain::{Approved, CallRecord, Denied, Gate, ToolBox};
 use super::context::{ContextBudget, ContextError, build_context};
 use super::queue::MessageQueue;
 use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
 use crate::session::audit::{self, Audit};
 use crate::session::{self, Session};
-use crate::tools::registry::{Outcome, Prepared, ToolBox, ToolCall};
+use crate::tools::registry::{Outcome, ToolCall};
 
 /// At most this many model requests per turn.
 pub const MAX_REQUESTS_PER_TURN: usize = 32;
@@ -114,12 +115,18 @@ pub struct Agent {
     pub budget: ContextBudget,
 }
 
-struct CallPlan {
-    prepared: Option<Prepared>,
-    call: ToolCall,
-    /// Set when the call must not run: the error the model receives.
-    blocked: Option<String>,
-    decision: Option<audit::Decision>,
+/// A call after the gate: it runs, or it does not and the model gets the reason.
+enum CallPlan {
+    /// Boxed: an approved call carries its whole description.
+    Run(Box<Approved>),
+    Blocked(Denied),
+}
+
+/// A call after phase 2: what the session keeps about it and how it ended.
+struct Finished {
+    record: CallRecord,
+    outcome: Outcome,
+    ran: Option<(std::time::Instant, std::time::Instant)>,
 }
 
 impl Agent {
@@ -253,9 +260,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Phase 1, strictly in call order: resolve, describe, decide (asking if needed). Phase 2:
-    /// run the allowed calls, `read`/`grep` up to four at a time, every other tool alone.
-    /// Results are persisted in call order. Returns how many calls were denied.
+    /// Phase 1, strictly in call order, through the chain: classify ([`ToolBox::prepare`]), decide
+    /// ([`Gate::check`], asking if needed). Phase 2: run the approved calls, `read`/`grep` up to
+    /// four at a time, every other tool alone. Results are persisted in call order. Returns how
+    /// many calls were denied.
     async fn run_tools(
         &self,
         session: &mut Session,
@@ -267,12 +275,10 @@ impl Agent {
         let mut denied = 0;
         for call in calls {
             if cancel.is_cancelled() {
-                plans.push(CallPlan {
-                    prepared: None,
+                plans.push(CallPlan::Blocked(Denied::cancelled_before_gate(
                     call,
-                    blocked: Some("tool not executed: context canceled".to_string()),
-                    decision: None,
-                });
+                    self.gate.mode(),
+                )));
                 continue;
             }
             let prepared = match self.tools.prepare(call.clone()) {
@@ -286,12 +292,7 @@ impl Agent {
                         action: "error".to_string(),
                         rule: String::new(),
                     });
-                    plans.push(CallPlan {
-                        prepared: None,
-                        call,
-                        blocked: Some(error),
-                        decision: None,
-                    });
+                    plans.push(CallPlan::Blocked(Denied::unprepared(call, error)));
                     continue;
                 }
             };
@@ -299,7 +300,7 @@ impl Agent {
             sink(AgentEvent::ToolCallStart {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                summary: prepared.summary.clone(),
+                summary: prepared.summary().to_string(),
                 classification: prepared.verdict().map(|v| v.class.as_str().to_string()),
                 action: decision.action().to_string(),
                 rule: decision.rule().id().to_string(),
@@ -311,77 +312,75 @@ impl Agent {
                 sink(AgentEvent::ApprovalRequested(prompt.clone()));
             };
             // A person may never answer (Ctrl+C while the prompt waits, a daemon run cancelled
-            // while an approval is pending): cancellation ends the wait as a denial.
-            let GateResult {
-                allowed,
-                denial,
-                audit: decision_audit,
-            } = tokio::select! {
-                result = self.gate.check(&prepared, &on_ask) => result,
-                () = cancel.cancelled() => GateResult {
-                    allowed: false,
-                    denial: Some("tool not executed: context canceled".to_string()),
-                    audit: crate::session::audit::Decision {
-                        action: "deny".to_string(),
-                        rule: Some(decision.rule().id().to_string()),
-                        decided_by: crate::session::audit::decided_by::POLICY.to_string(),
-                        mode: self.gate.mode().as_str().to_string(),
-                    },
-                },
+            // while an approval is pending): the gate ends the wait and records `cancelled`.
+            let plan = match self.gate.check(prepared, &on_ask, cancel).await {
+                Ok(approved) => CallPlan::Run(Box::new(approved)),
+                Err(refused) => {
+                    denied += 1;
+                    CallPlan::Blocked(refused)
+                }
             };
             if asked.load(std::sync::atomic::Ordering::Relaxed) {
+                let (allowed, decided_by) = match &plan {
+                    CallPlan::Run(a) => (true, a.record().decision),
+                    CallPlan::Blocked(d) => (false, d.record.decision.clone()),
+                };
                 sink(AgentEvent::ApprovalResolved {
                     id: call.id.clone(),
                     allowed,
-                    decided_by: decision_audit.decided_by.clone(),
+                    decided_by: decided_by.map(|d| d.decided_by).unwrap_or_default(),
                 });
             }
-            if !allowed {
-                denied += 1;
-            }
-            plans.push(CallPlan {
-                prepared: Some(prepared),
-                call,
-                blocked: if allowed { None } else { denial },
-                decision: Some(decision_audit),
-            });
+            plans.push(plan);
         }
 
-        let outcomes = self.execute_plans(&plans, cancel).await;
-        for (plan, (outcome, ran)) in plans.iter().zip(outcomes) {
+        let finished = self.execute_plans(plans, cancel).await;
+        for done in finished {
+            let Finished {
+                record,
+                outcome,
+                ran,
+            } = done;
             sink(AgentEvent::ToolCallFinish {
-                id: plan.call.id.clone(),
-                name: plan.call.name.clone(),
+                id: record.call.id.clone(),
+                name: record.call.name.clone(),
                 is_error: outcome.is_error,
                 text: outcome.text.clone(),
                 sandbox_level: outcome.sandbox_level.clone(),
                 ran,
             });
             let mut message =
-                session::Message::text(session::Role::Tool, result_text(plan, &outcome));
-            message.tool_call_id = plan.call.id.clone();
-            message.tool_name = plan.call.name.clone();
+                session::Message::text(session::Role::Tool, result_text(&record, &outcome));
+            message.tool_call_id = record.call.id.clone();
+            message.tool_name = record.call.name.clone();
             if outcome.is_error {
                 message.error = outcome.text.clone();
             }
-            session.append_message_with_audit(message, Some(audit_record(plan, &outcome)))?;
+            session.append_message_with_audit(message, Some(audit_record(&record, &outcome)))?;
         }
         Ok(denied)
     }
 
-    async fn execute_plans(&self, plans: &[CallPlan], cancel: &CancellationToken) -> Vec<Ran> {
-        let mut results: Vec<Option<Ran>> = vec![None; plans.len()];
+    async fn execute_plans(
+        &self,
+        plans: Vec<CallPlan>,
+        cancel: &CancellationToken,
+    ) -> Vec<Finished> {
+        let mut records = Vec::with_capacity(plans.len());
+        let mut results: Vec<Option<Ran>> = Vec::with_capacity(plans.len());
         let mut in_flight: tokio::task::JoinSet<(usize, Ran)> = tokio::task::JoinSet::new();
-        for (index, plan) in plans.iter().enumerate() {
-            if let Some(blocked) = &plan.blocked {
-                results[index] = Some((Outcome::error(blocked.clone()), None));
-                continue;
-            }
-            let Some(prepared) = plan.prepared.clone() else {
-                results[index] = Some((Outcome::error("tool call was not prepared"), None));
-                continue;
+        for (index, plan) in plans.into_iter().enumerate() {
+            let approved = match plan {
+                CallPlan::Blocked(Denied { record, message }) => {
+                    records.push(*record);
+                    results.push(Some((Outcome::error(message), None)));
+                    continue;
+                }
+                CallPlan::Run(approved) => *approved,
             };
-            let parallel = prepared.parallel_safe();
+            records.push(approved.record());
+            results.push(None);
+            let parallel = approved.parallel_safe();
             if !parallel {
                 // A barrier: everything in flight finishes first, then this call runs alone.
                 drain(&mut in_flight, &mut results).await;
@@ -390,17 +389,16 @@ impl Agent {
                 join_one(&mut in_flight, &mut results).await;
             }
             if cancel.is_cancelled() {
-                results[index] =
-                    Some((Outcome::error("tool not executed: context canceled"), None));
+                results[index] = Some((Outcome::error(super::chain::CANCELLED), None));
                 continue;
             }
-            let tools = Arc::clone(&self.tools);
+            let tools: Arc<ToolBox> = Arc::clone(&self.tools);
             let cancel = cancel.clone();
-            let name = prepared.call.name.clone();
+            let name = approved.call().name.clone();
             in_flight.spawn(async move {
                 let task = tokio::spawn(async move {
                     let started = std::time::Instant::now();
-                    let outcome = tools.execute(&prepared, &cancel).await;
+                    let outcome = tools.execute(approved, &cancel).await;
                     (outcome, started, std::time::Instant::now())
                 });
                 let ran = match task.await {
@@ -412,7 +410,7 @@ impl Agent {
                         )),
                         None,
                     ),
-                    Err(_) => (Outcome::error("tool not executed: context canceled"), None),
+                    Err(_) => (Outcome::error(super::chain::CANCELLED), None),
                 };
                 (index, ran)
             });
@@ -421,9 +419,18 @@ impl Agent {
             }
         }
         drain(&mut in_flight, &mut results).await;
-        results
+        records
             .into_iter()
-            .map(|r| r.unwrap_or_else(|| (Outcome::error("tool result missing"), None)))
+            .zip(results)
+            .map(|(record, result)| {
+                let (outcome, ran) =
+                    result.unwrap_or_else(|| (Outcome::error("tool result missing"), None));
+                Finished {
+                    record,
+                    outcome,
+                    ran,
+                }
+            })
             .collect()
     }
 }
@@ -455,8 +462,8 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 /// The text the model receives: the outcome, plus for bash the classification and, when the
 /// sandbox runs below its strongest level, that level.
-fn result_text(plan: &CallPlan, outcome: &Outcome) -> String {
-    let Some(verdict) = plan.prepared.as_ref().and_then(Prepared::verdict) else {
+fn result_text(record: &CallRecord, outcome: &Outcome) -> String {
+    let Some(verdict) = &record.verdict else {
         return outcome.text.clone();
     };
     let mut text = outcome.text.clone();
@@ -477,22 +484,20 @@ fn result_text(plan: &CallPlan, outcome: &Outcome) -> String {
     text
 }
 
-fn audit_record(plan: &CallPlan, outcome: &Outcome) -> Audit {
+fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
     Audit {
-        classification: plan.prepared.as_ref().and_then(Prepared::verdict).map(|v| {
-            audit::Classification {
-                verdict: v.class.as_str().to_string(),
-                reasons: v
-                    .reasons
-                    .iter()
-                    .map(|r| audit::Reason {
-                        rule: r.rule.clone(),
-                        message: r.message.clone(),
-                    })
-                    .collect(),
-            }
+        classification: record.verdict.as_ref().map(|v| audit::Classification {
+            verdict: v.class.as_str().to_string(),
+            reasons: v
+                .reasons
+                .iter()
+                .map(|r| audit::Reason {
+                    rule: r.rule.clone(),
+                    message: r.message.clone(),
+                })
+                .collect(),
         }),
-        decision: plan.decision.clone(),
+        decision: record.decision.clone(),
         sandbox: outcome
             .sandbox_level
             .as_ref()

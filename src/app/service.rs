@@ -11,9 +11,10 @@ use super::config::{Config, Overrides, Selection};
 use crate::agent::context;
 use crate::agent::prompt::{PromptOptions, discover_skills, system_prompt};
 use crate::agent::{Agent, Approver, EventSink, Gate, MessageQueue, TurnError, TurnOutcome};
+use crate::agent::{Tool, ToolBox};
 use crate::provider::{Provider, ProviderConfig};
 use crate::session::Session;
-use crate::tools::registry::{ExternalTool, SandboxSetting, ToolBox};
+use crate::tools::registry::SandboxSetting;
 
 /// Everything needed to start a conversation.
 pub struct ServiceOptions {
@@ -29,7 +30,7 @@ pub struct ServiceOptions {
     pub context_files: bool,
     pub skills: bool,
     /// Tools from MCP servers, which live as long as the service that connected them.
-    pub external_tools: Vec<Arc<dyn ExternalTool>>,
+    pub external_tools: Vec<Arc<dyn Tool>>,
 }
 
 /// What a submitted input produced.
@@ -80,7 +81,7 @@ impl Conversation {
             options.sandbox.clone(),
             options.config.env.allow.clone(),
         )?;
-        tools.external = options.external_tools.clone();
+        tools.add_tools(options.external_tools.iter().cloned());
         let gate = Gate::new(
             options.mode,
             options.terminal,

@@ -8,7 +8,7 @@
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use sandbox::{Backend, Network, Policy, SandboxError};
 
@@ -89,18 +89,23 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         .command
         .split_first()
         .ok_or((USAGE_ERROR, "missing COMMAND after --".to_string()))?;
-    let mut inner = Command::new(program);
-    inner.args(rest);
-    let mut wrapped = sandbox::wrap(&inner, &policy, backend).map_err(error)?;
+    // `gg sandbox` runs a command the user typed: it keeps the user's environment.
+    let inner = sandbox::Invocation {
+        program: program.clone(),
+        args: rest.to_vec(),
+        env: std::env::vars_os().collect(),
+    };
+    let wrapped = sandbox::wrap(inner, &policy, backend).map_err(error)?;
     if args.explain {
         let json = serde_json::to_string_pretty(wrapped.explain())
             .map_err(|e| (SETUP_ERROR, format!("explain: {e}")))?;
         eprintln!("{json}");
     }
-    if let Some(warning) = &wrapped.warning {
+    let mut parts = wrapped.into_parts();
+    if let Some(warning) = &parts.warning {
         eprintln!("{warning}");
     }
-    let status = wrapped.command.status().map_err(|e| {
+    let status = parts.command.status().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
             127
         } else {
@@ -111,8 +116,8 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
             format!("cannot run {}: {e}", program.to_string_lossy()),
         )
     })?;
-    // `wrapped` lives until here: its drop removes the temp directory and mount stubs.
-    drop(wrapped);
+    // The guard lives until here: its drop removes the temp directory and mount stubs.
+    drop(parts.guard);
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => u8::try_from(c).unwrap_or(1),
         (None, Some(sig)) => 128u8.wrapping_add(u8::try_from(sig).unwrap_or(0)),

@@ -52,7 +52,7 @@ pub struct Settings {
     pub max_active_runs: usize,
     pub run_timeout: Duration,
     /// Tools of the MCP servers the daemon connected at start-up.
-    pub external_tools: Vec<std::sync::Arc<dyn crate::tools::registry::ExternalTool>>,
+    pub external_tools: Vec<std::sync::Arc<dyn crate::agent::Tool>>,
     /// `GGD_TEST_HOOKS=1`: a run whose prompt is [`TEST_PANIC_PROMPT`] panics inside its task.
     pub test_hooks: bool,
 }

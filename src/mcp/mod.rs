@@ -4,7 +4,7 @@
 //! [`connect_all`] starts every configured server and returns an [`McpHub`] that owns the
 //! connections (stdio children live exactly as long as the hub) together with one warning per
 //! server that could not be used; such a server is skipped, never fatal. [`McpHub::tools`] are
-//! external tools for the [`ToolBox`](crate::tools::registry::ToolBox): every call goes through
+//! external tools for the [`ToolBox`](crate::agent::ToolBox): every call goes through
 //! the approval gate. [`list`] is `gg mcp list`.
 
 pub mod config;
@@ -21,7 +21,8 @@ pub use config::{ServerEntry, ServerSpec};
 pub use server::{server_dir, server_env};
 pub use tool::McpTool;
 
-use crate::tools::registry::{ExternalTool, SandboxSetting};
+use crate::agent::Tool;
+use crate::tools::registry::SandboxSetting;
 
 /// How long one tool call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -99,11 +100,11 @@ pub struct McpHub {
 }
 
 impl McpHub {
-    /// The tools of every connected server, for `ToolBox::external`.
-    pub fn tools(&self) -> Vec<Arc<dyn ExternalTool>> {
+    /// The tools of every connected server, for `ToolBox::add_tools`.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.tools
             .iter()
-            .map(|t| Arc::clone(t) as Arc<dyn ExternalTool>)
+            .map(|t| Arc::clone(t) as Arc<dyn Tool>)
             .collect()
     }
 

@@ -167,38 +167,33 @@ pub(crate) async fn connect_stdio(
     options: &ConnectOptions,
 ) -> Result<Connection, String> {
     let dir = make_server_dir(&options.home, name)?;
-    let mut inner = std::process::Command::new(command);
-    inner
-        .args(args)
-        .env_clear()
-        .envs(server_env(&options.home, env))
-        .current_dir(&dir);
+    let inner = sandbox::Invocation {
+        program: command.into(),
+        args: args.iter().map(Into::into).collect(),
+        env: server_env(&options.home, env)
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect(),
+    };
     let mut notes = Vec::new();
-    let (mut command_to_spawn, wrapped) = match &options.sandbox {
-        SandboxSetting::Off => (inner, None),
+    let (mut command_to_spawn, level, guard) = match &options.sandbox {
+        SandboxSetting::Off => (inner.unsandboxed(&dir), None, None),
         SandboxSetting::On { backend, network } => {
             let mut policy = sandbox::Policy::with_home(&dir, Some(&options.home))
                 .map_err(|e| format!("sandbox policy: {e}"))?;
             policy.network = *network;
-            let mut wrapped =
-                sandbox::wrap(&inner, &policy, *backend).map_err(|e| e.to_string())?;
-            if let Some(warning) = &wrapped.warning {
-                notes.push(warning.clone());
-            }
-            let outer = std::mem::replace(
-                &mut wrapped.command,
-                std::process::Command::new("/bin/false"),
-            );
-            (only_explicit_env(outer), Some(wrapped))
+            let parts = sandbox::wrap(inner, &policy, *backend)
+                .map_err(|e| e.to_string())?
+                .into_parts();
+            notes.extend(parts.warning);
+            (parts.command, Some(parts.level), Some(parts.guard))
         }
     };
     // Its own process group, so stopping the server stops whatever it started (npx → node).
     // At the landlock level the sandbox helper makes itself a session (and group) leader
     // instead, with the same group id; `setsid` would fail for a process that already leads a
     // group.
-    let helper_leads = wrapped
-        .as_ref()
-        .is_some_and(|w| w.level == sandbox::Level::Landlock);
+    let helper_leads = level == Some(sandbox::Level::Landlock);
     if !helper_leads {
         std::os::unix::process::CommandExt::process_group(&mut command_to_spawn, 0);
     }
@@ -238,7 +233,7 @@ pub(crate) async fn connect_stdio(
         pgid,
         stop.clone(),
         Arc::clone(&exited),
-        wrapped,
+        guard,
     ));
     let mut child = Child {
         pgid,
@@ -315,13 +310,13 @@ where
 
 /// Owns the process until it is gone: on a stop request, stdin has been closed by then; the
 /// group gets `SIGTERM` (the sandbox helper passes it on to everything it started), then
-/// `SIGKILL`. The sandbox's temporary state (`wrapped`) lives exactly as long as the process.
+/// `SIGKILL`. The sandbox's temporary state (`guard`) lives exactly as long as the process.
 async fn supervise(
     mut process: tokio::process::Child,
     pgid: Pid,
     stop: CancellationToken,
     exited: Arc<AtomicBool>,
-    wrapped: Option<sandbox::Wrapped>,
+    guard: Option<sandbox::Guard>,
 ) {
     let stopped_by_us = tokio::select! {
         _ = process.wait() => false,
@@ -345,24 +340,7 @@ async fn supervise(
     // and a group id stays reserved while any member lives, so this reaches only leftovers.
     let _ = kill_process_group(pgid, Signal::KILL);
     exited.store(true, Ordering::SeqCst);
-    drop(wrapped);
-}
-
-/// The wrapper (bwrap or gg's sandbox helper) would otherwise inherit gg's whole environment:
-/// `Command` cannot report `env_clear`, so only what was set explicitly — the server's minimal
-/// environment, copied over by `sandbox::wrap`, plus the wrapper's own settings — is kept.
-fn only_explicit_env(mut outer: std::process::Command) -> std::process::Command {
-    let explicit: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = outer
-        .get_envs()
-        .map(|(k, v)| (k.to_os_string(), v.map(|v| v.to_os_string())))
-        .collect();
-    outer.env_clear();
-    for (key, value) in explicit {
-        if let Some(value) = value {
-            outer.env(key, value);
-        }
-    }
-    outer
+    drop(guard);
 }
 
 /// rustls is built without a default crypto backend; `ring` is installed once per process (the

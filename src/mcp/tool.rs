@@ -10,12 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::printable;
 use super::server::StderrTail;
-use crate::tools::registry::{ExternalTool, Outcome};
+use crate::agent::chain::{Assessment, Proposal, Tool};
+use crate::tools::registry::{Outcome, truncate_chars};
 
 /// Most text a call returns to the model; the rest is cut with a note.
 pub const MAX_RESULT_BYTES: usize = 50 * 1024;
 
 /// A tool of a connected MCP server.
+#[derive(Clone)]
 pub struct McpTool {
     pub(crate) exposed: String,
     pub(crate) server: String,
@@ -28,7 +30,7 @@ pub struct McpTool {
 }
 
 impl McpTool {
-    /// The server's name for the tool (the exposed name is [`ExternalTool::name`]).
+    /// The server's name for the tool (the exposed name is [`Tool::name`]).
     pub fn remote_name(&self) -> &str {
         &self.tool
     }
@@ -66,7 +68,8 @@ impl McpTool {
     }
 }
 
-impl ExternalTool for McpTool {
+/// Every MCP call is approval-gated: gg cannot know what a server's tool does.
+impl Tool for McpTool {
     fn name(&self) -> &str {
         &self.exposed
     }
@@ -79,16 +82,21 @@ impl ExternalTool for McpTool {
         self.parameters.clone()
     }
 
-    fn summary(&self, _arguments: &str) -> String {
-        format!("MCP {}.{}", printable(&self.server), printable(&self.tool))
-    }
-
-    fn execute<'a>(
-        &'a self,
-        arguments: &'a str,
-        cancel: &'a CancellationToken,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + 'a>> {
-        Box::pin(self.call(arguments, cancel))
+    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+        let summary = format!("MCP {}.{}", printable(&self.server), printable(&self.tool));
+        let details = truncate_chars(arguments, 1200);
+        let grant_key = format!("{}\0{arguments}", self.exposed);
+        let this = self.clone();
+        let arguments = arguments.to_string();
+        Ok(Proposal::tool(
+            Assessment::Normal,
+            summary,
+            details,
+            grant_key,
+            move |cancel: CancellationToken| {
+                Box::pin(async move { this.call(&arguments, &cancel).await })
+            },
+        ))
     }
 }
 

@@ -423,3 +423,22 @@ pub fn edit(ws: &Workspace, args: &str) -> ToolResult {
     ws.write_atomic(&plan.path, plan.after.as_bytes())?;
     Ok(format!("edited {}", plan.path.shown()))
 }
+
+/// A write target inside a real (non-symlink) `.gg/agent` directory is pre-approved. The
+/// write itself is confined like any other, so a link inside the area cannot lead out.
+pub fn agent_area_reason(ws: &Workspace, relative: &Path) -> Option<String> {
+    let area = Path::new(super::registry::AGENT_AREA);
+    if !relative.starts_with(area) || relative == area {
+        return None;
+    }
+    let dir = ws.root().join(area);
+    if !dir.exists() {
+        let _ = std::fs::create_dir_all(ws.root().join(".gg"));
+        let mut builder = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let _ = builder.create(&dir);
+    }
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    let gg_meta = std::fs::symlink_metadata(ws.root().join(".gg")).ok()?;
+    (meta.is_dir() && gg_meta.is_dir()).then(|| "agent area".to_string())
+}

@@ -1,0 +1,730 @@
+//! The security chain. Every tool call the model makes goes through this module, in this order:
+//!
+//! 1. **classify** ([`ToolBox::prepare`]): the tool reads its arguments and describes the call
+//!    ([`Tool::propose`]); a shell command is classified by the `classifier` crate and matched
+//!    against the policy files' forbidden prefixes, every other tool assesses its own call
+//!    ([`Assessment`]: read-only, pre-approved, normal or dangerous, with reasons). Nothing runs.
+//! 2. **decide** ([`Gate::check`]): the exhaustive table of `policies::decide` (mode × terminal ×
+//!    call × session grant) answers allow, deny or ask; when it asks, a person answers. The only
+//!    way to obtain an [`Approved`] call is this step: its fields are private to this module.
+//! 3. **wrap and run** ([`ToolBox::execute`]): an [`Approved`] call is consumed; a shell command is
+//!    wrapped in the sandbox with an explicit, scrubbed environment and run; any other tool runs
+//!    the action it bound when it described the call, so what runs is exactly what was shown.
+//!
+//! Adding a tool means implementing [`Tool`]: it can describe calls, but it cannot run one
+//! without an [`Approved`] call, and only [`Gate::check`] makes those.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use classifier::{Class, Verdict};
+use policies::{Decision, EffectivePolicy, Forbidden, Granted, Mode, Request, Terminal, decide};
+use tokio_util::sync::CancellationToken;
+
+use super::approval::{Answer, ApprovalPrompt, Approver};
+use crate::session::audit;
+use crate::tools::bash;
+use crate::tools::paths::Workspace;
+use crate::tools::registry::{Outcome, SandboxSetting, ToolCall};
+
+// ---------------------------------------------------------------------------------------------
+// The tool interface
+// ---------------------------------------------------------------------------------------------
+
+/// A tool the model can call: built-in (`read`, `bash`, `write`, …), MCP, and the tools to come.
+///
+/// A tool only *describes* calls. What it would do is bound into the [`Proposal`] it returns, and
+/// that action runs only when the chain hands the call back as [`Approved`].
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// The description the model sees.
+    fn description(&self) -> &str;
+    /// The JSON schema of its arguments.
+    fn parameters(&self) -> serde_json::Value;
+    /// Reads the arguments and describes the call. Nothing may run or change here. An error
+    /// becomes the tool result `approval request for tool "X" failed: <err>`.
+    fn propose(&self, arguments: &str) -> Result<Proposal, String>;
+    /// Whether the call may run alongside other calls (only pure reads: `read`, `grep`).
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+}
+
+impl std::fmt::Debug for dyn Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name()).finish()
+    }
+}
+
+/// What a tool's bound action returns when it runs.
+pub type RunFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// A tool's bound action: runs once, with the call's cancellation token.
+type Run = Box<dyn FnOnce(CancellationToken) -> RunFuture + Send>;
+
+/// One reason for an assessment, shown to the person asked and in denials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// A stable id, e.g. `protected.git-dir`.
+    pub rule: String,
+    pub message: String,
+}
+
+/// A tool's own assessment of one call (shell commands are assessed by the classifier instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assessment {
+    /// Reads only; runs without asking in every mode.
+    ReadOnly,
+    /// The tool's own check pre-approves it (a write inside the agent area).
+    PreApproved { reason: String },
+    /// Follows the approval mode.
+    Normal,
+    /// Always needs a person: asked with a terminal, denied without one, in every mode.
+    Dangerous { reasons: Vec<Reason> },
+}
+
+/// A described call, as a tool returns it from [`Tool::propose`].
+pub struct Proposal {
+    summary: String,
+    details: String,
+    grant_key: String,
+    action: Action,
+}
+
+enum Action {
+    /// A shell script: the chain classifies it, wraps it in the sandbox and runs it.
+    Command { script: String, timeout: Duration },
+    /// Any other call: the tool's assessment and its bound action.
+    Tool { assessment: Assessment, run: Run },
+}
+
+impl Proposal {
+    /// A call the tool assessed itself. `summary` is one line for lists and events; `details` is
+    /// what a person needs to decide (a diff, the arguments); `grant_key` is the exact thing a
+    /// "yes, for this session" answer covers. `run` is what executes if the call is approved.
+    pub fn tool<F>(
+        assessment: Assessment,
+        summary: String,
+        details: String,
+        grant_key: String,
+        run: F,
+    ) -> Proposal
+    where
+        F: FnOnce(CancellationToken) -> RunFuture + Send + 'static,
+    {
+        Proposal {
+            summary,
+            details,
+            grant_key,
+            action: Action::Tool {
+                assessment,
+                run: Box::new(run),
+            },
+        }
+    }
+
+    /// One line for lists and events.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// A shell script to run in the working directory: classified, decided and sandboxed by the
+    /// chain. The grant key is the script itself.
+    pub fn command(script: String, timeout: Duration) -> Proposal {
+        Proposal {
+            summary: format!("bash {}", truncate(&script, 120)),
+            details: String::new(),
+            grant_key: format!("bash\0{script}"),
+            action: Action::Command { script, timeout },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The states of a call: Prepared → Approved | Denied
+// ---------------------------------------------------------------------------------------------
+
+/// A call resolved and described, ready for the gate. Not cloneable: it is consumed by
+/// [`Gate::check`].
+pub struct Prepared {
+    call: ToolCall,
+    summary: String,
+    details: String,
+    grant_key: String,
+    parallel_safe: bool,
+    checked: Checked,
+}
+
+enum Checked {
+    Command {
+        verdict: Verdict,
+        forbidden: Option<Forbidden>,
+        script: String,
+        timeout: Duration,
+    },
+    Tool {
+        assessment: Assessment,
+        run: Run,
+    },
+}
+
+impl Prepared {
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
+    /// One line for lists and events.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// What a person needs to decide.
+    pub fn details(&self) -> &str {
+        &self.details
+    }
+
+    /// The classifier's verdict, for a shell command.
+    pub fn verdict(&self) -> Option<&Verdict> {
+        match &self.checked {
+            Checked::Command { verdict, .. } => Some(verdict),
+            Checked::Tool { .. } => None,
+        }
+    }
+
+    /// Whether the call is dangerous (asked every time, never covered by a session grant).
+    pub fn dangerous(&self) -> bool {
+        match &self.checked {
+            Checked::Command { verdict, .. } => verdict.class == Class::Dangerous,
+            Checked::Tool { assessment, .. } => matches!(assessment, Assessment::Dangerous { .. }),
+        }
+    }
+
+    /// The call as the decision table sees it.
+    fn policy_call(&self) -> policies::Call<'_> {
+        let tool = self.call.name.as_str();
+        match &self.checked {
+            Checked::Command {
+                verdict, forbidden, ..
+            } => policies::Call::Bash {
+                class: verdict.class,
+                forbidden: forbidden.as_ref(),
+            },
+            Checked::Tool { assessment, .. } => match assessment {
+                Assessment::ReadOnly => policies::Call::ReadType { tool },
+                Assessment::PreApproved { reason } => policies::Call::PreApproved { tool, reason },
+                Assessment::Normal => policies::Call::Gated { tool },
+                Assessment::Dangerous { .. } => policies::Call::DangerousTool { tool },
+            },
+        }
+    }
+
+    /// Why a dangerous tool call is dangerous, as one clause for denials.
+    fn danger_reasons(&self) -> Option<String> {
+        match &self.checked {
+            Checked::Tool {
+                assessment: Assessment::Dangerous { reasons },
+                ..
+            } if !reasons.is_empty() => Some(
+                reasons
+                    .iter()
+                    .map(|r| r.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            _ => None,
+        }
+    }
+
+    fn record(&self, decision: Option<audit::Decision>) -> CallRecord {
+        CallRecord {
+            call: self.call.clone(),
+            verdict: self.verdict().cloned(),
+            decision,
+        }
+    }
+}
+
+/// What the session keeps about a call, whatever became of it.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    pub call: ToolCall,
+    /// For a shell command: the classifier's verdict.
+    pub verdict: Option<Verdict>,
+    /// Who decided and how; `None` for a call that never reached the gate.
+    pub decision: Option<audit::Decision>,
+}
+
+/// A call the gate allowed. Only [`Gate::check`] makes one; [`ToolBox::execute`] consumes it.
+pub struct Approved {
+    prepared: Prepared,
+    decision: audit::Decision,
+}
+
+impl Approved {
+    pub fn call(&self) -> &ToolCall {
+        &self.prepared.call
+    }
+
+    /// Whether it may run alongside other calls.
+    pub fn parallel_safe(&self) -> bool {
+        self.prepared.parallel_safe
+    }
+
+    /// What the session records about it.
+    pub fn record(&self) -> CallRecord {
+        self.prepared.record(Some(self.decision.clone()))
+    }
+}
+
+/// A call that must not run, with the error the model receives and the audit record.
+#[derive(Debug, Clone)]
+pub struct Denied {
+    /// Boxed: a denial travels in `Result`s, and the record is large.
+    pub record: Box<CallRecord>,
+    /// The tool error the model receives.
+    pub message: String,
+}
+
+impl Denied {
+    /// A call that never reached the gate (its arguments did not parse, the tool is unknown).
+    pub fn unprepared(call: ToolCall, message: String) -> Denied {
+        Denied {
+            record: Box::new(CallRecord {
+                call,
+                verdict: None,
+                decision: None,
+            }),
+            message,
+        }
+    }
+
+    /// A call the turn's cancellation stopped before it was decided.
+    pub fn cancelled_before_gate(call: ToolCall, mode: Mode) -> Denied {
+        Denied {
+            record: Box::new(CallRecord {
+                call,
+                verdict: None,
+                decision: Some(cancelled_record(None, mode)),
+            }),
+            message: CANCELLED.to_string(),
+        }
+    }
+}
+
+/// The tool result of a call stopped by cancellation.
+pub const CANCELLED: &str = "tool not executed: context canceled";
+
+fn cancelled_record(rule: Option<String>, mode: Mode) -> audit::Decision {
+    audit::Decision {
+        action: audit::action::CANCELLED.to_string(),
+        rule,
+        decided_by: audit::decided_by::USER.to_string(),
+        mode: mode.as_str().to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 1: classify
+// ---------------------------------------------------------------------------------------------
+
+/// Everything the tools need for one working directory, and the tools themselves. Built once per
+/// conversation.
+pub struct ToolBox {
+    workspace: Arc<Workspace>,
+    policy: EffectivePolicy,
+    classifier_ctx: classifier::Context,
+    sandbox: SandboxSetting,
+    /// Secret-looking environment variable names that may nevertheless reach children.
+    env_allow: Vec<String>,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolBox {
+    /// Opens `cwd` and loads the policy files and classifier inputs for it, with the built-in
+    /// tools. A malformed policy file is an error: gg does not run with a half-read policy.
+    pub fn new(
+        cwd: &Path,
+        sandbox: SandboxSetting,
+        env_allow: Vec<String>,
+    ) -> Result<ToolBox, String> {
+        let workspace = Arc::new(
+            Workspace::open(cwd)
+                .map_err(|e| format!("working directory {}: {e}", cwd.display()))?,
+        );
+        let policy = crate::tools::security::load_policy(workspace.root(), None)
+            .map_err(|e| e.to_string())?;
+        let classifier_ctx =
+            crate::tools::security::classifier_context(workspace.root(), policy.classifier_rules());
+        let tools = super::builtin::tools(&workspace);
+        Ok(ToolBox {
+            workspace,
+            policy,
+            classifier_ctx,
+            sandbox,
+            env_allow,
+            tools,
+        })
+    }
+
+    /// Adds tools after the built-ins (MCP servers, tests). A name already taken keeps its first
+    /// owner.
+    pub fn add_tools(&mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) {
+        self.tools.extend(tools);
+    }
+
+    /// Every tool definition the model sees, built-ins first: (name, description, parameters).
+    pub fn specs(&self) -> Vec<(String, String, serde_json::Value)> {
+        self.tools
+            .iter()
+            .map(|t| {
+                (
+                    t.name().to_string(),
+                    t.description().to_string(),
+                    t.parameters(),
+                )
+            })
+            .collect()
+    }
+
+    pub fn cwd(&self) -> &Path {
+        self.workspace.root()
+    }
+
+    /// What the classifier knows about the working directory (tests point `home` at a fixture).
+    pub fn classifier_context_mut(&mut self) -> &mut classifier::Context {
+        &mut self.classifier_ctx
+    }
+
+    fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// Step 1: the tool describes the call; a shell command is classified and matched against
+    /// the policy files. An error is the tool result the model receives.
+    pub fn prepare(&self, call: ToolCall) -> Result<Prepared, String> {
+        let failed = |e: String| format!("approval request for tool \"{}\" failed: {e}", call.name);
+        let tool = self
+            .tool(&call.name)
+            .ok_or_else(|| format!("unknown tool \"{}\"", call.name))?;
+        let parallel_safe = tool.parallel_safe();
+        let Proposal {
+            summary,
+            mut details,
+            grant_key,
+            action,
+        } = tool.propose(&call.arguments).map_err(failed)?;
+        let checked = match action {
+            Action::Command { script, timeout } => {
+                let verdict = classifier::classify(&script, &self.classifier_ctx)
+                    .map_err(|e| failed(e.to_string()))?;
+                let forbidden = self.policy.forbidden_match(&verdict);
+                details = self.command_details(&script, &verdict, timeout);
+                Checked::Command {
+                    verdict,
+                    forbidden,
+                    script,
+                    timeout,
+                }
+            }
+            Action::Tool { assessment, run } => {
+                if let Assessment::Dangerous { reasons } = &assessment {
+                    let mut why = String::from("dangerous:\n");
+                    for r in reasons {
+                        why.push_str(&format!("  - {}: {}\n", r.rule, r.message));
+                    }
+                    details = format!("{why}{details}");
+                }
+                Checked::Tool { assessment, run }
+            }
+        };
+        Ok(Prepared {
+            call,
+            summary,
+            details,
+            grant_key,
+            parallel_safe,
+            checked,
+        })
+    }
+
+    fn command_details(&self, script: &str, verdict: &Verdict, timeout: Duration) -> String {
+        let mut details = format!(
+            "command: {script}\nclassification: {}\n",
+            verdict.class.as_str()
+        );
+        for reason in &verdict.reasons {
+            details.push_str(&format!("  - {}: {}\n", reason.rule, reason.message));
+        }
+        details.push_str(&format!(
+            "cwd: {}\ntimeout: {}s",
+            self.cwd().display(),
+            timeout.as_secs()
+        ));
+        if let SandboxSetting::On { .. } = self.sandbox {
+            details.push_str("\nsandbox: on");
+        }
+        details
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 2: decide
+// ---------------------------------------------------------------------------------------------
+
+/// Mode, terminal, the approver, and the calls a person allowed for the rest of the session.
+///
+/// The approver is always passed explicitly. Modes in which nobody can answer get
+/// [`NobodyToAsk`](super::approval::NobodyToAsk), which denies: the table never asks in those
+/// modes, so reaching it is a bug, and a bug here must fail closed.
+pub struct Gate {
+    mode: Mode,
+    terminal: Terminal,
+    approver: Arc<dyn Approver>,
+    grants: Mutex<HashSet<String>>,
+}
+
+impl Gate {
+    pub fn new(mode: Mode, terminal: Terminal, approver: Arc<dyn Approver>) -> Gate {
+        Gate {
+            mode,
+            terminal,
+            approver,
+            grants: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The table's decision for a call, session grants included, before any person is asked.
+    pub fn decision(&self, prepared: &Prepared) -> Decision {
+        let granted = if self.granted(&prepared.grant_key) {
+            Granted::ForSession
+        } else {
+            Granted::No
+        };
+        decide(&Request {
+            mode: self.mode,
+            terminal: self.terminal,
+            granted,
+            call: prepared.policy_call(),
+        })
+    }
+
+    /// Step 2: decides one call, asking the approver when the table says so. `on_ask` sees the
+    /// prompt just before a person is asked (a UI's `approval_requested` event). Cancellation
+    /// while a person is asked ends the wait: the call is recorded as `cancelled`.
+    pub async fn check(
+        &self,
+        prepared: Prepared,
+        on_ask: &(dyn Fn(&ApprovalPrompt) + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<Approved, Denied> {
+        let decision = self.decision(&prepared);
+        let rule = decision.rule().id().to_string();
+        let record = |action: &str, by: &str| audit::Decision {
+            action: action.to_string(),
+            rule: Some(rule.clone()),
+            decided_by: by.to_string(),
+            mode: self.mode.as_str().to_string(),
+        };
+        let tool = prepared.call.name.clone();
+        let deny = |prepared: Prepared, message: String, decision: audit::Decision| {
+            Err(Denied {
+                record: Box::new(prepared.record(Some(decision))),
+                message,
+            })
+        };
+        let prompt = match decision {
+            Decision::Allow {
+                rule: policies::Rule::SessionGrant,
+            } => {
+                let decision = record(audit::action::ALLOW, audit::decided_by::SESSION_RULE);
+                return Ok(Approved { prepared, decision });
+            }
+            Decision::Allow { .. } => {
+                let decision = record(audit::action::ALLOW, audit::decided_by::POLICY);
+                return Ok(Approved { prepared, decision });
+            }
+            Decision::Deny { message, .. } => {
+                let why = prepared
+                    .danger_reasons()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                let message = format!("tool call \"{tool}\" denied by policy: {message}{why}");
+                let decision = record(audit::action::DENY, audit::decided_by::POLICY);
+                return deny(prepared, message, decision);
+            }
+            Decision::Ask { prompt, .. } => prompt,
+        };
+        let dangerous = prepared.dangerous();
+        let question = ApprovalPrompt {
+            call_id: prepared.call.id.clone(),
+            tool: tool.clone(),
+            summary: prepared.summary.clone(),
+            details: prepared.details.clone(),
+            reason: prompt,
+            dangerous,
+        };
+        on_ask(&question);
+        let answer = tokio::select! {
+            answer = self.approver.ask(&question) => answer,
+            () = cancel.cancelled() => {
+                let decision = cancelled_record(Some(rule.clone()), self.mode);
+                return deny(prepared, CANCELLED.to_string(), decision);
+            }
+        };
+        match answer {
+            Ok(Answer::Allow) => {
+                let decision = record(audit::action::ALLOW, audit::decided_by::USER);
+                Ok(Approved { prepared, decision })
+            }
+            Ok(Answer::AllowForSession) => {
+                // A dangerous call is confirmed once, never for the session.
+                let action = if dangerous {
+                    audit::action::ALLOW
+                } else {
+                    self.grant(&prepared.grant_key);
+                    audit::action::ALLOW_SESSION
+                };
+                let decision = record(action, audit::decided_by::USER);
+                Ok(Approved { prepared, decision })
+            }
+            Ok(Answer::Deny) => {
+                let decision = record(audit::action::DENY, audit::decided_by::USER);
+                deny(
+                    prepared,
+                    format!("tool call \"{tool}\" denied by user"),
+                    decision,
+                )
+            }
+            Err(e) => {
+                let decision = record(audit::action::DENY, audit::decided_by::POLICY);
+                let message = format!("approval failed for tool \"{tool}\": {e}");
+                deny(prepared, message, decision)
+            }
+        }
+    }
+
+    fn granted(&self, key: &str) -> bool {
+        self.grants.lock().map(|g| g.contains(key)).unwrap_or(false)
+    }
+
+    fn grant(&self, key: &str) {
+        if let Ok(mut grants) = self.grants.lock() {
+            grants.insert(key.to_string());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 3: wrap and run
+// ---------------------------------------------------------------------------------------------
+
+impl ToolBox {
+    /// Step 3: runs an approved call. A shell command is wrapped in the sandbox (when on) with an
+    /// explicit environment; any other tool runs the action it bound in step 1.
+    pub async fn execute(&self, approved: Approved, cancel: &CancellationToken) -> Outcome {
+        if cancel.is_cancelled() {
+            return Outcome::error(CANCELLED);
+        }
+        match approved.prepared.checked {
+            Checked::Tool { run, .. } => run(cancel.clone()).await,
+            Checked::Command {
+                verdict,
+                script,
+                timeout,
+                ..
+            } => {
+                self.run_command(&script, verdict.class, timeout, cancel)
+                    .await
+            }
+        }
+    }
+
+    async fn run_command(
+        &self,
+        script: &str,
+        class: Class,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let shell = bash::shell();
+        let mut env = bash::scrubbed_env(&self.env_allow);
+        if class == Class::ReadOnly {
+            // Commands that ran without approval cannot make git run the repository's programs.
+            env.extend(
+                bash::git_protective_env()
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v.into())),
+            );
+        }
+        let invocation = sandbox::Invocation {
+            program: shell.clone().into_os_string(),
+            args: vec!["-lc".into(), script.into()],
+            env,
+        };
+        let (command, level, warning, _guard) = match &self.sandbox {
+            SandboxSetting::Off => (invocation.unsandboxed(self.cwd()), "off", None, None),
+            SandboxSetting::On { backend, network } => {
+                let wrapped = sandbox::Policy::new(self.cwd()).and_then(|mut policy| {
+                    policy.network = *network;
+                    sandbox::wrap(invocation, &policy, *backend)
+                });
+                match wrapped {
+                    Ok(wrapped) => {
+                        let parts = wrapped.into_parts();
+                        (
+                            parts.command,
+                            parts.level.as_str(),
+                            parts.warning,
+                            Some(parts.guard),
+                        )
+                    }
+                    Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
+                }
+            }
+        };
+        let log_dir = crate::tools::registry::outputs_dir(self.cwd());
+        let output = match bash::run(command, timeout, cancel, &log_dir).await {
+            Ok(o) => o,
+            Err(e) => {
+                return Outcome {
+                    text: format!("failed to start {}: {e}", shell.display()),
+                    is_error: true,
+                    sandbox_level: Some(level.to_string()),
+                    sandbox_warning: warning,
+                };
+            }
+        };
+        let mut text = String::new();
+        if let Some(w) = &warning {
+            text.push_str(w);
+            text.push('\n');
+        }
+        text.push_str(&output.text);
+        Outcome {
+            text,
+            is_error: output.is_error(),
+            sandbox_level: Some(level.to_string()),
+            sandbox_warning: warning,
+        }
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
+}
