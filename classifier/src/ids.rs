@@ -126,4 +126,8 @@ rule_ids! {
     SecretsProcess = "secrets.other-process",
     SecretsProcessList = "secrets.process-environment",
     ExecSed = "exec.sed",
+    ArchiveOutside = "archive.outside",
+    ContainerHostAccess = "container.host-access",
+    ExecToolCommand = "exec.tool-command",
+    ExecPackageScript = "exec.package-script",
 }

@@ -524,7 +524,7 @@ const CASES: &[(&str, Class, &str)] = &[
     ("find . -fls ~/x", D, "write.outside-cwd"),
     ("crontab -r", D, "system.scheduled-job"),
     ("crontab file.cron", D, "system.scheduled-job"),
-    ("crontab -l", N, ""),
+    ("crontab -l", R, ""),
     ("tree -o /etc/x", N, "readonly.flag-writes"),
     ("xxd -r hex /etc/bin", D, "write.outside-cwd"),
     // ----- find -----
@@ -611,7 +611,7 @@ const CASES: &[(&str, Class, &str)] = &[
     ("systemctl stop nginx", D, "system.service-change"),
     ("systemctl disable sshd", D, "system.service-change"),
     ("systemctl mask firewalld", D, "system.service-change"),
-    ("systemctl status nginx", N, "readonly.not-allow-listed"),
+    ("systemctl status nginx", R, ""),
     ("kill -9 -1", D, "system.kill-all"),
     ("kill -KILL -1", D, "system.kill-all"),
     ("kill -s 9 -1", D, "system.kill-all"),

@@ -80,6 +80,17 @@ pub(crate) struct Opt {
 /// `-S` with an attached value; `--name=value` carries its value; an option in `with_value`
 /// written alone takes the next word. Returns the options and how many words they use.
 pub(crate) fn split_option(args: &[Word], i: usize, with_value: &[&str]) -> (Vec<Opt>, usize) {
+    split_option_with(args, i, with_value, &[])
+}
+
+/// [`split_option`] where `flags` are long options without a value that must not be read as
+/// abbreviations of longer ones (`tar --list` is not `--listed-incremental`).
+pub(crate) fn split_option_with(
+    args: &[Word],
+    i: usize,
+    with_value: &[&str],
+    flags: &[&str],
+) -> (Vec<Opt>, usize) {
     let word = &args[i];
     let text = if word.dynamic {
         word.prefix.as_str()
@@ -89,6 +100,15 @@ pub(crate) fn split_option(args: &[Word], i: usize, with_value: &[&str]) -> (Vec
     if let Some(long) = text.strip_prefix("--") {
         let name = long.split_once('=').map_or(long, |(n, _)| n);
         let arg = format!("--{name}");
+        if flags.contains(&arg.as_str()) {
+            return (
+                vec![Opt {
+                    name: arg,
+                    value: None,
+                }],
+                1,
+            );
+        }
         let full = with_value
             .iter()
             .find(|f| **f == arg)

@@ -1,7 +1,7 @@
 //! Read-looking tools with a way to run programs or write files: `find -exec`,
 //! `tar --checkpoint-action`, `vim -c '!…'`, `man -H`, `rg --pre`, `awk 'system(…)'`.
 
-use super::args::split_option;
+use super::args::split_option_with;
 use super::exec::{embedded_shell_commands, join_spans, quoted_prefix, shell_strings};
 use super::scripts::awk_effects;
 use super::{
@@ -159,53 +159,150 @@ pub(crate) fn program_option(w: &mut Walker, program: &str, span: Span, rule: Ru
 }
 
 fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
-    let args = &cmd.argv[1..];
     #[rustfmt::skip]
     const PROGRAM_OPTS: &[&str] = &[
         "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
         "--new-volume-script",
     ];
-    for (i, a) in args.iter().enumerate() {
-        let t = a.text.as_str();
-        if let Some(action) = t.strip_prefix("--checkpoint-action=") {
-            let program = action
-                .strip_prefix("exec=")
-                .or_else(|| action.strip_prefix("exec:"));
-            if let Some(p) = program {
-                program_option(
-                    w,
-                    p,
-                    a.span,
-                    RuleId::ExecTarProgram,
-                    "tar --checkpoint-action",
-                );
-            }
-        } else if let Some(opt) = PROGRAM_OPTS.iter().find(|o| long_is(t, o)) {
-            let value = long_value(args, i, opt).map(value_text).unwrap_or_default();
-            program_option(w, &value, a.span, RuleId::ExecTarProgram, opt);
-        } else if t.starts_with('-') && !t.starts_with("--") {
-            // `-I PROG`, `-IPROG`, `-xI PROG`: the compressor or volume script runs.
-            let (parsed, _) = split_option(
-                args,
-                i,
-                &[
-                    "-I", "-F", "-f", "-C", "-b", "-H", "-K", "-L", "-N", "-T", "-V", "-X", "-g",
-                ],
-            );
-            for opt in parsed.iter().filter(|o| o.name == "-I" || o.name == "-F") {
-                let value = opt
-                    .value
-                    .as_ref()
-                    .map(|v| v.text.clone())
-                    .unwrap_or_default();
-                program_option(w, &value, a.span, RuleId::ExecTarProgram, &opt.name);
+    #[rustfmt::skip]
+    const WITH_VALUE: &[&str] = &[
+        "-I", "-F", "-f", "-C", "-b", "-H", "-K", "-L", "-N", "-T", "-V", "-X", "-g", "--file",
+        "--directory", "--transform", "--xform", "--index-file", "--listed-incremental",
+        "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
+        "--new-volume-script", "--exclude", "--files-from", "--exclude-from", "--format",
+        "--owner", "--group", "--mode", "--mtime", "--label", "--blocking-factor",
+        "--tape-length", "--starting-file", "--newer", "--after-date", "--volno-file",
+        "--checkpoint-action", "--strip-components", "--backup", "--suffix",
+    ];
+    #[rustfmt::skip]
+    const FLAGS: &[&str] = &[
+        "--list", "--extract", "--get", "--create", "--append", "--update", "--diff", "--compare",
+        "--delete", "--to-stdout", "--absolute-names", "--catenate", "--concatenate",
+    ];
+    let mut args = cmd.argv[1..].to_vec();
+    // Old-style first argument: `tar xzf a.tgz` is `tar -xzf a.tgz`.
+    if let Some(first) = args
+        .first_mut()
+        .filter(|a| !a.dynamic && !a.text.starts_with('-'))
+    {
+        first.text = format!("-{}", first.text);
+        first.prefix = first.text.clone();
+    }
+    let mut mode = None;
+    let mut directories = Vec::new();
+    let mut archive = None;
+    let mut absolute = false;
+    let mut to_stdout = false;
+    let mut runs_program = false;
+    let mut transforms = Vec::new();
+    let mut other_writes = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.dynamic || !a.text.starts_with('-') || a.text == "-" {
+            i += 1;
+            continue;
+        }
+        if a.text == "--" {
+            break;
+        }
+        let (parsed, used) = split_option_with(&args, i, WITH_VALUE, FLAGS);
+        for opt in parsed {
+            let name = opt.name.as_str();
+            let value = opt.value.clone();
+            let value_text = value.as_ref().map(|v| v.text.clone()).unwrap_or_default();
+            match name {
+                "-x" | "--extract" | "--get" => mode = Some('x'),
+                "-t" | "--list" => mode = mode.or(Some('t')),
+                "-c" | "--create" | "-r" | "--append" | "-u" | "--update" | "-A" | "--catenate"
+                | "--concatenate" | "--delete" => mode = Some('c'),
+                "-d" | "--diff" | "--compare" => mode = mode.or(Some('t')),
+                "-C" | "--directory" => directories.extend(value),
+                "-f" | "--file" => archive = value,
+                "-P" | "--absolute-names" => absolute = true,
+                "-O" | "--to-stdout" => to_stdout = true,
+                "--transform" | "--xform" => transforms.push(value_text),
+                "-g" | "--listed-incremental" | "--index-file" | "--volno-file" => {
+                    other_writes.extend(value)
+                }
+                "-I" | "-F" => {
+                    runs_program = true;
+                    program_option(w, &value_text, a.span, RuleId::ExecTarProgram, name);
+                }
+                "--checkpoint-action" => {
+                    let program = value_text
+                        .strip_prefix("exec=")
+                        .or_else(|| value_text.strip_prefix("exec:"));
+                    if let Some(p) = program {
+                        runs_program = true;
+                        program_option(
+                            w,
+                            p,
+                            a.span,
+                            RuleId::ExecTarProgram,
+                            "tar --checkpoint-action",
+                        );
+                    }
+                }
+                _ if PROGRAM_OPTS.contains(&name) => {
+                    runs_program = true;
+                    program_option(w, &value_text, a.span, RuleId::ExecTarProgram, name);
+                }
+                _ => {}
             }
         }
+        i += used;
     }
-    Outcome::not(
-        RuleId::ReadonlyNotAllowListed,
-        "\"tar\" is not on the read-only list",
-    )
+    for target in &other_writes {
+        check_write_target(w, target, "tar", target.span);
+    }
+    match mode {
+        Some('x') if !to_stdout => {
+            for dir in &directories {
+                check_write_target(w, dir, "tar -x -C", dir.span);
+            }
+            if absolute {
+                let msg = "\"tar -x -P\" writes members with absolute names wherever they say";
+                w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
+            }
+            for expr in &transforms {
+                if transform_escapes(expr) {
+                    let msg = format!(
+                        "\"tar --transform {expr}\" renames members to outside the target directory"
+                    );
+                    w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
+                }
+            }
+        }
+        Some('c') => {
+            if let Some(file) = archive.as_ref().filter(|f| f.text != "-") {
+                check_write_target(w, file, "tar", file.span);
+            }
+        }
+        _ => {}
+    }
+    let lists = mode == Some('t') || (mode == Some('x') && to_stdout);
+    if lists && !runs_program && other_writes.is_empty() {
+        return Outcome::read_only();
+    }
+    Outcome::not(RuleId::ReadonlyNotAllowListed, "\"tar\" writes files")
+}
+
+/// Whether a `--transform` sed expression can rename members to absolute paths or upwards.
+fn transform_escapes(expr: &str) -> bool {
+    let mut chars = expr.chars();
+    if chars.next() != Some('s') {
+        return true;
+    }
+    let Some(delim) = chars.next() else {
+        return true;
+    };
+    let rest: String = chars.collect();
+    let parts: Vec<&str> = rest.split(delim).collect();
+    let Some(replacement) = parts.get(1) else {
+        return true;
+    };
+    replacement.starts_with('/') || replacement.contains("..") || replacement.contains('~')
 }
 
 fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
@@ -394,7 +491,12 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
 
 fn awk_pipe_commands(program: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let bytes = program.as_bytes();
     for (at, _) in program.match_indices('|') {
+        // `||` is logical or, not a pipe.
+        if bytes.get(at + 1) == Some(&b'|') || at > 0 && bytes[at - 1] == b'|' {
+            continue;
+        }
         if let Some(after) = quoted_prefix(program[at + 1..].trim_start()) {
             out.push(after);
         }

@@ -30,7 +30,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "sort" => sort(w, args)?,
         "uniq" => uniq(w, args)?,
         "dd" => dd(w, args),
-        "patch" | "unzip" | "7z" | "cpio" => Outcome::not(
+        "patch" | "cpio" => Outcome::not(
             RuleId::ReadonlyNotAllowListed,
             format!("\"{prog}\" writes files"),
         ),

@@ -5,18 +5,22 @@
 //! program of this family". Families add dangerous (or normal) reasons themselves and report
 //! whether the command could still be read-only; [`run`] turns a "no" into a normal reason.
 
+mod archives;
 mod args;
+mod containers;
 mod decoders;
 mod escapes;
 mod exec;
 mod expand;
 mod fs;
 mod git;
+mod inspect;
 mod net;
 mod readonly;
 mod scripts;
 mod speculative;
 mod system;
+mod tools;
 mod wrappers;
 
 use crate::ids::RuleId;
@@ -335,8 +339,12 @@ const FLAG_SENSITIVE: &[&str] = &[
 type Family = fn(&mut Walker, &Cmd, &str) -> Option<Outcome>;
 
 fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
-    let families: [Family; 9] = [
+    let families: [Family; 13] = [
         wrappers::run,
+        inspect::run,
+        containers::run,
+        tools::run,
+        archives::run,
         exec::run,
         escapes::run,
         decoders::run,

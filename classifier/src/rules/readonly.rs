@@ -31,6 +31,11 @@ const CONDITIONALLY_READ_ONLY: &[&str] = &[
     // Transparent wrappers: read-only when their payload is.
     "env", "command", "builtin", "exec", "nice", "ionice", "time", "timeout", "stdbuf", "setsid",
     "chrt", "taskset", "busybox", "unbuffer", "caffeinate",
+    // Inspection commands with read-only forms (see `inspect`), archives that can only list.
+    "lsblk", "lsof", "numfmt", "expr", "lscpu", "lsusb", "lspci", "findmnt", "zipinfo", "lsattr",
+    "getfacl", "ip", "ss", "journalctl", "systemctl", "crontab", "kill", "mount", "timedatectl",
+    "npm", "pnpm", "unzip", "fd", "fdfind", "tar", "bsdtar", "7z", "gzip", "gunzip", "xz", "bzip2",
+    "zstd",
 ];
 
 /// Flags that write files or run programs, per allow-listed program: (short flags, long flags).

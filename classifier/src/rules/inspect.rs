@@ -1,0 +1,155 @@
+//! Everyday inspection commands whose read-only forms must not ask (`ip addr`, `systemctl
+//! status`, `journalctl`, `crontab -l`, `mount` without arguments …). Each returns read-only
+//! only for the forms it recognises; anything else falls through to the other families,
+//! which judge the changing forms.
+
+use super::{Outcome, long_is, operands, options, short_has};
+use crate::walk::{Cmd, Walker};
+
+pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    if args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let read_only = match prog {
+        "lsblk" | "lsof" | "numfmt" | "expr" | "lscpu" | "lsusb" | "lspci" | "findmnt"
+        | "zipinfo" | "lsattr" | "getfacl" => true,
+        "ip" => ip(args),
+        "ss" => !options(args).any(|a| short_has(&a.text, 'K') || long_is(&a.text, "--kill")),
+        "journalctl" => journalctl(args),
+        "systemctl" => systemctl(args),
+        "crontab" => {
+            args.iter().any(|a| a.text == "-l")
+                && args
+                    .iter()
+                    .all(|a| matches!(a.text.as_str(), "-l" | "-u") || !a.is_option())
+        }
+        // Only when listing is what kill was asked first: `kill -9 -l 1` is not a listing.
+        "kill" => args
+            .first()
+            .is_some_and(|a| matches!(a.text.as_str(), "-l" | "-L" | "--list" | "--table")),
+        "mount" => args
+            .iter()
+            .all(|a| matches!(a.text.as_str(), "-l" | "--show-labels")),
+        "timedatectl" => {
+            matches!(
+                operands(args).first().map(|a| a.text.as_str()),
+                None | Some(
+                    "status" | "show" | "list-timezones" | "timesync-status" | "show-timesync"
+                )
+            ) && !options(args).any(|a| short_has(&a.text, 'H') || short_has(&a.text, 'M'))
+        }
+        "npm" | "pnpm" => matches!(
+            operands(args)
+                .iter()
+                .map(|a| a.text.as_str())
+                .collect::<Vec<_>>()
+                .as_slice(),
+            ["config" | "c", "list" | "ls" | "get", ..]
+        ),
+        "unzip" => {
+            options(args).any(|a| {
+                !a.text.starts_with("--") && a.text[1..].starts_with(['l', 'Z', 'v', 't', 'p', 'z'])
+            }) && !options(args).any(|a| a.text == "-d")
+        }
+        "fd" | "fdfind" => !args.iter().any(|a| {
+            let t = a.text.as_str();
+            t == "-x" || t == "-X" || long_is(t, "--exec") || long_is(t, "--exec-batch")
+        }),
+        _ => return None,
+    };
+    read_only.then(Outcome::read_only)
+}
+
+/// `ip [OPTIONS] OBJECT [show|list|get]`.
+fn ip(args: &[crate::word::Word]) -> bool {
+    const OBJECTS: &[&str] = &[
+        "a",
+        "addr",
+        "address",
+        "r",
+        "route",
+        "l",
+        "link",
+        "n",
+        "neigh",
+        "neighbour",
+        "neighbor",
+        "rule",
+        "ru",
+        "maddr",
+        "maddress",
+        "mroute",
+        "netconf",
+        "tunnel",
+        "tuntap",
+        "-4",
+        "-6",
+    ];
+    let mut words = args.iter().map(|a| a.text.as_str()).skip_while(|t| {
+        t.starts_with('-') && !matches!(*t, "-n" | "-netns" | "-b" | "-batch" | "-force")
+    });
+    let Some(object) = words.next() else {
+        return false;
+    };
+    if !OBJECTS.contains(&object) {
+        return false;
+    }
+    matches!(
+        words.next(),
+        None | Some("show" | "list" | "ls" | "lst" | "get" | "s")
+    )
+}
+
+fn journalctl(args: &[crate::word::Word]) -> bool {
+    !args.iter().any(|a| {
+        let t = a.text.as_str();
+        [
+            "--vacuum-size",
+            "--vacuum-time",
+            "--vacuum-files",
+            "--rotate",
+            "--flush",
+            "--sync",
+            "--relinquish-var",
+            "--smart-relinquish-var",
+            "--setup-keys",
+            "--update-catalog",
+            "--output-fields",
+        ]
+        .iter()
+        .any(|o| long_is(t, o))
+    })
+}
+
+fn systemctl(args: &[crate::word::Word]) -> bool {
+    const VERBS: &[&str] = &[
+        "status",
+        "show",
+        "cat",
+        "is-active",
+        "is-enabled",
+        "is-failed",
+        "is-system-running",
+        "list-units",
+        "list-unit-files",
+        "list-timers",
+        "list-sockets",
+        "list-jobs",
+        "list-dependencies",
+        "list-machines",
+        "list-automounts",
+        "list-paths",
+        "help",
+        "show-environment",
+        "get-default",
+    ];
+    let remote = options(args).any(|a| {
+        short_has(&a.text, 'H')
+            || short_has(&a.text, 'M')
+            || long_is(&a.text, "--host")
+            || long_is(&a.text, "--machine")
+    });
+    let verb = operands(args).first().map(|a| a.text.clone());
+    !remote && verb.as_deref().is_none_or(|v| VERBS.contains(&v))
+}

@@ -1,0 +1,559 @@
+//! Exec and write primitives of common tools (the GTFOBins families): debuggers, database
+//! shells, macro processors, build tools and test runners that run commands or write files
+//! named in their arguments or input. A dangerous payload makes the command dangerous; a write
+//! target outside the project is judged like any other.
+
+use super::args::split_option;
+use super::escapes::program_option;
+use super::exec::shell_strings;
+use super::{Outcome, check_write_target, run_code};
+use crate::Class;
+use crate::ids::RuleId;
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
+    match prog {
+        "gdb" | "cgdb" | "gdb-multiarch" => gdb(w, cmd),
+        "sqlite3" | "sqlite" => sqlite(w, cmd),
+        "m4" => m4(w, cmd),
+        "make" | "gmake" => make(w, args),
+        "split" | "csplit" => split(w, args, prog),
+        "script" => return Some(script(w, cmd)),
+        "pip" | "pip3" => pip(w, args),
+        "npm" | "pnpm" | "yarn" | "bun" => package_scripts(w, cmd, prog),
+        _ => {}
+    }
+    report_paths(w, prog, args);
+    None
+}
+
+/// `gdb -ex '!cmd'`, `-ex 'shell cmd'`, `-ex 'python os.system(…)'`, `-iex`, `--eval-command`.
+fn gdb(w: &mut Walker, cmd: &Cmd) {
+    let args = &cmd.argv[1..];
+    let mut commands: Vec<Word> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        let long = t.trim_start_matches('-');
+        if args[i].is_option()
+            && matches!(
+                long.split('=').next(),
+                Some("ex" | "iex" | "eval-command" | "init-eval-command")
+            )
+        {
+            match t.split_once('=') {
+                Some((_, v)) => commands.push(Word::literal(v, args[i].span)),
+                None => commands.extend(args.get(i + 1).cloned()),
+            }
+        }
+        i += 1;
+    }
+    if let Some(text) = &cmd.input.text {
+        commands.extend(text.lines().map(|l| Word::literal(l, cmd.span)));
+    }
+    for c in commands {
+        debugger_command(w, &c, "gdb");
+    }
+}
+
+fn debugger_command(w: &mut Walker, c: &Word, tool: &str) {
+    let text = c.text.trim();
+    let shell = text
+        .strip_prefix('!')
+        .or_else(|| text.strip_prefix("shell "))
+        .or_else(|| text.strip_prefix("pipe "))
+        .map(str::to_string);
+    if let Some(code) = shell {
+        program_option(w, &code, c.span, RuleId::ExecToolCommand, tool);
+    } else if text.starts_with("python") || text.starts_with("pi ") {
+        for s in shell_strings(text) {
+            program_option(w, &s, c.span, RuleId::ExecToolCommand, tool);
+        }
+    } else if c.dynamic {
+        w.reason(
+            Class::Normal,
+            RuleId::DynamicShellCode,
+            format!("{tool} runs a computed command"),
+            c.span,
+        );
+    }
+}
+
+/// `sqlite3 db '.shell cmd'`, `.system`, `.output FILE`, `.once FILE|'|cmd'`, `-cmd`, stdin.
+fn sqlite(w: &mut Walker, cmd: &Cmd) {
+    let args = &cmd.argv[1..];
+    let mut lines: Vec<(String, crate::Span)> = Vec::new();
+    let mut i = 0;
+    let mut operands = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.text == "-cmd" {
+            if let Some(v) = args.get(i + 1) {
+                lines.push((v.text.clone(), v.span));
+            }
+            i += 2;
+            continue;
+        }
+        if !a.is_option() {
+            operands += 1;
+            if operands >= 2 {
+                lines.extend(a.text.split(['\n', ';']).map(|l| (l.to_string(), a.span)));
+            }
+        }
+        i += 1;
+    }
+    if let Some(text) = &cmd.input.text {
+        lines.extend(text.split(['\n', ';']).map(|l| (l.to_string(), cmd.span)));
+    }
+    for (line, span) in lines {
+        let line = line.trim();
+        let Some((dot, rest)) = line.split_once(char::is_whitespace).or(Some((line, ""))) else {
+            continue;
+        };
+        let rest = rest.trim().trim_matches(['\'', '"']);
+        match dot {
+            ".shell" | ".system" => {
+                program_option(w, rest, span, RuleId::ExecToolCommand, "sqlite3")
+            }
+            ".output" | ".once" | ".log" | ".save" | ".backup" | ".dump" if !rest.is_empty() => {
+                let rest = rest.trim_start_matches("-x ").trim_start_matches("-e ");
+                if let Some(program) = rest.strip_prefix('|') {
+                    program_option(w, program, span, RuleId::ExecToolCommand, "sqlite3 pipe");
+                } else if dot != ".dump" {
+                    check_write_target(
+                        w,
+                        &Word::literal(rest, span),
+                        &format!("sqlite3 {dot}"),
+                        span,
+                    );
+                }
+            }
+            ".load" => {
+                let msg = "sqlite3 .load loads a native extension";
+                w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
+            }
+            _ => {
+                let upper = line.to_ascii_uppercase();
+                if let Some(at) = upper.find("ATTACH") {
+                    let quoted = super::exec::quoted_prefix(
+                        line[at..]
+                            .split_once(char::is_whitespace)
+                            .map_or("", |(_, r)| r)
+                            .trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == ' ')
+                            .trim(),
+                    );
+                    if let Some(file) = quoted {
+                        check_write_target(w, &Word::literal(&file, span), "sqlite3 ATTACH", span);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `m4` runs `syscmd(…)`/`esyscmd(…)` from its input or arguments.
+fn m4(w: &mut Walker, cmd: &Cmd) {
+    let mut texts: Vec<(String, crate::Span)> = cmd.argv[1..]
+        .iter()
+        .filter(|a| a.text.contains("syscmd"))
+        .map(|a| (a.text.clone(), a.span))
+        .collect();
+    if let Some(t) = &cmd.input.text {
+        texts.push((t.clone(), cmd.span));
+    }
+    for (text, span) in texts {
+        for (at, _) in text.match_indices("syscmd(") {
+            let rest = &text[at + "syscmd(".len()..];
+            let inner = rest
+                .split(')')
+                .next()
+                .unwrap_or("")
+                .trim_matches(['`', '\'', '"']);
+            program_option(w, inner, span, RuleId::ExecToolCommand, "m4 syscmd");
+        }
+    }
+}
+
+/// `make --eval='…$(shell cmd)…'`, `$(file >PATH,…)`; `-f`/`-C` elsewhere are ordinary.
+fn make(w: &mut Walker, args: &[Word]) {
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() {
+            // `VAR=value` on the command line is like --eval of an assignment.
+            if args[i].text.contains("$(") {
+                make_text(w, &args[i]);
+            }
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(
+            args,
+            i,
+            &[
+                "-E",
+                "--eval",
+                "-f",
+                "--file",
+                "-C",
+                "--directory",
+                "-I",
+                "-o",
+                "-W",
+                "-j",
+                "-l",
+            ],
+        );
+        for opt in parsed {
+            if matches!(opt.name.as_str(), "-E" | "--eval")
+                && let Some(v) = &opt.value
+            {
+                make_text(w, v);
+            }
+        }
+        i += used;
+    }
+}
+
+fn make_text(w: &mut Walker, word: &Word) {
+    let text = &word.text;
+    for (at, _) in text.match_indices("$(shell ") {
+        let inner = balanced(&text[at + "$(shell ".len()..]);
+        program_option(
+            w,
+            &inner,
+            word.span,
+            RuleId::ExecToolCommand,
+            "make $(shell)",
+        );
+    }
+    for (at, _) in text.match_indices("$(file ") {
+        let inner = balanced(&text[at + "$(file ".len()..]);
+        let path = inner
+            .trim_start_matches(['>', '<'])
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim();
+        if inner.starts_with('>') {
+            check_write_target(
+                w,
+                &Word::literal(path, word.span),
+                "make $(file)",
+                word.span,
+            );
+        }
+    }
+    // A recipe in --eval (`all: ; cmd`) runs as shell code.
+    if let Some((_, recipe)) = text.split_once(": ;") {
+        program_option(
+            w,
+            recipe.trim(),
+            word.span,
+            RuleId::ExecToolCommand,
+            "make --eval recipe",
+        );
+    }
+}
+
+/// Text up to the parenthesis closing an already opened `$(`.
+fn balanced(text: &str) -> String {
+    let mut depth = 1;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return text[..i].to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    text.to_string()
+}
+
+/// `split --filter=CMD` runs CMD per chunk; the output prefix is written.
+fn split(w: &mut Walker, args: &[Word], prog: &str) {
+    let mut ops = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() {
+            ops.push(&args[i]);
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(
+            args,
+            i,
+            &[
+                "--filter",
+                "-b",
+                "-l",
+                "-n",
+                "-a",
+                "-C",
+                "-t",
+                "--additional-suffix",
+                "-f",
+                "--prefix",
+            ],
+        );
+        for opt in parsed {
+            if opt.name == "--filter" {
+                let program = opt
+                    .value
+                    .as_ref()
+                    .map(|v| v.text.clone())
+                    .unwrap_or_default();
+                program_option(
+                    w,
+                    &program,
+                    args[i].span,
+                    RuleId::ExecToolCommand,
+                    "split --filter",
+                );
+            }
+        }
+        i += used;
+    }
+    if prog == "split"
+        && let Some(prefix) = ops.get(1)
+    {
+        check_write_target(w, prefix, "split", prefix.span);
+    }
+}
+
+/// `script -c CMD FILE`: a wrapper that runs CMD under a pty and writes FILE.
+fn script(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let mut ops = Vec::new();
+    let mut flow = Flow::default();
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() {
+            ops.push(&args[i]);
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(
+            args,
+            i,
+            &[
+                "-c",
+                "--command",
+                "-E",
+                "--echo",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+                "-T",
+                "--log-timing",
+                "-m",
+                "--logging-format",
+            ],
+        );
+        for opt in parsed {
+            match (opt.name.as_str(), opt.value) {
+                ("-c" | "--command", Some(code)) => {
+                    let text = code.text.clone();
+                    flow = run_code(w, &text, code.span, &cmd.input).0;
+                }
+                (
+                    "-I" | "--log-in" | "-O" | "--log-out" | "-B" | "--log-io" | "-T"
+                    | "--log-timing",
+                    Some(file),
+                ) => {
+                    check_write_target(w, &file, "script", file.span);
+                }
+                _ => {}
+            }
+        }
+        i += used;
+    }
+    if let Some(file) = ops.first() {
+        check_write_target(w, file, "script", file.span);
+    }
+    Outcome::not(
+        RuleId::ExecWrapper,
+        "\"script\" runs a shell and records it",
+    )
+    .with_flow(flow)
+}
+
+/// `pip config --editor CMD edit` (and `pip --editor`): the editor runs.
+fn pip(w: &mut Walker, args: &[Word]) {
+    for (i, a) in args.iter().enumerate() {
+        let value = if a.text == "--editor" {
+            args.get(i + 1).map(|v| v.text.clone())
+        } else {
+            a.text.strip_prefix("--editor=").map(str::to_string)
+        };
+        if let Some(editor) = value {
+            program_option(w, &editor, a.span, RuleId::ExecToolCommand, "pip --editor");
+        }
+    }
+}
+
+/// npm lifecycle scripts: a `package.json` this script wrote (or `npm pkg set scripts.X=…`)
+/// runs its scripts on install, test, start, run.
+fn package_scripts(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    let args = &cmd.argv[1..];
+    let words: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.is_option())
+        .map(|a| a.text.as_str())
+        .collect();
+    if let ["pkg", "set", settings @ ..] = words.as_slice() {
+        for s in settings {
+            if let Some((key, value)) = s.split_once('=')
+                && key.starts_with("scripts.")
+            {
+                program_option_if_dangerous(w, value, cmd.span, prog);
+            }
+        }
+        return;
+    }
+    let runs_scripts = words.is_empty() && prog == "yarn"
+        || matches!(
+            words.first(),
+            Some(
+                &("install"
+                    | "i"
+                    | "ci"
+                    | "add"
+                    | "run"
+                    | "run-script"
+                    | "test"
+                    | "t"
+                    | "start"
+                    | "restart"
+                    | "stop"
+                    | "rebuild"
+                    | "pack"
+                    | "publish"
+                    | "exec"
+                    | "x")
+            )
+        );
+    if !runs_scripts {
+        return;
+    }
+    let manifest = Word::literal("package.json", cmd.span);
+    let Some(text) = super::written_text(w, &manifest) else {
+        return;
+    };
+    for value in json_strings(&text) {
+        program_option_if_dangerous(w, &value, cmd.span, prog);
+    }
+}
+
+/// Like `program_option`, but a plain shell (`"sh"`) in a manifest is not reported: only
+/// payloads that are dangerous themselves.
+fn program_option_if_dangerous(w: &mut Walker, code: &str, span: crate::Span, prog: &str) {
+    let before = w.reasons.len();
+    let (_, _) = run_code(w, code, span, &Flow::default());
+    let dangerous = w.reasons[before..]
+        .iter()
+        .any(|r| r.class == Class::Dangerous);
+    if dangerous {
+        let msg = format!("\"{prog}\" runs a package script written by this command: {code}");
+        w.reason(Class::Dangerous, RuleId::ExecPackageScript, msg, span);
+    }
+}
+
+/// String values of a JSON text (after a `:`), unescaped enough to read commands.
+fn json_strings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(colon) = rest.find(':') {
+        rest = rest[colon + 1..].trim_start();
+        if let Some(body) = rest.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = body.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '"' => break,
+                    c => value.push(c),
+                }
+            }
+            out.push(value);
+        }
+        if out.len() >= 32 {
+            break;
+        }
+    }
+    out
+}
+
+/// Report and output paths of linters, test runners and compilers (`eslint -o`, `pytest
+/// --junitxml=`, `go test -coverprofile=`): a path outside the project is a write there.
+fn report_paths(w: &mut Walker, prog: &str, args: &[Word]) {
+    #[rustfmt::skip]
+    const FLAGS: &[(&str, &[&str])] = &[
+        ("eslint", &["-o", "--output-file"]),
+        ("stylelint", &["-o", "--output-file"]),
+        ("pytest", &["--junitxml", "--junit-xml", "--html", "--result-log", "--log-file", "--resultlog", "--basetemp", "--report-log"]),
+        ("py.test", &["--junitxml", "--junit-xml", "--html", "--log-file"]),
+        ("jest", &["--outputFile", "--coverageDirectory"]),
+        ("vitest", &["--outputFile"]),
+        ("mocha", &["--reporter-option"]),
+        ("ruff", &["-o", "--output-file", "--cache-dir"]),
+        ("mypy", &["--junit-xml", "--html-report", "--txt-report", "--xml-report", "--cache-dir"]),
+        ("flake8", &["--output-file"]),
+        ("pylint", &["--output"]),
+        ("coverage", &["-o", "--data-file"]),
+        ("phpunit", &["--log-junit", "--coverage-html", "--coverage-clover"]),
+        ("rspec", &["-o", "--out"]),
+        ("tsc", &["--outDir", "--outFile", "--tsBuildInfoFile"]),
+        ("go", &["-o", "-coverprofile", "-cpuprofile", "-memprofile", "-trace", "-outputdir", "-blockprofile", "-mutexprofile"]),
+        ("cargo", &["--target-dir", "--out-dir", "--artifact-dir"]),
+        ("prettier", &["--cache-location"]),
+        ("black", &["--cache-dir"]),
+        ("gcc", &["-o"]), ("cc", &["-o"]), ("clang", &["-o"]), ("g++", &["-o"]), ("rustc", &["-o", "--out-dir"]),
+    ];
+    let Some((_, flags)) = FLAGS.iter().find(|(p, _)| *p == prog) else {
+        return;
+    };
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        let bare = name.trim_start_matches('-');
+        let Some(flag) = flags
+            .iter()
+            .find(|f| f.trim_start_matches('-') == bare && name.starts_with('-'))
+        else {
+            // Attached short form: `-o/etc/x`.
+            if let Some(v) = t
+                .strip_prefix("-o")
+                .filter(|v| !v.is_empty() && flags.contains(&"-o") && !t.starts_with("--"))
+            {
+                check_write_target(w, &Word::literal(v, a.span), &format!("{prog} -o"), a.span);
+            }
+            continue;
+        };
+        let target = match t.split_once('=') {
+            Some((_, v)) => Some(super::args::tail(a, t.len() - v.len())),
+            None => args.get(i + 1).cloned(),
+        };
+        if let Some(target) = target {
+            // `--cov-report=xml:PATH`, `--reporter-option output=PATH`.
+            let path = target
+                .text
+                .rsplit_once(['=', ':'])
+                .map_or(target.text.clone(), |(_, p)| p.to_string());
+            let word = if target.dynamic {
+                target.clone()
+            } else {
+                Word::literal(&path, target.span)
+            };
+            check_write_target(w, &word, &format!("{prog} {flag}"), a.span);
+        }
+    }
+}
