@@ -6,19 +6,23 @@ use crate::walk::{Cmd, Flow, Walker};
 use crate::word::{Word, unescape_unquoted};
 use crate::{Span, rules};
 
-/// Longest text scanned; beyond it the parse-error reason alone keeps the verdict normal.
+/// Longest statement scanned; beyond it the reason that led to the scan keeps the verdict
+/// normal. The text as a whole has no limit: the scan is linear.
 const MAX_SCAN: usize = 64 * 1024;
 
 pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
-    if text.len() > MAX_SCAN {
-        return;
-    }
     w.keep_dangerous("seen in text that does not parse cleanly", |w| {
         for statement in text.split([';', '&', '\n', '(', ')', '{', '}', '`']) {
+            if statement.len() > MAX_SCAN {
+                // One piece this long is not a command anyone runs; the verdict is already
+                // at least normal, and scanning it would cost more than it could find.
+                continue;
+            }
             let mut input = Flow::default();
             for stage in statement.split('|') {
-                let argv: Vec<Word> = stage
-                    .split_whitespace()
+                let tokens: Vec<&str> = stage.split_whitespace().collect();
+                let argv: Vec<Word> = tokens
+                    .iter()
                     .map(|t| t.replace(['\'', '"'], ""))
                     .map(|t| unescape_unquoted(t.strip_prefix('$').unwrap_or(&t)))
                     .filter(|t| !t.is_empty())
@@ -27,16 +31,55 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
                 if argv.is_empty() {
                     continue;
                 }
-                let cmd = Cmd {
-                    argv,
-                    assigns: Vec::new(),
-                    redirects: Vec::new(),
-                    input: input.clone(),
-                    span,
-                };
-                let out = rules::run(w, cmd);
+                suffixes(w, &tokens, &input, span);
+                let out = rules::run(w, command(argv, &input, span));
                 input = Flow { fed: true, ..out };
             }
         }
     });
+}
+
+/// Words after which the rest of a statement is itself a command (`eval …`, `bash -c …`,
+/// `sudo …`). Quotes and backslashes are dropped in this scan, so a command nested in layers of
+/// quoting, beyond the re-parse depth limit, appears as a suffix after one of these.
+#[rustfmt::skip]
+const RUNNERS: &[&str] = &[
+    "eval", "exec", "command", "builtin", "sudo", "doas", "env", "xargs", "nohup", "time", "-c",
+    "then", "do", "else", "if", "while", "until", "!", "nice", "setsid", "stdbuf",
+];
+/// How many suffixes of one statement are tried.
+const MAX_SUFFIXES: usize = 32;
+
+fn suffixes(w: &mut Walker, tokens: &[&str], input: &Flow, span: Span) {
+    let clean: Vec<String> = tokens
+        .iter()
+        .map(|t| t.replace(['\'', '"', '\\'], ""))
+        .map(|t| t.strip_prefix('$').map(str::to_string).unwrap_or(t))
+        .collect();
+    let starts: Vec<usize> = (1..clean.len())
+        .filter(|&i| {
+            RUNNERS.contains(&clean[i - 1].as_str()) && !RUNNERS.contains(&clean[i].as_str())
+        })
+        .take(MAX_SUFFIXES)
+        .collect();
+    for start in starts {
+        let argv: Vec<Word> = clean[start..]
+            .iter()
+            .filter(|t| !t.is_empty())
+            .map(|t| Word::literal(t, span))
+            .collect();
+        if !argv.is_empty() {
+            rules::run(w, command(argv, input, span));
+        }
+    }
+}
+
+fn command(argv: Vec<Word>, input: &Flow, span: Span) -> Cmd {
+    Cmd {
+        argv,
+        assigns: Vec::new(),
+        redirects: Vec::new(),
+        input: input.clone(),
+        span,
+    }
 }

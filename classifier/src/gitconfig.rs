@@ -37,6 +37,9 @@ impl Entry {
 pub(crate) fn parse(text: &str) -> Vec<Entry> {
     let mut entries = Vec::new();
     let mut section: Option<(String, Option<String>)> = None;
+    // A byte-order mark before the first section header is skipped by git; without this the
+    // first section (often `[core]`) would go unseen.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     while let Some(raw) = lines.next() {
         let mut line = raw.trim().to_string();
@@ -195,6 +198,44 @@ impl GitConfig {
         Self::load_with_home(git_dir, None, read)
     }
 
+    /// The configuration git reads for the repository whose git directory is `git_dir`,
+    /// following what a linked worktree adds: `<git_dir>/commondir` names the shared directory
+    /// whose `config` applies, and `<git_dir>/config.worktree` is read after it. Includes are
+    /// followed in each. `read` does all file access (see [`GitConfig::load_with`]).
+    pub fn load_repository(
+        git_dir: &Path,
+        home: Option<&Path>,
+        read: impl Fn(&Path) -> Option<String>,
+    ) -> GitConfig {
+        let common = read(&git_dir.join("commondir"))
+            .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+            .filter(|text| !text.is_empty())
+            .map(|dir| {
+                let dir = Path::new(&dir);
+                if dir.is_absolute() {
+                    dir.to_path_buf()
+                } else {
+                    git_dir.join(dir)
+                }
+            });
+        let mut config = GitConfig::default();
+        let main_dir = common.as_deref().unwrap_or(git_dir);
+        collect(&main_dir.join("config"), home, &read, 0, &mut config.files);
+        if common.is_some() {
+            // A worktree's own `config` is not read by git, but reading a superset only adds
+            // caution.
+            collect(&git_dir.join("config"), home, &read, 0, &mut config.files);
+        }
+        collect(
+            &git_dir.join("config.worktree"),
+            home,
+            &read,
+            0,
+            &mut config.files,
+        );
+        config
+    }
+
     /// [`GitConfig::load_with`] with a home directory for `~/` include paths.
     pub fn load_with_home(
         git_dir: &Path,
@@ -315,6 +356,30 @@ mod tests {
         });
         assert!(cfg.files.len() <= MAX_INCLUDE_DEPTH + 2);
         assert!(!cfg.program_keys().is_empty());
+    }
+
+    #[test]
+    fn bom_and_crlf_configs_are_read() {
+        let cfg = GitConfig {
+            files: vec!["\u{feff}[core]\r\n\tfsmonitor = ./x\r\n".into()],
+        };
+        assert_eq!(cfg.program_keys(), vec!["core.fsmonitor"]);
+    }
+
+    #[test]
+    fn worktrees_read_the_common_config_and_config_worktree() {
+        let files: HashMap<PathBuf, String> = [
+            ("/m/.git/worktrees/w/commondir", "../..\n"),
+            ("/m/.git/worktrees/w/../../config", "[diff \"x\"]\n\ttextconv = ./t\n"),
+            ("/m/.git/worktrees/w/config.worktree", "[core]\n\tpager = ./p\n"),
+        ]
+        .into_iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+        let cfg = GitConfig::load_repository(Path::new("/m/.git/worktrees/w"), None, |p| {
+            files.get(p).cloned()
+        });
+        assert_eq!(cfg.program_keys(), vec!["diff.x.textconv", "core.pager"]);
     }
 
     #[test]

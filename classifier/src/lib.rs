@@ -13,6 +13,7 @@
 //! `gitconfig` reads repository config, `fallback` scans text that does not parse.
 #![forbid(unsafe_code)]
 
+mod evaluation;
 mod fallback;
 mod gitconfig;
 mod ids;
@@ -103,6 +104,10 @@ pub struct Context {
     /// The caller derives them from the same list the sandbox binds read-only, so the bash
     /// classifier, the file tools and the sandbox cannot drift apart. Empty means none.
     pub protected: Vec<Protected>,
+    /// Programs that the repository itself decides the binary of, with why: `cargo` under a
+    /// `rust-toolchain.toml` naming a path toolchain, anything found through a relative `PATH`
+    /// entry. The caller finds them (it does the I/O); running one is never read-only.
+    pub repo_programs: Vec<(String, String)>,
 }
 
 /// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of

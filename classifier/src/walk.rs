@@ -162,6 +162,8 @@ pub(crate) struct Walker<'a> {
     pub downloaded: Vec<std::path::PathBuf>,
     /// Files this script wrote with statically known text (`echo … > x.sh`, heredocs).
     pub written: Vec<(std::path::PathBuf, String)>,
+    /// The whole input already had the raw-text scan because the tree cannot be trusted.
+    distrusted: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -195,6 +197,7 @@ impl<'a> Walker<'a> {
             procsub_feed: Flow::default(),
             downloaded: Vec::new(),
             written: Vec::new(),
+            distrusted: false,
         }
     }
 
@@ -269,11 +272,23 @@ impl<'a> Walker<'a> {
         });
     }
 
-    /// Program-running keys in the repository's git config, parsed once per classification.
-    pub fn git_program_keys(&mut self) -> &[String] {
+    /// Program-running keys in the git config that applies where the command runs, parsed once
+    /// per classification. The caller read the config of the starting directory's repository;
+    /// after a `cd` the command may be in another (nested) repository whose config nobody read,
+    /// which counts as running programs.
+    pub fn git_program_keys(&mut self) -> Vec<String> {
+        let start = crate::paths::normalize(&self.ctx.cwd);
+        if self.cwds.single() != Some(&start) {
+            return vec![
+                "the configuration of the repository in a directory changed to by the script, \
+                 which was not read"
+                    .to_string(),
+            ];
+        }
         let ctx = self.ctx;
         self.git_program_keys
             .get_or_insert_with(|| ctx.git_config.program_keys())
+            .clone()
     }
 
     // ----- work budget ---------------------------------------------------------------------
@@ -375,6 +390,15 @@ impl<'a> Walker<'a> {
                 "command text nested too deeply to inspect",
                 span,
             );
+            // The nested text still gets the raw-text scan for dangerous patterns.
+            if !self.budget.final_scan {
+                let code = text::clean(code);
+                self.budget.final_scan = true;
+                self.keep_dangerous("in command text nested too deeply", |w| {
+                    crate::fallback::scan(w, &code, span);
+                });
+                self.budget.final_scan = false;
+            }
             return Flow::default();
         }
         let code = text::clean(code);
@@ -429,6 +453,7 @@ impl<'a> Walker<'a> {
                 "syntax nested too deeply to inspect",
                 span,
             );
+            self.distrust_tree();
             return Flow::default();
         }
         self.tree_depth += 1;
@@ -440,6 +465,17 @@ impl<'a> Walker<'a> {
     fn statement_inner(&mut self, node: Node, input: &Flow) -> Flow {
         match node.kind() {
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => Flow::default(),
+            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+                let raw = self.node_text(node);
+                let inner = raw
+                    .strip_prefix("((")
+                    .and_then(|r| r.strip_suffix("))"))
+                    .unwrap_or(raw)
+                    .to_string();
+                let span = self.span_of(node);
+                self.arith_check(&inner, span);
+                self.generic(node, input)
+            }
             "program" | "compound_statement" | "do_group" => self.sequence(node, input),
             "subshell" => self.isolated(|w| w.sequence(node, input)),
             "list" => self.list(node, input),
@@ -450,6 +486,39 @@ impl<'a> Walker<'a> {
             "negated_command" => self.sequence(node, input),
             "redirected_statement" => self.redirected(node, input),
             "command" => self.command(node, input, Vec::new()),
+            "arithmetic_expansion" => {
+                let raw = self.node_text(node);
+                let inner = raw
+                    .strip_prefix("$((")
+                    .and_then(|r| r.strip_suffix("))"))
+                    .or_else(|| raw.strip_prefix("$[").and_then(|r| r.strip_suffix(']')))
+                    .unwrap_or(raw)
+                    .to_string();
+                let span = self.span_of(node);
+                self.arith_check(&inner, span);
+                self.generic(node, input)
+            }
+            "subscript" => {
+                if let Some(index) = node.child_by_field_name("index") {
+                    let text = self.node_text(index).to_string();
+                    let span = self.span_of(index);
+                    self.arith_check(&text, span);
+                }
+                self.generic(node, input)
+            }
+            "expansion" => {
+                let raw = self.node_text(node).to_string();
+                let span = self.span_of(node);
+                let has_substitution = has_descendant(node, "command_substitution");
+                self.check_expansion(&raw, span, has_substitution);
+                self.generic(node, input)
+            }
+            "test_command" => {
+                if self.node_text(node).starts_with("[[") {
+                    self.test_arithmetic(node);
+                }
+                self.generic(node, input)
+            }
             "declaration_command" | "unset_command" => self.declaration(node),
             "variable_assignment" => {
                 self.assignment(node, true);
@@ -461,6 +530,17 @@ impl<'a> Walker<'a> {
             }
             "while_statement" | "for_statement" | "c_style_for_statement" => {
                 self.looped(node, input)
+            }
+            "command_substitution" if self.node_text(node).starts_with('`') && self.node_text(node).contains("\\`") => {
+                // Inside backticks bash removes one level of backslashes before parsing, so
+                // `\`…\`` is a nested substitution that tree-sitter reads as plain words.
+                let raw = self.node_text(node);
+                let body = unescape_backticks(raw.trim_start_matches('`').trim_end_matches('`'));
+                let span = self.span_of(node);
+                let saved = (self.cwds.clone(), self.vars.clone());
+                let flow = self.reparse(&body, span, &Flow::default(), true);
+                (self.cwds, self.vars) = saved;
+                flow
             }
             "command_substitution" => self.isolated(|w| w.sequence(node, &Flow::default())),
             "process_substitution" => {
@@ -522,7 +602,21 @@ impl<'a> Walker<'a> {
 
     /// `a && b`, `a || b`: `b` may or may not run.
     fn list(&mut self, node: Node, input: &Flow) -> Flow {
-        let children = named_children(node);
+        // `a && b && c` nests to the left; a chain of hundreds must not use up the depth limit,
+        // so the chain is flattened here.
+        let mut children = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            for child in named_children(n).into_iter().rev() {
+                if child.kind() == "list" {
+                    stack.push(child);
+                } else {
+                    children.push(child);
+                }
+            }
+        }
+        children.reverse();
+        children.sort_by_key(|c| c.start_byte());
         let mut flow = Flow::default();
         for (i, child) in children.into_iter().enumerate() {
             if i > 0 {
@@ -809,6 +903,10 @@ impl<'a> Walker<'a> {
     fn assignment(&mut self, node: Node, statement_level: bool) -> Option<(String, Word)> {
         let name_node = node.child_by_field_name("name")?;
         let name = self.node_text(name_node).to_string();
+        if name_node.kind() == "subscript" {
+            // `a[$(cmd)]=1`: the subscript is evaluated (arithmetic, substitutions) first.
+            self.statement(name_node, &Flow::default());
+        }
         let value = match node.child_by_field_name("value") {
             Some(v) => self.single_word(v),
             None => Word::literal("", self.span_of(node)),
@@ -855,7 +953,13 @@ impl<'a> Walker<'a> {
                     self.vars.remove(&name);
                     argv.push(Word::literal(&name, self.span_of(child)));
                 }
-                _ => argv.extend(self.words(child)),
+                _ => {
+                    let words = self.words(child);
+                    for word in &words {
+                        self.check_declaration_word(word);
+                    }
+                    argv.extend(words);
+                }
             }
         }
         let span = self.span_of(node);
@@ -913,6 +1017,9 @@ impl<'a> Walker<'a> {
 
     /// Loops may run their body any number of times: a `cd` inside makes the directory unknown.
     fn looped(&mut self, node: Node, input: &Flow) -> Flow {
+        if node.kind() == "c_style_for_statement" {
+            return self.c_style_for(node, input);
+        }
         if let Some(var) = node.child_by_field_name("variable") {
             let name = self.node_text(var).to_string();
             self.vars.remove(&name);
@@ -927,6 +1034,116 @@ impl<'a> Walker<'a> {
         flow
     }
 
+    /// `for ((init; cond; update))`: the header is arithmetic. The initializer runs once, before
+    /// anything else, so its plain assignments are known when the condition is evaluated.
+    fn c_style_for(&mut self, node: Node, input: &Flow) -> Flow {
+        let body = node.child_by_field_name("body");
+        let header_end = body.map_or(node.end_byte(), |b| b.start_byte());
+        let header = self.source(node.start_byte(), header_end).to_string();
+        let header = header
+            .trim_start_matches("for")
+            .trim()
+            .trim_start_matches("((")
+            .trim_end_matches(|c: char| c.is_whitespace() || c == ';' || c == 'd' || c == 'o')
+            .trim_end_matches("))")
+            .to_string();
+        let mut initialized = Vec::new();
+        for init in node.children_by_field_name("initializer", &mut node.walk()) {
+            if init.kind() == "variable_assignment"
+                && let (Some(n), Some(v)) = (
+                    init.child_by_field_name("name"),
+                    init.child_by_field_name("value"),
+                )
+                && v.kind() == "number"
+            {
+                initialized.push((self.node_text(n).to_string(), self.node_text(v).to_string()));
+            }
+        }
+        for (name, value) in initialized {
+            self.vars.insert(name, value);
+        }
+        let span = self.span_of(node);
+        self.arith_check(&header, span);
+        let before = self.cwds.clone();
+        self.conditional += 1;
+        let flow = match body {
+            Some(b) => self.statement(b, input),
+            None => Flow::default(),
+        };
+        self.conditional -= 1;
+        if self.cwds != before {
+            self.cwds = Cwds::unknown();
+        }
+        flow
+    }
+
+    /// `[[ a -eq b ]]` evaluates both operands as arithmetic (`test` and `[` do not).
+    fn test_arithmetic(&mut self, node: Node) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "binary_expression" {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.node_text(o).to_string())
+                    .unwrap_or_default();
+                if matches!(op.as_str(), "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge") {
+                    for side in ["left", "right"] {
+                        if let Some(operand) = n.child_by_field_name(side) {
+                            let text = self.node_text(operand).replace(['"', '\''], "");
+                            let span = self.span_of(operand);
+                            self.arith_check(&text, span);
+                        }
+                    }
+                }
+            }
+            if n.kind() == "unary_expression" {
+                let children = named_children(n);
+                let is_v = all_children(n)
+                    .first()
+                    .is_some_and(|c| matches!(self.node_text(*c), "-v" | "-R"));
+                if is_v && let Some(operand) = children.last() {
+                    let word = self.single_word(*operand);
+                    let span = word.span;
+                    if word.dynamic || word.text.contains('[') {
+                        let inner = word.text.split_once('[').map_or("", |(_, r)| r);
+                        let inner = inner.rsplit_once(']').map_or(inner, |(i, _)| i);
+                        if word.dynamic || inner.contains(['$', '`']) {
+                            let msg = format!(
+                                "\"[[ -v {} ]]\" evaluates a computed subscript",
+                                word.text
+                            );
+                            self.reason(Class::Normal, "eval.subscript-substitution", msg, span);
+                        } else {
+                            self.arith_check(inner, span);
+                        }
+                    }
+                }
+            }
+            stack.extend(named_children(n));
+        }
+    }
+
+    /// The tree cannot be trusted (nested beyond the depth limit): the whole input gets the
+    /// raw-text scan for dangerous patterns, once.
+    fn distrust_tree(&mut self) {
+        if self.distrusted {
+            return;
+        }
+        self.distrusted = true;
+        let whole = self.prepared.text.clone();
+        let saved_span = self.fixed_span.take();
+        let whole_span = self.map_span(0, whole.len());
+        let saved_src = std::mem::replace(&mut self.src, whole.clone());
+        let saved_scan = self.budget.final_scan;
+        self.budget.final_scan = true;
+        self.keep_dangerous("in text nested too deeply to parse reliably", |w| {
+            crate::fallback::scan(w, &whole, whole_span);
+        });
+        self.budget.final_scan = saved_scan;
+        self.src = saved_src;
+        self.fixed_span = saved_span;
+    }
+
     /// Walks the commands inside a substitution or other word-level construct.
     pub fn substitution(&mut self, node: Node) -> Flow {
         self.statement(node, &Flow::default())
@@ -939,15 +1156,45 @@ impl<'a> Walker<'a> {
 /// undefined behaviour above 255 and crashes on some inputs. Bash reads non-ASCII characters
 /// as word characters, and so does the parser for `a`, so the tree's shape is unchanged; the
 /// byte offsets are identical, so the words are still read from the real text.
+///
+/// A carriage return is a word character to bash (it is not a metacharacter), while
+/// tree-sitter treats it as blank space: `\\` CR LF would be a line continuation to the parser
+/// but an escaped CR followed by a new command to bash. It is replaced by `a` as well.
 fn ascii_skeleton(text: &str) -> Vec<u8> {
     text.bytes()
-        .map(|b| if b.is_ascii() { b } else { b'a' })
+        .map(|b| if b.is_ascii() && b != b'\r' { b } else { b'a' })
         .collect()
 }
 
 pub(crate) fn named_children(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
+}
+
+/// Whether `node` has a descendant of `kind`.
+fn has_descendant(node: Node, kind: &str) -> bool {
+    let mut stack = named_children(node);
+    while let Some(n) = stack.pop() {
+        if n.kind() == kind {
+            return true;
+        }
+        stack.extend(named_children(n));
+    }
+    false
+}
+
+/// Removes the backslashes bash removes inside backticks: before `` ` ``, `\\` and `$`.
+fn unescape_backticks(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('`' | '\\' | '$')) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn all_children(node: Node) -> Vec<Node> {

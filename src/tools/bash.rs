@@ -84,6 +84,10 @@ pub const GIT_PROTECTIVE_CONFIG: &[(&str, &str)] = &[
     ("core.sshCommand", "false"),
     ("credential.helper", ""),
     ("protocol.ext.allow", "never"),
+    // Attributes from the empty tree: a planted `.gitattributes` cannot select a diff driver,
+    // so `diff.<driver>.textconv` and `diff.<driver>.command` never run (git >= 2.42).
+    ("attr.tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
+    ("core.attributesFile", "/dev/null"),
 ];
 
 /// Environment entries that apply [`GIT_PROTECTIVE_CONFIG`] through `GIT_CONFIG_COUNT`, which git

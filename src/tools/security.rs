@@ -58,7 +58,8 @@ pub fn repo_root(cwd: &Path) -> Option<PathBuf> {
 /// (worktrees, submodules) says it is.
 pub fn git_dir(root: &Path) -> Option<PathBuf> {
     let dot_git = root.join(".git");
-    let meta = dot_git.symlink_metadata().ok()?;
+    // `metadata` follows a symlinked `.git`, as git does.
+    let meta = dot_git.metadata().ok()?;
     if meta.is_dir() {
         return Some(dot_git);
     }
@@ -73,12 +74,18 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
 /// Everything the classifier needs to know about `cwd`, read from disk now.
 pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
     let home = home_dir();
-    let git_config = repo_root(cwd)
-        .and_then(|root| git_dir(&root))
-        .map(|dir| {
-            GitConfig::load_with_home(&dir, Some(&home), |path| std::fs::read_to_string(path).ok())
-        })
-        .unwrap_or_default();
+    let git_config = match repo_root(cwd) {
+        Some(root) => match git_dir(&root) {
+            Some(dir) => GitConfig::load_repository(&dir, Some(&home), |path| {
+                std::fs::read_to_string(path).ok()
+            }),
+            // A `.git` entry git may follow but we cannot: its config is unknown.
+            None => GitConfig {
+                files: vec!["[core]\n\tfsmonitor = \"(unreadable .git entry)\"\n".to_string()],
+            },
+        },
+        None => GitConfig::default(),
+    };
     Context {
         cwd: cwd.to_path_buf(),
         home,
@@ -86,7 +93,67 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         git_config,
         rules,
         protected: Vec::new(),
+        repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
     }
+}
+
+/// Program names rustup's proxies resolve through a `rust-toolchain` file.
+const RUSTUP_PROXIES: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "rustdoc",
+    "rustfmt",
+    "cargo-fmt",
+    "cargo-clippy",
+    "clippy-driver",
+    "rust-gdb",
+    "rust-lldb",
+    "rust-analyzer",
+];
+
+/// Programs whose binary the directory tree decides (see `classifier::Context::repo_programs`):
+/// rustup's proxies when a `rust-toolchain(.toml)` exists in `cwd` or above (it may name a path
+/// toolchain, or a channel whose installation writes outside the project), and every executable
+/// in a relative or empty `PATH` entry, which resolves against the working directory.
+pub fn repo_programs(cwd: &Path, path_var: Option<&std::ffi::OsStr>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let toolchain_file = cwd.ancestors().find_map(|dir| {
+        ["rust-toolchain.toml", "rust-toolchain"]
+            .iter()
+            .map(|name| dir.join(name))
+            .find(|p| p.symlink_metadata().is_ok())
+    });
+    if let Some(file) = toolchain_file {
+        let why = format!(
+            "{} chooses the toolchain rustup runs (a path toolchain runs the repository's \
+             binaries)",
+            file.display()
+        );
+        out.extend(RUSTUP_PROXIES.iter().map(|p| (p.to_string(), why.clone())));
+    }
+    if let Some(path_var) = path_var {
+        for entry in std::env::split_paths(path_var) {
+            if entry.is_absolute() {
+                continue;
+            }
+            let dir = cwd.join(&entry);
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let why = format!(
+                "PATH has the relative entry \"{}\", which resolves inside the working directory",
+                entry.display()
+            );
+            for item in read.flatten().take(4096) {
+                let name = item.file_name().to_string_lossy().into_owned();
+                if !out.iter().any(|(p, _)| *p == name) {
+                    out.push((name, why.clone()));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Where the user policy lives: `~/.gg/policy.toml`.

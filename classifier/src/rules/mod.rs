@@ -88,6 +88,9 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
         return run(w, Cmd { argv, ..cmd });
     }
     record(w, &cmd);
+    if let Some(first) = cmd.argv.first().filter(|f| !f.dynamic) {
+        crate::evaluation::check_command(w, &cmd, basename(&first.text));
+    }
     for (name, value) in &cmd.assigns {
         check_assignment(w, name, value);
     }
@@ -556,6 +559,7 @@ const LOADER_VARS: &[&str] = &[
 
 /// Checks an assignment (statement-level or command prefix) for variables that change what runs.
 pub(crate) fn check_assignment(w: &mut Walker, name: &str, value: &Word) {
+    crate::evaluation::check_env_var(w, name, value);
     let upper = name.to_ascii_uppercase();
     if PROGRAM_VARS.contains(&upper.as_str()) {
         let code = if value.dynamic {

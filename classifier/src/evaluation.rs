@@ -1,0 +1,491 @@
+//! Places where bash evaluates text a second time, and shell state that changes what later words
+//! run. These are the false-safe families: text that looks inert to a reader (and to the tree)
+//! but that bash turns into a command run.
+//!
+//! - Arithmetic (`$((…))`, `((…))`, C-style `for`, `[[ a -eq b ]]`, array subscripts,
+//!   `${v:offset:length}`) evaluates variable *values* as expressions, and an expression such as
+//!   `a[$(cmd)]` runs `cmd`. A variable is safe in arithmetic only when its value is statically
+//!   known to be made of numbers and other safe variables.
+//! - Builtins that take a variable *name* (`printf -v`, `read`, `test -v`, `unset`, `wait -p`,
+//!   `getopts`) evaluate a subscript in that name the same way.
+//! - `${!v}` and `${v@P}` expand the value of `v` once more.
+//! - `set -k`, prefix and environment assignments to variables that tools read as configuration
+//!   (`RIPGREP_CONFIG_PATH`, `TAR_OPTIONS`, …) change what a later word runs.
+//! - Programs that the repository itself can resolve (a `rust-toolchain` file naming a path
+//!   toolchain, an executable in a relative `PATH` entry) run the repository's code.
+
+use crate::walk::{Cmd, Walker};
+use crate::word::Word;
+use crate::{Class, Span};
+
+/// How many variable-to-variable hops arithmetic safety follows (`x=y; y=3; $((x))`).
+const MAX_ARITH_DEPTH: usize = 4;
+
+/// Shell variables bash itself keeps numeric, so their value can never carry an expression.
+#[rustfmt::skip]
+const NUMERIC_SPECIALS: &[&str] = &[
+    "RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID", "EPOCHSECONDS",
+    "OPTIND", "HISTCMD", "BASH_SUBSHELL", "SHLVL",
+];
+
+/// What an arithmetic text refers to.
+enum ArithRef {
+    /// A variable whose value is evaluated.
+    Name(String),
+    /// Something whose value cannot be known (`$1`, `$(cmd)`, `${x/a/b}`).
+    Opaque(String),
+}
+
+/// The variables and opaque parts an arithmetic expression evaluates.
+fn arith_refs(text: &str) -> Vec<ArithRef> {
+    let bytes = text.as_bytes();
+    let mut refs = Vec::new();
+    let mut i = 0;
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'$' {
+            let next = bytes.get(i + 1).copied();
+            match next {
+                Some(b'(') if bytes.get(i + 2) == Some(&b'(') => i += 1,
+                Some(b'(') => {
+                    refs.push(ArithRef::Opaque("$(…)".into()));
+                    // Its content is a command, walked elsewhere; skip to the matching `)`.
+                    let mut depth = 0usize;
+                    i += 1;
+                    while i < bytes.len() {
+                        match bytes[i] {
+                            b'(' => depth += 1,
+                            b')' if depth <= 1 => break,
+                            b')' => depth -= 1,
+                            _ => {}
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                Some(b'{') => {
+                    let close = text[i..].find('}').map_or(bytes.len(), |c| i + c);
+                    let inner = &text[(i + 2).min(close)..close];
+                    let name_len = inner.bytes().take_while(|&c| ident(c)).count();
+                    let rest = &inner[name_len..];
+                    if inner.starts_with('#') && inner[1..].bytes().all(ident) {
+                        // `${#name}` is a length: a number.
+                    } else if name_len > 0 && !inner.as_bytes()[0].is_ascii_digit() {
+                        refs.push(ArithRef::Name(inner[..name_len].to_string()));
+                        if let Some(sub) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']'))
+                        {
+                            refs.extend(arith_refs(sub));
+                        } else if !rest.is_empty() {
+                            refs.push(ArithRef::Opaque(format!("${{{inner}}}")));
+                        }
+                    } else {
+                        refs.push(ArithRef::Opaque(format!("${{{inner}}}")));
+                    }
+                    i = close + 1;
+                }
+                Some(c) if c.is_ascii_alphabetic() || c == b'_' => i += 1,
+                Some(b'#' | b'?' | b'$' | b'!') => i += 2,
+                Some(c) => {
+                    refs.push(ArithRef::Opaque(format!("${}", c as char)));
+                    i += 2;
+                }
+                None => i += 1,
+            }
+        } else if b == b'`' {
+            refs.push(ArithRef::Opaque("`…`".into()));
+            i += 1;
+        } else if b.is_ascii_digit() {
+            // A number, possibly with a base: `0x1f`, `16#ff`, `64#a@_`.
+            while i < bytes.len() && (ident(bytes[i]) || bytes[i] == b'#' || bytes[i] == b'@') {
+                i += 1;
+            }
+        } else if b.is_ascii_alphabetic() || b == b'_' {
+            let start = i;
+            while i < bytes.len() && ident(bytes[i]) {
+                i += 1;
+            }
+            refs.push(ArithRef::Name(text[start..i].to_string()));
+        } else {
+            i += 1;
+        }
+    }
+    refs
+}
+
+impl Walker<'_> {
+    /// Whether evaluating `name` in arithmetic can only ever produce a number.
+    fn arith_safe_name(&self, name: &str, depth: usize) -> bool {
+        if NUMERIC_SPECIALS.contains(&name) {
+            return true;
+        }
+        if depth >= MAX_ARITH_DEPTH {
+            return false;
+        }
+        match self.vars.get(name) {
+            Some(value) => arith_refs(value).iter().all(|r| match r {
+                ArithRef::Name(n) => self.arith_safe_name(n, depth + 1),
+                ArithRef::Opaque(_) => false,
+            }),
+            None => false,
+        }
+    }
+
+    /// Checks an arithmetic expression's text: every variable it evaluates must be safe.
+    pub(crate) fn arith_check(&mut self, text: &str, span: Span) {
+        for r in arith_refs(text) {
+            let unsafe_part = match &r {
+                ArithRef::Name(n) if self.arith_safe_name(n, 0) => continue,
+                ArithRef::Name(n) => n.clone(),
+                ArithRef::Opaque(o) => o.clone(),
+            };
+            let msg = format!(
+                "arithmetic evaluates {unsafe_part}, whose value is not statically known; a value \
+                 such as a[$(cmd)] would run cmd"
+            );
+            self.reason(Class::Normal, "arith.computed-operand", msg, span);
+            return;
+        }
+    }
+
+    /// A variable name given to a builtin that assigns or tests it (`printf -v NAME`,
+    /// `read NAME`, `test -v NAME`): a computed name, or a subscript bash evaluates, is not
+    /// read-only.
+    fn check_name_operand(&mut self, word: &Word, prog: &str) {
+        if word.dynamic {
+            let msg = format!(
+                "\"{prog}\" gets the computed variable name {}, which bash evaluates",
+                word.text
+            );
+            self.reason(Class::Normal, "eval.computed-variable-name", msg, word.span);
+            return;
+        }
+        if let Some(open) = word.text.find('[') {
+            let inner = &word.text[open + 1..];
+            let inner = inner.rsplit_once(']').map_or(inner, |(i, _)| i);
+            if inner.contains(['$', '`']) {
+                let msg = format!(
+                    "\"{prog}\" evaluates the subscript of {}, which runs substitutions",
+                    word.text
+                );
+                self.reason(Class::Normal, "eval.subscript-substitution", msg, word.span);
+                return;
+            }
+            self.arith_check(inner, word.span);
+        }
+    }
+
+    /// Checks a `${…}` expansion's operator for a second evaluation. `raw` is the whole source
+    /// text of the expansion.
+    pub(crate) fn check_expansion(&mut self, raw: &str, span: Span, has_substitution_node: bool) {
+        let Some(inner) = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
+            return;
+        };
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if let Some(rest) = inner.strip_prefix('!') {
+            let name_len = rest.chars().take_while(|&c| ident(c)).count();
+            let (name, op) = rest.split_at(name_len);
+            // `${!prefix*}`, `${!prefix@}`, `${!arr[@]}` list names or keys: nothing is evaluated.
+            let listing = matches!(op, "*" | "@" | "[@]" | "[*]");
+            let target_is_plain = self
+                .vars
+                .get(name)
+                .is_some_and(|v| !v.is_empty() && v.chars().all(ident));
+            if !listing && !target_is_plain {
+                let msg = format!(
+                    "{raw} expands the variable named by {name}'s value, which may carry a \
+                     subscript that runs commands"
+                );
+                self.reason(Class::Normal, "eval.indirect-expansion", msg, span);
+            }
+            return;
+        }
+        let name_len = inner.chars().take_while(|&c| ident(c)).count();
+        let (name, op) = inner.split_at(name_len);
+        if op.ends_with("@P") || op.ends_with("@E") && op.len() == 2 {
+            let value_inert = self
+                .vars
+                .get(name)
+                .is_some_and(|v| !v.contains(['$', '`', '\\']));
+            if op.ends_with("@P") && !value_inert {
+                let msg = format!("{raw} expands {name}'s value as a prompt, running substitutions");
+                self.reason(Class::Normal, "eval.prompt-expansion", msg, span);
+            }
+            return;
+        }
+        if let Some(offset) = op.strip_prefix(':')
+            && !offset.starts_with(['-', '=', '?', '+'])
+        {
+            // `${v:offset:length}`: both are arithmetic.
+            self.arith_check(offset, span);
+        }
+        // tree-sitter reads the operand of `#`, `%` and some others as a pattern, not as a
+        // word: a command substitution there is never seen as one, yet bash runs it.
+        if !has_substitution_node && (op.contains("$(") || op.contains('`') || op.contains("<("))
+        {
+            let msg = format!("{raw} runs a command substitution inside an expansion operator");
+            self.reason(Class::Normal, "eval.hidden-substitution", msg, span);
+            let code = op
+                .trim_start_matches(['#', '%', '/', '^', ',', ':', '-', '=', '?', '+'])
+                .to_string();
+            self.keep_dangerous("inside an expansion operator", |w| {
+                crate::fallback::scan(w, &code, span);
+            });
+        }
+    }
+
+    /// Declaration-builtin options that change later evaluation: `-n` (a nameref redirects every
+    /// later assignment to another variable, `PATH` for one) and `-i` (every later assignment
+    /// is evaluated as arithmetic).
+    pub(crate) fn check_declaration_option(&mut self, option: &str, span: Span) {
+        if !(option.starts_with('-') || option.starts_with('+')) || option.starts_with("--") {
+            return;
+        }
+        if option[1..].contains('n') {
+            let msg = format!(
+                "\"{option}\" makes a name reference: later assignments may set any variable"
+            );
+            self.reason(Class::Normal, "eval.nameref", msg, span);
+        }
+        if option[1..].contains('i') {
+            let msg = format!("\"{option}\" makes later assignments arithmetic evaluations");
+            self.reason(Class::Normal, "arith.integer-attribute", msg, span);
+        }
+    }
+
+    /// An argument of a declaration builtin that bash reads as an assignment or name but the
+    /// tree shows as a plain word (`declare 'a[$(cmd)]=1'`, `export "$v"`).
+    pub(crate) fn check_declaration_word(&mut self, word: &Word) {
+        if word.is_option() {
+            self.check_declaration_option(&word.text, word.span);
+            return;
+        }
+        let name = word.text.split_once('=').map_or(word.text.as_str(), |(n, _)| n);
+        let plain = !word.dynamic
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if plain {
+            if let Some((name, value)) = word.text.split_once('=') {
+                let value = Word::literal(value, word.span);
+                crate::rules::check_assignment(self, name, &value);
+                self.vars.remove(name);
+            }
+            return;
+        }
+        self.check_name_operand(word, "declare");
+        if word.dynamic {
+            return;
+        }
+        let msg = format!(
+            "the declaration {} is not a plain name; bash evaluates it",
+            word.text
+        );
+        self.reason(Class::Normal, "eval.declaration-word", msg, word.span);
+    }
+}
+
+/// Per-command checks, run for every simple command (wrapper payloads included) before its
+/// family's rules.
+pub(crate) fn check_command(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    let args = &cmd.argv[1..];
+    if w.ctx.repo_programs.iter().any(|(p, _)| p == prog) && !cmd.argv[0].text.contains('/') {
+        let why = w
+            .ctx
+            .repo_programs
+            .iter()
+            .find(|(p, _)| p == prog)
+            .map(|(_, why)| why.clone())
+            .unwrap_or_default();
+        let msg = format!("\"{prog}\" resolves to a program chosen by the repository: {why}");
+        w.reason(Class::Normal, "toolchain.repo-resolved", msg, cmd.span);
+    }
+    match prog {
+        "set" => {
+            let mut iter = args.iter().peekable();
+            while let Some(a) = iter.next() {
+                let keyword = (a.text.starts_with('-') && !a.text.starts_with("--"))
+                    && a.text[1..].contains('k')
+                    || a.text == "-o" && iter.peek().is_some_and(|n| n.text == "keyword");
+                if keyword {
+                    let msg = "\"set -k\" makes NAME=value arguments anywhere on a command line \
+                               environment assignments, so a later word can set PATH";
+                    w.reason(Class::Normal, "eval.set-keyword", msg, a.span);
+                }
+                if a.dynamic {
+                    let msg = format!("\"set\" gets the computed option {}", a.text);
+                    w.reason(Class::Normal, "eval.computed-option", msg, a.span);
+                }
+            }
+        }
+        "printf" => {
+            let mut i = 0;
+            while i < args.len() {
+                let a = &args[i];
+                if a.text == "--" || !a.is_option() {
+                    break;
+                }
+                if a.text == "-v" {
+                    if let Some(name) = args.get(i + 1) {
+                        w.check_name_operand(name, prog);
+                    }
+                    i += 1;
+                } else if let Some(name) = a.text.strip_prefix("-v") {
+                    w.check_name_operand(&Word::literal(name, a.span), prog);
+                }
+                i += 1;
+            }
+        }
+        "read" => {
+            let mut i = 0;
+            let mut options = true;
+            while i < args.len() {
+                let a = &args[i];
+                if options && a.text == "--" {
+                    options = false;
+                } else if options && a.is_option() {
+                    let flags = &a.text[1..];
+                    // Options that take a value: the value is the rest of the cluster or the
+                    // next word. `-a NAME` names an array.
+                    if let Some(pos) = flags.find(['a', 'd', 'i', 'n', 'N', 'p', 't', 'u']) {
+                        let attached = &flags[pos + 1..];
+                        let value = if attached.is_empty() {
+                            i += 1;
+                            args.get(i).cloned()
+                        } else {
+                            Some(Word::literal(attached, a.span))
+                        };
+                        if flags.as_bytes()[pos] == b'a'
+                            && let Some(v) = value
+                        {
+                            w.check_name_operand(&v, prog);
+                        }
+                    }
+                } else {
+                    options = false;
+                    w.check_name_operand(a, prog);
+                }
+                i += 1;
+            }
+        }
+        "test" | "[" => {
+            for pair in args.windows(2) {
+                if matches!(pair[0].text.as_str(), "-v" | "-R") && !pair[0].dynamic {
+                    w.check_name_operand(&pair[1], prog);
+                }
+            }
+        }
+        "unset" => {
+            for a in args.iter().filter(|a| !a.is_option()) {
+                w.check_name_operand(a, prog);
+            }
+        }
+        "wait" => {
+            for pair in args.windows(2) {
+                if pair[0].text == "-p" {
+                    w.check_name_operand(&pair[1], prog);
+                }
+            }
+        }
+        "getopts" => {
+            if let Some(name) = args.get(1) {
+                w.check_name_operand(name, prog);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Variables that tools read as configuration, options or programs to run, beyond those the
+/// rules already know (`PATH`, `LD_PRELOAD`, `PAGER`, …). Checked for every assignment.
+#[rustfmt::skip]
+const TOOL_CONFIG_VARS: &[&str] = &[
+    "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "GZIP", "GZIP_OPT", "XZ_OPT", "XZ_DEFAULTS", "BZIP",
+    "BZIP2", "UNZIP", "UNZIPOPT", "ZIP", "ZIPOPT", "GREP_OPTIONS", "LESSKEY", "LESSKEYIN",
+    "LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM", "PYTHONHOME", "PYTHONINSPECT", "PYTHONBREAKPOINT",
+    "PYTHONWARNINGS", "PYTHONUSERBASE", "PYTHONEXECUTABLE", "NODE_REPL_EXTERNAL_MODULE",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "RUSTC_WRAPPER",
+    "RUSTC", "RUSTDOC", "RUSTFLAGS", "RUSTDOCFLAGS", "GOFLAGS", "GOTOOLCHAIN", "GOROOT",
+    "PERLLIB", "PERL5DB", "AWKPATH", "AWKLIBPATH", "MAGIC", "OPENSSL_CONF", "OPENSSL_ENGINES",
+    "OPENSSL_MODULES", "PSQLRC", "INPUTRC", "FCEDIT", "SVN_EDITOR", "TEXEDIT", "SHELL", "EXINIT",
+    "VIMINIT", "MYVIMRC", "WGETRC", "CURL_HOME", "GLIBC_TUNABLES", "NLSPATH", "HOSTALIASES",
+    "PS0", "PS1", "PS2", "PS3", "FIGNORE", "BASH_LOADABLES_PATH", "KUBECONFIG", "LUA_INIT",
+    "PHPRC", "PHP_INI_SCAN_DIR", "GNUPGHOME", "MAKEFILES", "MAKEFLAGS", "CC", "CXX", "CPP", "LD",
+    "AR", "SHELLOPTS", "BASHOPTS", "TERMINFO", "TERMINFO_DIRS", "MANPATH", "MANROFFOPT",
+];
+/// Name prefixes of tool configuration (`npm_config_*`, `CARGO_*`, …).
+#[rustfmt::skip]
+const TOOL_CONFIG_PREFIXES: &[&str] = &[
+    "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "PIP_", "PIPX_", "UV_", "CARGO_", "RUSTUP_",
+    "DYLD_", "BASH_FUNC_", "BASH_", "PYTHON", "PERL", "RUBY", "NODE_", "JAVA", "LUA_", "DOTNET_",
+    "COMPLUS_", "CORECLR_", "DOCKER_", "AWS_", "CLOUDSDK_", "AZURE_", "LESS", "SSH_", "GPG_",
+    "SUDO_", "XDG_", "OPENSSL_", "PKG_CONFIG", "R_", "BUNDLE_", "GEM_", "CONDA", "MAVEN_",
+    "GRADLE_", "SBT_", "EMACS", "VIM", "NVIM", "HG", "SVN_",
+];
+/// Name suffixes of tool configuration (`*_OPTIONS`, `*_CONFIG_PATH`, `*RC`, …).
+#[rustfmt::skip]
+const TOOL_CONFIG_SUFFIXES: &[&str] = &[
+    "_OPTIONS", "_OPTS", "OPT", "_CONFIG", "_CONFIG_PATH", "_CONFIG_FILE", "_CONFIG_DIR", "_CONF",
+    "RC", "_PRELOAD", "_EDITOR", "_PAGER", "_COMMAND", "_CMD", "_PROGRAM", "_SHELL", "_HOOK",
+    "_HOOKS", "_PLUGIN", "_PLUGINS", "_LIBRARY_PATH", "_STARTUP", "_INIT", "_WRAPPER", "_HOME",
+    "PATH", "_ENV", "_FLAGS", "FLAGS",
+];
+
+/// Whether assigning `name` may change what a program reads as configuration or runs. Names
+/// with lower-case letters are script variables (bash is case-sensitive, and tools read upper-case
+/// names), except for the conventionally lower-case `npm_config_*`.
+pub(crate) fn is_tool_config_var(name: &str) -> bool {
+    if name.starts_with("npm_config_") {
+        return true;
+    }
+    if name.chars().any(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    TOOL_CONFIG_VARS.contains(&name)
+        || TOOL_CONFIG_PREFIXES.iter().any(|p| name.starts_with(p))
+        || TOOL_CONFIG_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
+
+/// Called for every assignment the rules see (statement level, command prefix, `env NAME=…`,
+/// declarations): tool configuration is not read-only.
+pub(crate) fn check_env_var(w: &mut Walker, name: &str, value: &Word) {
+    if is_tool_config_var(name) {
+        let msg = format!("{name}= is configuration that programs read; it may make them run code");
+        w.reason(Class::Normal, "env.tool-config", msg, value.span);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<String> {
+        arith_refs(text)
+            .into_iter()
+            .map(|r| match r {
+                ArithRef::Name(n) => n,
+                ArithRef::Opaque(o) => format!("?{o}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arithmetic_references() {
+        assert_eq!(names("x + 0x1f * 16#ff"), vec!["x"]);
+        assert_eq!(names("$x+${y}+${#z}+$#"), vec!["x", "y"]);
+        assert_eq!(names("a[$(id)]"), vec!["a", "?$(…)"]);
+        assert_eq!(names("$((1+2)) + $1"), vec!["?$1"]);
+        assert_eq!(names("${a[i]} + ${v/x/y}"), vec!["a", "i", "v", "?${v/x/y}"]);
+    }
+
+    #[test]
+    fn tool_config_names() {
+        assert!(is_tool_config_var("RIPGREP_CONFIG_PATH"));
+        assert!(is_tool_config_var("npm_config_script_shell"));
+        assert!(is_tool_config_var("CARGO_BUILD_RUSTC_WRAPPER"));
+        assert!(!is_tool_config_var("file_path"));
+        assert!(!is_tool_config_var("COUNT"));
+        assert!(!is_tool_config_var("LC_ALL"));
+    }
+}
