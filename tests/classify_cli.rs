@@ -423,3 +423,155 @@ fn version_and_help() {
     assert!(out.status.success());
     assert!(String::from_utf8(out.stdout).unwrap().contains("classify"));
 }
+
+/// Runs `gg classify --json` on `command` in `cwd` and returns the verdict.
+fn verdict_in(home: &Path, cwd: &Path, command: &str) -> String {
+    let out = gg(home)
+        .current_dir(cwd)
+        .args(["classify", "--json", command])
+        .output()
+        .unwrap();
+    json_lines(&out)[0]["verdict"].as_str().unwrap().to_string()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn the_config_git_really_reads_decides_git_commands() {
+    let d = dirs();
+    // A real repository with a linked worktree: the worktree's `.git` is a file pointing at
+    // .git/worktrees/<name>, whose `commondir` leads back to the main config.
+    let main = d.home.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    git(
+        &main,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e.invalid",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    );
+    let linked = d.home.join("linked");
+    git(&main, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+    assert_eq!(verdict_in(&d.home, &linked, "git log -p"), "read-only");
+    let config = main.join(".git/config");
+    let original = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{original}[diff \"x\"]\n\ttextconv = ./evil.sh\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        verdict_in(&d.home, &linked, "git log -p"),
+        "normal",
+        "the main repository's config applies in a linked worktree"
+    );
+    std::fs::write(&config, &original).unwrap();
+    // config.worktree of the linked worktree.
+    let wt_dir = main.join(".git/worktrees/linked");
+    std::fs::write(wt_dir.join("config.worktree"), "[core]\n\tpager = ./p\n").unwrap();
+    assert_eq!(verdict_in(&d.home, &linked, "git log"), "normal");
+    std::fs::remove_file(wt_dir.join("config.worktree")).unwrap();
+
+    // A byte-order mark and CRLF line ends do not hide a key.
+    std::fs::write(&config, "\u{feff}[core]\r\n\tfsmonitor = ./evil.sh\r\n").unwrap();
+    assert_eq!(verdict_in(&d.home, &main, "git status"), "normal");
+    std::fs::write(&config, &original).unwrap();
+    assert_eq!(verdict_in(&d.home, &main, "git status"), "read-only");
+
+    // A symlinked `.git` directory is followed.
+    let real = d.home.join("real-git");
+    let link_repo = d.home.join("linkrepo");
+    std::fs::create_dir_all(&link_repo).unwrap();
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("config"), "[alias]\n\tl = !touch M\n").unwrap();
+    std::os::unix::fs::symlink(&real, link_repo.join(".git")).unwrap();
+    assert_eq!(verdict_in(&d.home, &link_repo, "git log"), "normal");
+
+    // `cd` into a nested repository: its config was not read.
+    let nested = main.join("sub");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    assert_eq!(verdict_in(&d.home, &main, "git log -p"), "read-only");
+    assert_eq!(verdict_in(&d.home, &main, "cd sub && git log -p"), "normal");
+}
+
+#[test]
+fn programs_the_repository_resolves_are_not_read_only() {
+    let d = dirs();
+    assert_eq!(verdict_in(&d.home, &d.repo, "cargo --version"), "read-only");
+    std::fs::write(
+        d.repo.join("rust-toolchain.toml"),
+        "[toolchain]\npath = \"./evil-toolchain\"\n",
+    )
+    .unwrap();
+    assert_eq!(verdict_in(&d.home, &d.repo, "cargo --version"), "normal");
+    let sub = d.repo.join("crates/x");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert_eq!(
+        verdict_in(&d.home, &sub, "rustc --version"),
+        "normal",
+        "rustup looks for the file in every parent directory"
+    );
+    // A relative PATH entry resolves inside the working directory.
+    std::fs::create_dir_all(d.repo.join("bin")).unwrap();
+    std::fs::write(d.repo.join("bin/ls"), "#!/bin/sh\ntouch M\n").unwrap();
+    let out = gg(&d.home)
+        .current_dir(&d.repo)
+        .env("PATH", format!("bin:{}", std::env::var("PATH").unwrap()))
+        .args(["classify", "--json", "ls"])
+        .output()
+        .unwrap();
+    assert_eq!(json_lines(&out)[0]["verdict"], "normal");
+}
+
+#[test]
+fn an_oversized_command_streams_and_is_never_read_only() {
+    let d = dirs();
+    // Three megabytes on one line (more than the one-command limit), a dangerous command at its
+    // end, then an ordinary line: the big one is scanned piece by piece, the next is unaffected.
+    let mut input = "echo ".to_string();
+    input.push_str(&"a".repeat(3 << 20));
+    input.push_str(" ; rm -rf ~\nls\n");
+    input.push_str(&"b".repeat(3 << 20));
+    input.push('\n');
+    let mut cmd = gg(&d.home);
+    cmd.current_dir(&d.repo).args(["classify", "--json"]);
+    let out = run_with_stdin(cmd, input.as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["verdict"], "dangerous");
+    let rules: Vec<&str> = lines[0]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"input.too-large"), "{rules:?}");
+    assert!(lines[0]["command"].as_str().unwrap().len() < 4096);
+    assert_eq!(lines[1]["verdict"], "read-only");
+    assert_eq!(lines[2]["verdict"], "normal", "harmless but too large");
+}

@@ -14,6 +14,7 @@
 //! - Programs that the repository itself can resolve (a `rust-toolchain` file naming a path
 //!   toolchain, an executable in a relative `PATH` entry) run the repository's code.
 
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
 use crate::{Class, Span};
@@ -143,7 +144,7 @@ impl Walker<'_> {
                 "arithmetic evaluates {unsafe_part}, whose value is not statically known; a value \
                  such as a[$(cmd)] would run cmd"
             );
-            self.reason(Class::Normal, "arith.computed-operand", msg, span);
+            self.reason(Class::Normal, RuleId::ArithComputedOperand, msg, span);
             return;
         }
     }
@@ -157,7 +158,12 @@ impl Walker<'_> {
                 "\"{prog}\" gets the computed variable name {}, which bash evaluates",
                 word.text
             );
-            self.reason(Class::Normal, "eval.computed-variable-name", msg, word.span);
+            self.reason(
+                Class::Normal,
+                RuleId::EvalComputedVariableName,
+                msg,
+                word.span,
+            );
             return;
         }
         if let Some(open) = word.text.find('[') {
@@ -168,7 +174,12 @@ impl Walker<'_> {
                     "\"{prog}\" evaluates the subscript of {}, which runs substitutions",
                     word.text
                 );
-                self.reason(Class::Normal, "eval.subscript-substitution", msg, word.span);
+                self.reason(
+                    Class::Normal,
+                    RuleId::EvalSubscriptSubstitution,
+                    msg,
+                    word.span,
+                );
                 return;
             }
             self.arith_check(inner, word.span);
@@ -196,7 +207,7 @@ impl Walker<'_> {
                     "{raw} expands the variable named by {name}'s value, which may carry a \
                      subscript that runs commands"
                 );
-                self.reason(Class::Normal, "eval.indirect-expansion", msg, span);
+                self.reason(Class::Normal, RuleId::EvalIndirectExpansion, msg, span);
             }
             return;
         }
@@ -208,8 +219,9 @@ impl Walker<'_> {
                 .get(name)
                 .is_some_and(|v| !v.contains(['$', '`', '\\']));
             if op.ends_with("@P") && !value_inert {
-                let msg = format!("{raw} expands {name}'s value as a prompt, running substitutions");
-                self.reason(Class::Normal, "eval.prompt-expansion", msg, span);
+                let msg =
+                    format!("{raw} expands {name}'s value as a prompt, running substitutions");
+                self.reason(Class::Normal, RuleId::EvalPromptExpansion, msg, span);
             }
             return;
         }
@@ -221,10 +233,9 @@ impl Walker<'_> {
         }
         // tree-sitter reads the operand of `#`, `%` and some others as a pattern, not as a
         // word: a command substitution there is never seen as one, yet bash runs it.
-        if !has_substitution_node && (op.contains("$(") || op.contains('`') || op.contains("<("))
-        {
+        if !has_substitution_node && (op.contains("$(") || op.contains('`') || op.contains("<(")) {
             let msg = format!("{raw} runs a command substitution inside an expansion operator");
-            self.reason(Class::Normal, "eval.hidden-substitution", msg, span);
+            self.reason(Class::Normal, RuleId::EvalHiddenSubstitution, msg, span);
             let code = op
                 .trim_start_matches(['#', '%', '/', '^', ',', ':', '-', '=', '?', '+'])
                 .to_string();
@@ -245,11 +256,11 @@ impl Walker<'_> {
             let msg = format!(
                 "\"{option}\" makes a name reference: later assignments may set any variable"
             );
-            self.reason(Class::Normal, "eval.nameref", msg, span);
+            self.reason(Class::Normal, RuleId::EvalNameref, msg, span);
         }
         if option[1..].contains('i') {
             let msg = format!("\"{option}\" makes later assignments arithmetic evaluations");
-            self.reason(Class::Normal, "arith.integer-attribute", msg, span);
+            self.reason(Class::Normal, RuleId::ArithIntegerAttribute, msg, span);
         }
     }
 
@@ -260,12 +271,13 @@ impl Walker<'_> {
             self.check_declaration_option(&word.text, word.span);
             return;
         }
-        let name = word.text.split_once('=').map_or(word.text.as_str(), |(n, _)| n);
+        let name = word
+            .text
+            .split_once('=')
+            .map_or(word.text.as_str(), |(n, _)| n);
         let plain = !word.dynamic
             && !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if plain {
             if let Some((name, value)) = word.text.split_once('=') {
                 let value = Word::literal(value, word.span);
@@ -282,7 +294,7 @@ impl Walker<'_> {
             "the declaration {} is not a plain name; bash evaluates it",
             word.text
         );
-        self.reason(Class::Normal, "eval.declaration-word", msg, word.span);
+        self.reason(Class::Normal, RuleId::EvalDeclarationWord, msg, word.span);
     }
 }
 
@@ -299,7 +311,10 @@ pub(crate) fn check_command(w: &mut Walker, cmd: &Cmd, prog: &str) {
             .map(|(_, why)| why.clone())
             .unwrap_or_default();
         let msg = format!("\"{prog}\" resolves to a program chosen by the repository: {why}");
-        w.reason(Class::Normal, "toolchain.repo-resolved", msg, cmd.span);
+        w.reason(Class::Normal, RuleId::ToolchainRepoResolved, msg, cmd.span);
+    }
+    if SHELL_NAMES.contains(&prog) {
+        shell_startup_files(w, args, prog);
     }
     match prog {
         "set" => {
@@ -311,11 +326,11 @@ pub(crate) fn check_command(w: &mut Walker, cmd: &Cmd, prog: &str) {
                 if keyword {
                     let msg = "\"set -k\" makes NAME=value arguments anywhere on a command line \
                                environment assignments, so a later word can set PATH";
-                    w.reason(Class::Normal, "eval.set-keyword", msg, a.span);
+                    w.reason(Class::Normal, RuleId::EvalSetKeyword, msg, a.span);
                 }
                 if a.dynamic {
                     let msg = format!("\"set\" gets the computed option {}", a.text);
-                    w.reason(Class::Normal, "eval.computed-option", msg, a.span);
+                    w.reason(Class::Normal, RuleId::EvalComputedOption, msg, a.span);
                 }
             }
         }
@@ -397,6 +412,39 @@ pub(crate) fn check_command(w: &mut Walker, cmd: &Cmd, prog: &str) {
     }
 }
 
+/// Shell options that make it run start-up files before the command: code that is not in
+/// the command text (`--rcfile FILE` may name a file in the repository).
+fn shell_startup_files(w: &mut Walker, args: &[Word], prog: &str) {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a.text == "--" || !(a.text.starts_with('-') || a.text.starts_with('+')) {
+            break;
+        }
+        let long = a.text.split_once('=').map_or(a.text.as_str(), |(n, _)| n);
+        let startup = matches!(long, "--rcfile" | "--init-file" | "--login")
+            || (!a.text.starts_with("--") && a.text[1..].contains(['i', 'l']));
+        if startup {
+            let msg = format!(
+                "\"{prog} {}\" runs start-up files (rc, profile or the named file) before the \
+                 command",
+                a.text
+            );
+            w.reason(Class::Normal, RuleId::ExecShellStartupFiles, msg, a.span);
+            return;
+        }
+        // `-o NAME`, `-O NAME` take a value.
+        if matches!(a.text.as_str(), "-o" | "+o" | "-O" | "+O") {
+            i += 1;
+        }
+        i += 1;
+    }
+}
+
+/// Shells whose start-up options are checked.
+const SHELL_NAMES: &[&str] = &[
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash",
+];
+
 /// Variables that tools read as configuration, options or programs to run, beyond those the
 /// rules already know (`PATH`, `LD_PRELOAD`, `PAGER`, …). Checked for every assignment.
 #[rustfmt::skip]
@@ -452,7 +500,7 @@ pub(crate) fn is_tool_config_var(name: &str) -> bool {
 pub(crate) fn check_env_var(w: &mut Walker, name: &str, value: &Word) {
     if is_tool_config_var(name) {
         let msg = format!("{name}= is configuration that programs read; it may make them run code");
-        w.reason(Class::Normal, "env.tool-config", msg, value.span);
+        w.reason(Class::Normal, RuleId::EnvToolConfig, msg, value.span);
     }
 }
 
@@ -476,7 +524,10 @@ mod tests {
         assert_eq!(names("$x+${y}+${#z}+$#"), vec!["x", "y"]);
         assert_eq!(names("a[$(id)]"), vec!["a", "?$(…)"]);
         assert_eq!(names("$((1+2)) + $1"), vec!["?$1"]);
-        assert_eq!(names("${a[i]} + ${v/x/y}"), vec!["a", "i", "v", "?${v/x/y}"]);
+        assert_eq!(
+            names("${a[i]} + ${v/x/y}"),
+            vec!["a", "i", "v", "?${v/x/y}"]
+        );
     }
 
     #[test]

@@ -3,14 +3,15 @@
 //! dangerous findings, so that a broken script carrying a dangerous pattern is still dangerous.
 
 use crate::walk::{Cmd, Flow, Walker};
-use crate::word::{Word, unescape_unquoted};
+use crate::word::Word;
 use crate::{Span, rules};
 
 /// Longest statement scanned; beyond it the reason that led to the scan keeps the verdict
 /// normal. The text as a whole has no limit: the scan is linear.
 const MAX_SCAN: usize = 64 * 1024;
 
-pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
+pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) -> Flow {
+    let mut output = Flow::default();
     w.keep_dangerous("seen in text that does not parse cleanly", |w| {
         for statement in text.split([';', '&', '\n', '(', ')', '{', '}', '`']) {
             if statement.len() > MAX_SCAN {
@@ -20,23 +21,41 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) {
             }
             let mut input = Flow::default();
             for stage in statement.split('|') {
-                let tokens: Vec<&str> = stage.split_whitespace().collect();
+                let tokens: Vec<String> = stage.split_whitespace().map(home_token).collect();
                 let argv: Vec<Word> = tokens
                     .iter()
-                    .map(|t| t.replace(['\'', '"'], ""))
-                    .map(|t| unescape_unquoted(t.strip_prefix('$').unwrap_or(&t)))
+                    // Quotes and backslashes (`r\m` is `rm`) are dropped, whatever their nesting.
+                    .map(|t| t.replace(['\'', '"', '\\'], ""))
+                    .map(|t| t.strip_prefix('$').map(str::to_string).unwrap_or(t))
                     .filter(|t| !t.is_empty())
                     .map(|t| Word::literal(&t, span))
                     .collect();
                 if argv.is_empty() {
                     continue;
                 }
-                suffixes(w, &tokens, &input, span);
-                let out = rules::run(w, command(argv, &input, span));
+                let nested = suffixes(w, &tokens, &input, span);
+                let mut out = rules::run(w, command(argv, &input, span));
+                out.merge(&nested);
                 input = Flow { fed: true, ..out };
             }
+            output.merge(&input);
         }
     });
+    output
+}
+
+/// `$HOME`, `${HOME}` and `"$HOME"` at the start of a token read as `~`, which the rules resolve
+/// to the home directory; the raw scan has no variable values.
+fn home_token(token: &str) -> String {
+    let bare = token.trim_start_matches(['\'', '"', '\\']);
+    for name in ["${HOME}", "$HOME"] {
+        if let Some(rest) = bare.strip_prefix(name)
+            && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return format!("~{rest}");
+        }
+    }
+    token.to_string()
 }
 
 /// Words after which the rest of a statement is itself a command (`eval …`, `bash -c …`,
@@ -50,7 +69,10 @@ const RUNNERS: &[&str] = &[
 /// How many suffixes of one statement are tried.
 const MAX_SUFFIXES: usize = 32;
 
-fn suffixes(w: &mut Walker, tokens: &[&str], input: &Flow, span: Span) {
+/// Runs the rules on every suffix of `tokens` that starts after a runner word; returns what
+/// their output carries.
+fn suffixes(w: &mut Walker, tokens: &[String], input: &Flow, span: Span) -> Flow {
+    let mut output = Flow::default();
     let clean: Vec<String> = tokens
         .iter()
         .map(|t| t.replace(['\'', '"', '\\'], ""))
@@ -69,9 +91,10 @@ fn suffixes(w: &mut Walker, tokens: &[&str], input: &Flow, span: Span) {
             .map(|t| Word::literal(t, span))
             .collect();
         if !argv.is_empty() {
-            rules::run(w, command(argv, input, span));
+            output.merge(&rules::run(w, command(argv, input, span)));
         }
     }
+    output
 }
 
 fn command(argv: Vec<Word>, input: &Flow, span: Span) -> Cmd {

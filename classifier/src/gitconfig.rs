@@ -370,8 +370,14 @@ mod tests {
     fn worktrees_read_the_common_config_and_config_worktree() {
         let files: HashMap<PathBuf, String> = [
             ("/m/.git/worktrees/w/commondir", "../..\n"),
-            ("/m/.git/worktrees/w/../../config", "[diff \"x\"]\n\ttextconv = ./t\n"),
-            ("/m/.git/worktrees/w/config.worktree", "[core]\n\tpager = ./p\n"),
+            (
+                "/m/.git/worktrees/w/../../config",
+                "[diff \"x\"]\n\ttextconv = ./t\n",
+            ),
+            (
+                "/m/.git/worktrees/w/config.worktree",
+                "[core]\n\tpager = ./p\n",
+            ),
         ]
         .into_iter()
         .map(|(p, t)| (PathBuf::from(p), t.to_string()))

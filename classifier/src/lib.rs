@@ -202,10 +202,52 @@ impl Classifier {
                 commands: Vec::new(),
             });
         };
+        if command.len() > MAX_COMMAND_BYTES {
+            return Ok(too_large(parser, command, ctx));
+        }
         let mut walker = walk::Walker::new(ctx, parser, command);
         walker.run();
         Ok(finish(walker.reasons, walker.commands))
     }
+}
+
+/// The longest command that gets a full classification. Nobody runs a megabyte of shell in one
+/// tool call; a longer text is never read-only and only gets the linear raw-text scan for
+/// dangerous patterns, piece by piece, so memory stays bounded by the piece size.
+pub const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+fn too_large(parser: &mut tree_sitter::Parser, command: &str, ctx: &Context) -> Verdict {
+    let mut reasons = vec![Reason {
+        rule: RuleId::InputTooLarge.as_str().to_string(),
+        class: Class::Normal,
+        message: format!(
+            "the command is {} bytes long, more than the {MAX_COMMAND_BYTES} bytes inspected in \
+             full; it was only scanned for dangerous patterns",
+            command.len()
+        ),
+        span: (0, command.len()),
+    }];
+    let mut start = 0;
+    while start < command.len() {
+        let mut end = (start + MAX_COMMAND_BYTES).min(command.len());
+        if end < command.len()
+            && let Some(newline) = command[start..end].rfind('\n')
+            && newline > 0
+        {
+            end = start + newline + 1;
+        }
+        while !command.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut walker = walk::Walker::new(ctx, parser, &command[start..end]);
+        walker.scan_only();
+        reasons.extend(walker.reasons.into_iter().map(|mut r| {
+            r.span = (r.span.0 + start, r.span.1 + start);
+            r
+        }));
+        start = end;
+    }
+    finish(reasons, Vec::new())
 }
 
 /// Orders the findings and derives the class: the highest class among the reasons, read-only

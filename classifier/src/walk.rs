@@ -391,15 +391,17 @@ impl<'a> Walker<'a> {
                 span,
             );
             // The nested text still gets the raw-text scan for dangerous patterns.
+            let mut flow = Flow::default();
             if !self.budget.final_scan {
                 let code = text::clean(code);
                 self.budget.final_scan = true;
                 self.keep_dangerous("in command text nested too deeply", |w| {
-                    crate::fallback::scan(w, &code, span);
+                    flow = crate::fallback::scan(w, &code, span);
                 });
                 self.budget.final_scan = false;
             }
-            return Flow::default();
+            flow.text = None;
+            return flow;
         }
         let code = text::clean(code);
         let Some(tree) = self.parser.parse(ascii_skeleton(&code), None) else {
@@ -514,9 +516,8 @@ impl<'a> Walker<'a> {
                 self.generic(node, input)
             }
             "test_command" => {
-                if self.node_text(node).starts_with("[[") {
-                    self.test_arithmetic(node);
-                }
+                let double = self.node_text(node).starts_with("[[");
+                self.test_arithmetic(node, double);
                 self.generic(node, input)
             }
             "declaration_command" | "unset_command" => self.declaration(node),
@@ -531,7 +532,10 @@ impl<'a> Walker<'a> {
             "while_statement" | "for_statement" | "c_style_for_statement" => {
                 self.looped(node, input)
             }
-            "command_substitution" if self.node_text(node).starts_with('`') && self.node_text(node).contains("\\`") => {
+            "command_substitution"
+                if self.node_text(node).starts_with('`')
+                    && self.node_text(node).contains("\\`") =>
+            {
                 // Inside backticks bash removes one level of backslashes before parsing, so
                 // `\`…\`` is a nested substitution that tree-sitter reads as plain words.
                 let raw = self.node_text(node);
@@ -1077,11 +1081,12 @@ impl<'a> Walker<'a> {
         flow
     }
 
-    /// `[[ a -eq b ]]` evaluates both operands as arithmetic (`test` and `[` do not).
-    fn test_arithmetic(&mut self, node: Node) {
+    /// `[[ a -eq b ]]` evaluates both operands as arithmetic (`test` and `[` do not: `double`
+    /// says which it is). Both evaluate the subscript of a `-v NAME` operand.
+    fn test_arithmetic(&mut self, node: Node, double: bool) {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if n.kind() == "binary_expression" {
+            if double && n.kind() == "binary_expression" {
                 let op = n
                     .child_by_field_name("operator")
                     .map(|o| self.node_text(o).to_string())
@@ -1112,7 +1117,12 @@ impl<'a> Walker<'a> {
                                 "\"[[ -v {} ]]\" evaluates a computed subscript",
                                 word.text
                             );
-                            self.reason(Class::Normal, "eval.subscript-substitution", msg, span);
+                            self.reason(
+                                Class::Normal,
+                                RuleId::EvalSubscriptSubstitution,
+                                msg,
+                                span,
+                            );
                         } else {
                             self.arith_check(inner, span);
                         }
@@ -1121,6 +1131,11 @@ impl<'a> Walker<'a> {
             }
             stack.extend(named_children(n));
         }
+    }
+
+    /// Only the raw-text scan for dangerous patterns, without parsing (over-large input).
+    pub(crate) fn scan_only(&mut self) {
+        self.distrust_tree();
     }
 
     /// The tree cannot be trusted (nested beyond the depth limit): the whole input gets the
@@ -1159,10 +1174,15 @@ impl<'a> Walker<'a> {
 ///
 /// A carriage return is a word character to bash (it is not a metacharacter), while
 /// tree-sitter treats it as blank space: `\\` CR LF would be a line continuation to the parser
-/// but an escaped CR followed by a new command to bash. It is replaced by `a` as well.
+/// but an escaped CR followed by a new command to bash. It is replaced by `.`, a word character
+/// that cannot extend a variable name (`$HOME` CR is `$HOME` followed by CR to bash).
 fn ascii_skeleton(text: &str) -> Vec<u8> {
     text.bytes()
-        .map(|b| if b.is_ascii() && b != b'\r' { b } else { b'a' })
+        .map(|b| match b {
+            b'\r' => b'.',
+            b if b.is_ascii() => b,
+            _ => b'a',
+        })
         .collect()
 }
 

@@ -4,7 +4,7 @@
 //! once, reuses one output buffer and writes one line (or block) per command.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -169,31 +169,22 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     if from_stdin {
         let stdin = io::stdin();
         let mut input = stdin.lock();
-        if args.null {
-            let mut all = Vec::new();
-            input
-                .read_to_end(&mut all)
+        let delimiter = if args.null { 0 } else { b'\n' };
+        let mut record = Vec::new();
+        loop {
+            let read = read_record(&mut input, delimiter, &mut record)
                 .map_err(|e| format!("reading stdin: {e}"))?;
-            for record in all.split(|&b| b == 0) {
-                auditor.audit_bytes(record, &mut out)?;
-            }
-        } else {
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                let n = input
-                    .read_until(b'\n', &mut line)
-                    .map_err(|e| format!("reading stdin: {e}"))?;
-                if n == 0 {
-                    break;
-                }
-                if line.last() == Some(&b'\n') {
-                    line.pop();
-                    if line.last() == Some(&b'\r') {
-                        line.pop();
+            match read {
+                Record::End => break,
+                Record::Whole => {
+                    if !args.null && record.last() == Some(&b'\r') {
+                        record.pop();
                     }
+                    auditor.audit_bytes(&record, &mut out)?;
                 }
-                auditor.audit_bytes(&line, &mut out)?;
+                Record::TooLong => {
+                    auditor.audit_oversized(&mut input, delimiter, &mut record, &mut out)?;
+                }
             }
         }
     } else {
@@ -225,7 +216,162 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     })
 }
 
+/// How one stdin record was read.
+enum Record {
+    /// No more input.
+    End,
+    /// A complete record (without its delimiter) is in the buffer.
+    Whole,
+    /// The record is longer than a command may be; the buffer holds its first part, the rest is
+    /// still unread.
+    TooLong,
+}
+
+/// Reads one record up to `delimiter` into `buf`, but never more than
+/// [`classifier::MAX_COMMAND_BYTES`] bytes: an input of gigabytes on one line must not be held in
+/// memory (it aborted with an allocation failure once).
+fn read_record(input: &mut impl BufRead, delimiter: u8, buf: &mut Vec<u8>) -> io::Result<Record> {
+    buf.clear();
+    let mut seen_any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if seen_any { Record::Whole } else { Record::End });
+        }
+        seen_any = true;
+        let room = classifier::MAX_COMMAND_BYTES - buf.len();
+        let (used, found) = match available.iter().position(|&b| b == delimiter) {
+            Some(at) if at <= room => (at + 1, true),
+            _ => (available.len().min(room), false),
+        };
+        buf.extend_from_slice(&available[..used]);
+        input.consume(used);
+        if found {
+            buf.pop();
+            return Ok(Record::Whole);
+        }
+        if buf.len() >= classifier::MAX_COMMAND_BYTES {
+            return Ok(Record::TooLong);
+        }
+    }
+}
+
+/// How much of an over-long command the report repeats.
+const SHOWN_PREFIX: usize = 1024;
+/// Most reasons reported for one over-long command.
+const MAX_OVERSIZED_REASONS: usize = 32;
+
 impl Auditor {
+    /// A record longer than [`classifier::MAX_COMMAND_BYTES`]: it is classified piece by piece as
+    /// it streams in (each piece only gets the scan for dangerous patterns), its verdict is never
+    /// read-only, and the report shows only its beginning and its length.
+    fn audit_oversized(
+        &mut self,
+        input: &mut impl BufRead,
+        delimiter: u8,
+        first: &mut Vec<u8>,
+        out: &mut impl Write,
+    ) -> Result<(), String> {
+        // Pieces are twice the limit, so that each takes the classifier's over-large path.
+        let piece_len = 2 * classifier::MAX_COMMAND_BYTES;
+        let shown = String::from_utf8_lossy(&first[..SHOWN_PREFIX.min(first.len())]).into_owned();
+        let mut piece = std::mem::take(first);
+        let mut total = 0usize;
+        let mut reasons: Vec<classifier::Reason> = Vec::new();
+        let mut done = false;
+        while !done {
+            while piece.len() < piece_len && !done {
+                let available = input
+                    .fill_buf()
+                    .map_err(|e| format!("reading stdin: {e}"))?;
+                if available.is_empty() {
+                    done = true;
+                    break;
+                }
+                let want = piece_len - piece.len();
+                let (used, found) = match available.iter().position(|&b| b == delimiter) {
+                    Some(at) if at < want => (at + 1, true),
+                    _ => (available.len().min(want), false),
+                };
+                piece.extend_from_slice(&available[..used]);
+                input.consume(used);
+                if found {
+                    piece.pop();
+                    done = true;
+                }
+            }
+            // A multi-byte character cut at the piece's end is carried over to the next one.
+            let cut = if done {
+                piece.len()
+            } else {
+                match std::str::from_utf8(&piece) {
+                    Ok(_) => piece.len(),
+                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(_) => piece.len(),
+                }
+            };
+            let carry = piece.split_off(cut);
+            let text = String::from_utf8_lossy(&piece);
+            if !text.trim().is_empty()
+                && let Ok(verdict) = classifier::classify(&text, &self.ctx)
+            {
+                reasons.extend(
+                    verdict
+                        .reasons
+                        .into_iter()
+                        .filter(|r| r.rule != "input.too-large")
+                        .map(|mut r| {
+                            r.span = (r.span.0 + total, r.span.1 + total);
+                            if r.message.len() > SHOWN_PREFIX {
+                                let mut end = SHOWN_PREFIX;
+                                while !r.message.is_char_boundary(end) {
+                                    end -= 1;
+                                }
+                                r.message.truncate(end);
+                                r.message.push('…');
+                            }
+                            r
+                        }),
+                );
+            }
+            total += piece.len();
+            piece = carry;
+        }
+        total += piece.len();
+        reasons.sort_by(|a, b| b.class.cmp(&a.class).then(a.span.cmp(&b.span)));
+        reasons.dedup_by(|a, b| a.rule == b.rule);
+        reasons.truncate(MAX_OVERSIZED_REASONS - 1);
+        let class = reasons
+            .iter()
+            .map(|r| r.class)
+            .max()
+            .unwrap_or(Class::Normal)
+            .max(Class::Normal);
+        reasons.push(classifier::Reason {
+            rule: "input.too-large".to_string(),
+            class: Class::Normal,
+            message: format!(
+                "the command is {total} bytes long, more than the {} bytes inspected in full; it \
+                 was only scanned for dangerous patterns",
+                classifier::MAX_COMMAND_BYTES
+            ),
+            span: (0, total),
+        });
+        reasons.sort_by(|a, b| b.class.cmp(&a.class).then(a.span.cmp(&b.span)));
+        let verdict = Verdict {
+            class,
+            reasons,
+            commands: Vec::new(),
+        };
+        let command = format!("{shown}… ({total} bytes)");
+        self.report(&command, &verdict, out)
+            .map_err(|e| format!("writing output: {e}"))
+    }
+
     /// Stdin records: blank ones are skipped (shell histories have them), bytes that are not
     /// UTF-8 are reported rather than guessed at.
     fn audit_bytes(&mut self, bytes: &[u8], out: &mut impl Write) -> Result<(), String> {
