@@ -8,10 +8,12 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod daemon;
+pub mod display;
 pub mod jobs;
 pub mod mcp;
 // Two layers that import nothing else from gg are crates of their own, so the compiler holds the
 // layering; they stay reachable as `gg::provider` and `gg::session`.
 pub use provider;
+pub mod secrets;
 pub use session;
 pub mod tools;

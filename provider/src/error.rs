@@ -126,15 +126,7 @@ impl std::error::Error for ProviderError {}
 /// newline and tab are escaped so a hostile server cannot inject terminal escape sequences
 /// through an error message.
 pub(crate) fn sanitize_server_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() && c != '\n' && c != '\t' {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    termsafe::visible(text).into_owned()
 }
 
 /// Truncates to at most `max` bytes on a char boundary.
@@ -157,7 +149,7 @@ mod tests {
     fn sanitize_escapes_terminal_controls_but_keeps_newlines() {
         assert_eq!(
             sanitize_server_text("a\u{1b}[2Jb\nc\td\r"),
-            "a\\u{1b}[2Jb\nc\td\\r"
+            "a\\x1b[2Jb\nc\td\\r"
         );
     }
 

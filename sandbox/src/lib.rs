@@ -20,6 +20,7 @@ pub mod bwrap;
 #[cfg(target_os = "linux")]
 pub mod fs_rules;
 pub mod helper;
+pub mod inherit;
 pub mod policy;
 pub mod sbpl;
 #[cfg(target_os = "linux")]

@@ -569,7 +569,8 @@ impl Gate {
             tool: tool.clone(),
             summary: prepared.summary.clone(),
             details: prepared.details.clone(),
-            reason: prompt,
+            // Control characters in what is shown are escaped there; the reason says so.
+            reason: crate::display::flag_controls(&prompt, &[&prepared.summary, &prepared.details]),
             dangerous,
         };
         on_ask(&question);

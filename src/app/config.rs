@@ -178,9 +178,7 @@ impl Config {
             base_url: std::env::var("OPENAI_BASE_URL")
                 .ok()
                 .filter(|v| !v.is_empty()),
-            api_key: std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|v| !v.is_empty()),
+            api_key: crate::secrets::var("OPENAI_API_KEY").filter(|v| !v.is_empty()),
             ..ProviderEntry::default()
         };
         Config {
@@ -235,7 +233,7 @@ impl Config {
                 entry
                     .api_key_env
                     .as_ref()
-                    .and_then(|var| std::env::var(var).ok())
+                    .and_then(|var| crate::secrets::var(var))
                     .filter(|k| !k.is_empty())
             })
             .unwrap_or_default();

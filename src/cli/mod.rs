@@ -322,7 +322,8 @@ fn display_name(arg: &clap::Arg) -> String {
 }
 
 pub fn main() -> ExitCode {
-    main_from(std::env::args_os().collect())
+    // The command line as typed: the start-up may have re-executed gg with secrets hidden.
+    main_from(crate::secrets::args_os())
 }
 
 /// Runs gg on an explicit command line (program name first).

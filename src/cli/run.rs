@@ -70,11 +70,11 @@ pub fn run(flags: RunFlags) -> ExitCode {
     match runtime.block_on(run_async(flags)) {
         Ok(code) => code,
         Err(CliError::Usage(message)) => {
-            eprintln!("gg: {message}");
+            eprintln!("gg: {}", crate::display::visible(&message));
             ExitCode::from(EXIT_USAGE)
         }
         Err(CliError::Failed(message)) => {
-            eprintln!("gg: {message}");
+            eprintln!("gg: {}", crate::display::visible(&message));
             ExitCode::from(EXIT_FAILED)
         }
     }
@@ -294,15 +294,16 @@ impl Output {
         match event {
             AgentEvent::TextDelta(text) if !self.one_shot => {
                 let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
+                let _ = stdout.write_all(crate::display::visible(&text).as_bytes());
                 let _ = stdout.flush();
                 self.wrote_text.store(true, Ordering::Relaxed);
             }
             AgentEvent::ThinkingDelta(text) => {
+                let text = crate::display::visible(&text);
                 let text = if self.colour_stderr {
                     format!("\x1b[2m{text}\x1b[0m")
                 } else {
-                    text
+                    text.into_owned()
                 };
                 eprint!("{text}");
             }
@@ -311,6 +312,7 @@ impl Output {
                 delay_ms,
                 reason,
             } => {
+                let reason = crate::display::visible(&reason);
                 eprintln!("gg: retry {retry} in {delay_ms} ms: {reason}");
             }
             AgentEvent::ToolCallStart {
@@ -323,6 +325,7 @@ impl Output {
                 let class = classification
                     .map(|c| format!(" [{c}]"))
                     .unwrap_or_default();
+                let summary = crate::display::visible_inline(&summary);
                 eprintln!("• {summary}{class} → {action}");
             }
             AgentEvent::ToolCallFinish {
@@ -332,6 +335,7 @@ impl Output {
                 ..
             } => {
                 let first = text.lines().next().unwrap_or("").to_string();
+                let first = crate::display::visible_inline(&first);
                 eprintln!("  {name} failed: {first}");
             }
             _ => {}
@@ -429,7 +433,7 @@ async fn run_one(
                     json!({"type": "run_completed", "run": seq, "text": text, "control": true}),
                 );
             } else {
-                println!("{text}");
+                println!("{}", crate::display::visible(&text));
             }
             ExitCode::SUCCESS.into()
         }
@@ -443,7 +447,7 @@ async fn run_one(
                         "totalTokens": outcome.usage.total_tokens}}),
                 );
             } else if output.one_shot {
-                println!("{}", outcome.final_text);
+                println!("{}", crate::display::visible(&outcome.final_text));
             }
             if flags.usage {
                 eprintln!(
@@ -470,7 +474,7 @@ async fn run_one(
             if output.json {
                 output.json_line(json!({"type": "run_failed", "run": seq, "reason": kind, "error": error.to_string()}));
             } else {
-                eprintln!("gg: {error}");
+                eprintln!("gg: {}", crate::display::visible(&error.to_string()));
             }
             TurnExit {
                 code: ExitCode::from(code),

@@ -1,11 +1,13 @@
 //! Session flags and commands: `gg sessions list`, `gg resume`, `gg audit`, and which session a
 //! run opens (`--continue`, `--session FILE`, `--no-session`, `--session-dir`).
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::run::CliError;
+use crate::display::visible_inline;
 use crate::session::{self, Session, paths};
 
 /// The session flags of a run.
@@ -124,13 +126,13 @@ async fn pick(root: &Path, cwd: &Path) -> Result<PathBuf, CliError> {
         println!(
             "[{}] {}  {}  {} msgs  {}",
             i + 1,
-            s.id,
+            visible_inline(&s.id),
             s.updated,
             s.messages,
-            s.name.as_deref().filter(|n| !n.is_empty()).unwrap_or("-")
+            visible_inline(s.name.as_deref().filter(|n| !n.is_empty()).unwrap_or("-"))
         );
         if !s.preview.is_empty() {
-            println!("    {}", s.preview);
+            println!("    {}", visible_inline(&s.preview));
         }
     }
     print!("Select session [1-{}] (empty to cancel): ", sessions.len());
@@ -164,14 +166,15 @@ pub fn list(session_dir: Option<&Path>) -> ExitCode {
         Ok(sessions) => {
             println!("ID\tUPDATED\tMESSAGES\tNAME\tPATH\tPREVIEW");
             for s in sessions {
+                // Names and previews come from session files, which the model wrote into.
                 println!(
                     "{}\t{}\t{}\t{}\t{}\t{}",
-                    s.id,
+                    visible_inline(&s.id),
                     s.updated,
                     s.messages,
-                    s.name.as_deref().filter(|n| !n.is_empty()).unwrap_or("-"),
-                    s.path.display(),
-                    s.preview
+                    visible_inline(s.name.as_deref().filter(|n| !n.is_empty()).unwrap_or("-")),
+                    visible_inline(&s.path.display().to_string()),
+                    visible_inline(&s.preview)
                 );
             }
             ExitCode::SUCCESS
@@ -207,6 +210,8 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
     };
     let mut out = std::io::stdout().lock();
     for row in &rows {
+        // Arguments, reasons and errors come from the model and its tools: escaped as a whole.
+        let mut text = String::new();
         if json {
             let _ = serde_json::to_writer(&mut out, row);
             let _ = out.write_all(b"\n");
@@ -241,19 +246,20 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
             .map(|s| s.level.clone())
             .unwrap_or_else(|| "-".to_string());
         let _ = writeln!(
-            out,
+            text,
             "{}  {}  {}  status={:?}\n  classification: {class}\n  decision: {decision}\n  sandbox: {sandbox}\n  arguments: {}",
             row.timestamp, row.tool, row.call_id, row.status, row.arguments
         );
         if let Some(c) = &audit.classification {
             for r in &c.reasons {
-                let _ = writeln!(out, "    - {}: {}", r.rule, r.message);
+                let _ = writeln!(text, "    - {}: {}", r.rule, r.message);
             }
         }
         if let Some(e) = &row.error {
-            let _ = writeln!(out, "  error: {}", e.lines().next().unwrap_or(""));
+            let _ = writeln!(text, "  error: {}", e.lines().next().unwrap_or(""));
         }
-        let _ = writeln!(out);
+        let _ = writeln!(text);
+        let _ = out.write_all(crate::display::visible(&text).as_bytes());
     }
     if rows.is_empty() && !json {
         let _ = writeln!(out, "no tool calls in this session");

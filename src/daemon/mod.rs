@@ -271,6 +271,35 @@ pub fn main(args: Vec<String>) -> ExitCode {
     code
 }
 
+/// ggd's log lines are JSON, whose encoder escapes C0 controls but writes DEL, C1 controls and
+/// bidi overrides raw; a log on a terminal could so be rewritten by a value the model chose. They
+/// are written as `\uXXXX` escapes instead, which leaves the line the same JSON.
+struct TerminalSafeJson<W>(W);
+
+impl<W: std::io::Write> std::io::Write for TerminalSafeJson<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        if !crate::display::has_controls(&text) {
+            self.0.write_all(buf)?;
+            return Ok(buf.len());
+        }
+        let mut out = String::with_capacity(text.len() + 16);
+        for c in text.chars() {
+            if crate::display::is_control(c) && c as u32 >= 0x20 {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+        self.0.write_all(out.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 fn init_logging() {
     let level = match std::env::var("GG_LOG_LEVEL")
         .unwrap_or_default()
@@ -284,7 +313,7 @@ fn init_logging() {
     };
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_writer(std::io::stderr)
+        .with_writer(|| TerminalSafeJson(std::io::stderr()))
         .with_max_level(level)
         .with_current_span(false)
         .with_span_list(false)
@@ -559,6 +588,18 @@ fn uninstall_service() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_lines_escape_what_json_leaves_raw() {
+        use std::io::Write;
+        let mut w = TerminalSafeJson(Vec::new());
+        let line = serde_json::json!({"m": "a\u{1b}[2Kb\u{7f}\u{9b}\u{202e}c"}).to_string() + "\n";
+        w.write_all(line.as_bytes()).unwrap();
+        let out = String::from_utf8(w.0).unwrap();
+        assert_eq!(out, "{\"m\":\"a\\u001b[2Kb\\u007f\\u009b\\u202ec\"}\n");
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back["m"], "a\u{1b}[2Kb\u{7f}\u{9b}\u{202e}c");
+    }
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -6,7 +6,6 @@
 //! first (see `agent::chain`); this module only runs what was allowed, under the sandbox the
 //! caller asked for.
 
-use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -21,55 +20,8 @@ const TERM_GRACE: Duration = Duration::from_millis(300);
 /// The default timeout of a bash call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Names of environment variables that never reach a child process (matched case-insensitively;
-/// `*` is any run of characters).
-pub const SECRET_ENV_PATTERNS: &[&str] = &[
-    "*_API_KEY",
-    "*_TOKEN",
-    "*_SECRET*",
-    "*PASSWORD*",
-    "OPENAI_*",
-    "GG_*",
-    "*_ACCESS_KEY*",
-    "*_CREDENTIALS",
-];
-
-/// Whether `name` matches a secret pattern and is not explicitly allowed.
-pub fn is_secret_env(name: &OsStr, allow: &[String]) -> bool {
-    let Some(name) = name.to_str() else {
-        // A name that is not UTF-8 cannot be checked against the patterns: keep it out.
-        return true;
-    };
-    let upper = name.to_ascii_uppercase();
-    if allow.iter().any(|a| a.eq_ignore_ascii_case(name)) {
-        return false;
-    }
-    SECRET_ENV_PATTERNS.iter().any(|p| glob_match(p, &upper))
-}
-
-fn glob_match(pattern: &str, text: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == text,
-        Some((head, rest)) => {
-            let Some(after_head) = text.strip_prefix(head) else {
-                return false;
-            };
-            if rest.is_empty() {
-                return true;
-            }
-            (0..=after_head.len())
-                .filter(|&i| after_head.is_char_boundary(i))
-                .any(|i| glob_match(rest, &after_head[i..]))
-        }
-    }
-}
-
-/// The parent environment minus secrets.
-pub fn scrubbed_env(allow: &[String]) -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
-        .filter(|(name, _)| !is_secret_env(name, allow))
-        .collect()
-}
+// The secret patterns and the child environment are one list for every child gg starts.
+pub use crate::secrets::{SECRET_ENV_PATTERNS, is_secret_env, is_secret_var, scrubbed_env};
 
 /// Git settings forced onto commands that run without approval (read-only verdicts), so that a
 /// planted repository cannot make `git status` or `git diff` run its programs. The classifier
