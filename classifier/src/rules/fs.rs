@@ -160,7 +160,7 @@ fn rm(w: &mut Walker, args: &[Word]) -> Outcome {
     writes("rm")
 }
 
-fn rm_recursive_force(w: &mut Walker, target: &Word) {
+pub(crate) fn rm_recursive_force(w: &mut Walker, target: &Word) {
     for alt in super::alternatives(w, target) {
         rm_recursive_force(w, &alt);
     }

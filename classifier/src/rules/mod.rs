@@ -15,6 +15,7 @@ mod expand;
 mod fs;
 mod git;
 mod inspect;
+mod interp;
 mod net;
 mod readonly;
 mod scripts;

@@ -1,0 +1,770 @@
+//! Interpreter code given inline (`python -c`, `python - <<EOF`, `node -e`): parsed with the
+//! language's real tree-sitter grammar, so that what the code does is judged like shell:
+//!
+//! - strings handed to a shell (`os.system`, `subprocess.run(…, shell=True)`,
+//!   `child_process.execSync`) are classified as bash, recursively; argument lists
+//!   (`subprocess.run(["rm", "-rf", p])`, `spawn("rm", [...])`) as the command they are;
+//! - deletion and write APIs (`shutil.rmtree`, `os.remove`, `open(p, "w")`,
+//!   `Path(p).write_text`, `fs.rmSync`, `fs.writeFileSync`) with statically known paths are
+//!   judged like `rm -rf`/redirections to those paths;
+//! - `exec`/`eval` of statically decodable payloads (base64, hex, bytes literals, plain
+//!   strings) are decoded and analysed as code of the same language.
+//!
+//! Perl, Ruby and PHP one-liners keep the lexical scan of `exec::embedded_shell_commands`: two
+//! more C grammars would cost build time for rarely used forms, and the scan already finds
+//! their shell-running calls; their code is never read-only either way.
+
+use tree_sitter::{Node, Parser};
+
+use super::fs::rm_recursive_force;
+use super::{check_write_target, run_code};
+use crate::Class;
+use crate::Span;
+use crate::ids::RuleId;
+use crate::walk::{Flow, Walker};
+use crate::word::Word;
+
+/// Languages parsed with a grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lang {
+    Python,
+    JavaScript,
+}
+
+impl Lang {
+    pub fn of(program: &str) -> Option<Lang> {
+        if program.starts_with("python") || program.starts_with("pypy") {
+            Some(Lang::Python)
+        } else if matches!(program, "node" | "nodejs" | "deno" | "bun") {
+            Some(Lang::JavaScript)
+        } else {
+            None
+        }
+    }
+}
+
+/// How deeply decoded payloads are followed (`exec(b64decode(…))` inside such a payload …).
+const MAX_DEPTH: usize = 4;
+/// Longest code analysed; longer code is still never read-only, just not inspected.
+const MAX_CODE: usize = 256 * 1024;
+
+thread_local! {
+    static PARSERS: std::cell::RefCell<(Option<Parser>, Option<Parser>)> =
+        const { std::cell::RefCell::new((None, None)) };
+}
+
+/// Analyses `code` in `lang`; findings are reasons at `span`.
+pub(crate) fn analyse(w: &mut Walker, lang: Lang, code: &str, span: Span) {
+    analyse_at(w, lang, code, span, 0);
+}
+
+fn analyse_at(w: &mut Walker, lang: Lang, code: &str, span: Span, depth: usize) {
+    if depth > MAX_DEPTH || code.len() > MAX_CODE || w.in_final_scan() {
+        return;
+    }
+    if !w.spend(code.len(), 1, span) {
+        return;
+    }
+    let Some(tree) = parse(lang, code) else {
+        return;
+    };
+    let mut cx = Cx {
+        w,
+        lang,
+        src: code,
+        span,
+        depth,
+    };
+    let mut stack = vec![tree.root_node()];
+    let mut visited = 0usize;
+    while let Some(node) = stack.pop() {
+        visited += 1;
+        if visited > 100_000 {
+            break;
+        }
+        if matches!(node.kind(), "call" | "call_expression" | "new_expression") {
+            cx.call(node);
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+}
+
+fn parse(lang: Lang, code: &str) -> Option<tree_sitter::Tree> {
+    PARSERS.with(|cell| {
+        let mut parsers = cell.try_borrow_mut().ok()?;
+        let slot = match lang {
+            Lang::Python => &mut parsers.0,
+            Lang::JavaScript => &mut parsers.1,
+        };
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            let language: tree_sitter::Language = match lang {
+                Lang::Python => tree_sitter_python::LANGUAGE.into(),
+                Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            };
+            parser.set_language(&language).ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(code, None)
+    })
+}
+
+struct Cx<'w, 'a, 's> {
+    w: &'w mut Walker<'a>,
+    lang: Lang,
+    src: &'s str,
+    span: Span,
+    depth: usize,
+}
+
+impl Cx<'_, '_, '_> {
+    fn text(&self, node: Node) -> &str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// The called name: the last attribute (`os.system` → `system`, `fs.rmSync` → `rmSync`).
+    fn callee(&self, call: Node) -> (String, String) {
+        let function = call
+            .child_by_field_name("function")
+            .or_else(|| call.child_by_field_name("constructor"));
+        let Some(f) = function else {
+            return (String::new(), String::new());
+        };
+        let full = self.text(f).to_string();
+        let last = match f.kind() {
+            "attribute" => f.child_by_field_name("attribute"),
+            "member_expression" => f.child_by_field_name("property"),
+            _ => Some(f),
+        };
+        let name = last.map(|n| self.text(n).to_string()).unwrap_or_default();
+        (name, full)
+    }
+
+    fn args<'t>(&self, call: Node<'t>) -> (Vec<Node<'t>>, Vec<(String, Node<'t>)>) {
+        let mut positional = Vec::new();
+        let mut keywords = Vec::new();
+        if let Some(list) = call.child_by_field_name("arguments") {
+            let mut cursor = list.walk();
+            for arg in list.named_children(&mut cursor) {
+                match arg.kind() {
+                    "keyword_argument" => {
+                        if let (Some(k), Some(v)) = (
+                            arg.child_by_field_name("name"),
+                            arg.child_by_field_name("value"),
+                        ) {
+                            keywords.push((self.text(k).to_string(), v));
+                        }
+                    }
+                    "comment" => {}
+                    _ => positional.push(arg),
+                }
+            }
+        }
+        (positional, keywords)
+    }
+
+    fn call(&mut self, call: Node) {
+        let (name, full) = self.callee(call);
+        let (args, keywords) = self.args(call);
+        match self.lang {
+            Lang::Python => self.python_call(call, &name, &full, &args, &keywords),
+            Lang::JavaScript => self.js_call(&name, &full, &args),
+        }
+    }
+
+    fn python_call(
+        &mut self,
+        call: Node,
+        name: &str,
+        full: &str,
+        args: &[Node],
+        keywords: &[(String, Node)],
+    ) {
+        let first = args.first().copied();
+        match name {
+            "system" | "popen" | "getoutput" | "getstatusoutput" | "check_output"
+            | "check_call" | "call" | "run" | "Popen"
+                if name != "run" || full.contains("subprocess") || full == "run" =>
+            {
+                let shell_kw = keywords
+                    .iter()
+                    .any(|(k, v)| k == "shell" && self.text(*v) != "False");
+                let via_shell =
+                    matches!(name, "system" | "popen" | "getoutput" | "getstatusoutput")
+                        || shell_kw;
+                if let Some(a) = first {
+                    self.command(a, via_shell, name);
+                }
+            }
+            "execv" | "execve" | "execvp" | "execvpe" | "execl" | "execlp" | "execle"
+            | "execlpe" | "spawnv" | "spawnl" | "spawnlp" | "spawnvp" | "posix_spawn"
+            | "posix_spawnp" => {
+                // `os.execvp("rm", ["rm", "-rf", p])`: the list is the argv.
+                if let Some(list) = args.get(1) {
+                    self.command(*list, false, name);
+                } else if let Some(a) = first {
+                    self.command(a, false, name);
+                }
+            }
+            "spawn" if full.contains("pty") => {
+                if let Some(a) = first {
+                    self.command(a, false, name);
+                }
+            }
+            "rmtree" => self.delete(first, true, full),
+            "remove" | "unlink" | "rmdir" | "removedirs" => {
+                if full.contains("os.") || full.starts_with("os") || first.is_some() {
+                    self.delete(first, false, full);
+                } else {
+                    // `Path(p).unlink()`: the path is the receiver.
+                    let receiver = receiver(call).and_then(|r| self.path_value(r));
+                    self.delete_path(receiver, name == "rmdir", full);
+                }
+            }
+            "rename" | "replace" | "move" | "copy" | "copy2" | "copyfile" | "copytree"
+            | "symlink" | "link" => {
+                if let Some(dst) = args.get(1) {
+                    self.write(Some(*dst), full);
+                } else if receiver(call).is_some() {
+                    // `Path(src).rename(dst)` writes dst.
+                    self.write(first, full);
+                }
+            }
+            "chmod" | "chown" | "lchown" | "truncate" | "utime" | "mkfifo" | "mknod"
+            | "makedirs" | "mkdir" => {
+                if first.is_some() && !full.ends_with(&format!(").{name}")) {
+                    self.write(first, full);
+                } else if let Some(r) = receiver(call) {
+                    self.write(Some(r), full);
+                }
+            }
+            "write_text" | "write_bytes" | "touch" | "symlink_to" | "hardlink_to" => {
+                self.write(receiver(call), full);
+            }
+            "open"
+                if full == "open" || full.ends_with("io.open") || full.ends_with("codecs.open") =>
+            {
+                let mode = args
+                    .get(1)
+                    .copied()
+                    .or_else(|| keywords.iter().find(|(k, _)| k == "mode").map(|(_, v)| *v))
+                    .and_then(|m| self.string_value(m));
+                if mode.is_some_and(|m| m.contains(['w', 'a', 'x', '+'])) {
+                    self.write(first, "open");
+                }
+            }
+            "open" => {
+                // `Path(p).open("w")`.
+                let mode = first.and_then(|m| self.string_value(m));
+                if mode.is_some_and(|m| m.contains(['w', 'a', 'x', '+'])) {
+                    self.write(receiver(call), full);
+                }
+            }
+            "exec" | "eval" | "compile"
+                if matches!(
+                    full,
+                    "exec" | "eval" | "compile" | "builtins.exec" | "builtins.eval"
+                ) =>
+            {
+                self.eval_payload(first, full);
+            }
+            _ => {}
+        }
+    }
+
+    fn js_call(&mut self, name: &str, full: &str, args: &[Node]) {
+        let first = args.first().copied();
+        match name {
+            "exec" | "execSync" if !full.contains("RegExp") && !full.starts_with('/') => {
+                if let Some(a) = first {
+                    self.command(a, true, name);
+                }
+            }
+            "spawn" | "spawnSync" | "execFile" | "execFileSync" | "fork" => {
+                let shell = args
+                    .iter()
+                    .skip(1)
+                    .any(|a| self.text(*a).contains("shell: true"));
+                match (first, args.get(1)) {
+                    (Some(program), Some(list)) if list.kind() == "array" && !shell => {
+                        self.program_and_args(program, *list, name);
+                    }
+                    (Some(program), _) => self.command(program, shell, name),
+                    _ => {}
+                }
+            }
+            "rmSync" | "rm" | "rmdirSync" | "rmdir" | "remove" | "removeSync" | "emptyDirSync"
+            | "emptyDir"
+                if full.contains("fs")
+                    || full.contains("promises")
+                    || full.starts_with("require") =>
+            {
+                let recursive = args
+                    .iter()
+                    .skip(1)
+                    .any(|a| self.text(*a).contains("recursive"))
+                    || name.starts_with("remove")
+                    || name.starts_with("emptyDir");
+                self.delete(first, recursive, full);
+            }
+            "unlink" | "unlinkSync" => self.delete(first, false, full),
+            "writeFile" | "writeFileSync" | "appendFile" | "appendFileSync"
+            | "createWriteStream" | "truncate" | "truncateSync" | "chmod" | "chmodSync"
+            | "chown" | "chownSync" | "mkdir" | "mkdirSync" | "outputFile" | "outputFileSync"
+            | "writeJson" | "writeJsonSync" => self.write(first, full),
+            "copyFile" | "copyFileSync" | "rename" | "renameSync" | "symlink" | "symlinkSync"
+            | "link" | "linkSync" | "cp" | "cpSync" | "copy" | "copySync" | "move" | "moveSync" => {
+                self.write(args.get(1).copied(), full)
+            }
+            "eval" | "Function" | "runInThisContext" | "runInNewContext" | "Script" => {
+                // `eval(x)`, `new Function(x)()`, `vm.runInThisContext(x)`.
+                let payload = if name == "Function" {
+                    args.last().copied()
+                } else {
+                    first
+                };
+                self.eval_payload(payload, full);
+            }
+            _ => {}
+        }
+    }
+
+    /// A command given to a shell (`via_shell`) or as an argument vector.
+    fn command(&mut self, node: Node, via_shell: bool, api: &str) {
+        if matches!(node.kind(), "list" | "tuple" | "array") {
+            let words: Option<Vec<String>> = {
+                let mut cursor = node.walk();
+                node.named_children(&mut cursor)
+                    .map(|n| self.string_value(n))
+                    .collect()
+            };
+            match words {
+                Some(words) if !words.is_empty() => self.run_argv(&words, api),
+                _ => self.computed(api),
+            }
+            return;
+        }
+        match self.string_value(node) {
+            Some(code) if via_shell => self.shell_code(&code, api),
+            Some(program) => self.run_argv(&[program], api),
+            None => self.computed(api),
+        }
+    }
+
+    fn program_and_args(&mut self, program: Node, list: Node, api: &str) {
+        let Some(program) = self.string_value(program) else {
+            return self.computed(api);
+        };
+        let mut words = vec![program];
+        let mut cursor = list.walk();
+        for item in list.named_children(&mut cursor) {
+            match self.string_value(item) {
+                Some(s) => words.push(s),
+                None => words.push("$COMPUTED".to_string()),
+            }
+        }
+        self.run_argv(&words, api);
+    }
+
+    fn shell_code(&mut self, code: &str, api: &str) {
+        let before = self.w.reasons.len();
+        let (_, risky) = run_code(self.w, code, self.span, &Flow::default());
+        let dangerous = self.w.reasons[before..]
+            .iter()
+            .any(|r| r.class == Class::Dangerous);
+        if dangerous || risky {
+            let msg = format!(
+                "the {} code runs a shell command through {api}: {code}",
+                self.lang_name()
+            );
+            self.w.reason(
+                Class::Dangerous,
+                RuleId::ExecInterpreterEffect,
+                msg,
+                self.span,
+            );
+        }
+    }
+
+    fn run_argv(&mut self, words: &[String], api: &str) {
+        let quoted: Vec<String> = words.iter().map(|w| shell_quote(w)).collect();
+        self.shell_code(&quoted.join(" "), api);
+    }
+
+    fn computed(&mut self, api: &str) {
+        let msg = format!(
+            "the {} code runs a computed command through {api}",
+            self.lang_name()
+        );
+        self.w
+            .reason(Class::Normal, RuleId::DynamicShellCode, msg, self.span);
+    }
+
+    fn delete(&mut self, target: Option<Node>, recursive: bool, api: &str) {
+        let path = target.and_then(|t| self.path_value(t));
+        self.delete_path(path, recursive, api);
+    }
+
+    fn delete_path(&mut self, path: Option<String>, recursive: bool, api: &str) {
+        match path {
+            Some(p) => {
+                let word = Word::literal(&p, self.span);
+                if recursive {
+                    rm_recursive_force(self.w, &word);
+                } else {
+                    check_write_target(self.w, &word, api, self.span);
+                }
+            }
+            None => {
+                let msg = format!("{api} deletes a path computed at run time");
+                self.w
+                    .reason(Class::Normal, RuleId::WriteUnknownTarget, msg, self.span);
+            }
+        }
+    }
+
+    fn write(&mut self, target: Option<Node>, api: &str) {
+        match target.and_then(|t| self.path_value(t)) {
+            Some(p) => {
+                let word = Word::literal(&p, self.span);
+                check_write_target(self.w, &word, api, self.span);
+            }
+            None => {
+                let msg = format!("{api} writes a path computed at run time");
+                self.w
+                    .reason(Class::Normal, RuleId::WriteUnknownTarget, msg, self.span);
+            }
+        }
+    }
+
+    /// `exec(…)`/`eval(…)` of a payload that can be decoded statically.
+    fn eval_payload(&mut self, payload: Option<Node>, api: &str) {
+        let Some(node) = payload else { return };
+        match self.decoded(node) {
+            Some(code) => {
+                let (w, lang, span, depth) = (&mut *self.w, self.lang, self.span, self.depth);
+                analyse_at(w, lang, &code, span, depth + 1);
+            }
+            None => {
+                let msg = format!("{api} runs code computed at run time");
+                self.w
+                    .reason(Class::Normal, RuleId::DynamicShellCode, msg, self.span);
+            }
+        }
+    }
+
+    /// The text a payload expression evaluates to, decoding base64, hex and bytes.
+    fn decoded(&self, node: Node) -> Option<String> {
+        if let Some(s) = self.string_value(node) {
+            return Some(s);
+        }
+        match node.kind() {
+            "call" | "call_expression" | "new_expression" => {
+                let (name, full) = self.callee(node);
+                let (args, _) = self.args(node);
+                let inner = || args.first().and_then(|a| self.decoded(*a));
+                match name.as_str() {
+                    "b64decode" | "standard_b64decode" | "urlsafe_b64decode" | "decodebytes"
+                    | "atob" => base64_decode(&inner()?),
+                    "fromhex" | "unhexlify" | "a2b_hex" => hex_decode(&inner()?),
+                    "decode" | "toString" if args.len() <= 1 || name == "toString" => {
+                        // `b"..".decode()`, `x.decode("utf-8")`, `Buffer.from(s, "base64").toString()`.
+                        let receiver = receiver(node)?;
+                        if name == "decode"
+                            && let Some(codec) = args.first().and_then(|a| self.string_value(*a))
+                            && codec.contains("hex")
+                        {
+                            return hex_decode(&self.decoded(receiver)?);
+                        }
+                        self.decoded(receiver)
+                    }
+                    "decode" => {
+                        // `codecs.decode(s, "hex")`, `codecs.decode(s, "base64")`.
+                        let codec = args.get(1).and_then(|a| self.string_value(*a))?;
+                        let text = inner()?;
+                        if codec.contains("hex") {
+                            hex_decode(&text)
+                        } else if codec.contains("base64") {
+                            base64_decode(&text)
+                        } else if codec.contains("rot") {
+                            Some(rot13(&text))
+                        } else {
+                            None
+                        }
+                    }
+                    "from" if full.contains("Buffer") => {
+                        let encoding = args.get(1).and_then(|a| self.string_value(*a));
+                        let text = inner()?;
+                        match encoding.as_deref() {
+                            Some("base64") => base64_decode(&text),
+                            Some("hex") => hex_decode(&text),
+                            _ => Some(text),
+                        }
+                    }
+                    "compile" => inner(),
+                    _ => None,
+                }
+            }
+            "parenthesized_expression" => {
+                let mut cursor = node.walk();
+                let inner = node.named_children(&mut cursor).next()?;
+                self.decoded(inner)
+            }
+            _ => None,
+        }
+    }
+
+    /// A path expression's static value: literals, `~` forms, joins.
+    fn path_value(&self, node: Node) -> Option<String> {
+        if let Some(s) = self.string_value(node) {
+            return Some(s);
+        }
+        let text = self.text(node);
+        match node.kind() {
+            "call" | "call_expression" | "new_expression" => {
+                let (name, _) = self.callee(node);
+                let (args, _) = self.args(node);
+                match name.as_str() {
+                    "home" | "homedir" | "expanduser"
+                        if args.is_empty() && name != "expanduser" =>
+                    {
+                        Some("~".to_string())
+                    }
+                    "expanduser" | "abspath" | "realpath" | "normpath" | "Path" | "PurePath"
+                    | "PosixPath" | "resolve" | "expanduser_" => match args.first() {
+                        Some(a) => self.path_value(*a),
+                        None => receiver(node).and_then(|r| self.path_value(r)),
+                    },
+                    "getcwd" | "cwd" => Some(".".to_string()),
+                    "join" | "resolve_" => {
+                        let parts: Option<Vec<String>> =
+                            args.iter().map(|a| self.path_value(*a)).collect();
+                        let parts = parts?;
+                        Some(join_paths(&parts))
+                    }
+                    _ => None,
+                }
+            }
+            "binary_operator" | "binary_expression" => {
+                let left = node.child_by_field_name("left")?;
+                let right = node.child_by_field_name("right")?;
+                let op = node
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o).to_string());
+                let (l, r) = (self.path_value(left)?, self.path_value(right)?);
+                match op.as_deref() {
+                    Some("/") => Some(join_paths(&[l, r])),
+                    Some("+") => Some(format!("{l}{r}")),
+                    _ => None,
+                }
+            }
+            "subscript" | "member_expression"
+                if text.contains("environ") && text.contains("HOME")
+                    || text == "process.env.HOME" =>
+            {
+                Some("~".to_string())
+            }
+            "parenthesized_expression" => {
+                let mut cursor = node.walk();
+                let inner = node.named_children(&mut cursor).next()?;
+                self.path_value(inner)
+            }
+            _ => None,
+        }
+    }
+
+    /// A string literal's value (Python strings and bytes, JS strings and plain templates).
+    fn string_value(&self, node: Node) -> Option<String> {
+        match node.kind() {
+            "string" if self.lang == Lang::Python => python_string(self.text(node)),
+            "concatenated_string" => {
+                let mut cursor = node.walk();
+                let parts: Option<Vec<String>> = node
+                    .named_children(&mut cursor)
+                    .map(|n| self.string_value(n))
+                    .collect();
+                Some(parts?.concat())
+            }
+            "string" => js_string(self.text(node)),
+            "template_string" => {
+                let text = self.text(node);
+                (!text.contains("${")).then(|| text.trim_matches('`').to_string())
+            }
+            "binary_operator" | "binary_expression" => {
+                let left = node.child_by_field_name("left")?;
+                let right = node.child_by_field_name("right")?;
+                let op = node
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o).to_string());
+                (op.as_deref() == Some("+")).then(|| {
+                    Some(format!(
+                        "{}{}",
+                        self.string_value(left)?,
+                        self.string_value(right)?
+                    ))
+                })?
+            }
+            _ => None,
+        }
+    }
+
+    fn lang_name(&self) -> &'static str {
+        match self.lang {
+            Lang::Python => "Python",
+            Lang::JavaScript => "JavaScript",
+        }
+    }
+}
+
+/// The object a method is called on (`Path(p)` in `Path(p).unlink()`).
+fn receiver(call: Node) -> Option<Node> {
+    let f = call.child_by_field_name("function")?;
+    match f.kind() {
+        "attribute" | "member_expression" => f.child_by_field_name("object"),
+        _ => None,
+    }
+}
+
+fn join_paths(parts: &[String]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        if p.starts_with('/') || out.is_empty() {
+            out = p.clone();
+        } else {
+            if !out.ends_with('/') {
+                out.push('/');
+            }
+            out.push_str(p);
+        }
+    }
+    out
+}
+
+fn shell_quote(word: &str) -> String {
+    if word == "$COMPUTED" {
+        return "\"$COMPUTED\"".to_string();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// `'…'`, `"…"`, `'''…'''`, `r"…"`, `b"…"`; f-strings with fields are not static.
+fn python_string(text: &str) -> Option<String> {
+    let prefix_len = text.find(['\'', '"'])?;
+    let prefix = text[..prefix_len].to_ascii_lowercase();
+    if !prefix.chars().all(|c| "rbuf".contains(c)) {
+        return None;
+    }
+    let body = &text[prefix_len..];
+    let quote = if body.starts_with("\"\"\"") || body.starts_with("'''") {
+        &body[..3]
+    } else {
+        &body[..1]
+    };
+    let inner = body.strip_prefix(quote)?.strip_suffix(quote)?;
+    if prefix.contains('f') && inner.contains('{') {
+        return None;
+    }
+    if prefix.contains('r') {
+        return Some(inner.to_string());
+    }
+    Some(unescape(inner))
+}
+
+fn js_string(text: &str) -> Option<String> {
+    let quote = text.chars().next()?;
+    let inner = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    Some(unescape(inner))
+}
+
+/// Backslash escapes shared by Python and JavaScript literals.
+fn unescape(inner: &str) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    out.push(c);
+                }
+            }
+            Some('\n') => {}
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn base64_decode(text: &str) -> Option<String> {
+    let mut bits = 0u32;
+    let mut count = 0;
+    let mut out = Vec::new();
+    for c in text.chars().filter(|c| !c.is_whitespace()) {
+        let v = match c {
+            'A'..='Z' => c as u32 - 'A' as u32,
+            'a'..='z' => c as u32 - 'a' as u32 + 26,
+            '0'..='9' => c as u32 - '0' as u32 + 52,
+            '+' | '-' => 62,
+            '/' | '_' => 63,
+            '=' => break,
+            _ => return None,
+        };
+        bits = (bits << 6) | v;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+            bits &= (1 << count) - 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn hex_decode(text: &str) -> Option<String> {
+    let clean: String = text.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    if !clean.len().is_multiple_of(2) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..clean.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&clean[i..i + 2], 16).ok())
+        .collect();
+    String::from_utf8(bytes?).ok()
+}
+
+fn rot13(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            _ => c,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoders() {
+        assert_eq!(base64_decode("cm0gLXJmIH4=").as_deref(), Some("rm -rf ~"));
+        assert_eq!(hex_decode("726d202d7266207e").as_deref(), Some("rm -rf ~"));
+        assert_eq!(rot13("ez -es ~"), "rm -rf ~");
+        assert_eq!(python_string("r'a\\n'").as_deref(), Some("a\\n"));
+        assert_eq!(python_string("b\"x\\x41\"").as_deref(), Some("xA"));
+        assert_eq!(python_string("f'{x}'"), None);
+        assert_eq!(python_string("'''a'b'''").as_deref(), Some("a'b"));
+        assert_eq!(join_paths(&["~".into(), ".ssh".into()]), "~/.ssh");
+    }
+}
