@@ -458,7 +458,11 @@ impl ToolBox {
             verdict.class.as_str()
         );
         for reason in &verdict.reasons {
-            details.push_str(&format!("  - {}: {}\n", reason.rule, reason.message));
+            // The span as `gg classify` prints it; the web UI highlights it in the command.
+            details.push_str(&format!(
+                "  - {}: {} [{}..{}]\n",
+                reason.rule, reason.message, reason.span.0, reason.span.1
+            ));
         }
         details.push_str(&format!(
             "cwd: {}\ntimeout: {}s",

@@ -72,6 +72,9 @@ struct StartParams {
     require_approval: Option<bool>,
     #[serde(default)]
     workspace: Option<String>,
+    /// Bash under the sandbox for this run; absent = the daemon's `--sandbox`.
+    #[serde(default)]
+    sandbox: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -94,6 +97,44 @@ struct ApproveParams {
     run_id: String,
     approval_id: String,
     allow: bool,
+    /// `once` (default) or `session` (allow the same call for the rest of the session; refused
+    /// for dangerous calls).
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AuditParams {
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JobIdParams {
+    id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JobAddParams {
+    name: String,
+    prompt: String,
+    #[serde(default)]
+    cron: Option<String>,
+    #[serde(default)]
+    at: Option<String>,
+    #[serde(default, rename = "in")]
+    in_: Option<String>,
+    #[serde(default)]
+    timezone: Option<String>,
+    #[serde(default)]
+    timeout: Option<String>,
+    #[serde(default)]
+    allow_all: bool,
+    #[serde(default)]
+    no_sandbox: bool,
 }
 
 #[derive(Deserialize)]
@@ -209,6 +250,7 @@ impl Handler {
                         p.prompt,
                         require_approval,
                         p.workspace.as_deref(),
+                        p.sandbox,
                     )
                     .await?;
                 Ok(json!({"runId": run_id}))
@@ -234,10 +276,69 @@ impl Handler {
             }
             "run.approve" => {
                 let p: ApproveParams = params(p)?;
+                let for_session = match p.scope.as_deref() {
+                    None | Some("once") => false,
+                    Some("session") => true,
+                    Some(other) => {
+                        return Err(RpcError::invalid_params(format!(
+                            "scope must be \"once\" or \"session\", not {other:?}"
+                        )));
+                    }
+                };
                 runtime
                     .get_run(&p.run_id)?
-                    .approve(&p.approval_id, p.allow)?;
+                    .approve(&p.approval_id, p.allow, for_session)?;
                 Ok(json!({"ok": true}))
+            }
+            "run.list" => {
+                let _: AuditParams = params(p)?;
+                Ok(runtime.list_runs())
+            }
+            "audit.list" => {
+                let p: AuditParams = params(p)?;
+                runtime.audit(p.session_id.as_deref())
+            }
+            "job.list" => {
+                let _: AuditParams = params(p)?;
+                jobs::list(runtime.settings())
+            }
+            "job.add" => {
+                let p: JobAddParams = params(p)?;
+                let args = crate::jobs::cli::AddArgs {
+                    name: p.name,
+                    cron: p.cron.filter(|v| !v.is_empty()),
+                    at: p.at.filter(|v| !v.is_empty()),
+                    in_: p.in_.filter(|v| !v.is_empty()),
+                    timezone: p.timezone,
+                    timeout: p.timeout,
+                    allow_all: p.allow_all,
+                    no_sandbox: p.no_sandbox,
+                    prompt: vec![p.prompt],
+                };
+                jobs::add(runtime.settings(), &args)
+            }
+            "job.pause" | "job.resume" | "job.remove" => {
+                let p: JobIdParams = params(p)?;
+                jobs::change(runtime.settings(), &request.method, &p.id)
+            }
+            "mcp.list" => {
+                let _: AuditParams = params(p)?;
+                Ok(mcp_list(&runtime.settings().external_tools))
+            }
+            "settings.get" => {
+                let _: AuditParams = params(p)?;
+                let s = runtime.settings();
+                let (sandbox, network) = match &s.sandbox {
+                    crate::tools::registry::SandboxSetting::Off => {
+                        ("off", "unrestricted (no sandbox)".to_string())
+                    }
+                    crate::tools::registry::SandboxSetting::On { network, .. } => {
+                        ("on", format!("{network:?}").to_lowercase())
+                    }
+                };
+                Ok(json!({"sandbox": sandbox, "network": network,
+                    "maxActiveRuns": s.max_active_runs,
+                    "runTimeout": super::runtime::format_duration(s.run_timeout)}))
             }
             "run.steer" => {
                 let p: SteerParams = params(p)?;
@@ -254,6 +355,85 @@ impl Handler {
                 format!("method \"{other}\" not found"),
             )),
         }
+    }
+}
+
+/// `mcp.list`: the connected servers' tools, grouped by server. Tool names are
+/// `mcp__<server>__<tool>` (see `crate::mcp::naming`); anything else is listed under its own name.
+fn mcp_list(tools: &[Arc<dyn crate::tools::registry::ExternalTool>]) -> Value {
+    let mut servers: Vec<(String, Vec<Value>)> = Vec::new();
+    for tool in tools {
+        let name = tool.name();
+        let (server, short) = name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split_once("__"))
+            .unwrap_or((name, name));
+        let entry = json!({"name": short, "fullName": name, "description": tool.description()});
+        match servers.iter_mut().find(|(s, _)| s == server) {
+            Some((_, list)) => list.push(entry),
+            None => servers.push((server.to_string(), vec![entry])),
+        }
+    }
+    json!({"servers": servers.into_iter().map(|(name, tools)| json!({"name": name, "tools": tools})).collect::<Vec<_>>()})
+}
+
+/// The scheduled-jobs methods: the same store and rules as `gg job`.
+mod jobs {
+    use serde_json::{Value, json};
+
+    use super::super::rpc::{AppError, RpcError};
+    use super::super::runtime::Settings;
+    use crate::jobs::{JobStore, cli};
+
+    fn store(settings: &Settings) -> Result<JobStore, RpcError> {
+        JobStore::open(&JobStore::default_dir(&settings.home))
+            .map_err(|e| RpcError::app(AppError::Other, e))
+    }
+
+    fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, RpcError> {
+        serde_json::to_value(value).map_err(|e| RpcError::app(AppError::Other, e.to_string()))
+    }
+
+    /// Every job and the current state of every run (the last record per run id).
+    pub fn list(settings: &Settings) -> Result<Value, RpcError> {
+        let store = store(settings)?;
+        let jobs = store
+            .jobs()
+            .map_err(|e| RpcError::app(AppError::Other, e))?;
+        let records = store
+            .runs()
+            .map_err(|e| RpcError::app(AppError::Other, e))?;
+        let mut runs: Vec<crate::jobs::RunRecord> = Vec::new();
+        for record in records {
+            match runs.iter_mut().find(|r| r.id == record.id) {
+                Some(existing) => *existing = record,
+                None => runs.push(record),
+            }
+        }
+        Ok(json!({"jobs": to_json(&jobs)?, "runs": to_json(&runs)?}))
+    }
+
+    /// A job that runs in the daemon's workspace.
+    pub fn add(settings: &Settings, args: &cli::AddArgs) -> Result<Value, RpcError> {
+        let job = cli::add_job(
+            &store(settings)?,
+            args,
+            &settings.cwd,
+            jiff::Timestamp::now(),
+        )
+        .map_err(RpcError::invalid_params)?;
+        to_json(&job)
+    }
+
+    pub fn change(settings: &Settings, method: &str, id: &str) -> Result<Value, RpcError> {
+        let store = store(settings)?;
+        let changed = match method {
+            "job.pause" => cli::pause(&store, id),
+            "job.resume" => cli::resume(&store, id, jiff::Timestamp::now()),
+            _ => cli::remove(&store, id),
+        };
+        let job = changed.map_err(|e| RpcError::app(AppError::InvalidAction, e))?;
+        to_json(&job)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP transport (reference 8.2): `POST /rpc`, `GET /events` (SSE), `GET /healthz`,
 //! `GET /health`, with the bearer token, the `Host` check against DNS rebinding and
-//! loopback-only CORS.
+//! loopback-only CORS; and the web UI's page (`/`, `/assets/…`, see [`super::web`]) on the same
+//! origin, under a strict Content-Security-Policy.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -21,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::handler::Handler;
 use super::rpc::{self, MAX_MESSAGE_BYTES, PARSE_ERROR, RpcError};
 use super::runtime::Run;
+use super::web;
 
 /// An idle SSE stream gets a comment this often, so proxies and clients keep it open.
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -66,6 +68,10 @@ pub async fn serve(
         .route("/health", get(health))
         .route("/rpc", post(rpc_endpoint))
         .route("/events", get(events))
+        .route("/", get(page))
+        .route("/index.html", get(page))
+        .route("/assets/app.js", get(page))
+        .route("/assets/style.css", get(page))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
         .layer(middleware::from_fn_with_state(http.clone(), guard))
@@ -192,6 +198,31 @@ async fn guard(State(http): State<Http>, request: Request, next: Next) -> Respon
         .and_then(|o| o.to_str().ok())
         .filter(|o| loopback_origin(o))
         .and_then(|o| HeaderValue::from_str(o).ok());
+    let path = request.uri().path();
+    if web::is_asset(path) {
+        // The page obeys the same rules as the API: a foreign Origin (or a cross-site fetch)
+        // gets nothing, so another site cannot pull the UI into its own context.
+        let foreign_origin = request
+            .headers()
+            .get(header::ORIGIN)
+            .is_some_and(|o| o.to_str().map_or(true, |o| !loopback_origin(o)));
+        let cross_site = request
+            .headers()
+            .get("sec-fetch-site")
+            .is_some_and(|v| v.as_bytes() == b"cross-site");
+        if foreign_origin || cross_site {
+            let mut response = json_response(
+                StatusCode::FORBIDDEN,
+                &json!({"error": "origin not allowed"}),
+            );
+            finish_headers(&mut response, None);
+            return response;
+        }
+        // The page carries no secret; the token reaches it in the URL fragment.
+        let mut response = next.run(request).await;
+        finish_headers(&mut response, origin);
+        return response;
+    }
     if request.method() == Method::OPTIONS && origin.is_some() {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::NO_CONTENT;
@@ -237,6 +268,20 @@ fn finish_headers(response: &mut Response, origin: Option<HeaderValue>) {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // The page's protections, on every response so no path is a gap.
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(web::CSP),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        "cross-origin-opener-policy",
+        HeaderValue::from_static("same-origin"),
+    );
     if let Some(origin) = origin {
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         headers.insert(header::VARY, HeaderValue::from_static("Origin"));
@@ -253,6 +298,11 @@ async fn health() -> Response {
         StatusCode::OK,
         &json!({"ok": true, "protocolVersion": rpc::PROTOCOL_VERSION, "channels": []}),
     )
+}
+
+async fn page(uri: Uri) -> Response {
+    web::asset(uri.path())
+        .unwrap_or_else(|| json_response(StatusCode::NOT_FOUND, &json!({"error": "not found"})))
 }
 
 async fn not_found() -> Response {

@@ -19,6 +19,7 @@ pub mod rpc;
 pub mod runtime;
 pub mod service;
 pub mod stdio;
+pub mod web;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -402,10 +403,20 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
             ..crate::jobs::ConversationExecutor::new(home.clone())
         };
         tracing::info!("scheduler started");
-        Some(tokio::spawn(crate::jobs::run_scheduler(
+        // With the test hooks on, the scheduler looks at the store every second, so a job added
+        // through the API (the web UI's tests) fires without a 30 s wait.
+        let options = if std::env::var(handler::TEST_HOOKS_ENV).is_ok_and(|v| v == "1") {
+            crate::jobs::SchedulerOptions {
+                max_sleep: std::time::Duration::from_secs(1),
+            }
+        } else {
+            crate::jobs::SchedulerOptions::default()
+        };
+        Some(tokio::spawn(crate::jobs::run_scheduler_with(
             store,
             Arc::new(executor),
             stop.child_token(),
+            options,
         )))
     } else {
         None

@@ -97,7 +97,9 @@ struct EventLog {
 
 struct Pending {
     request: Value,
-    answer: oneshot::Sender<bool>,
+    /// Dangerous calls are answered once; "for the session" is refused for them.
+    dangerous: bool,
+    answer: oneshot::Sender<Answer>,
 }
 
 /// One run: its events, approvals and cancellation.
@@ -105,6 +107,11 @@ pub struct Run {
     pub id: String,
     pub session_id: String,
     started_at: i64,
+    /// The prompt that started the run and how many messages the session's active path held
+    /// before it: a client that reattaches (a reloaded page) shows those messages and the
+    /// prompt, then rebuilds the rest from the replayed events.
+    prompt: String,
+    messages_before: usize,
     cancel: CancellationToken,
     queue: Arc<MessageQueue>,
     log: Mutex<EventLog>,
@@ -142,11 +149,19 @@ fn session_error(error: SessionError) -> RpcError {
 }
 
 impl Run {
-    fn new(id: String, session_id: String, queue: Arc<MessageQueue>) -> Run {
+    fn new(
+        id: String,
+        session_id: String,
+        queue: Arc<MessageQueue>,
+        prompt: String,
+        messages_before: usize,
+    ) -> Run {
         Run {
             id,
             session_id,
             started_at: now_ms(),
+            prompt,
+            messages_before,
             cancel: CancellationToken::new(),
             queue,
             log: Mutex::new(EventLog {
@@ -240,6 +255,7 @@ impl Run {
             "id": self.id, "sessionId": self.session_id, "done": log.done,
             "startedAt": self.started_at, "firstSequence": log.first,
             "lastSequence": log.next - 1, "pendingApprovals": pending,
+            "prompt": self.prompt, "messagesBefore": self.messages_before,
         });
         if let (Some(at), Some(object)) = (log.completed_at, status.as_object_mut()) {
             object.insert("completedAt".into(), json!(at));
@@ -284,9 +300,28 @@ impl Run {
         }
     }
 
-    pub fn approve(&self, approval_id: &str, allow: bool) -> Result<(), RpcError> {
-        let pending = lock(&self.approvals).remove(approval_id);
-        match pending.map(|p| p.answer.send(allow)) {
+    /// Answers a pending approval; `for_session` allows the same call for the rest of the
+    /// session and is refused (the approval stays pending) when the call is dangerous.
+    pub fn approve(
+        &self,
+        approval_id: &str,
+        allow: bool,
+        for_session: bool,
+    ) -> Result<(), RpcError> {
+        let mut approvals = lock(&self.approvals);
+        if for_session && allow && approvals.get(approval_id).is_some_and(|p| p.dangerous) {
+            return Err(RpcError::invalid_params(
+                "a dangerous call cannot be approved for the session; approve it once or deny it",
+            ));
+        }
+        let answer = match (allow, for_session) {
+            (false, _) => Answer::Deny,
+            (true, false) => Answer::Allow,
+            (true, true) => Answer::AllowForSession,
+        };
+        let pending = approvals.remove(approval_id);
+        drop(approvals);
+        match pending.map(|p| p.answer.send(answer)) {
             Some(Ok(())) => Ok(()),
             _ => Err(RpcError::app(
                 AppError::ApprovalExpired,
@@ -322,6 +357,7 @@ impl Approver for RpcApprover {
                 id.clone(),
                 Pending {
                     request: request.clone(),
+                    dangerous: prompt.dangerous,
                     answer,
                 },
             );
@@ -331,11 +367,16 @@ impl Approver for RpcApprover {
                 false,
             );
             tokio::select! {
-                allow = answered => {
-                    let allow = allow.unwrap_or(false);
+                answer = answered => {
+                    let answer = answer.unwrap_or(Answer::Deny);
+                    let allow = answer != Answer::Deny;
+                    let mut decision = json!({"allow": allow});
+                    if answer == Answer::AllowForSession {
+                        decision["scope"] = json!("session");
+                    }
                     run.emit("approval_resolved",
-                        json!({"approval": {"id": id}, "decision": {"allow": allow}}), false);
-                    Ok(if allow { Answer::Allow } else { Answer::Deny })
+                        json!({"approval": {"id": id}, "decision": decision}), false);
+                    Ok(answer)
                 }
                 () = run.cancel.cancelled() => {
                     // Cancellation withdraws the request.
@@ -695,6 +736,51 @@ impl Runtime {
         self.run(id)
     }
 
+    /// `run.list`: every run that is not done, oldest first (the web UI's approval queue).
+    pub fn list_runs(&self) -> Value {
+        let mut runs: Vec<Arc<Run>> = lock(&self.state)
+            .runs
+            .values()
+            .filter(|r| !r.is_done())
+            .cloned()
+            .collect();
+        runs.sort_by_key(|r| (r.started_at, r.id.clone()));
+        Value::Array(runs.iter().map(|r| r.status()).collect())
+    }
+
+    /// `audit.list`: the audit trail of one session, or of every session of the workspace,
+    /// each row tagged with its session's id and name.
+    pub fn audit(&self, session_id: Option<&str>) -> Result<Value, RpcError> {
+        if let Some(id) = session_id {
+            check_session_id(id)?;
+        }
+        let list = paths::list_sessions(&self.settings.session_root, &self.settings.cwd)
+            .map_err(session_error)?;
+        let mut rows = Vec::new();
+        let mut found = false;
+        for summary in list {
+            if session_id.is_some_and(|id| id != summary.id) {
+                continue;
+            }
+            found = true;
+            let transcript = session::load(&summary.path).map_err(session_error)?;
+            for row in session::audit_trail(&transcript) {
+                let mut value = serde_json::to_value(&row)
+                    .map_err(|e| RpcError::app(AppError::Other, e.to_string()))?;
+                value["sessionId"] = json!(summary.id);
+                value["sessionName"] = json!(summary.name.clone().unwrap_or_default());
+                rows.push(value);
+            }
+        }
+        if let (Some(id), false) = (session_id, found) {
+            return Err(RpcError::app(
+                AppError::SessionNotFound,
+                format!("session {id} not found"),
+            ));
+        }
+        Ok(Value::Array(rows))
+    }
+
     /// The active run of a session.
     pub fn active_run(&self, session_id: &str) -> Result<Arc<Run>, RpcError> {
         check_session_id(session_id)?;
@@ -720,6 +806,7 @@ impl Runtime {
         prompt: String,
         require_approval: bool,
         workspace: Option<&str>,
+        sandbox: Option<bool>,
     ) -> Result<String, RpcError> {
         if self.shutdown.is_cancelled() {
             return Err(RpcError::app(
@@ -809,11 +896,13 @@ impl Runtime {
             mode,
             terminal,
             approver,
-            sandbox: s.sandbox.clone(),
+            // The web UI's per-run setting; absent = the daemon's `--sandbox`.
+            sandbox: sandbox.map_or_else(|| s.sandbox.clone(), SandboxSetting::enabled),
             context_files: s.context_files,
             skills: s.skills,
             external_tools: s.external_tools.clone(),
         };
+        let messages_before = session.transcript().messages().len();
         let conversation = match Conversation::open(options, session) {
             Ok(c) => c,
             Err(e) => {
@@ -826,6 +915,8 @@ impl Runtime {
             run_id.clone(),
             session_id.to_string(),
             conversation.queue(),
+            prompt.clone(),
+            messages_before,
         ));
         *lock(&run_holder) = Some(Arc::clone(&run));
         {
@@ -1169,7 +1260,13 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let run = Run::new("r".into(), "s".into(), Arc::new(MessageQueue::new()));
+        let run = Run::new(
+            "r".into(),
+            "s".into(),
+            Arc::new(MessageQueue::new()),
+            "p".into(),
+            0,
+        );
         for _ in 0..(EVENT_BUFFER + 10) {
             run.emit("agent_event", json!({}), false);
         }
@@ -1185,6 +1282,6 @@ mod tests {
             .unwrap();
         assert_eq!(events.len(), 1);
         assert!(done);
-        assert!(run.approve("nope", true).is_err());
+        assert!(run.approve("nope", true, false).is_err());
     }
 }

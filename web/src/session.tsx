@@ -1,0 +1,444 @@
+// Sessions: the list, one session's transcript (virtualized, streaming), its tree, and the
+// composer (prompt, steer, follow-up, cancel).
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
+import { describeError, followRun, rpc } from "./api";
+import { Safe } from "./escape";
+import { Markdown } from "./markdown";
+import type { RunSettings } from "./settings";
+import { ToolCard } from "./toolview";
+import { applyEvent, fromMessages, type AuditRow, type Item, type Message } from "./transcript";
+
+interface SessionSummary {
+  id: string;
+  name: string;
+  updatedAt: string;
+  messageCount: number;
+  preview: string;
+}
+
+interface TreeItem {
+  id: string;
+  parentId: string | null;
+  depth: number;
+  role: string;
+  text: string;
+  active: boolean;
+}
+
+interface Snapshot {
+  sessionId: string;
+  sessionName: string;
+  modelName: string;
+  messages: Message[];
+  treeItems: TreeItem[];
+  draft?: string;
+  notice?: string;
+}
+
+interface RunStatus {
+  id: string;
+  sessionId: string;
+  done: boolean;
+  messagesBefore?: number;
+  prompt?: string;
+}
+
+export function SessionView({
+  settings,
+  selected,
+  onSelect,
+  approvalsChanged,
+}: {
+  settings: RunSettings;
+  selected: string | null;
+  onSelect: (id: string | null) => void;
+  approvalsChanged: () => Promise<void>;
+}) {
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [error, setError] = useState("");
+  const refreshList = useCallback(async () => {
+    try {
+      setSessions(await rpc<SessionSummary[]>("session.list"));
+    } catch (e) {
+      setError(describeError(e));
+    }
+  }, []);
+  useEffect(() => {
+    void refreshList();
+  }, [refreshList, selected]);
+
+  const create = async () => {
+    try {
+      const snap = await rpc<Snapshot>("session.create", {});
+      await refreshList();
+      onSelect(snap.sessionId);
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  return (
+    <div className={`sessions${selected ? " has-selection" : ""}`}>
+      <aside className="session-list" aria-label="Sessions">
+        <div className="row">
+          <h2>Sessions</h2>
+          <button onClick={create}>New session</button>
+        </div>
+        {error && <p className="error" role="alert">{error}</p>}
+        <ul>
+          {sessions.map((s) => (
+            <li key={s.id}>
+              <button
+                className={s.id === selected ? "session active" : "session"}
+                aria-current={s.id === selected ? "true" : undefined}
+                onClick={() => onSelect(s.id)}
+              >
+                <span className="name">
+                  <Safe text={s.name || s.preview || s.id} />
+                </span>
+                <span className="meta">
+                  {s.messageCount} messages · {new Date(s.updatedAt).toLocaleString()}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ul>
+        {sessions.length === 0 && <p className="empty">No sessions in this workspace yet.</p>}
+      </aside>
+      {selected ? (
+        <OpenSession
+          key={selected}
+          id={selected}
+          settings={settings}
+          onBack={() => onSelect(null)}
+          onSwitch={(id) => {
+            onSelect(id);
+            void refreshList();
+          }}
+          listChanged={refreshList}
+          approvalsChanged={approvalsChanged}
+        />
+      ) : (
+        <section className="placeholder">
+          <p>Open a session, or start a new one.</p>
+        </section>
+      )}
+    </div>
+  );
+}
+
+function OpenSession({
+  id,
+  settings,
+  onBack,
+  onSwitch,
+  listChanged,
+  approvalsChanged,
+}: {
+  id: string;
+  settings: RunSettings;
+  onBack: () => void;
+  onSwitch: (id: string) => void;
+  listChanged: () => Promise<void>;
+  approvalsChanged: () => Promise<void>;
+}) {
+  const [snap, setSnap] = useState<Snapshot | null>(null);
+  const [items, setItems] = useState<Item[]>([]);
+  const [runId, setRunId] = useState<string | null>(null);
+  const [error, setError] = useState("");
+  const [notice, setNotice] = useState("");
+  const [draft, setDraft] = useState("");
+  const [showTree, setShowTree] = useState(false);
+  const timings = useRef(new Map<string, { startedAt?: number; finishedAt?: number }>());
+  const follow = useRef<AbortController | null>(null);
+
+  const load = useCallback(async (): Promise<void> => {
+    try {
+      const snapshot = await rpc<Snapshot>("session.open", { sessionId: id });
+      const audit = await rpc<AuditRow[]>("audit.list", { sessionId: id }).catch(() => [] as AuditRow[]);
+      let active: RunStatus | null = null;
+      try {
+        active = await rpc<RunStatus>("run.active", { sessionId: id });
+      } catch {
+        active = null;
+      }
+      setSnap(snapshot);
+      if (active && !active.done) {
+        // The run's events are replayed from the start, so the transcript shows only what was
+        // there before the run, plus its prompt; the events rebuild the rest.
+        const before = snapshot.messages.slice(0, active.messagesBefore ?? snapshot.messages.length);
+        const base = fromMessages(before, audit, "m");
+        if (active.prompt !== undefined) base.push({ kind: "user", key: `p${active.id}`, text: active.prompt });
+        setItems(base);
+        startFollowing(active.id);
+      } else {
+        const settled = fromMessages(snapshot.messages, audit, "m");
+        for (const it of settled)
+          if (it.kind === "tool") Object.assign(it, timings.current.get(it.callId) ?? {});
+        setItems(settled);
+        setRunId(null);
+      }
+    } catch (e) {
+      setError(describeError(e));
+    }
+    // startFollowing is stable for a given session id.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [id]);
+
+  const startFollowing = (run: string) => {
+    follow.current?.abort();
+    const controller = new AbortController();
+    follow.current = controller;
+    setRunId(run);
+    void followRun(
+      run,
+      0,
+      (event) => {
+        if (event.type === "approval_requested" || event.type === "approval_resolved") void approvalsChanged();
+        if (event.type === "agent_event" && event.agent?.toolCallId) {
+          const t = timings.current.get(event.agent.toolCallId) ?? {};
+          if (event.agent.type === "tool_call_start") t.startedAt = event.timestamp;
+          if (event.agent.type === "tool_call_finish") t.finishedAt = event.timestamp;
+          timings.current.set(event.agent.toolCallId, t);
+        }
+        setItems((prev) => applyEvent(prev, event));
+        if (event.type === "run_completed" || event.type === "run_failed" || event.type === "run_canceled") {
+          setRunId(null);
+          void load();
+          void listChanged();
+        }
+      },
+      controller.signal,
+    );
+  };
+
+  useEffect(() => {
+    void load();
+    return () => follow.current?.abort();
+  }, [load]);
+
+  const send = async (followUp: boolean) => {
+    const text = draft;
+    if (!text.trim()) return;
+    setError("");
+    try {
+      if (runId) {
+        await rpc("run.steer", { sessionId: id, text, followUp });
+        if (followUp) setNotice("Follow-up queued: it runs after the current turn.");
+      } else {
+        const started = await rpc<{ runId: string }>("run.start", {
+          sessionId: id,
+          prompt: text,
+          requireApproval: settings.requireApproval,
+          sandbox: settings.sandbox,
+        });
+        setItems((prev) => [...prev, { kind: "user", key: `p${started.runId}`, text }]);
+        startFollowing(started.runId);
+      }
+      setDraft("");
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  const cancel = async () => {
+    if (!runId) return;
+    try {
+      await rpc("run.cancel", { runId });
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  const rename = async () => {
+    const name = window.prompt("Session name", snap?.sessionName ?? "");
+    if (name === null) return;
+    try {
+      setSnap(await rpc<Snapshot>("session.rename", { sessionId: id, name }));
+      await listChanged();
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  const action = async (kind: "fork" | "tree" | "clone", nodeId?: string) => {
+    try {
+      const update = await rpc<Snapshot>("session.action", { sessionId: id, action: kind, nodeId });
+      setNotice(update.notice ?? "");
+      if (update.draft) setDraft(update.draft);
+      if (update.sessionId !== id) onSwitch(update.sessionId);
+      else await load();
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+
+  return (
+    <section className="open-session" aria-label="Session">
+      <div className="session-head">
+        <button className="back" onClick={onBack} aria-label="Back to the session list">
+          ←
+        </button>
+        <h2>
+          <Safe text={snap?.sessionName || id} />
+        </h2>
+        <span className="meta">{snap?.modelName}</span>
+        <button onClick={rename}>Rename</button>
+        <button onClick={() => setShowTree(!showTree)} aria-expanded={showTree}>
+          Tree
+        </button>
+        <button onClick={() => void action("clone")}>Clone</button>
+      </div>
+      {showTree && snap && (
+        <ol className="tree" aria-label="Session tree">
+          {snap.treeItems.map((t) => (
+            <li key={t.id} style={{ paddingInlineStart: `${t.depth * 1.2}rem` }} className={t.active ? "active" : ""}>
+              <span className="role">{t.role}</span>
+              <span className="text">
+                <Safe text={t.text.slice(0, 140)} />
+              </span>
+              <button className="link" onClick={() => void action("tree", t.id)}>
+                Check out
+              </button>
+              {t.role === "user" && (
+                <button className="link" onClick={() => void action("fork", t.id)}>
+                  Fork
+                </button>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <Transcript items={items} />
+      {error && (
+        <p className="error" role="alert" data-testid="error">
+          {error}
+        </p>
+      )}
+      <form
+        className="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send(false);
+        }}
+      >
+        <label className="sr-only" htmlFor="prompt">
+          {runId ? "Steer the running turn" : "Prompt"}
+        </label>
+        <textarea
+          id="prompt"
+          value={draft}
+          rows={2}
+          placeholder={runId ? "Steer the run, or queue a follow-up…" : "Ask gg…"}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey) {
+              e.preventDefault();
+              void send(false);
+            }
+          }}
+        />
+        <div className="composer-actions">
+          <button type="submit" className="primary">
+            {runId ? "Steer" : "Send"}
+          </button>
+          {runId && (
+            <>
+              <button type="button" onClick={() => void send(true)}>
+                Follow-up
+              </button>
+              <button type="button" className="deny" onClick={() => void cancel()}>
+                Cancel run
+              </button>
+            </>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function Transcript({ items }: { items: Item[] }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => 90,
+    overscan: 6,
+    getItemKey: (i) => items[i].key,
+  });
+  // Follow the bottom while the reader is there; leave them alone when they scrolled up.
+  useLayoutEffect(() => {
+    if (pinned.current && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
+  }, [items, virtualizer]);
+  return (
+    <div
+      className="transcript"
+      ref={scroller}
+      role="log"
+      aria-label="Transcript"
+      tabIndex={0}
+      data-testid="transcript"
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+      }}
+    >
+      <div className="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>
+        {virtualizer.getVirtualItems().map((row) => {
+          const item = items[row.index];
+          return (
+            <div
+              key={row.key}
+              data-index={row.index}
+              ref={virtualizer.measureElement}
+              className="row-item"
+              style={{ transform: `translateY(${row.start}px)` }}
+            >
+              <Entry item={item} />
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
+function Entry({ item }: { item: Item }) {
+  switch (item.kind) {
+    case "user":
+      return (
+        <div className="msg user" data-testid="user-message">
+          <Safe text={item.text} />
+        </div>
+      );
+    case "assistant":
+      return (
+        <div className={`msg assistant${item.streaming ? " streaming" : ""}`} data-testid="assistant-message">
+          <Markdown text={item.text} />
+        </div>
+      );
+    case "thinking":
+      return (
+        <details className="msg thinking">
+          <summary>thinking</summary>
+          <Safe text={item.text} />
+        </details>
+      );
+    case "tool":
+      return <ToolCard t={item} />;
+    case "notice":
+      return (
+        <p className={`msg notice ${item.tone}`} data-testid="notice">
+          {item.text}
+        </p>
+      );
+  }
+}

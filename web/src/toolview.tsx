@@ -1,0 +1,126 @@
+// How a tool call is shown: the chain's view of it (classification, reasons with their spans in
+// the command, decision and who made it, sandbox level, exit status, duration, output).
+import { useState, type ReactNode } from "react";
+import { Safe } from "./escape";
+import type { Reason, ToolItem } from "./transcript";
+
+/** The command with each reason's byte span highlighted (spans are UTF-8 byte offsets). */
+export function Command({ command, reasons }: { command: string; reasons: Reason[] }) {
+  const spans = reasons
+    .filter((r) => r.span && r.span[1] > r.span[0])
+    .map((r) => ({ start: r.span![0], end: r.span![1], rule: r.rule }))
+    .sort((a, b) => a.start - b.start);
+  if (spans.length === 0) {
+    return (
+      <pre className="code command">
+        <Safe text={command} />
+      </pre>
+    );
+  }
+  const bytes = new TextEncoder().encode(command);
+  const decode = (a: number, b: number) => new TextDecoder().decode(bytes.slice(a, b));
+  const parts: ReactNode[] = [];
+  let at = 0;
+  for (const s of spans) {
+    const start = Math.max(s.start, at);
+    if (start >= s.end) continue;
+    if (start > at) parts.push(<Safe key={`t${at}`} text={decode(at, start)} />);
+    parts.push(
+      <mark key={`m${start}`} title={s.rule}>
+        <Safe text={decode(start, s.end)} />
+      </mark>,
+    );
+    at = s.end;
+  }
+  if (at < bytes.length) parts.push(<Safe key={`t${at}`} text={decode(at, bytes.length)} />);
+  return <pre className="code command">{parts}</pre>;
+}
+
+/** A unified diff, added and removed lines coloured. */
+export function Diff({ text }: { text: string }) {
+  return (
+    <pre className="code diff">
+      {text.split("\n").map((line, i) => {
+        const cls = line.startsWith("+++") || line.startsWith("---") ? "hdr" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+        return (
+          <span key={i} className={cls}>
+            <Safe text={line} />
+            {"\n"}
+          </span>
+        );
+      })}
+    </pre>
+  );
+}
+
+function exitStatus(output: string | undefined): string | undefined {
+  if (!output) return undefined;
+  const m = /exit (?:code|status)[: ]+(-?\d+)/i.exec(output);
+  return m ? m[1] : undefined;
+}
+
+function duration(t: ToolItem): string | undefined {
+  if (t.startedAt === undefined || t.finishedAt === undefined) return undefined;
+  const ms = t.finishedAt - t.startedAt;
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+const PREVIEW_LINES = 6;
+
+export function ToolCard({ t }: { t: ToolItem }) {
+  const [open, setOpen] = useState(false);
+  const cls = t.dangerous ? "dangerous" : t.classification;
+  const output = t.output ?? "";
+  const lines = output.split("\n");
+  const long = lines.length > PREVIEW_LINES;
+  const exit = exitStatus(output);
+  const took = duration(t);
+  const decidedBy = t.decision?.decidedBy === "user" ? "you" : t.decision?.decidedBy;
+  return (
+    <article className={`card tool${t.isError ? " failed" : ""}`} data-testid="tool-call">
+      <header>
+        {cls && <span className={`badge ${cls}`}>{cls}</span>}
+        <span className="tool-name">{t.name}</span>
+        {t.decision && (
+          <span className={`decision ${t.decision.action}`}>
+            {t.decision.action === "deny" ? "denied" : "allowed"} by {decidedBy}
+            {t.decision.mode ? ` (${t.decision.mode})` : ""}
+          </span>
+        )}
+        {t.pendingApproval && <span className="decision pending">waiting for approval</span>}
+        {t.sandbox && <span className="meta">sandbox: {t.sandbox}</span>}
+        {t.status && <span className="meta">status: {t.status}</span>}
+        {exit !== undefined && <span className="meta">exit {exit}</span>}
+        {took && <span className="meta">{took}</span>}
+      </header>
+      {t.command !== undefined ? (
+        <Command command={t.command} reasons={t.reasons} />
+      ) : (
+        <p className="summary">
+          <Safe text={t.summary} />
+        </p>
+      )}
+      {t.reasons.length > 0 && (
+        <ul className="reasons">
+          {t.reasons.map((r, i) => (
+            <li key={i}>
+              <code>{r.rule}</code> <Safe text={r.message} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {t.output !== undefined && (
+        <div className="output">
+          <pre className={`code${t.isError ? " error" : ""}`} data-testid="tool-output">
+            <Safe text={open || !long ? output : lines.slice(0, PREVIEW_LINES).join("\n")} />
+          </pre>
+          {long && (
+            <button className="link" onClick={() => setOpen(!open)} aria-expanded={open}>
+              {open ? "Collapse output" : `Show full log (${lines.length} lines)`}
+            </button>
+          )}
+        </div>
+      )}
+    </article>
+  );
+}
