@@ -22,6 +22,7 @@ mod sandbox;
 mod sessions;
 mod shell;
 pub mod terminal;
+mod web;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -96,6 +97,8 @@ enum Command {
     },
     /// Print the manual page (roff; e.g. `gg man | man -l -`).
     Man,
+    /// Open the web UI (starts ggd on loopback if none runs) and print its address.
+    Web(web::WebArgs),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -358,6 +361,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         }
         Some(Command::Completions { shell }) => shell::completions(shell, Cli::command()),
         Some(Command::Man) => shell::man(Cli::command()),
+        Some(Command::Web(args)) => web::run(args),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

@@ -1,0 +1,252 @@
+//! `gg web [--open] [--port N]`: the web UI. Reuses the ggd that `gg web` started before (its
+//! port and token are in `~/.gg/web.json`, mode 0600), else starts one in HTTP mode on loopback
+//! for the current directory, then prints `http://127.0.0.1:PORT/#token=…`.
+//!
+//! The token is in the fragment, which browsers never send to a server, put in a `Referer` or
+//! write to a server log; the page moves it to memory and clears the address bar.
+
+use std::io::{BufRead, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// `gg web` arguments.
+#[derive(Debug, clap::Args)]
+pub struct WebArgs {
+    /// Open the address in the default browser as well.
+    #[arg(long)]
+    open: bool,
+    /// Loopback port for a newly started ggd (default: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+/// What `gg web` remembers about the daemon it started.
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    port: u16,
+    token: String,
+    pid: u32,
+    /// The workspace that daemon serves.
+    cwd: PathBuf,
+}
+
+/// How long a new daemon gets to report its address.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+pub fn run(args: WebArgs) -> ExitCode {
+    match web(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gg web: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn web(args: &WebArgs) -> Result<(), String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    let state_path = home.join(".gg").join("web.json");
+    let running = crate::daemon::lock::daemon_alive(&home)?;
+    let state = if running {
+        let known = read_state(&state_path).filter(|s| healthy(s.port, &s.token));
+        let Some(state) = known else {
+            return Err(
+                "ggd is already running, but not one that gg web started (its address \
+                 and token are unknown); stop it, or open its --http address with \
+                 #token=<its token>"
+                    .to_string(),
+            );
+        };
+        if state.cwd != cwd {
+            eprintln!(
+                "gg web: the running ggd serves {}; stop it to serve this directory",
+                state.cwd.display()
+            );
+        }
+        state
+    } else {
+        let state = start(&home, &cwd, args.port)?;
+        write_state(&state_path, &state)?;
+        state
+    };
+    let url = format!("http://127.0.0.1:{}/#token={}", state.port, state.token);
+    println!("{url}");
+    if args.open {
+        open(&url);
+    }
+    Ok(())
+}
+
+fn read_state(path: &Path) -> Option<State> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn write_state(path: &Path, state: &State) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let text = serde_json::to_string(state).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `GET /health` with the token answers 200: the daemon is up and the token is right.
+fn healthy(port: u16, token: &str) -> bool {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = format!(
+        "GET /health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
+}
+
+/// The `ggd` next to this executable (where `cargo install` puts both), else the one on PATH.
+fn ggd_program() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("ggd")))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("ggd"))
+}
+
+/// Starts ggd in its own process group (a Ctrl-C in this terminal does not stop it), with its
+/// log appended to `~/.gg/ggd-web.log`, and waits for the address it reports.
+fn start(home: &Path, cwd: &Path, port: u16) -> Result<State, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = home.join(".gg");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let log_path = dir.join("ggd-web.log");
+    let log = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(&log_path)
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let offset = log.metadata().map(|m| m.len()).unwrap_or(0);
+    let token = crate::jobs::random_hex(32)?;
+    let stderr = log
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let mut child = Command::new(ggd_program())
+        .arg("--http")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--token")
+        .arg(&token)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start ggd: {e}"))?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if let Some(port) = reported_port(&log_path, offset) {
+            return Ok(State {
+                port,
+                token,
+                pid: child.id(),
+                cwd: cwd.to_path_buf(),
+            });
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!(
+                "ggd exited ({status}) before serving; see {}",
+                log_path.display()
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "ggd did not report its address within {}s; see {}",
+                START_TIMEOUT.as_secs(),
+                log_path.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The port of the first `ggd serving` record after `offset` in the log.
+fn reported_port(log: &Path, offset: u64) -> Option<u16> {
+    use std::io::Seek;
+    let mut file = std::fs::File::open(log).ok()?;
+    file.seek(std::io::SeekFrom::Start(offset)).ok()?;
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.ok()?;
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if record["fields"]["message"] == "ggd serving"
+            && let Some(addr) = record["fields"]["addr"].as_str()
+        {
+            return addr.parse::<SocketAddr>().ok().map(|a| a.port());
+        }
+    }
+    None
+}
+
+/// Hands the address to the desktop's opener; failing that, the printed address is enough.
+fn open(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let opened = Command::new(opener)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    if let Err(e) = opened {
+        eprintln!("gg web: could not run {opener} ({e}); open the address above yourself");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_comes_from_the_serving_record_after_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let old = r#"{"fields":{"message":"ggd serving","mode":"http","addr":"127.0.0.1:1111"}}"#;
+        std::fs::write(&log, format!("{old}\n")).unwrap();
+        let offset = std::fs::metadata(&log).unwrap().len();
+        assert_eq!(reported_port(&log, 0), Some(1111));
+        assert_eq!(reported_port(&log, offset), None);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        writeln!(f, "not json").unwrap();
+        writeln!(
+            f,
+            r#"{{"fields":{{"message":"ggd serving","mode":"http","addr":"127.0.0.1:2222"}}}}"#
+        )
+        .unwrap();
+        assert_eq!(reported_port(&log, offset), Some(2222));
+    }
+}
