@@ -17,6 +17,41 @@ use daemon_common::{HttpDaemon, env, ggd};
 use support::{Reply, ScriptedServer, StreamReply, finish_chunk, text_chunk, usage_chunk};
 
 const TOKEN: &str = "web-e2e-0123456789abcdef0123456789abcdef";
+/// Entries of the session that proves the transcript is virtualized.
+const BIG_SESSION_MESSAGES: usize = 10_000;
+
+/// A stored session named `big` with [`BIG_SESSION_MESSAGES`] messages: created and named
+/// through the store, the messages appended as lines of the documented format (appending them
+/// one by one through the store would fsync 10,000 times).
+fn big_session(e: &daemon_common::Env) {
+    use gg::session::{Session, paths};
+    use std::io::Write;
+    let dir = paths::project_dir(&e.sessions, &e.project).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut session = Session::create(&dir, &e.project.display().to_string()).unwrap();
+    session.set_name("big").unwrap();
+    let mut parent = session.transcript().entries().last().unwrap().id.clone();
+    let path = session.path().to_path_buf();
+    drop(session);
+    let mut lines = String::new();
+    for i in 0..BIG_SESSION_MESSAGES {
+        let id = format!("{:016x}", 0xb16_0000_u64 + i as u64);
+        let (role, text) = if i % 2 == 0 {
+            ("user", format!("question {i}"))
+        } else {
+            ("assistant", format!("answer {i} with `code` and **bold**"))
+        };
+        let entry = serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-02T03:04:05Z", "message": {"role": role, "content": text}});
+        lines.push_str(&format!("{entry}\n"));
+        parent = id;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(lines.as_bytes()).unwrap();
+}
 
 fn missing_prerequisite(web: &Path) -> Option<String> {
     let chromium = std::env::var_os("GG_CHROMIUM")
@@ -69,6 +104,7 @@ fn web_ui_in_a_real_browser() {
         return;
     }
     let e = env();
+    big_session(&e);
     let server = ScriptedServer::with_replies([
         Reply::text(&["Hello ", "from **gg**", "!\n\n```sh\necho hi\n```\n"]),
         Reply::tool_call(

@@ -148,6 +148,21 @@ try {
   await page.getByTestId("job-runs").locator("td.status.ok").waitFor({ timeout: 90_000 });
   await shot("06-jobs");
 
+  // --- a 10,000-entry session opens quickly and renders only what is visible ------------------
+  await page.getByRole("button", { name: "Sessions" }).click();
+  const opening = Date.now();
+  await page.getByRole("button", { name: /^big/ }).click();
+  await page.getByTestId("assistant-message").filter({ hasText: "answer 9999" }).waitFor();
+  const openMs = Date.now() - opening;
+  const rendered = await page.locator(".row-item").count();
+  check(rendered < 80, `virtualized transcript rendered ${rendered} rows`);
+  await page.getByTestId("transcript").evaluate((el) => {
+    el.scrollTop = 0;
+  });
+  await page.getByTestId("user-message").filter({ hasText: /^question 0$/ }).waitFor();
+  console.log(`10,000-entry session: opened and rendered in ${openMs} ms, ${rendered} rows in the DOM`);
+  await shot("09-big-session");
+
   // --- settings and MCP views render ----------------------------------------------------------
   await page.getByRole("button", { name: "Settings" }).click();
   await page.getByText("Settings for new runs").waitFor();

@@ -66,7 +66,7 @@ export function SessionView({
   }, []);
   useEffect(() => {
     void refreshList();
-  }, [refreshList, selected]);
+  }, [refreshList]);
 
   const create = async () => {
     try {
@@ -155,14 +155,12 @@ function OpenSession({
 
   const load = useCallback(async (): Promise<void> => {
     try {
-      const snapshot = await rpc<Snapshot>("session.open", { sessionId: id });
-      const audit = await rpc<AuditRow[]>("audit.list", { sessionId: id }).catch(() => [] as AuditRow[]);
-      let active: RunStatus | null = null;
-      try {
-        active = await rpc<RunStatus>("run.active", { sessionId: id });
-      } catch {
-        active = null;
-      }
+      // In parallel: on a large session each of these reads the file.
+      const [snapshot, audit, active] = await Promise.all([
+        rpc<Snapshot>("session.open", { sessionId: id }),
+        rpc<AuditRow[]>("audit.list", { sessionId: id }).catch(() => [] as AuditRow[]),
+        rpc<RunStatus>("run.active", { sessionId: id }).catch(() => null),
+      ]);
       setSnap(snapshot);
       if (active && !active.done) {
         // The run's events are replayed from the start, so the transcript shows only what was
