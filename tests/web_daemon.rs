@@ -1,6 +1,7 @@
 //! What ggd adds for the web UI, driven over real loopback HTTP against the real binaries: the
 //! embedded page and its security headers, the page's Host and Origin checks, the methods the
 //! UI uses (run.list, audit.list, job.*, settings.get, mcp.list, approve scopes), and `gg web`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod daemon_common;
 mod support;

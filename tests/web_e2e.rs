@@ -5,6 +5,7 @@
 //! Needs `node`, chromium (`GG_CHROMIUM`, default `/usr/bin/chromium`) and `npm ci --prefix web`.
 //! Without them the test says so and passes, unless `GG_REQUIRE_BROWSER=1` (set by CI), which
 //! turns a missing piece into a failure: the suite must never be skipped silently there.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 mod daemon_common;
 mod support;

@@ -360,7 +360,7 @@ impl Handler {
 
 /// `mcp.list`: the connected servers' tools, grouped by server. Tool names are
 /// `mcp__<server>__<tool>` (see `crate::mcp::naming`); anything else is listed under its own name.
-fn mcp_list(tools: &[Arc<dyn crate::tools::registry::ExternalTool>]) -> Value {
+fn mcp_list(tools: &[Arc<dyn crate::agent::Tool>]) -> Value {
     let mut servers: Vec<(String, Vec<Value>)> = Vec::new();
     for tool in tools {
         let name = tool.name();
