@@ -38,7 +38,7 @@ pub struct ProviderArgs {
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
     /// Read the provider's API key from FILE (first line; nothing on the command line).
-    #[arg(long, value_name = "FILE", env = API_KEY_FILE_ENV)]
+    #[arg(long, value_name = "FILE", env = API_KEY_FILE_ENV, hide_env_values = true)]
     pub api_key_file: Option<PathBuf>,
 }
 

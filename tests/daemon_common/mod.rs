@@ -280,9 +280,16 @@ pub struct HttpDaemon {
 }
 
 impl HttpDaemon {
-    pub fn spawn(mut cmd: Command, token: &str) -> HttpDaemon {
+    pub fn spawn(cmd: Command, token: &str) -> HttpDaemon {
+        HttpDaemon::spawn_with(cmd, token, &["--token", token])
+    }
+
+    /// [`HttpDaemon::spawn`] with the token handed over by `token_args` (e.g. `--token-file F`,
+    /// or nothing when `GGD_TOKEN` is in the command's environment); `token` is what clients send.
+    pub fn spawn_with(mut cmd: Command, token: &str, token_args: &[&str]) -> HttpDaemon {
         let mut child = cmd
-            .args(["--http", "127.0.0.1:0", "--token", token])
+            .args(["--http", "127.0.0.1:0"])
+            .args(token_args)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
