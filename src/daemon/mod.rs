@@ -194,9 +194,10 @@ fn positive_count(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("must be a positive integer, got {text:?}"))
 }
 
-/// The `GGD_TOKEN` environment variable, when set and not empty.
+/// The `GGD_TOKEN` environment variable, when set and not empty (as it was at start-up: the
+/// secret hand-over removes it from this process's environment).
 fn env_token() -> Option<String> {
-    std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty())
+    crate::secrets::var(TOKEN_ENV).filter(|t| !t.is_empty())
 }
 
 impl DaemonArgs {
