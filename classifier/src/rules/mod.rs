@@ -833,8 +833,8 @@ pub(crate) fn names_process_secrets(word: &Word) -> bool {
 const CREDENTIAL_MARKERS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
     ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
-    "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "hub", "op",
-    ".mozilla", "chrom",
+    "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "/hub", "/op",
+    ".mozilla", "/chrom",
 ];
 
 /// Cheap pre-check for [`names_credentials`], which is called for every argument.
