@@ -162,7 +162,7 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
     #[rustfmt::skip]
     const PROGRAM_OPTS: &[&str] = &[
         "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
-        "--new-volume-script",
+        "--new-volume-script", "--rmt-command",
     ];
     #[rustfmt::skip]
     const WITH_VALUE: &[&str] = &[
@@ -172,7 +172,7 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
         "--new-volume-script", "--exclude", "--files-from", "--exclude-from", "--format",
         "--owner", "--group", "--mode", "--mtime", "--label", "--blocking-factor",
         "--tape-length", "--starting-file", "--newer", "--after-date", "--volno-file",
-        "--checkpoint-action", "--strip-components", "--backup", "--suffix",
+        "--checkpoint-action", "--strip-components", "--backup", "--suffix", "--rmt-command",
     ];
     #[rustfmt::skip]
     const FLAGS: &[&str] = &[
@@ -281,6 +281,12 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
         }
         _ => {}
     }
+    // `-f host:file` is a remote archive: tar runs rsh/ssh (unless --force-local).
+    let remote = archive
+        .as_ref()
+        .is_some_and(|a| a.dynamic || a.text.contains(':'))
+        && !cmd.argv.iter().any(|a| a.text == "--force-local");
+    runs_program |= remote;
     let lists = mode == Some('t') || (mode == Some('x') && to_stdout);
     if lists && !runs_program && other_writes.is_empty() {
         return Outcome::read_only();

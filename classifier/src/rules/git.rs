@@ -423,6 +423,7 @@ fn config(w: &mut Walker, args: &[Word]) -> Outcome {
                 || a.text == "--edit"
                 || a.text == "-e"
                 || a.text == "set"
+                || a.text == "edit"
                 || a.text.starts_with("--rename")
                 || a.text.starts_with("--remove")
         });

@@ -54,7 +54,10 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
         "fd" | "fdfind" => !args.iter().any(|a| {
             let t = a.text.as_str();
-            t == "-x" || t == "-X" || long_is(t, "--exec") || long_is(t, "--exec-batch")
+            short_has(t, 'x')
+                || short_has(t, 'X')
+                || long_is(t, "--exec")
+                || long_is(t, "--exec-batch")
         }),
         _ => return None,
     };

@@ -217,7 +217,9 @@ pub(crate) fn awk_effects(program: &str) -> AwkEffects {
             _ => {}
         }
     }
-    fx.other |= code.contains("@load") || code.contains("@include") || code.contains("@namespace");
+    // gawk's `@load`, `@include`, `@namespace`, and indirect calls (`f = "system"; @f(…)`),
+    // which hide the called name in a string.
+    fx.other |= code.contains('@');
     let bytes = code.as_bytes();
     for (at, b) in bytes.iter().enumerate() {
         if *b == b'|' {
@@ -377,5 +379,6 @@ mod tests {
         assert!(awk_effects("{ \"date\" | getline d }").pipe);
         assert!(awk_effects("BEGIN { system(\"id\") }").system);
         assert!(awk_effects("BEGIN { print ENVIRON[\"HOME\"] }").other);
+        assert!(awk_effects("BEGIN { f = \"system\"; @f(\"id\") }").other);
     }
 }
