@@ -553,6 +553,10 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
             explain["landlock"] = serde_json::json!(config.landlock);
             explain["landlock_cannot_hide"] =
                 serde_json::json!(fs_rules::unhideable(&config.landlock));
+            // Landlock rights are inherited by everything below a grant: a writable root's grant
+            // cannot leave a file beneath it read-only without also leaving every new file in
+            // that root unwritable.
+            explain["landlock_cannot_protect"] = serde_json::json!(policy.read_only);
             explain["seccomp_denied"] = seccomp_names(policy.network);
             let mut c = Command::new(&argv[0]);
             c.args(&argv[1..]);
