@@ -170,7 +170,7 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError>
 }
 
 /// The Landlock ABI of the running kernel, or why there is none.
-pub fn kernel_abi() -> Result<i64, String> {
+pub fn kernel_abi() -> Result<i64, crate::ProbeError> {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
     // SAFETY: landlock_create_ruleset with a null attribute pointer, size 0 and the VERSION flag
     // only returns the ABI number; it reads no memory and creates no file descriptor.
@@ -186,12 +186,12 @@ pub fn kernel_abi() -> Result<i64, String> {
         return Ok(ret);
     }
     let err = std::io::Error::last_os_error();
-    Err(match err.raw_os_error() {
+    Err(crate::ProbeError::Kernel(match err.raw_os_error() {
         Some(libc::ENOSYS) => "Landlock not supported by this kernel".to_string(),
         Some(libc::EOPNOTSUPP) => "Landlock disabled at boot (not in the lsm= list)".to_string(),
         Some(libc::EPERM) => "Landlock syscalls refused (container seccomp profile)".to_string(),
         _ => format!("Landlock unavailable: {err}"),
-    })
+    }))
 }
 
 #[cfg(test)]

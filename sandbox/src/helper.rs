@@ -39,6 +39,50 @@ pub struct HelperConfig {
     pub tmpdir: Option<PathBuf>,
 }
 
+/// Why the helper could not run the command.
+#[derive(Debug)]
+pub enum HelperError {
+    /// Wrong arguments or an undecodable policy.
+    Usage(String),
+    /// A system call needed to set up the restrictions failed.
+    Setup {
+        /// What was being done.
+        step: &'static str,
+        /// The system's answer.
+        error: std::io::Error,
+    },
+    /// Landlock could not be applied, or is not enforced where it must be.
+    Landlock(String),
+    /// The seccomp filters could not be built or installed.
+    Seccomp(String),
+    /// The platform has no helper.
+    Unsupported,
+}
+
+impl std::fmt::Display for HelperError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelperError::Usage(m) => f.write_str(m),
+            HelperError::Setup { step, error } => write!(f, "{step}: {error}"),
+            HelperError::Landlock(m) => write!(f, "Landlock: {m}"),
+            HelperError::Seccomp(m) => write!(f, "seccomp: {m}"),
+            HelperError::Unsupported => f.write_str("the sandbox helper only exists on Linux"),
+        }
+    }
+}
+
+impl std::error::Error for HelperError {}
+
+impl HelperError {
+    #[cfg(target_os = "linux")]
+    fn last_os(step: &'static str) -> HelperError {
+        HelperError::Setup {
+            step,
+            error: std::io::Error::last_os_error(),
+        }
+    }
+}
+
 /// If this process was started as the helper, runs it and returns the exit status to return from
 /// `main`; otherwise returns `None` at once. Call it first in `main`.
 pub fn run_if_requested() -> Option<ExitCode> {
@@ -62,8 +106,8 @@ mod imp {
     use std::ffi::OsString;
     use std::process::ExitCode;
 
-    pub fn run(_args: Vec<OsString>) -> Result<ExitCode, String> {
-        Err("the sandbox helper only exists on Linux".into())
+    pub fn run(_args: Vec<OsString>) -> Result<ExitCode, super::HelperError> {
+        Err(super::HelperError::Unsupported)
     }
 }
 
@@ -74,26 +118,33 @@ mod imp {
     use std::process::{Command, ExitCode};
     use std::sync::atomic::{AtomicI32, Ordering};
 
-    use super::{HelperConfig, PROBE_ARG, PROBE_OK};
+    use super::{HelperConfig, HelperError, PROBE_ARG, PROBE_OK};
     use crate::fs_rules::{self, Enforcement, LandlockPlan};
     use crate::policy::Network;
     use crate::seccomp;
 
-    pub fn run(args: Vec<OsString>) -> Result<ExitCode, String> {
-        let first = args.first().ok_or("missing helper arguments")?;
+    pub fn run(args: Vec<OsString>) -> Result<ExitCode, HelperError> {
+        let first = args
+            .first()
+            .ok_or_else(|| HelperError::Usage("missing helper arguments".into()))?;
         if first == PROBE_ARG {
             return probe();
         }
-        let config: HelperConfig =
-            serde_json::from_str(first.to_str().ok_or("policy is not UTF-8")?)
-                .map_err(|e| format!("bad policy: {e}"))?;
+        let text = first
+            .to_str()
+            .ok_or_else(|| HelperError::Usage("policy is not UTF-8".into()))?;
+        let config: HelperConfig = serde_json::from_str(text)
+            .map_err(|e| HelperError::Usage(format!("bad policy: {e}")))?;
         if args.get(1).is_none_or(|a| a != "--") || args.len() < 3 {
-            return Err("usage: __gg-sandbox-helper POLICY -- COMMAND [ARGS]...".into());
+            return Err(HelperError::Usage(
+                "usage: __gg-sandbox-helper POLICY -- COMMAND [ARGS]...".into(),
+            ));
         }
         let program = &args[2];
         let program_args = &args[3..];
         // Build everything that can fail before restricting anything.
-        let filters = seccomp::programs(config.network).map_err(|e| format!("seccomp: {e}"))?;
+        let filters =
+            seccomp::programs(config.network).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         close_inherited_fds()?;
         if config.standalone {
             new_session()?;
@@ -136,24 +187,27 @@ mod imp {
         plan: &LandlockPlan,
         standalone: bool,
         filters: &[seccompiler::BpfProgram],
-    ) -> Result<Enforcement, String> {
+    ) -> Result<Enforcement, HelperError> {
         set_no_new_privs()?;
         let enforcement = match fs_rules::apply(plan) {
             Ok(e) => e,
-            Err(e) if standalone => return Err(format!("Landlock: {e}")),
+            Err(e) if standalone => return Err(HelperError::Landlock(e.to_string())),
             // Under bubblewrap the filesystem view is already read-only: Landlock is depth.
             Err(_) => Enforcement::None,
         };
         if standalone && enforcement == Enforcement::None {
-            return Err("Landlock is not enforced by this kernel; refusing to run".into());
+            return Err(HelperError::Landlock(
+                "not enforced by this kernel; refusing to run".into(),
+            ));
         }
         drop_capabilities()?;
-        seccomp::apply(filters).map_err(|e| format!("seccomp: {e}"))?;
+        seccomp::apply(filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         Ok(enforcement)
     }
 
-    fn probe() -> Result<ExitCode, String> {
-        let filters = seccomp::programs(Network::Off).map_err(|e| format!("seccomp: {e}"))?;
+    fn probe() -> Result<ExitCode, HelperError> {
+        let filters =
+            seccomp::programs(Network::Off).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         let plan = LandlockPlan {
             read_only: vec!["/".into()],
             read_write: Vec::new(),
@@ -168,18 +222,18 @@ mod imp {
         Ok(ExitCode::SUCCESS)
     }
 
-    fn set_no_new_privs() -> Result<(), String> {
+    fn set_no_new_privs() -> Result<(), HelperError> {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only.
         let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
         if r != 0 {
-            return Err(format!("no_new_privs: {}", std::io::Error::last_os_error()));
+            return Err(HelperError::last_os("no_new_privs"));
         }
         Ok(())
     }
 
     /// Closes every descriptor above 2 (a leaked descriptor keeps whatever rights it was opened
     /// with, whatever Landlock says).
-    fn close_inherited_fds() -> Result<(), String> {
+    fn close_inherited_fds() -> Result<(), HelperError> {
         // SAFETY: close_range only closes descriptors; nothing in this single-threaded process
         // holds descriptors above 2 at this point (std opens none before main).
         let r = unsafe { libc::close_range(3, libc::c_uint::MAX, 0) };
@@ -188,7 +242,10 @@ mod imp {
         }
         // Kernels before 5.9: close what /proc lists (the directory's own fd fails harmlessly).
         let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
-            .map_err(|e| format!("cannot list fds: {e}"))?
+            .map_err(|error| HelperError::Setup {
+                step: "cannot list fds",
+                error,
+            })?
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse().ok())
             .filter(|&fd| fd > 2)
@@ -200,13 +257,13 @@ mod imp {
         Ok(())
     }
 
-    fn new_session() -> Result<(), String> {
+    fn new_session() -> Result<(), HelperError> {
         // SAFETY: setsid has no memory arguments.
         if unsafe { libc::setsid() } < 0 {
             // Already a session leader is fine; anything else keeps the controlling tty.
             // SAFETY: getsid(0)/getpid have no memory arguments.
             if unsafe { libc::getsid(0) != libc::getpid() } {
-                return Err(format!("setsid: {}", std::io::Error::last_os_error()));
+                return Err(HelperError::last_os("setsid"));
             }
         }
         Ok(())
@@ -214,7 +271,7 @@ mod imp {
 
     /// Drops every capability: bounding set, ambient set, and the permitted/effective/inheritable
     /// sets, and locks root's automatic capabilities on exec away (securebits).
-    fn drop_capabilities() -> Result<(), String> {
+    fn drop_capabilities() -> Result<(), HelperError> {
         let last = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
             .ok()
             .and_then(|s| s.trim().parse::<libc::c_ulong>().ok())
@@ -284,7 +341,7 @@ mod imp {
             )
         };
         if r != 0 {
-            return Err(format!("capset: {}", std::io::Error::last_os_error()));
+            return Err(HelperError::last_os("capset"));
         }
         Ok(())
     }
@@ -298,7 +355,7 @@ mod imp {
     /// Forks. The child returns `None` and goes on to exec the command. The parent becomes a
     /// subreaper, waits for the command, then kills everything it left behind (background jobs,
     /// `setsid` daemons) and returns the command's status.
-    fn fork_and_reap() -> Result<Option<ExitCode>, String> {
+    fn fork_and_reap() -> Result<Option<ExitCode>, HelperError> {
         // SAFETY: prctl with integer arguments.
         unsafe {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -319,7 +376,7 @@ mod imp {
         // keep running ordinary Rust code after fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            return Err(format!("fork: {}", std::io::Error::last_os_error()));
+            return Err(HelperError::last_os("fork"));
         }
         if pid == 0 {
             // SAFETY: restoring default dispositions and the parent-death signal in the child.

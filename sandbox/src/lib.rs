@@ -22,6 +22,8 @@ pub mod fs_rules;
 pub mod helper;
 pub mod inherit;
 pub mod policy;
+#[cfg(target_os = "linux")]
+mod probe_cache;
 pub mod sbpl;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -80,16 +82,14 @@ pub enum Backend {
 }
 
 impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SandboxError;
+    fn from_str(s: &str) -> Result<Self, SandboxError> {
         match s {
             "auto" => Ok(Backend::Auto),
             "bwrap" => Ok(Backend::Bwrap),
             "landlock" => Ok(Backend::Landlock),
             "none" => Ok(Backend::None),
-            other => Err(format!(
-                "unknown sandbox backend {other:?} (auto, bwrap, landlock, none)"
-            )),
+            other => Err(SandboxError::UnknownBackend(other.to_string())),
         }
     }
 }
@@ -104,8 +104,10 @@ pub enum SandboxError {
         /// The requested backend.
         backend: &'static str,
         /// Why it is unavailable.
-        reason: String,
+        reason: ProbeError,
     },
+    /// A backend name that does not exist.
+    UnknownBackend(String),
     /// Setting up the run failed (temp directory, current executable).
     Setup(String),
 }
@@ -118,38 +120,79 @@ impl fmt::Display for SandboxError {
                 write!(f, "sandbox backend {backend} is unavailable: {reason}")
             }
             SandboxError::Setup(m) => write!(f, "sandbox setup failed: {m}"),
+            SandboxError::UnknownBackend(name) => write!(
+                f,
+                "unknown sandbox backend {name:?} (auto, bwrap, landlock, none)"
+            ),
         }
     }
 }
 
 impl std::error::Error for SandboxError {}
 
+/// Why a level cannot be used on this machine (the result of its probe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeError {
+    /// The level does not exist on this platform.
+    Platform(&'static str),
+    /// No usable binary was found (bubblewrap, `sandbox-exec`).
+    NotFound(String),
+    /// The kernel lacks or refuses the feature (Landlock).
+    Kernel(String),
+    /// bubblewrap or the helper could not be started.
+    Spawn(String),
+    /// The trial run failed; what it reported.
+    Trial(String),
+    /// Landlock is there but did not enforce the trial ruleset.
+    NotEnforced {
+        /// The kernel's Landlock ABI.
+        abi: i64,
+    },
+}
+
+impl fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeError::Platform(m) => f.write_str(m),
+            ProbeError::NotFound(m)
+            | ProbeError::Kernel(m)
+            | ProbeError::Spawn(m)
+            | ProbeError::Trial(m) => f.write_str(m),
+            ProbeError::NotEnforced { abi } => {
+                write!(f, "Landlock not enforced (kernel ABI {abi})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
 /// What this machine offers, probed once per process.
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// A working bubblewrap, or why there is none.
-    pub bwrap: Result<bwrap::BwrapInfo, String>,
+    pub bwrap: Result<bwrap::BwrapInfo, ProbeError>,
     /// The helper works and Landlock is enforced (with the helper's report), or why not.
-    pub landlock: Result<String, String>,
+    pub landlock: Result<String, ProbeError>,
     /// On macOS: whether `sandbox-exec` is usable.
-    pub seatbelt: Result<PathBuf, String>,
+    pub seatbelt: Result<PathBuf, ProbeError>,
 }
 
 /// Availability of each level, as `choose` needs it.
 trait Availability {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String>;
-    fn landlock(&self) -> &Result<String, String>;
-    fn seatbelt(&self) -> &Result<PathBuf, String>;
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError>;
+    fn landlock(&self) -> &Result<String, ProbeError>;
+    fn seatbelt(&self) -> &Result<PathBuf, ProbeError>;
 }
 
 impl Availability for Probe {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String> {
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError> {
         &self.bwrap
     }
-    fn landlock(&self) -> &Result<String, String> {
+    fn landlock(&self) -> &Result<String, ProbeError> {
         &self.landlock
     }
-    fn seatbelt(&self) -> &Result<PathBuf, String> {
+    fn seatbelt(&self) -> &Result<PathBuf, ProbeError> {
         &self.seatbelt
     }
 }
@@ -157,9 +200,9 @@ impl Availability for Probe {
 /// Each level is probed the first time it is needed (a `--backend landlock` run never starts
 /// bubblewrap, an `auto` run where bubblewrap works never probes the helper alone), then cached.
 struct LazyProbe {
-    bwrap: OnceLock<Result<bwrap::BwrapInfo, String>>,
-    landlock: OnceLock<Result<String, String>>,
-    seatbelt: OnceLock<Result<PathBuf, String>>,
+    bwrap: OnceLock<Result<bwrap::BwrapInfo, ProbeError>>,
+    landlock: OnceLock<Result<String, ProbeError>>,
+    seatbelt: OnceLock<Result<PathBuf, ProbeError>>,
 }
 
 static PROBE: LazyProbe = LazyProbe {
@@ -169,13 +212,13 @@ static PROBE: LazyProbe = LazyProbe {
 };
 
 impl Availability for LazyProbe {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, String> {
+    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError> {
         self.bwrap.get_or_init(probe_bwrap)
     }
-    fn landlock(&self) -> &Result<String, String> {
+    fn landlock(&self) -> &Result<String, ProbeError> {
         self.landlock.get_or_init(probe_landlock)
     }
-    fn seatbelt(&self) -> &Result<PathBuf, String> {
+    fn seatbelt(&self) -> &Result<PathBuf, ProbeError> {
         self.seatbelt.get_or_init(probe_seatbelt)
     }
 }
@@ -190,76 +233,101 @@ pub fn probe() -> Probe {
 }
 
 #[cfg(target_os = "macos")]
-fn probe_seatbelt() -> Result<PathBuf, String> {
+fn probe_seatbelt() -> Result<PathBuf, ProbeError> {
     if Path::new(sbpl::SANDBOX_EXEC).is_file() {
         Ok(PathBuf::from(sbpl::SANDBOX_EXEC))
     } else {
-        Err(format!("{} not found", sbpl::SANDBOX_EXEC))
+        Err(ProbeError::NotFound(format!(
+            "{} not found",
+            sbpl::SANDBOX_EXEC
+        )))
     }
 }
 
 #[cfg(not(target_os = "macos"))]
-fn probe_seatbelt() -> Result<PathBuf, String> {
-    Err("sandbox-exec exists only on macOS".into())
+fn probe_seatbelt() -> Result<PathBuf, ProbeError> {
+    Err(ProbeError::Platform("sandbox-exec exists only on macOS"))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn probe_bwrap() -> Result<bwrap::BwrapInfo, String> {
-    Err("bubblewrap exists only on Linux".into())
+fn probe_bwrap() -> Result<bwrap::BwrapInfo, ProbeError> {
+    Err(ProbeError::Platform("bubblewrap exists only on Linux"))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn probe_landlock() -> Result<String, String> {
-    Err("Landlock exists only on Linux".into())
+fn probe_landlock() -> Result<String, ProbeError> {
+    Err(ProbeError::Platform("Landlock exists only on Linux"))
 }
 
 /// Runs the helper's self-test in a child: it applies Landlock and seccomp and reports.
 #[cfg(target_os = "linux")]
-fn probe_landlock() -> Result<String, String> {
+fn probe_landlock() -> Result<String, ProbeError> {
     let abi = fs_rules::kernel_abi()?;
+    let key = probe_cache::key("landlock", &[]);
+    if key.as_deref().is_some_and(probe_cache::hit) {
+        return Ok(format!("{} (cached) abi={abi}", helper::PROBE_OK));
+    }
     let out = Command::new("/proc/self/exe")
         .args([helper::HELPER_ARG, helper::PROBE_ARG])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot start the sandbox helper: {e}"))?;
+        .map_err(|e| ProbeError::Spawn(format!("cannot start the sandbox helper: {e}")))?;
     let report = helper_report(&out.stdout).ok_or_else(|| {
-        format!(
+        ProbeError::Trial(format!(
             "sandbox helper failed ({}): {}",
             out.status,
             first_line(&out.stderr).unwrap_or("the executable does not dispatch the helper")
-        )
+        ))
     })?;
     if report.contains("landlock=None") {
-        return Err(format!("Landlock not enforced (kernel ABI {abi})"));
+        return Err(ProbeError::NotEnforced { abi });
+    }
+    if report.contains("landlock=Full")
+        && let Some(key) = &key
+    {
+        probe_cache::store(key);
     }
     Ok(report)
 }
 
 #[cfg(target_os = "linux")]
-fn probe_bwrap() -> Result<bwrap::BwrapInfo, String> {
+fn probe_bwrap() -> Result<bwrap::BwrapInfo, ProbeError> {
     let path = bwrap::BWRAP_LOCATIONS
         .iter()
         .map(Path::new)
         .find(|p| p.is_file())
         .ok_or_else(|| {
-            format!(
+            ProbeError::NotFound(format!(
                 "bwrap not found in {} (install bubblewrap)",
                 bwrap::BWRAP_LOCATIONS.join(", ")
-            )
+            ))
         })?;
     let mut info = bwrap::BwrapInfo {
         path: path.to_path_buf(),
         disable_userns: true,
     };
+    let key = probe_cache::key("bwrap", &[path]);
+    if key.as_deref().is_some_and(probe_cache::hit) {
+        return Ok(info);
+    }
     match trial_bwrap(&info) {
-        Ok(()) => Ok(info),
+        Ok(()) => {
+            // Only the full-strength result is remembered: a cached entry can never lower the
+            // level or drop a flag, whoever wrote it.
+            if let Some(key) = &key {
+                probe_cache::store(key);
+            }
+            Ok(info)
+        }
         // bubblewrap < 0.8.0, or a kernel where it cannot lower max_user_namespaces: run
         // without it (seccomp refuses new user namespaces anyway) rather than lose the level.
-        Err(first) if first.contains("disable-userns") || first.contains("max_user_namespaces") => {
+        Err(ProbeError::Trial(first))
+            if first.contains("disable-userns") || first.contains("max_user_namespaces") =>
+        {
             info.disable_userns = false;
-            trial_bwrap(&info)
-                .map(|()| info)
-                .map_err(|second| format!("{first}; without --disable-userns: {second}"))
+            trial_bwrap(&info).map(|()| info).map_err(|second| {
+                ProbeError::Trial(format!("{first}; without --disable-userns: {second}"))
+            })
         }
         Err(e) => Err(e),
     }
@@ -268,8 +336,8 @@ fn probe_bwrap() -> Result<bwrap::BwrapInfo, String> {
 /// One run of the real chain: bubblewrap with the isolation flags, the helper applying Landlock
 /// and seccomp inside it.
 #[cfg(target_os = "linux")]
-fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), String> {
-    let exe = helper_exe().map_err(|e| e.to_string())?;
+fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
+    let exe = helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
     let mut cmd = Command::new(&info.path);
     cmd.args(bwrap::isolation_flags(info))
         .args([
@@ -292,14 +360,14 @@ fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), String> {
         .args([helper::HELPER_ARG, helper::PROBE_ARG])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", info.path.display()))?;
+        .map_err(|e| ProbeError::Spawn(format!("cannot run {}: {e}", info.path.display())))?;
     if out.status.success() && helper_report(&out.stdout).is_some() {
         return Ok(());
     }
-    Err(match first_line(&out.stderr) {
+    Err(ProbeError::Trial(match first_line(&out.stderr) {
         Some(line) => line.to_string(),
         None => format!("{} exited with {}", info.path.display(), out.status),
-    })
+    }))
 }
 
 #[cfg(target_os = "linux")]
@@ -576,7 +644,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
         other => {
             return Err(SandboxError::Unavailable {
                 backend: other.as_str(),
-                reason: "not supported on this platform".into(),
+                reason: ProbeError::Platform("not supported on this platform"),
             });
         }
     };
@@ -597,10 +665,14 @@ fn choose(
     backend: Backend,
     reasons: &mut Vec<String>,
 ) -> Result<Level, SandboxError> {
-    fn unavailable<T>(backend: &'static str, r: &Result<T, String>) -> SandboxError {
+    fn unavailable<T>(backend: &'static str, r: &Result<T, ProbeError>) -> SandboxError {
         SandboxError::Unavailable {
             backend,
-            reason: r.as_ref().err().cloned().unwrap_or_default(),
+            reason: r
+                .as_ref()
+                .err()
+                .cloned()
+                .unwrap_or(ProbeError::Trial("no reason given".into())),
         }
     }
     match backend {
@@ -621,7 +693,7 @@ fn choose(
                 return match probe.seatbelt() {
                     Ok(_) => Ok(Level::Seatbelt),
                     Err(r) => {
-                        reasons.push(r.clone());
+                        reasons.push(r.to_string());
                         Ok(Level::None)
                     }
                 };
@@ -630,12 +702,12 @@ fn choose(
                 return Ok(Level::Bwrap);
             }
             if let Err(r) = probe.bwrap() {
-                reasons.push(r.clone());
+                reasons.push(r.to_string());
             }
             match probe.landlock() {
                 Ok(_) => Ok(Level::Landlock),
                 Err(r) => {
-                    reasons.push(r.clone());
+                    reasons.push(r.to_string());
                     Ok(Level::None)
                 }
             }
@@ -710,14 +782,18 @@ mod tests {
                     disable_userns: true,
                 })
             } else {
-                Err("bwrap: No permissions to create a new namespace".into())
+                Err(ProbeError::Trial(
+                    "bwrap: No permissions to create a new namespace".into(),
+                ))
             },
             landlock: if landlock {
                 Ok("ok".into())
             } else {
-                Err("Landlock not supported by this kernel".into())
+                Err(ProbeError::Kernel(
+                    "Landlock not supported by this kernel".into(),
+                ))
             },
-            seatbelt: Err("not macOS".into()),
+            seatbelt: Err(ProbeError::Platform("not macOS")),
         }
     }
 
@@ -757,7 +833,7 @@ mod tests {
             err,
             SandboxError::Unavailable {
                 backend: "bwrap",
-                reason: "bwrap: No permissions to create a new namespace".into()
+                reason: ProbeError::Trial("bwrap: No permissions to create a new namespace".into())
             }
         );
         assert!(choose(&probe(true, false), Backend::Landlock, &mut reasons).is_err());

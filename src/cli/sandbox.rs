@@ -128,7 +128,9 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
 
 fn error(e: SandboxError) -> (u8, String) {
     let code = match e {
-        SandboxError::InvalidPolicy(_) | SandboxError::Unavailable { .. } => USAGE_ERROR,
+        SandboxError::InvalidPolicy(_)
+        | SandboxError::Unavailable { .. }
+        | SandboxError::UnknownBackend(_) => USAGE_ERROR,
         SandboxError::Setup(_) => SETUP_ERROR,
     };
     (code, e.to_string())
