@@ -129,7 +129,7 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
     // Everything that hides comes after every bind: a bind applied later would bring back what
     // a hide covered (a working directory under the private /tmp, a writable root that contains
     // a deny-read path or the ssh-agent socket).
-    for socket in escalation_sockets() {
+    for socket in escalation_sockets(&policy.sockets) {
         if hidden_by_tmpfs(policy, &socket) {
             continue;
         }
@@ -184,8 +184,8 @@ fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) -> Vec
 }
 
 /// Host sockets (or their directories) that give a way out of any sandbox: container engines,
-/// the system D-Bus, the user's session bus and systemd instance, and the ssh agent.
-pub fn escalation_sockets() -> Vec<PathBuf> {
+/// the system D-Bus, the user's session bus and systemd instance, and `extra` (the ssh agent).
+pub fn escalation_sockets(extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = [
         "/run/docker.sock",
         "/var/run/docker.sock",
@@ -198,11 +198,7 @@ pub fn escalation_sockets() -> Vec<PathBuf> {
     .iter()
     .map(PathBuf::from)
     .collect();
-    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from)
-        && sock.is_absolute()
-    {
-        v.push(sock);
-    }
+    v.extend(extra.iter().filter(|p| p.is_absolute()).cloned());
     // Through a symlink (/var/run -> /run) the same socket must not be bound twice.
     let mut out: Vec<PathBuf> = Vec::new();
     for p in v {

@@ -71,6 +71,11 @@ pub struct Policy {
     /// empty directory left in place is cheaper than a temporary mount point: removing one that
     /// served as a mount point in the finished sandbox's namespace costs milliseconds.
     pub create_if_missing: Vec<PathBuf>,
+    /// Host Unix sockets to hide besides the fixed list of [`crate::bwrap::escalation_sockets`]:
+    /// the ssh agent's. Filled from `SSH_AUTH_SOCK` when the environment still has it; a host
+    /// that keeps secrets out of its own environment passes it with [`Policy::hide_socket`].
+    #[serde(default)]
+    pub sockets: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -98,7 +103,11 @@ impl Policy {
             network: Network::On,
             private_tmp: true,
             create_if_missing: Vec::new(),
+            sockets: Vec::new(),
         };
+        if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK") {
+            policy.hide_socket(Path::new(&sock));
+        }
         policy.add_root_carve_outs(&workdir);
         policy.push_read_only(workdir.join(".gg"));
         policy.create_if_missing.push(workdir.join(".gg"));
@@ -142,6 +151,13 @@ impl Policy {
             self.deny_read.push(resolved);
         }
         Ok(())
+    }
+
+    /// Hides the host socket at `path` (an absolute path; anything else is ignored).
+    pub fn hide_socket(&mut self, path: &Path) {
+        if path.is_absolute() && !self.sockets.iter().any(|s| s == path) {
+            self.sockets.push(path.to_path_buf());
+        }
     }
 
     /// All writable directories: the working directory first.

@@ -92,6 +92,7 @@ mod tests {
             network,
             private_tmp: true,
             create_if_missing: Vec::new(),
+            sockets: Vec::new(),
         }
     }
 

@@ -679,6 +679,11 @@ impl ToolBox {
             SandboxSetting::Off => (invocation.unsandboxed(self.cwd()), "off", None, None),
             SandboxSetting::On { backend, network } => {
                 let wrapped = sandbox::Policy::new(self.cwd()).and_then(|mut policy| {
+                    // gg keeps the agent socket out of its own environment: hide it by the
+                    // value it holds.
+                    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+                        policy.hide_socket(std::path::Path::new(&sock));
+                    }
                     policy.network = *network;
                     sandbox::wrap(invocation, &policy, *backend)
                 });

@@ -69,6 +69,10 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     let cwd =
         std::env::current_dir().map_err(|e| (SETUP_ERROR, format!("current directory: {e}")))?;
     let mut policy = Policy::new(&cwd).map_err(error)?;
+    // gg keeps the agent socket out of its own environment; hide it by the value it holds.
+    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+        policy.hide_socket(std::path::Path::new(&sock));
+    }
     policy.network = match args.network {
         NetworkArg::On => Network::On,
         NetworkArg::Off => Network::Off,

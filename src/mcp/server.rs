@@ -182,6 +182,9 @@ pub(crate) async fn connect_stdio(
             let mut policy = sandbox::Policy::with_home(&dir, Some(&options.home))
                 .map_err(|e| format!("sandbox policy: {e}"))?;
             policy.network = *network;
+            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+                policy.hide_socket(std::path::Path::new(&sock));
+            }
             let parts = sandbox::wrap(inner, &policy, *backend)
                 .map_err(|e| e.to_string())?
                 .into_parts();

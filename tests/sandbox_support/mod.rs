@@ -695,11 +695,18 @@ pub fn cases() -> Vec<Case> {
         },
         Case {
             landlock_gap: gap_unix,
-            setup: |fx, h| h.unix_listener_at(&fx.o.join("agent.sock"), "SSH_AUTH_SOCK"),
+            // gg gets the socket as SSH_AUTH_SOCK (and keeps it from children); the attack is
+            // told where it is through another name, so the check cannot pass vacuously.
+            setup: |fx, h| {
+                let sock = fx.o.join("agent.sock");
+                h.unix_listener_at(&sock, "SSH_AUTH_SOCK");
+                h.env
+                    .push(("AGENT_SOCK".into(), sock.to_string_lossy().into_owned()));
+            },
             ..case!(
                 "T27",
                 "reach the ssh agent socket (network on)",
-                "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"SSH_AUTH_SOCK\"]); print(\"CONNECTED\")'",
+                "\"$PY\" -c 'import socket,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"AGENT_SOCK\"]); print(\"CONNECTED\")'",
                 |_, out, h| {
                     no_marker(out, "CONNECTED")?;
                     ensure(!h.unix_was_reached(), "agent socket reached")
