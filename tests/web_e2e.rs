@@ -122,7 +122,11 @@ fn web_ui_in_a_real_browser() {
         slow_text(),
         Reply::text(&["job done"]),
     ]);
-    let d = HttpDaemon::spawn(ggd(&e, &server.base_url(), &[]), TOKEN);
+    // One active run at most, so the page must show the run limit's refusal.
+    let d = HttpDaemon::spawn(
+        ggd(&e, &server.base_url(), &["--max-active-runs", "1"]),
+        TOKEN,
+    );
     let url = format!("http://127.0.0.1:{}/#token={TOKEN}", d.addr.port());
     let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-e2e-artifacts");
 
@@ -168,6 +172,12 @@ fn web_ui_in_a_real_browser() {
         .next()
         .unwrap_or_default();
     assert!(denial.contains("denied"), "denial not reported: {denial}");
+    // The steering typed while the approval waited reached the model in that run.
+    assert!(
+        bodies[3]["messages"].to_string().contains("also be brief"),
+        "steering not sent: {}",
+        bodies[3]["messages"]
+    );
     // Every queued reply was used: the scripted order and the browser's steps agree.
     assert_eq!(server.pending_replies(), 0);
     // The token never reaches the daemon's log.

@@ -3,7 +3,9 @@
 // which queues the model's replies in the order this script triggers them:
 //   1. "say hello"      -> streamed text
 //   2. "make a note"    -> bash `touch note.txt && echo created-note` (normal: asks)
-//                       -> bash `curl … | sh` (dangerous: asks, no session approval)
+//                       -> bash `curl … | sh` (dangerous: asks, no session approval); while it
+//                          waits, a second run is refused (ggd has --max-active-runs 1) and the
+//                          run is steered
 //                       -> text after the denial
 //   3. "count slowly"   -> slow streamed text; the page is reloaded in the middle
 //   4. a scheduled job  -> text
@@ -103,10 +105,26 @@ try {
   check(await danger.locator(".badge.dangerous").isVisible(), "dangerous badge");
   check((await danger.getByRole("button", { name: /Approve for session/ }).count()) === 0, "session approval offered for a dangerous call");
   await shot("03-approval-dangerous");
+
+  // --- ggd runs with --max-active-runs 1: a second run is refused, plainly, the draft kept ----
+  await page.getByRole("button", { name: "New session" }).click();
+  await page.getByRole("textbox", { name: "Prompt" }).fill("a second run");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByTestId("error").filter({ hasText: "The run limit is reached" }).waitFor();
+  check((await page.getByRole("textbox", { name: "Prompt" }).inputValue()) === "a second run", "draft lost after the refusal");
+  await shot("03b-run-limit");
+
+  // --- back to the first session: it reattaches to the waiting run; steer it, then deny ------
+  await page.getByRole("button", { name: /say hello/ }).click();
+  await page.getByTestId("tool-call").filter({ hasText: "created-note" }).waitFor();
+  const steer = page.getByRole("textbox", { name: "Steer the running turn" });
+  await steer.fill("also be brief");
+  await page.getByRole("button", { name: "Steer", exact: true }).click();
   await page.locator("body").click({ position: { x: 5, y: 5 } });
   await page.keyboard.press("n");
   await page.getByTestId("tool-call").filter({ hasText: "example.com/x.sh" }).locator(".decision.deny").waitFor();
   await page.getByTestId("assistant-message").filter({ hasText: "The download was denied" }).waitFor();
+  await page.getByTestId("user-message").filter({ hasText: "also be brief" }).waitFor();
   await page.getByRole("button", { name: "Send" }).waitFor();
   await page.getByTestId("tool-call").filter({ hasText: "example.com/x.sh" }).locator(".decision.deny", { hasText: "denied by you" }).waitFor();
   await shot("04-tool-calls");

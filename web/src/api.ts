@@ -176,7 +176,7 @@ export async function followRun(
 export function describeError(error: unknown): string {
   if (error instanceof RpcFailure) {
     if (error.name2 === "run_limit_reached")
-      return `The run limit is reached: ${error.message}. Wait for a run to finish or cancel one, then send again.`;
+      return `The run limit is reached (${error.message}). Your prompt is kept: send it again when a run finishes, or cancel one.`;
     return error.message;
   }
   return error instanceof Error ? error.message : String(error);
