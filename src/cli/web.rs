@@ -154,8 +154,9 @@ fn start(home: &Path, cwd: &Path, port: u16) -> Result<State, String> {
     let mut child = Command::new(ggd_program())
         .arg("--http")
         .arg(format!("127.0.0.1:{port}"))
-        .arg("--token")
-        .arg(&token)
+        // In the environment, not on the command line: ggd takes GGD_TOKEN through its secret
+        // hand-over, so it never shows in /proc/<pid>/cmdline.
+        .env("GGD_TOKEN", &token)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
