@@ -123,8 +123,29 @@ fn authentication_host_check_cors_and_endpoints() {
         ],
         None,
     );
-    assert_eq!(with_origin.headers["access-control-allow-origin"], "null");
-    assert_eq!(with_origin.headers["vary"], "Origin");
+    // `Origin: null` is any sandboxed iframe or file: page: refused, never reflected.
+    assert_eq!(with_origin.status, 403);
+    assert!(
+        !with_origin
+            .headers
+            .contains_key("access-control-allow-origin")
+    );
+    let loopback = http(
+        d.addr,
+        "GET",
+        "/health",
+        &[
+            ("Host", &host),
+            ("Authorization", &auth),
+            ("Origin", "http://127.0.0.1:5173"),
+        ],
+        None,
+    );
+    assert_eq!(
+        loopback.headers["access-control-allow-origin"],
+        "http://127.0.0.1:5173"
+    );
+    assert_eq!(loopback.headers["vary"], "Origin");
 
     // /rpc: 400 for undecodable bodies, 200 with the JSON-RPC answer otherwise.
     let bad = d.request("POST", "/rpc", Some("{nope"));

@@ -43,9 +43,55 @@ pub fn root_from_env(flag: Option<&Path>) -> Result<PathBuf> {
     resolve_root(flag, env_value.as_deref(), home.as_deref())
 }
 
-/// Directory name of a project: the canonical cwd with `/`, `\` and `:` replaced by `-`,
-/// leading/trailing `-` trimmed, `default` when nothing is left.
+/// Directory name of a project, from its canonical working directory.
+///
+/// The path's components are joined with `-`, as the Go implementation did (`/home/u/proj` →
+/// `home-u-proj`), but a byte that would make two paths meet — a `-` inside a component, `%`,
+/// `\`, `:`, a control character or a byte that is not UTF-8 — is written as `%XX`. So
+/// `/x/a-b` is `x-a%2Db` and `/x/a/b` is `x-a-b`: different paths never share a folder, and a
+/// path without such bytes keeps the Go name. The root is `-` (no other path can give a lone
+/// `-`, whereas the Go name `default` is also the key of `/default`).
 pub fn project_key(canonical_cwd: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut key = String::new();
+    for part in canonical_cwd.as_os_str().as_bytes().split(|&b| b == b'/') {
+        if part.is_empty() {
+            continue;
+        }
+        if !key.is_empty() {
+            key.push('-');
+        }
+        match std::str::from_utf8(part) {
+            Ok(text) => {
+                for c in text.chars() {
+                    if matches!(c, '-' | '%' | '\\' | ':') || c.is_control() {
+                        let mut buf = [0u8; 4];
+                        for byte in c.encode_utf8(&mut buf).bytes() {
+                            key.push_str(&format!("%{byte:02X}"));
+                        }
+                    } else {
+                        key.push(c);
+                    }
+                }
+            }
+            Err(_) => {
+                for &byte in part {
+                    if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_') {
+                        key.push(char::from(byte));
+                    } else {
+                        key.push_str(&format!("%{byte:02X}"));
+                    }
+                }
+            }
+        }
+    }
+    if key.is_empty() { "-".to_owned() } else { key }
+}
+
+/// The Go implementation's directory name: `/`, `\` and `:` replaced by `-`, leading/trailing
+/// `-` trimmed, `default` when nothing is left. Different paths can share it (`/x/a-b`,
+/// `/x/a/b`); it is only read, to move sessions to their [`project_key`] folder.
+pub fn legacy_project_key(canonical_cwd: &Path) -> String {
     let replaced: String = canonical_cwd
         .to_string_lossy()
         .chars()
@@ -66,11 +112,61 @@ pub fn project_key(canonical_cwd: &Path) -> String {
 }
 
 /// The per-project session directory of `cwd` under `root` (cwd made absolute with symlinks
-/// resolved). The directory is not created.
+/// resolved). The directory is not created, except to receive sessions of this project that an
+/// earlier version filed under the Go name (see [`project_key`]): those are moved here the
+/// first time, identified by the `cwd` of their header.
 pub fn project_dir(root: &Path, cwd: &Path) -> Result<PathBuf> {
     let canonical = fs::canonicalize(cwd)
         .map_err(|error| SessionError::io("resolve working directory", cwd, error))?;
-    Ok(root.join(project_key(&canonical)))
+    let key = project_key(&canonical);
+    let dir = root.join(&key);
+    let legacy = legacy_project_key(&canonical);
+    if legacy != key && !dir.exists() {
+        migrate_legacy(&root.join(&legacy), &dir, &key)?;
+    }
+    Ok(dir)
+}
+
+/// Moves the sessions of `legacy` whose header names a cwd with key `key` into `dir`. Nothing is
+/// overwritten; a file that cannot be read stays where it is.
+fn migrate_legacy(legacy: &Path, dir: &Path, key: &str) -> Result<()> {
+    for path in session_files(legacy)? {
+        let Ok(header_cwd) = header(&path).map(|(_, cwd)| cwd) else {
+            continue;
+        };
+        if header_cwd.is_empty() || project_key(Path::new(&header_cwd)) != key {
+            continue;
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        if !dir.exists() {
+            use std::os::unix::fs::DirBuilderExt;
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|error| SessionError::io("create session directory", dir, error))?;
+        }
+        let target = dir.join(name);
+        if target.exists() {
+            continue;
+        }
+        fs::rename(&path, &target)
+            .map_err(|error| SessionError::io("move session", &path, error))?;
+    }
+    Ok(())
+}
+
+/// Whether a session file in the folder named `folder` belongs there. A file whose header names
+/// another project that only the Go name would have put here (the `/x/a-b` vs `/x/a/b`
+/// collision) does not: it is neither listed nor resolved here.
+fn belongs(folder: &str, header_cwd: &str) -> bool {
+    if header_cwd.is_empty() {
+        return true;
+    }
+    let path = Path::new(header_cwd);
+    project_key(path) == folder || legacy_project_key(path) != folder
 }
 
 /// One row of `gg sessions list` and of the resume picker.
@@ -161,10 +257,13 @@ fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// The sessions of `cwd`, most recently updated first. Any corrupt file fails the listing.
 pub fn list_sessions(root: &Path, cwd: &Path) -> Result<Vec<SessionSummary>> {
     let dir = project_dir(root, cwd)?;
-    let mut summaries = session_files(&dir)?
-        .iter()
-        .map(|path| summarize(path))
-        .collect::<Result<Vec<_>>>()?;
+    let folder = folder_name(&dir);
+    let mut summaries = Vec::new();
+    for path in session_files(&dir)? {
+        if belongs(&folder, &header(&path)?.1) {
+            summaries.push(summarize(&path)?);
+        }
+    }
     summaries.sort_by(|a, b| {
         b.updated_nanos
             .cmp(&a.updated_nanos)
@@ -181,15 +280,21 @@ pub fn latest_for_cwd(root: &Path, cwd: &Path) -> Result<Option<PathBuf>> {
         .map(|summary| summary.path))
 }
 
-/// Reads only the header id of a session file.
-fn header_id(path: &Path) -> Result<String> {
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Reads only the header of a session file: its id and cwd.
+fn header(path: &Path) -> Result<(String, String)> {
     let file = File::open(path).map_err(|error| SessionError::io("open session", path, error))?;
     let mut first = Vec::new();
     BufReader::new(file.take(1 << 20))
         .read_until(b'\n', &mut first)
         .map_err(|error| SessionError::io("read session", path, error))?;
     decode_header(first.trim_ascii())
-        .map(|header| header.id)
+        .map(|header| (header.id, header.cwd))
         .map_err(|reason| SessionError::corrupt(path, 1, reason))
 }
 
@@ -215,16 +320,20 @@ pub fn resolve_target(root: &Path, cwd: &Path, target: &str, allow_path: bool) -
         };
     }
     let dir = project_dir(root, cwd)?;
+    let folder = folder_name(&dir);
     let files = session_files(&dir)?;
     let mut prefix_matches = Vec::new();
     for path in files {
+        let (id, header_cwd) = header(&path)?;
+        if !belongs(&folder, &header_cwd) {
+            continue;
+        }
         if path
             .file_stem()
             .is_some_and(|stem| stem == OsStr::new(target))
         {
             return Ok(path);
         }
-        let id = header_id(&path)?;
         if id == target {
             return Ok(path);
         }
@@ -282,13 +391,64 @@ mod tests {
     fn project_keys() {
         let cases = [
             ("/home/u/proj", "home-u-proj"),
-            ("/", "default"),
-            ("C:\\Users\\me", "C--Users-me"),
-            ("/a:b/c-", "a-b-c"),
+            ("/", "-"),
+            ("/default", "default"),
+            ("/x/a-b", "x-a%2Db"),
+            ("/x/a/b", "x-a-b"),
+            ("/a:b/c-", "a%3Ab-c%2D"),
+            ("/p%2Dq", "p%252Dq"),
+            ("/t\ty/\u{1b}", "t%09y-%1B"),
+            ("/ünï/日本", "ünï-日本"),
         ];
         for (cwd, want) in cases {
             assert_eq!(project_key(Path::new(cwd)), want, "{cwd}");
         }
+        let legacy = [
+            ("/home/u/proj", "home-u-proj"),
+            ("/", "default"),
+            ("C:\\Users\\me", "C--Users-me"),
+            ("/a:b/c-", "a-b-c"),
+        ];
+        for (cwd, want) in legacy {
+            assert_eq!(legacy_project_key(Path::new(cwd)), want, "{cwd}");
+        }
+    }
+
+    #[test]
+    fn non_utf8_components_are_escaped_bytewise() {
+        use std::os::unix::ffi::OsStrExt;
+        let a = Path::new(std::ffi::OsStr::from_bytes(b"/x/\xff"));
+        let b = Path::new(std::ffi::OsStr::from_bytes(b"/x/\xfe"));
+        assert_eq!(project_key(a), "x-%FF");
+        assert_ne!(project_key(a), project_key(b));
+    }
+
+    proptest::proptest! {
+        /// Two different canonical paths never share a folder.
+        #[test]
+        fn keys_never_collide(
+            a in proptest::collection::vec("[a-c/%:\\\\-]{1,3}", 1..4),
+            b in proptest::collection::vec("[a-c/%:\\\\-]{1,3}", 1..4),
+        ) {
+            let normal = |parts: &[String]| {
+                let joined = format!("/{}", parts.join("/"));
+                let comps: Vec<&str> = joined.split('/').filter(|c| !c.is_empty()).collect();
+                format!("/{}", comps.join("/"))
+            };
+            let (pa, pb) = (normal(&a), normal(&b));
+            if pa != pb {
+                proptest::prop_assert_ne!(project_key(Path::new(&pa)), project_key(Path::new(&pb)));
+            }
+        }
+    }
+
+    #[test]
+    fn only_sessions_of_colliding_projects_are_foreign() {
+        assert!(belongs("x-a-b", "/x/a/b"));
+        assert!(!belongs("x-a-b", "/x/a-b"));
+        assert!(belongs("x-a-b", ""));
+        // Written by hand or by another tool: not a Go-name collision, so still listed.
+        assert!(belongs("x-a-b", "/p"));
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// A connection must deliver a request's headers within this time, also between requests on a
 /// kept-alive connection: slow or silent clients are dropped instead of holding a task forever.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A request body must arrive whole within this time: a body that trickles in a byte at a time
+/// would otherwise hold its task and connection for as long as the client likes (hyper has no
+/// body timeout of its own). 4 MiB, the largest body, takes well under this on any real link.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone)]
 struct Http {
@@ -119,11 +123,9 @@ fn allowed_hosts(local: SocketAddr) -> Vec<String> {
     hosts
 }
 
-/// `null`, or `http(s)://localhost|127.0.0.1|[::1]` with an optional port.
+/// `http(s)://localhost|127.0.0.1|[::1]` with an optional port. Not `null`: that is what sandboxed
+/// iframes, `file:` pages and redirects send, so any page can claim it.
 pub fn loopback_origin(origin: &str) -> bool {
-    if origin == "null" {
-        return true;
-    }
     let Some(rest) = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
@@ -191,6 +193,19 @@ async fn guard(State(http): State<Http>, request: Request, next: Next) -> Respon
             finish_headers(&mut response, None);
             return response;
         }
+    }
+    if request
+        .headers()
+        .get(header::ORIGIN)
+        .is_some_and(|o| o.as_bytes().eq_ignore_ascii_case(b"null"))
+    {
+        // An opaque origin is anybody's: refused outright, not merely left without CORS headers.
+        let mut response = json_response(
+            StatusCode::FORBIDDEN,
+            &json!({"error": "origin not allowed"}),
+        );
+        finish_headers(&mut response, None);
+        return response;
     }
     let origin = request
         .headers()
@@ -309,7 +324,11 @@ async fn not_found() -> Response {
     json_response(StatusCode::NOT_FOUND, &json!({"error": "not found"}))
 }
 
-async fn rpc_endpoint(State(http): State<Http>, body: Bytes) -> Response {
+async fn rpc_endpoint(State(http): State<Http>, body: Body) -> Response {
+    let body = match read_body(body, BODY_READ_TIMEOUT).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
     match http.handler.handle_message(&body).await {
         Some(response) => {
             let parse_failed = response["error"]["code"].as_i64() == Some(PARSE_ERROR);
@@ -324,6 +343,28 @@ async fn rpc_endpoint(State(http): State<Http>, body: Bytes) -> Response {
             let mut response = Response::new(Body::empty());
             *response.status_mut() = StatusCode::NO_CONTENT;
             response
+        }
+    }
+}
+
+/// The whole body within `limit` time and [`MAX_MESSAGE_BYTES`]; otherwise the response to send:
+/// 408 (and the connection closes) or 413.
+async fn read_body(body: Body, limit: Duration) -> Result<Bytes, Response> {
+    match tokio::time::timeout(limit, axum::body::to_bytes(body, MAX_MESSAGE_BYTES)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &json!({"error": "request body too large or unreadable"}),
+        )),
+        Err(_) => {
+            let mut response = json_response(
+                StatusCode::REQUEST_TIMEOUT,
+                &json!({"error": "request body not received in time"}),
+            );
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(response)
         }
     }
 }
@@ -438,7 +479,6 @@ mod tests {
     #[test]
     fn loopback_origins() {
         for ok in [
-            "null",
             "http://localhost",
             "http://LOCALHOST:3000",
             "https://127.0.0.1:8443",
@@ -454,6 +494,7 @@ mod tests {
             "http://localhost:",
             "http://localhost:80x",
             "http://[::2]",
+            "null",
             "",
         ] {
             assert!(!loopback_origin(bad), "{bad}");
