@@ -6,9 +6,16 @@
 use super::{Outcome, long_is, operands, options, short_has};
 use crate::walk::{Cmd, Walker};
 
+#[rustfmt::skip]
+const INSPECTORS: &[&str] = &[
+    "lsblk", "lsof", "numfmt", "expr", "lscpu", "lsusb", "lspci", "findmnt", "zipinfo", "lsattr",
+    "getfacl", "ip", "ss", "journalctl", "systemctl", "crontab", "kill", "mount", "timedatectl",
+    "npm", "pnpm", "unzip", "fd", "fdfind",
+];
+
 pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let args = &cmd.argv[1..];
-    if args.iter().any(|a| a.dynamic) {
+    if !INSPECTORS.contains(&prog) || args.iter().any(|a| a.dynamic) {
         return None;
     }
     let read_only = match prog {

@@ -840,7 +840,32 @@ const CREDENTIAL_MARKERS: &[&str] = &[
 /// Cheap pre-check for [`names_credentials`], which is called for every argument.
 fn might_name_credentials(w: &Walker, text: &str) -> bool {
     let has_marker = |t: &str| CREDENTIAL_MARKERS.iter().any(|m| t.contains(m));
-    has_marker(text) || (!text.starts_with(['/', '~']) && has_marker(&w.ctx.cwd.to_string_lossy()))
+    has_marker(text) || (!text.starts_with(['/', '~']) && cwd_has_marker(&w.ctx.cwd))
+}
+
+thread_local! {
+    /// The last working directory checked by [`cwd_has_marker`] and the answer: the check runs
+    /// for every relative argument, the directory rarely changes.
+    static CWD_MARKER: std::cell::RefCell<Option<(std::path::PathBuf, bool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn cwd_has_marker(cwd: &std::path::Path) -> bool {
+    let compute = || {
+        let text = cwd.to_string_lossy();
+        CREDENTIAL_MARKERS.iter().any(|m| text.contains(m))
+    };
+    CWD_MARKER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cached) => match cached.as_ref() {
+            Some((path, answer)) if path == cwd => *answer,
+            _ => {
+                let answer = compute();
+                *cached = Some((cwd.to_path_buf(), answer));
+                answer
+            }
+        },
+        Err(_) => compute(),
+    })
 }
 
 fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {

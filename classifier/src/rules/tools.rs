@@ -441,7 +441,7 @@ fn package_scripts(w: &mut Walker, cmd: &Cmd, prog: &str) {
                     | "x")
             )
         );
-    if !runs_scripts {
+    if !runs_scripts || w.written.is_empty() {
         return;
     }
     let manifest = Word::literal("package.json", cmd.span);
