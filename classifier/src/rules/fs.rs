@@ -377,6 +377,15 @@ fn sed(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 None => {}
             }
         }
+        for file in &fx.reads {
+            let source = Word::literal(file, script.span);
+            if super::names_credentials(w, &source) && outcome.read_only == super::ReadOnly::Yes {
+                outcome = Outcome::not(
+                    RuleId::SecretsCredentialFile,
+                    format!("the sed script reads the credential file {file}"),
+                );
+            }
+        }
         for file in &fx.writes {
             let target = Word::literal(file, script.span);
             check_write_target(w, &target, "sed w", script.span);

@@ -11,6 +11,8 @@ pub(crate) struct SedEffects {
     pub exec: Vec<Option<String>>,
     /// Files written by `w FILE`, `W FILE`, `s///w FILE`.
     pub writes: Vec<String>,
+    /// Files read by `r FILE`, `R FILE` (their content reaches the output).
+    pub reads: Vec<String>,
     /// The whole script was parsed; when false, treat it as doing anything.
     pub understood: bool,
 }
@@ -113,7 +115,11 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                     }
                 }
             }
-            'r' | 'R' => i = rest_of_line(i).1,
+            'r' | 'R' => {
+                let (file, end) = rest_of_line(i);
+                fx.reads.push(file.trim().to_string());
+                i = end;
+            }
             'w' | 'W' => {
                 let (file, end) = rest_of_line(i);
                 fx.writes.push(file.trim().to_string());
