@@ -30,6 +30,8 @@ pub const TEST_HOOKS_ENV: &str = "GGD_TEST_HOOKS";
 /// Dispatches requests to the runtime.
 pub struct Handler {
     runtime: Arc<Runtime>,
+    /// Read only where the `test-hooks` feature compiles the hooks in.
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     test_hooks: bool,
     mcp: bool,
 }
