@@ -1,6 +1,7 @@
 //! The agent's built-in tools and the inputs of the security chain they run through.
 
 pub mod bash;
+pub mod computer;
 pub mod diff;
 pub mod files;
 pub mod paths;
