@@ -64,6 +64,15 @@ pub struct EnvConfig {
     pub allow: Vec<String>,
 }
 
+/// Optional tool families, off unless enabled.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct ToolsConfig {
+    /// `"tools": {"computer": true}`: computer_info, process_list, process_kill, open, notify,
+    /// clipboard_read and clipboard_write (each gated by its own class).
+    pub computer: bool,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -72,6 +81,7 @@ struct RawConfig {
     providers: BTreeMap<String, ProviderEntry>,
     sandbox: bool,
     env: EnvConfig,
+    tools: ToolsConfig,
 }
 
 /// The loaded configuration.
@@ -83,6 +93,7 @@ pub struct Config {
     /// `"sandbox": true` turns the sandbox on by default.
     pub sandbox: bool,
     pub env: EnvConfig,
+    pub tools: ToolsConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
 }
@@ -168,6 +179,7 @@ impl Config {
             providers: raw.providers,
             sandbox: raw.sandbox,
             env: raw.env,
+            tools: raw.tools,
             from_file: true,
         })
     }
@@ -187,6 +199,7 @@ impl Config {
             providers: BTreeMap::from([("openai".to_string(), entry)]),
             sandbox: false,
             env: EnvConfig::default(),
+            tools: ToolsConfig::default(),
             from_file: false,
         }
     }

@@ -79,6 +79,19 @@ pub enum Reply {
     ResetBeforeHeaders,
     /// Read the request and never answer (until the client goes away or the server is dropped).
     Hang,
+    /// A reply made from the request when it arrives: a model that answers with what it just
+    /// read (a pid, a path) from the previous tool result.
+    Computed(Computed),
+}
+
+/// The function behind [`Reply::Computed`].
+#[derive(Clone)]
+pub struct Computed(pub Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Computed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Computed(..)")
+    }
 }
 
 impl Default for StreamReply {
@@ -190,6 +203,10 @@ impl Reply {
     }
 
     /// A non-streamed reply with a text body.
+    pub fn computed(f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static) -> Reply {
+        Reply::Computed(Computed(Arc::new(f)))
+    }
+
     pub fn status(status: u16, body: &str) -> Reply {
         Reply::Status {
             status,
@@ -485,8 +502,17 @@ async fn handle(mut stream: TcpStream, state: Arc<State>, shutdown: Cancellation
         Some(request) => {
             let reply = {
                 let mut shared = state.lock();
-                shared.requests.push(request);
+                shared.requests.push(request.clone());
                 shared.script.pop_front()
+            };
+            let reply = match reply {
+                Some(Reply::Computed(Computed(make))) => match make(&request) {
+                    Reply::Computed(_) => {
+                        Some(Reply::status(500, "scripted server: nested computed reply"))
+                    }
+                    made => Some(made),
+                },
+                other => other,
             };
             state.changed.notify_all();
             let reply =
@@ -606,6 +632,8 @@ async fn respond(stream: &mut TcpStream, reply: Reply, shutdown: &CancellationTo
             let _ = stream.set_zero_linger();
             Outcome::Reset
         }
+        // Resolved into a concrete reply in `handle` before it gets here.
+        Reply::Computed(_) => Outcome::BadRequest,
         Reply::Hang => match pause(stream, None, shutdown).await {
             Err(outcome) => outcome,
             Ok(()) => Outcome::Completed,
