@@ -244,7 +244,47 @@ impl Prepared {
         CallRecord {
             call: self.call.clone(),
             verdict: self.verdict().cloned(),
+            classification: Some(self.classification()),
             decision,
+        }
+    }
+
+    /// The class of the call as the audit trail keeps it: the classifier's verdict for a shell
+    /// command, the tool's own assessment for any other tool.
+    fn classification(&self) -> audit::Classification {
+        let reason = |rule: &str, message: &str| audit::Reason {
+            rule: rule.to_string(),
+            message: message.to_string(),
+        };
+        match &self.checked {
+            Checked::Command { verdict, .. } => audit::Classification {
+                verdict: verdict.class.as_str().to_string(),
+                reasons: verdict
+                    .reasons
+                    .iter()
+                    .map(|r| reason(&r.rule, &r.message))
+                    .collect(),
+            },
+            Checked::Tool { assessment, .. } => {
+                let (verdict, reasons) = match assessment {
+                    Assessment::ReadOnly => ("read-only", Vec::new()),
+                    Assessment::PreApproved { reason: why } => {
+                        ("pre-approved", vec![reason("pre-approved", why)])
+                    }
+                    Assessment::Normal => ("normal", Vec::new()),
+                    Assessment::Dangerous { reasons } => (
+                        "dangerous",
+                        reasons
+                            .iter()
+                            .map(|r| reason(&r.rule, &r.message))
+                            .collect(),
+                    ),
+                };
+                audit::Classification {
+                    verdict: verdict.to_string(),
+                    reasons,
+                }
+            }
         }
     }
 }
@@ -255,6 +295,9 @@ pub struct CallRecord {
     pub call: ToolCall,
     /// For a shell command: the classifier's verdict.
     pub verdict: Option<Verdict>,
+    /// The call's class for the audit trail (every tool); `None` for a call that was never
+    /// described (unknown tool, arguments that did not parse).
+    pub classification: Option<audit::Classification>,
     /// Who decided and how; `None` for a call that never reached the gate.
     pub decision: Option<audit::Decision>,
 }
@@ -297,6 +340,7 @@ impl Denied {
             record: Box::new(CallRecord {
                 call,
                 verdict: None,
+                classification: None,
                 decision: None,
             }),
             message,
@@ -309,6 +353,7 @@ impl Denied {
             record: Box::new(CallRecord {
                 call,
                 verdict: None,
+                classification: None,
                 decision: Some(cancelled_record(None, mode)),
             }),
             message: CANCELLED.to_string(),
@@ -342,6 +387,9 @@ pub struct ToolBox {
     /// Secret-looking environment variable names that may nevertheless reach children.
     env_allow: Vec<String>,
     tools: Vec<Arc<dyn Tool>>,
+    /// Marks every process this session's commands start, so `process_kill` can tell the
+    /// session's own processes from the rest of the machine.
+    session_tag: crate::tools::computer::SessionTag,
 }
 
 impl ToolBox {
@@ -368,7 +416,13 @@ impl ToolBox {
             sandbox,
             env_allow,
             tools,
+            session_tag: crate::tools::computer::SessionTag::new(),
         })
+    }
+
+    /// The tag this session's commands carry in their environment.
+    pub fn session_tag(&self) -> &crate::tools::computer::SessionTag {
+        &self.session_tag
     }
 
     /// Adds tools after the built-ins (MCP servers, tests). A name already taken keeps its first
@@ -662,6 +716,8 @@ impl ToolBox {
     ) -> Outcome {
         let shell = bash::shell();
         let mut env = bash::scrubbed_env(&self.env_allow);
+        let (tag_name, tag_value) = self.session_tag.env();
+        env.push((tag_name.into(), tag_value.into()));
         if class == Class::ReadOnly {
             // Commands that ran without approval cannot make git run the repository's programs.
             env.extend(

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod builtin;
 pub mod chain;
+pub mod computer;
 pub mod context;
 pub mod prompt;
 pub mod queue;

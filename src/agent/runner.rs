@@ -486,17 +486,7 @@ fn result_text(record: &CallRecord, outcome: &Outcome) -> String {
 
 fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
     Audit {
-        classification: record.verdict.as_ref().map(|v| audit::Classification {
-            verdict: v.class.as_str().to_string(),
-            reasons: v
-                .reasons
-                .iter()
-                .map(|r| audit::Reason {
-                    rule: r.rule.clone(),
-                    message: r.message.clone(),
-                })
-                .collect(),
-        }),
+        classification: record.classification.clone(),
         decision: record.decision.clone(),
         sandbox: outcome
             .sandbox_level

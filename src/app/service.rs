@@ -82,6 +82,10 @@ impl Conversation {
             options.config.env.allow.clone(),
         )?;
         tools.add_tools(options.external_tools.iter().cloned());
+        if options.config.tools.computer {
+            let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
+            tools.add_tools(computer);
+        }
         let gate = Gate::new(
             options.mode,
             options.terminal,

@@ -214,6 +214,19 @@ impl Handler {
                 }
                 let mut info =
                     json!({"protocolVersion": rpc::PROTOCOL_VERSION, "capabilities": capabilities});
+                if let (true, Some(object)) =
+                    (runtime.computer_tools_enabled(), info.as_object_mut())
+                {
+                    // Which computer tools can work on this machine now, and why not.
+                    let tools: Vec<Value> = crate::tools::computer::availability()
+                        .into_iter()
+                        .map(|(name, missing)| match missing {
+                            None => json!({"name": name, "available": true}),
+                            Some(why) => json!({"name": name, "available": false, "reason": why}),
+                        })
+                        .collect();
+                    object.insert("computerTools".into(), json!(tools));
+                }
                 let degraded = runtime.degraded_providers();
                 if let (false, Some(object)) = (degraded.is_empty(), info.as_object_mut()) {
                     object.insert("degradedProviders".into(), json!(degraded));

@@ -439,6 +439,11 @@ impl Runtime {
         &self.shutdown
     }
 
+    /// Whether `tools.computer` is enabled, so runs get the computer tools.
+    pub fn computer_tools_enabled(&self) -> bool {
+        self.settings.config.tools.computer
+    }
+
     /// Providers whose selection or key is unusable (`system.info`'s `degradedProviders`).
     pub fn degraded_providers(&self) -> Vec<String> {
         match self.select() {

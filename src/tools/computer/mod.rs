@@ -21,6 +21,7 @@ pub mod redact;
 pub mod target;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use classifier::Class;
@@ -220,10 +221,10 @@ fn too_long(what: &str, text: &str, max: usize) -> Result<(), String> {
 }
 
 impl ComputerTools {
-    pub fn new(cwd: &Path) -> ComputerTools {
+    pub fn new(cwd: &Path, tag: SessionTag) -> ComputerTools {
         ComputerTools {
             cwd: cwd.to_path_buf(),
-            tag: SessionTag::new(),
+            tag,
             clipboard: desktop::Clipboard::default(),
         }
     }
@@ -344,14 +345,14 @@ impl ComputerTools {
 
     /// Runs a call the gate allowed. Blocking work runs on the blocking pool.
     pub async fn execute(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         call: &ComputerCall,
         cancel: &CancellationToken,
     ) -> Result<String, String> {
         if cancel.is_cancelled() {
             return Err("tool not executed: context canceled".to_string());
         }
-        let this = std::sync::Arc::clone(self);
+        let this = Arc::clone(self);
         let plan = call.plan.clone();
         let blocking = |f: Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>| async move {
             tokio::task::spawn_blocking(move || f(&this))
@@ -448,7 +449,7 @@ mod tests {
     #[test]
     fn classes_match_the_table() {
         let dir = tempfile::tempdir().unwrap();
-        let tools = ComputerTools::new(dir.path());
+        let tools = ComputerTools::new(dir.path(), SessionTag::new());
         let class = |name: &str, args: &str| tools.describe(name, args).map(|c| c.class);
         assert_eq!(class("computer_info", "{}"), Ok(Class::ReadOnly));
         assert_eq!(class("computer_info", ""), Ok(Class::ReadOnly));

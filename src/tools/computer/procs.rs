@@ -19,6 +19,9 @@ pub const SESSION_TAG_ENV: &str = "GG_SESSION_TAG";
 /// The most processes `process_list` returns, and its default.
 pub const MAX_LIST: usize = 200;
 pub const DEFAULT_LIST: usize = 50;
+/// A command line is cut to this many characters, so one compiler invocation cannot push the
+/// rest of the table out of the output limit.
+pub const MAX_COMMAND_CHARS: usize = 200;
 
 /// A session's tag: random, unguessable by a process that was not given it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,9 +225,9 @@ impl Stat {
 fn describe(pid: u32, stat: &Stat) -> String {
     let argv = cmdline(pid);
     if argv.is_empty() {
-        format!("[{}]", stat.name)
+        format!("[{}]", one_line(&stat.name))
     } else {
-        redact::command_line(&argv)
+        cut(one_line(&redact::command_line(&argv)), MAX_COMMAND_CHARS)
     }
 }
 
@@ -312,7 +315,7 @@ pub fn list(limit: usize, sort_by: SortBy, tag: &SessionTag) -> String {
         let command = if argv.is_empty() {
             format!("[{}]", process.name().to_string_lossy())
         } else {
-            redact::command_line(&argv)
+            cut(one_line(&redact::command_line(&argv)), MAX_COMMAND_CHARS)
         };
         let started = jiff::Timestamp::from_second(process.start_time() as i64)
             .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
@@ -327,6 +330,28 @@ pub fn list(limit: usize, sort_by: SortBy, tag: &SessionTag) -> String {
         );
     }
     out
+}
+
+/// Control characters (a newline inside a `-c` script, an escape sequence) written as escapes,
+/// so each process stays one row of the table.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// At most `max` characters, with `…` when cut.
+fn cut(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
 }
 
 pub fn human_bytes(bytes: u64) -> String {

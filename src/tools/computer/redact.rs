@@ -23,7 +23,6 @@ const SECRET_OPTION_WORDS: &[&str] = &[
     "accesskey",
     "clientsecret",
     "cookie",
-    "session",
     "bearer",
     "signature",
     "pat",

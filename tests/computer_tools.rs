@@ -1,0 +1,495 @@
+//! The computer tools through the real `gg` binary, the scripted server playing the model:
+//! system information against `/proc`, the process table with secrets redacted, kills decided by
+//! who started the process, `open` of files outside the project, and the clipboard and
+//! notifications under a real X server (Xvfb) and a private session D-Bus with a listener that
+//! records what it is sent.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{Reply, ScriptedServer};
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+    sessions: PathBuf,
+}
+
+fn env(server: &ScriptedServer) -> Env {
+    let tmp = support::fixture_dir();
+    let home = tmp.path().join("home");
+    let repo = home.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(home.join(".gg")).unwrap();
+    let config = json!({
+        "default": "local:m",
+        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
+        "tools": {"computer": true},
+    });
+    std::fs::write(home.join(".gg/config.json"), config.to_string()).unwrap();
+    Env {
+        home: home.canonicalize().unwrap(),
+        repo: repo.canonicalize().unwrap(),
+        sessions: tmp.path().join("sessions"),
+        _tmp: tmp,
+    }
+}
+
+/// gg with no terminal, no display and no session bus unless a test adds them.
+fn gg(e: &Env) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
+    cmd.current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command) -> Output {
+    cmd.output().unwrap()
+}
+
+/// The text of the tool result the model was sent last in request `index`.
+fn tool_result(server: &ScriptedServer, index: usize) -> String {
+    let bodies = server.request_bodies();
+    let messages = bodies[index]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+    last["content"].as_str().unwrap_or_default().to_string()
+}
+
+fn session_text(dir: &Path) -> String {
+    let mut text = String::new();
+    for entry in walk(dir) {
+        text.push_str(&std::fs::read_to_string(entry).unwrap_or_default());
+    }
+    text
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                files.extend(walk(&p));
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; only a running (or sleeping) process counts.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn info_and_process_list_show_the_machine_with_secrets_redacted() {
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", "computer_info", "{}"),
+        Reply::tool_call("c2", "process_list", r#"{"limit": 200, "sort_by": "mem"}"#),
+        Reply::text(&["done"]),
+    ]);
+    let e = env(&server);
+    // A process of the person's, holding a token on its command line and enough memory to be
+    // near the top of the list sorted by memory.
+    let secret = "tok-4f1c9a2b7e-do-not-leak";
+    let mut child = Killed(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import sys,time\nb=b'x'*(256<<20)\nprint('ready',flush=True)\ntime.sleep(120)",
+                "--token",
+                secret,
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut ready = String::new();
+    BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    let mut cmd = gg(&e);
+    cmd.args(["-p", "describe this machine"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let info = tool_result(&server, 1);
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert!(
+        info.contains(&format!("kernel: {}", release.trim())),
+        "{info}"
+    );
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(
+        info.contains(&format!("hostname: {}", hostname.trim())),
+        "{info}"
+    );
+
+    let list = tool_result(&server, 2);
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&format!("{}\t", child.0.id())))
+        .unwrap_or_else(|| panic!("pid {} not in:\n{list}", child.0.id()));
+    assert!(line.contains("--token [redacted]"), "{line}");
+    // The secret reaches neither the model nor the session file.
+    for body in server.request_bodies() {
+        assert!(!body.to_string().contains(secret));
+    }
+    assert!(!session_text(&e.sessions).contains(secret));
+    // Both calls were read-only: no approval was needed without a terminal.
+    let audit = run({
+        let mut c = gg(&e);
+        c.args(["audit", "--json"]);
+        c
+    });
+    let rows = audit_rows(&audit);
+    for tool in ["computer_info", "process_list"] {
+        let row = rows.iter().find(|r| r["tool"] == tool).unwrap();
+        assert_eq!(
+            row["audit"]["classification"]["verdict"], "read-only",
+            "{row}"
+        );
+        assert_eq!(row["audit"]["decision"]["action"], "allow", "{row}");
+    }
+}
+
+fn audit_rows(out: &Output) -> Vec<serde_json::Value> {
+    let text = String::from_utf8_lossy(&out.stdout);
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Array(rows)) => rows,
+        _ => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    }
+}
+
+#[test]
+fn kills_are_decided_by_who_started_the_process() {
+    // The model starts a daemon of its own with bash, reads its pid from the result and kills
+    // it (normal: allowed under --yolo); then it tries the person's process (dangerous: denied
+    // without a terminal even under --yolo), and pid 1 (refused outright).
+    let e_server = ScriptedServer::start();
+    let e = env(&e_server);
+    let theirs = Killed(Command::new("sleep").arg("120").spawn().unwrap());
+    let their_pid = theirs.0.id();
+    let started = e.repo.join("started.pid");
+    e_server.push(Reply::tool_call(
+        "b1",
+        "bash",
+        &json!({"command": "setsid sleep 120 </dev/null >/dev/null 2>&1 & echo $! > started.pid; cat started.pid"})
+            .to_string(),
+    ));
+    e_server.push(Reply::computed(|request| {
+        let body = request.json();
+        let content = body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let pid: u32 = content
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap();
+        Reply::tool_call("k1", "process_kill", &json!({"pid": pid}).to_string())
+    }));
+    e_server.push(Reply::tool_call(
+        "k2",
+        "process_kill",
+        &json!({"pid": their_pid, "signal": "kill"}).to_string(),
+    ));
+    e_server.push(Reply::tool_call("k3", "process_kill", r#"{"pid": 1}"#));
+    e_server.push(Reply::text(&["done"]));
+    let mut cmd = gg(&e);
+    cmd.args(["--yolo", "-p", "clean up"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let own_pid: u32 = std::fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let own_kill = tool_result(&e_server, 2);
+    assert!(
+        own_kill.contains(&format!("sent SIGTERM to pid {own_pid}")),
+        "{own_kill}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(own_pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !alive(own_pid),
+        "the session's own daemon survived the kill"
+    );
+
+    let their_kill = tool_result(&e_server, 3);
+    assert!(their_kill.contains("denied"), "{their_kill}");
+    assert!(alive(their_pid), "the person's process was killed");
+    let init_kill = tool_result(&e_server, 4);
+    assert!(init_kill.contains("refused"), "{init_kill}");
+
+    // The audit trail shows each kill with its class and who decided.
+    let audit = run({
+        let mut c = gg(&e);
+        c.args(["audit", "--json"]);
+        c
+    });
+    let rows = audit_rows(&audit);
+    let kills: Vec<_> = rows
+        .iter()
+        .filter(|r| r["tool"] == "process_kill")
+        .collect();
+    assert_eq!(kills.len(), 3, "{rows:?}");
+    assert_eq!(kills[0]["audit"]["classification"]["verdict"], "normal");
+    assert_eq!(kills[0]["audit"]["decision"]["action"], "allow");
+    assert_eq!(kills[1]["audit"]["classification"]["verdict"], "dangerous");
+    assert_eq!(
+        kills[1]["audit"]["classification"]["reasons"][0]["rule"],
+        "computer.process_kill"
+    );
+    assert_eq!(kills[1]["audit"]["decision"]["action"], "deny");
+}
+
+#[test]
+fn opening_a_file_outside_the_project_is_denied_without_a_terminal() {
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("o1", "open", r#"{"target": "file:///etc/passwd"}"#),
+        Reply::tool_call(
+            "o2",
+            "open",
+            r#"{"target": "http://169.254.169.254/latest/"}"#,
+        ),
+        Reply::text(&["done"]),
+    ]);
+    let e = env(&server);
+    let mut cmd = gg(&e);
+    cmd.args(["--yolo", "-p", "open it"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for index in [1, 2] {
+        let result = tool_result(&server, index);
+        assert!(result.contains("denied"), "{result}");
+    }
+}
+
+#[test]
+fn without_a_desktop_the_errors_say_what_is_missing() {
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("n1", "notify", r#"{"title": "hi"}"#),
+        Reply::tool_call("r1", "clipboard_read", "{}"),
+        Reply::text(&["done"]),
+    ]);
+    let e = env(&server);
+    let mut cmd = gg(&e);
+    cmd.args(["--yolo", "-p", "tell me"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tool_result(&server, 1).contains("no session D-Bus"));
+    assert!(tool_result(&server, 2).contains("no display"));
+}
+
+/// A desktop of our own: Xvfb on a free display and a private session bus.
+struct Desktop {
+    xvfb: Killed,
+    bus: Killed,
+    display: String,
+    bus_address: String,
+}
+
+fn desktop() -> Option<Desktop> {
+    let required = std::env::var("GG_REQUIRE_DESKTOP").is_ok_and(|v| v == "1");
+    let have = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !(have("Xvfb") && have("dbus-daemon") && have("xclip")) {
+        assert!(
+            !required,
+            "GG_REQUIRE_DESKTOP=1 but Xvfb, dbus-daemon or xclip is missing"
+        );
+        eprintln!("skipped: Xvfb, dbus-daemon or xclip is not installed");
+        return None;
+    }
+    let mut xvfb = Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-nolisten",
+            "tcp",
+            "-screen",
+            "0",
+            "640x480x24",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut number = String::new();
+    BufReader::new(xvfb.stdout.take().unwrap())
+        .read_line(&mut number)
+        .unwrap();
+    let mut bus = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut address = String::new();
+    BufReader::new(bus.stdout.take().unwrap())
+        .read_line(&mut address)
+        .unwrap();
+    Some(Desktop {
+        xvfb: Killed(xvfb),
+        bus: Killed(bus),
+        display: format!(":{}", number.trim()),
+        bus_address: address.trim().to_string(),
+    })
+}
+
+/// The freedesktop notification service, recording what it is sent.
+struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Recorder {
+    #[allow(clippy::too_many_arguments)]
+    async fn notify(
+        &self,
+        _app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        _hints: std::collections::HashMap<String, zbus::OwnedVariant>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        self.0.lock().unwrap().push((summary, body));
+        1
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["body".to_string()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "recorder".to_string(),
+            "gg tests".to_string(),
+            "1".to_string(),
+            "1.2".to_string(),
+        )
+    }
+}
+
+#[test]
+fn clipboard_and_notifications_on_a_real_desktop() {
+    let Some(desk) = desktop() else { return };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _connection = runtime.block_on(async {
+        zbus::connection::Builder::address(desk.bus_address.as_str())
+            .name("org.freedesktop.Notifications")
+            .serve_at(
+                "/org/freedesktop/Notifications",
+                Recorder(Arc::clone(&seen)),
+            )
+            .build()
+            .await
+            .unwrap()
+    });
+    // The person copied something; xclip keeps serving it in the background.
+    let mut copy = Command::new("xclip")
+        .args(["-selection", "clipboard", "-i"])
+        .env("DISPLAY", &desk.display)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut copy.stdin.take().unwrap(), b"copied by the person").unwrap();
+    assert!(copy.wait().unwrap().success());
+
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("r1", "clipboard_read", "{}"),
+        Reply::tool_call("w1", "clipboard_write", r#"{"text": "written by gg"}"#),
+        Reply::tool_call("r2", "clipboard_read", "{}"),
+        Reply::tool_call(
+            "n1",
+            "notify",
+            r#"{"title": "Build done", "body": "all green"}"#,
+        ),
+        Reply::text(&["done"]),
+    ]);
+    let e = env(&server);
+    let mut cmd = gg(&e);
+    cmd.env("DISPLAY", &desk.display)
+        .env("DBUS_SESSION_BUS_ADDRESS", &desk.bus_address)
+        .args(["--yolo", "-p", "use the desktop"]);
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tool_result(&server, 1), "copied by the person");
+    assert!(tool_result(&server, 2).contains("13 characters"));
+    assert_eq!(tool_result(&server, 3), "written by gg");
+    assert!(tool_result(&server, 4).contains("notification shown"));
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        vec![("Build done".to_string(), "all green".to_string())]
+    );
+    drop((desk.xvfb, desk.bus));
+}
