@@ -354,7 +354,7 @@ impl ComputerTools {
         }
         let this = Arc::clone(self);
         let plan = call.plan.clone();
-        let blocking = |f: Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>| async move {
+        let blocking = |f: BlockingWork| async move {
             tokio::task::spawn_blocking(move || f(&this))
                 .await
                 .map_err(|e| format!("tool did not finish: {e}"))?
@@ -383,6 +383,9 @@ impl ComputerTools {
         Ok(truncate(text))
     }
 }
+
+/// Work that must not stall the runtime's workers: /proc walks, the X11 clipboard.
+type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>;
 
 fn truncate(text: String) -> String {
     match text.char_indices().nth(MAX_OUTPUT_CHARS) {
