@@ -98,6 +98,7 @@ try {
   await shot("02-approval-normal");
   await card.getByRole("button", { name: /^Approve/ }).first().click();
   await page.getByTestId("tool-output").filter({ hasText: "created-note" }).waitFor();
+  await page.getByTestId("tool-call").filter({ hasText: "created-note" }).getByText("exit 0").waitFor();
 
   // --- a dangerous one: no session approval -> Deny (with the keyboard) ----------------------
   const danger = page.getByTestId("approval").filter({ hasText: "example.com/x.sh" });

@@ -53,10 +53,17 @@ export function Diff({ text }: { text: string }) {
   );
 }
 
-function exitStatus(output: string | undefined): string | undefined {
-  if (!output) return undefined;
-  const m = /exit (?:code|status)[: ]+(-?\d+)/i.exec(output);
-  return m ? m[1] : undefined;
+/** How a bash command ended, from the last line the bash tool appends (none means exit 0). */
+export function exitStatus(t: { name: string; output?: string; isError?: boolean }): string | undefined {
+  if (t.name !== "bash" || t.output === undefined) return undefined;
+  const last = t.output.trimEnd().split("\n").pop() ?? "";
+  const code = /^exit code (-?\d+)$/.exec(last);
+  if (code) return `exit ${code[1]}`;
+  const signal = /^killed by signal (\w+)$/.exec(last);
+  if (signal) return `killed (signal ${signal[1]})`;
+  if (/^command timed out after /.test(last)) return "timed out";
+  if (last === "command canceled") return "canceled";
+  return t.isError ? undefined : "exit 0";
 }
 
 function duration(t: ToolItem): string | undefined {
@@ -73,7 +80,7 @@ export function ToolCard({ t }: { t: ToolItem }) {
   const output = t.output ?? "";
   const lines = output.split("\n");
   const long = lines.length > PREVIEW_LINES;
-  const exit = exitStatus(output);
+  const exit = exitStatus(t);
   const took = duration(t);
   const decidedBy = t.decision?.decidedBy === "user" ? "you" : t.decision?.decidedBy;
   return (
@@ -90,7 +97,7 @@ export function ToolCard({ t }: { t: ToolItem }) {
         {t.pendingApproval && <span className="decision pending">waiting for approval</span>}
         {t.sandbox && <span className="meta">sandbox: {t.sandbox}</span>}
         {t.status && <span className="meta">status: {t.status}</span>}
-        {exit !== undefined && <span className="meta">exit {exit}</span>}
+        {exit !== undefined && <span className="meta">{exit}</span>}
         {took && <span className="meta">{took}</span>}
       </header>
       {t.command !== undefined ? (

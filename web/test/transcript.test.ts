@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RunEvent } from "../src/api";
 import { escapeText } from "../src/escape";
 import { applyEvent, fromMessages, parseDetails, type Item } from "../src/transcript";
+import { exitStatus } from "../src/toolview";
 
 function event(sequence: number, fields: Partial<RunEvent>): RunEvent {
   return { id: `e${sequence}`, sessionId: "s", runId: "r", sequence, timestamp: sequence * 100, type: "agent_event", ...fields };
@@ -83,5 +84,16 @@ describe("fromMessages", () => {
     );
     expect(items).toHaveLength(2);
     expect(items[1]).toMatchObject({ kind: "tool", command: "make", output: "built", classification: "normal", sandbox: "bwrap" });
+  });
+});
+
+describe("exitStatus", () => {
+  it("reads the bash tool's ending line", () => {
+    expect(exitStatus({ name: "bash", output: "made\n" })).toBe("exit 0");
+    expect(exitStatus({ name: "bash", output: "no such file\nexit code 2", isError: true })).toBe("exit 2");
+    expect(exitStatus({ name: "bash", output: "x\nkilled by signal 9", isError: true })).toBe("killed (signal 9)");
+    expect(exitStatus({ name: "bash", output: "command timed out after 2m0s", isError: true })).toBe("timed out");
+    expect(exitStatus({ name: "bash", output: 'tool call "bash" denied by user', isError: true })).toBeUndefined();
+    expect(exitStatus({ name: "write", output: "wrote a" })).toBeUndefined();
   });
 });
