@@ -276,3 +276,69 @@ fn completions_load_in_bash_and_the_man_page_renders() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn one_shot_into_a_pipe_prints_the_final_reply_or_the_text_before_a_failure() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["all ", "of ", "it"]),
+        support::StreamReply::new()
+            .event(support::text_chunk("half an answer"))
+            .close_delimited()
+            .reply(),
+    ]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "one"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "all of it\n");
+
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "two"]);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "half an answer\n");
+    assert!(
+        stderr(&out).contains("model stream interrupted"),
+        "{}",
+        stderr(&out)
+    );
+    // --json is unchanged: the deltas are events, nothing else on stdout.
+    let server = ScriptedServer::with_replies([support::StreamReply::new()
+        .event(support::text_chunk("half"))
+        .close_delimited()
+        .reply()]);
+    let mut cmd = gg(&e, &server);
+    cmd.args(["-p", "three", "--json"]);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(1));
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let event: Value = serde_json::from_str(line).unwrap();
+        assert!(event["type"].is_string(), "{line}");
+    }
+}
+
+#[test]
+fn unasked_and_unsandboxed_runs_recommend_the_sandbox_once() {
+    let e = env();
+    let server = ScriptedServer::start();
+    for (args, recommended) in [
+        (&["-p", "hi", "--yolo"][..], true),
+        (&["-p", "hi", "--approval", "never"], true),
+        (&["-p", "hi", "--yolo", "--sandbox"], false),
+        (&["-p", "hi"], false),
+    ] {
+        server.push(Reply::text(&["ok"]));
+        let mut cmd = gg(&e, &server);
+        cmd.args(args);
+        let out = run(cmd);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let count = stderr(&out).matches("add --sandbox").count();
+        assert_eq!(
+            count,
+            usize::from(recommended),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -265,3 +265,41 @@ fn ctrl_c_at_an_approval_prompt_cancels_the_turn_and_returns_to_the_prompt() {
         "{tool}"
     );
 }
+
+#[test]
+fn one_shot_on_a_terminal_streams_the_reply_as_it_is_generated() {
+    let (_tmp, home, repo) = dirs();
+    // The reply never finishes: seeing its first words proves they were streamed, not printed
+    // at the end.
+    let endless = StreamReply::new()
+        .event(text_chunk("first words"))
+        .stall()
+        .reply();
+    let server = ScriptedServer::with_replies([endless]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &["-p", "talk"]);
+    pty.expect("first words");
+    pty.send("\x03");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(130), "{screen}");
+    assert_eq!(screen.matches("first words").count(), 1, "{screen}");
+}
+
+#[test]
+fn one_shot_failure_after_text_shows_the_text_then_the_error() {
+    let (_tmp, home, repo) = dirs();
+    let broken = StreamReply::new()
+        .event(text_chunk("half an answer"))
+        .close_delimited()
+        .reply();
+    let server = ScriptedServer::with_replies([broken]);
+    let pty = Pty::spawn(&home, &repo, &server, &["-p", "talk"]);
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(1), "{screen}");
+    let text = screen
+        .find("half an answer")
+        .expect("the partial text is shown");
+    let error = screen
+        .find("gg: model stream interrupted")
+        .expect("the error is shown");
+    assert!(text < error, "text first, then the error: {screen}");
+}

@@ -91,6 +91,18 @@ fn mode_of(flags: &RunFlags) -> Result<Mode, CliError> {
     }
 }
 
+/// The one line printed at start when normal commands run without asking and nothing confines
+/// them: the classifier alone stands between the model and the machine.
+pub fn sandbox_note(mode: Mode, sandboxed: bool) -> Option<&'static str> {
+    let unasked = matches!(
+        mode,
+        Mode::Yolo | Mode::Never | Mode::Unattended { allow_all: true }
+    );
+    (unasked && !sandboxed).then_some(
+        "gg: note: commands run without asking and without the sandbox; add --sandbox to confine them to this directory",
+    )
+}
+
 async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     let mode = mode_of(&flags)?;
     let terminal = super::terminal_present();
@@ -142,7 +154,11 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         }
         _ => Arc::new(NobodyToAsk),
     };
-    let sandbox = SandboxSetting::enabled(flags.sandbox || config.sandbox);
+    let sandboxed = flags.sandbox || config.sandbox;
+    if let Some(note) = sandbox_note(mode, sandboxed) {
+        eprintln!("{note}");
+    }
+    let sandbox = SandboxSetting::enabled(sandboxed);
     let session = sessions::open_for_run(&flags.session, &cwd, &home).await?;
     // MCP servers live for the whole process; a server that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());
@@ -256,11 +272,16 @@ impl Interrupts {
     }
 }
 
-/// Where events go: JSON lines on stdout, or text (streamed in interactive mode, final-only in
-/// one-shot mode) with progress on stderr.
+/// Where events go: JSON lines on stdout, or text with progress on stderr. Text streams as it is
+/// generated in interactive mode and when stdout is a terminal; a one-shot run into a pipe or
+/// file prints only the final reply, or, when the turn fails, the text it had received.
 struct Output {
     json: bool,
     one_shot: bool,
+    /// Write text deltas as they arrive (else keep them in `pending`).
+    stream_text: bool,
+    /// The turn's text so far, when not streamed: printed if the turn fails.
+    pending: std::sync::Mutex<String>,
     wrote_text: AtomicBool,
     colour_stderr: bool,
     next_seq: AtomicU8,
@@ -271,6 +292,8 @@ impl Output {
         Output {
             json,
             one_shot,
+            stream_text: !one_shot || std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            pending: std::sync::Mutex::new(String::new()),
             wrote_text: AtomicBool::new(false),
             colour_stderr: super::terminal::colour_on(super::terminal::Stream::Stderr),
             next_seq: AtomicU8::new(0),
@@ -292,7 +315,12 @@ impl Output {
             return;
         }
         match event {
-            AgentEvent::TextDelta(text) if !self.one_shot => {
+            AgentEvent::TextDelta(text) if !self.stream_text => {
+                if let Ok(mut pending) = self.pending.lock() {
+                    pending.push_str(&text);
+                }
+            }
+            AgentEvent::TextDelta(text) => {
                 let mut stdout = std::io::stdout().lock();
                 let _ = stdout.write_all(crate::display::visible(&text).as_bytes());
                 let _ = stdout.flush();
@@ -312,6 +340,10 @@ impl Output {
                 delay_ms,
                 reason,
             } => {
+                // A retried request starts its reply over.
+                if let Ok(mut pending) = self.pending.lock() {
+                    pending.clear();
+                }
                 let reason = crate::display::visible(&reason);
                 eprintln!("gg: retry {retry} in {delay_ms} ms: {reason}");
             }
@@ -322,6 +354,12 @@ impl Output {
                 ..
             } => {
                 self.end_text_line();
+                if let Ok(mut pending) = self.pending.lock()
+                    && !pending.is_empty()
+                    && !pending.ends_with('\n')
+                {
+                    pending.push('\n');
+                }
                 let class = classification
                     .map(|c| format!(" [{c}]"))
                     .unwrap_or_default();
@@ -346,6 +384,14 @@ impl Output {
         if self.wrote_text.swap(false, Ordering::Relaxed) {
             println!();
         }
+    }
+
+    /// Takes the text kept back during a turn (empty when text was streamed).
+    fn take_pending(&self) -> String {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
     }
 }
 
@@ -426,6 +472,7 @@ async fn run_one(
     let result = conversation.submit(prompt, &sink, &cancel).await;
     interrupts.end_turn();
     output.end_text_line();
+    let pending = output.take_pending();
     match result {
         Ok(Submitted::Control(text)) => {
             if output.json {
@@ -446,7 +493,7 @@ async fn run_one(
                         "completionTokens": outcome.usage.completion_tokens,
                         "totalTokens": outcome.usage.total_tokens}}),
                 );
-            } else if output.one_shot {
+            } else if output.one_shot && !output.stream_text {
                 println!("{}", crate::display::visible(&outcome.final_text));
             }
             if flags.usage {
@@ -474,12 +521,46 @@ async fn run_one(
             if output.json {
                 output.json_line(json!({"type": "run_failed", "run": seq, "reason": kind, "error": error.to_string()}));
             } else {
+                // What the model had said before the failure is shown, not only kept in the
+                // session: stdout first, then the error on stderr.
+                if !pending.is_empty() {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(crate::display::visible(&pending).as_bytes());
+                    if !pending.ends_with('\n') {
+                        let _ = stdout.write_all(b"\n");
+                    }
+                    let _ = stdout.flush();
+                }
                 eprintln!("gg: {}", crate::display::visible(&error.to_string()));
             }
             TurnExit {
                 code: ExitCode::from(code),
                 fatal: fatal.then(|| ExitCode::from(code)),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sandbox_is_recommended_exactly_when_commands_run_unasked_and_unconfined() {
+        for (mode, sandboxed, want) in [
+            (Mode::Yolo, false, true),
+            (Mode::Never, false, true),
+            (Mode::Unattended { allow_all: true }, false, true),
+            (Mode::Yolo, true, false),
+            (Mode::Auto, false, false),
+            (Mode::OnRequest, false, false),
+            (Mode::Unattended { allow_all: false }, false, false),
+        ] {
+            assert_eq!(
+                sandbox_note(mode, sandboxed).is_some(),
+                want,
+                "{mode:?} {sandboxed}"
+            );
         }
     }
 }

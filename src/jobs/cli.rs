@@ -268,6 +268,12 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 when(&job, job.next_run)
             ));
             print!("{out}");
+            let mode = policies::Mode::Unattended {
+                allow_all: job.auto_approve,
+            };
+            if let Some(note) = crate::cli::run::sandbox_note(mode, job.sandbox) {
+                eprintln!("{note}");
+            }
             if !daemon_running(home) {
                 eprintln!("{NO_DAEMON_NOTE}");
             }
