@@ -276,3 +276,57 @@ async fn protective_git_config_beats_a_planted_repository() {
         "the protective config disables the repository's fsmonitor"
     );
 }
+
+#[tokio::test]
+async fn protective_git_config_stops_a_planted_textconv_driver() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let marker = repo.join("pwned");
+    let setup = format!(
+        "git init -q && git config user.name t && git config user.email t@e.invalid && \
+         printf 'a\\n' > f.txt && printf '*.txt diff=ev\\n' > .gitattributes && git add . && \
+         git commit -qm one && printf 'b\\n' >> f.txt && \
+         git config diff.ev.textconv \"sh -c 'touch {}; cat \\\"\\$0\\\"'\"",
+        marker.display()
+    );
+    let status = Command::new("bash")
+        .args(["-c", &setup])
+        .current_dir(repo)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let diff = |extra: &[(String, String)]| {
+        let mut cmd = script(
+            repo,
+            "git diff >/dev/null 2>&1; git log -p >/dev/null 2>&1; true",
+        );
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        cmd
+    };
+    bash::run(
+        diff(&[]),
+        bash::DEFAULT_TIMEOUT,
+        &CancellationToken::new(),
+        repo,
+    )
+    .await
+    .unwrap();
+    assert!(marker.exists(), "control: the planted textconv really runs");
+    std::fs::remove_file(&marker).unwrap();
+    bash::run(
+        diff(&bash::git_protective_env()),
+        bash::DEFAULT_TIMEOUT,
+        &CancellationToken::new(),
+        repo,
+    )
+    .await
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "attributes from the empty tree keep the textconv driver from being selected"
+    );
+}

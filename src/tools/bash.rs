@@ -54,6 +54,8 @@ pub fn git_protective_env() -> Vec<(String, String)> {
         ("PAGER".to_string(), "cat".to_string()),
         ("GIT_EXTERNAL_DIFF".to_string(), String::new()),
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+        // Read-only commands must not write: `git status` would otherwise refresh the index.
+        ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
     ];
     for (i, (key, value)) in GIT_PROTECTIVE_CONFIG.iter().enumerate() {
         env.push((format!("GIT_CONFIG_KEY_{i}"), (*key).to_string()));
