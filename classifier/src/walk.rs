@@ -511,7 +511,8 @@ impl<'a> Walker<'a> {
             "expansion" => {
                 let raw = self.node_text(node).to_string();
                 let span = self.span_of(node);
-                let has_substitution = has_descendant(node, "command_substitution");
+                let has_substitution = (raw.contains("$(") || raw.contains('`'))
+                    && has_descendant(node, "command_substitution");
                 self.check_expansion(&raw, span, has_substitution);
                 self.generic(node, input)
             }
