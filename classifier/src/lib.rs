@@ -9,7 +9,9 @@
 //!
 //! Layout: `text` cleans the input (invisible characters), `walk` walks the tree-sitter tree and
 //! finds every command with what feeds its input, `word` normalises words, `paths` resolves
-//! write targets, `rules` holds the rule families (one module each, table-driven),
+//! write targets, `rules` holds the rule families (one module each, table-driven; `rules::args`
+//! parses options the way getopt does, `rules::interp` reads Python and JavaScript one-liners with
+//! their grammars), `ids` lists every rule id,
 //! `gitconfig` reads repository config, `fallback` scans text that does not parse.
 #![forbid(unsafe_code)]
 
