@@ -24,6 +24,7 @@ pub mod inherit;
 pub mod policy;
 #[cfg(target_os = "linux")]
 mod probe_cache;
+pub mod protected;
 pub mod sbpl;
 #[cfg(target_os = "linux")]
 pub mod seccomp;

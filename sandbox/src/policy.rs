@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::SandboxError;
+use crate::protected::{Bind, PROTECTED_IN_ROOT};
 
 /// Whether the sandboxed command may use the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,34 +18,7 @@ pub enum Network {
 }
 
 /// Files under the home directory that a sandboxed command must never read.
-pub const DEFAULT_DENY_READ_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".config/gh",
-    ".netrc",
-    ".docker",
-    ".kube",
-    ".gg/config.json",
-    ".gg/credentials.json",
-    ".gg/connectors",
-    ".gg/mcp.json",
-];
-
-/// Files inside a writable root that start programs on the host when a human or an IDE opens the
-/// project; they are kept read-only when they exist (the list of Anthropic's sandbox-runtime).
-pub const DEFAULT_READ_ONLY_IF_PRESENT: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".zshrc",
-    ".zprofile",
-    ".profile",
-    ".gitconfig",
-    ".mcp.json",
-    ".envrc",
-    ".vscode",
-    ".idea",
-];
+pub const DEFAULT_DENY_READ_IN_HOME: &[&str] = crate::protected::DENY_READ_IN_HOME;
 
 /// A sandbox policy. Paths are absolute and canonical; build it with [`Policy::new`] so the
 /// defaults of the issue (git carve-outs, `.gg/` read-only, deny-read list, private `/tmp`) apply.
@@ -109,8 +83,12 @@ impl Policy {
             policy.hide_socket(Path::new(&sock));
         }
         policy.add_root_carve_outs(&workdir);
-        policy.push_read_only(workdir.join(".gg"));
-        policy.create_if_missing.push(workdir.join(".gg"));
+        for entry in PROTECTED_IN_ROOT {
+            if entry.bind == Bind::ReadOnlyTree {
+                policy.push_read_only(workdir.join(entry.name));
+                policy.create_if_missing.push(workdir.join(entry.name));
+            }
+        }
         if let Some(home) = home.filter(|h| h.is_absolute()) {
             for rel in DEFAULT_DENY_READ_IN_HOME {
                 policy.add_deny_read_lenient(&home.join(rel));
@@ -188,13 +166,13 @@ impl Policy {
     }
 
     fn add_root_carve_outs(&mut self, root: &Path) {
-        for rel in DEFAULT_READ_ONLY_IF_PRESENT {
-            let p = root.join(rel);
-            if std::fs::symlink_metadata(&p).is_ok() {
+        for entry in PROTECTED_IN_ROOT {
+            let p = root.join(entry.name);
+            if entry.bind == Bind::ReadOnlyIfPresent && std::fs::symlink_metadata(&p).is_ok() {
                 self.push_read_only(p);
             }
         }
-        let dot_git = root.join(".git");
+        let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
         match std::fs::symlink_metadata(&dot_git) {
             Ok(meta) if meta.is_dir() => {
                 if !self.pinned.contains(&dot_git) {
@@ -344,6 +322,33 @@ mod tests {
         );
         assert_eq!(p.network, Network::On);
         assert!(p.private_tmp);
+    }
+
+    /// The binds come from the one protected list: every entry of it is protected in a root
+    /// where it exists, each the way its `bind` says.
+    #[test]
+    fn every_entry_of_the_protected_list_is_bound() {
+        let w = tempfile::tempdir().unwrap();
+        for entry in PROTECTED_IN_ROOT {
+            std::fs::create_dir_all(w.path().join(entry.name)).unwrap();
+        }
+        let p = Policy::with_home(w.path(), None).unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        for entry in PROTECTED_IN_ROOT {
+            let path = wd.join(entry.name);
+            match entry.bind {
+                Bind::GitDir => {
+                    assert!(p.pinned.contains(&path));
+                    assert!(p.read_only.contains(&path.join("hooks")));
+                    assert!(p.read_only.contains(&path.join("config")));
+                }
+                Bind::ReadOnlyTree => {
+                    assert!(p.read_only.contains(&path), "{}", entry.name);
+                    assert!(p.create_if_missing.contains(&path), "{}", entry.name);
+                }
+                Bind::ReadOnlyIfPresent => assert!(p.read_only.contains(&path), "{}", entry.name),
+            }
+        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         scratch_dirs: scratch_dirs(),
         git_config,
         rules,
-        protected: Vec::new(),
+        protected: protected_trees(cwd),
         repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
     }
 }
@@ -204,4 +204,25 @@ pub fn load_policy(
         policy.add(parse_policy(&text, layer, &origin)?);
     }
     Ok(policy)
+}
+
+/// The protected entries of `cwd` as the classifier wants them, from the same list the sandbox
+/// binds and the file tools check (`sandbox::protected`). The agent area is the one exception.
+pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
+    sandbox::protected::PROTECTED_IN_ROOT
+        .iter()
+        .map(|entry| {
+            let path = cwd.join(entry.name);
+            let agent_area = cwd.join(sandbox::protected::AGENT_AREA);
+            classifier::Protected {
+                except: if agent_area.starts_with(&path) {
+                    vec![agent_area]
+                } else {
+                    Vec::new()
+                },
+                path,
+                why: entry.why.to_string(),
+            }
+        })
+        .collect()
 }

@@ -1,0 +1,174 @@
+//! The one list of protected paths: what no tool may change without a person, and what no
+//! sandboxed command may read. Pure data, shared by the sandbox's binds ([`crate::Policy`]), the
+//! file tools (a write there is dangerous) and the command classifier (a command writing there is
+//! dangerous), so the three cannot drift apart.
+
+use std::path::{Component, Path};
+
+/// How the sandbox keeps a protected entry of a writable root from being changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bind {
+    /// The git directory: pinned in place (it cannot be renamed away), its `config`, `hooks` and
+    /// those of every submodule read-only; the rest stays writable so git itself works.
+    GitDir,
+    /// Read-only as a whole, created empty on the host when absent so it cannot be planted.
+    ReadOnlyTree,
+    /// Read-only when it exists.
+    ReadOnlyIfPresent,
+}
+
+/// One protected entry, relative to a working directory (or any writable root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtectedPath {
+    /// A single path component: `.git`, `.gg`, `.bashrc`, …
+    pub name: &'static str,
+    /// How the sandbox binds it.
+    pub bind: Bind,
+    /// Why it is protected, for the person asked and for denials.
+    pub why: &'static str,
+}
+
+/// gg's own scratch area inside `.gg`: the one part of a protected tree the agent may write
+/// without asking (see the file tools' pre-approval).
+pub const AGENT_AREA: &str = ".gg/agent";
+
+/// The protected entries of every writable root.
+pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
+    ProtectedPath {
+        name: ".git",
+        bind: Bind::GitDir,
+        why: "inside the git directory: its config and hooks make git run programs on the host",
+    },
+    ProtectedPath {
+        name: ".gg",
+        bind: Bind::ReadOnlyTree,
+        why: "inside gg's project settings (policy, tools), which decide what gg may do",
+    },
+    ProtectedPath {
+        name: ".bashrc",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "a shell start-up file: it runs when a shell opens the project",
+    },
+    ProtectedPath {
+        name: ".bash_profile",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "a shell start-up file: it runs when a shell opens the project",
+    },
+    ProtectedPath {
+        name: ".zshrc",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "a shell start-up file: it runs when a shell opens the project",
+    },
+    ProtectedPath {
+        name: ".zprofile",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "a shell start-up file: it runs when a shell opens the project",
+    },
+    ProtectedPath {
+        name: ".profile",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "a shell start-up file: it runs when a shell opens the project",
+    },
+    ProtectedPath {
+        name: ".gitconfig",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "git configuration: it can make git run programs",
+    },
+    ProtectedPath {
+        name: ".mcp.json",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "MCP server configuration: it starts programs when an agent or editor opens the project",
+    },
+    ProtectedPath {
+        name: ".envrc",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "direnv configuration: it runs when a shell enters the project",
+    },
+    ProtectedPath {
+        name: ".vscode",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "editor settings: they can run tasks and programs when the project is opened",
+    },
+    ProtectedPath {
+        name: ".idea",
+        bind: Bind::ReadOnlyIfPresent,
+        why: "editor settings: they can run programs when the project is opened",
+    },
+];
+
+/// Files under the home directory that a sandboxed command must never read.
+pub const DENY_READ_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".config/gh",
+    ".netrc",
+    ".docker",
+    ".kube",
+    ".gg/config.json",
+    ".gg/credentials.json",
+    ".gg/connectors",
+    ".gg/mcp.json",
+];
+
+/// Whether writing `relative` (a path relative to a writable root, symlinks already resolved)
+/// changes a protected entry, and which. A `.git` component at any depth counts (a nested
+/// repository's hooks run as well); the agent area is not protected.
+pub fn protected_entry(relative: &Path) -> Option<&'static ProtectedPath> {
+    if relative.starts_with(AGENT_AREA) && relative != Path::new(AGENT_AREA) {
+        return None;
+    }
+    let mut components = relative.components().filter_map(|c| match c {
+        Component::Normal(name) => Some(name),
+        _ => None,
+    });
+    let first = components.next()?;
+    if let Some(entry) = PROTECTED_IN_ROOT.iter().find(|p| first == p.name) {
+        return Some(entry);
+    }
+    let git = &PROTECTED_IN_ROOT[0];
+    components.any(|c| c == git.name).then_some(git)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_entries_are_found_and_the_agent_area_is_not() {
+        assert_eq!(
+            protected_entry(Path::new(".git/config")).map(|p| p.name),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_entry(Path::new(".git")).map(|p| p.name),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_entry(Path::new("vendor/lib/.git/hooks/pre-commit")).map(|p| p.name),
+            Some(".git")
+        );
+        assert_eq!(
+            protected_entry(Path::new(".gg/policy.toml")).map(|p| p.name),
+            Some(".gg")
+        );
+        assert_eq!(
+            protected_entry(Path::new(".gg/agent")).map(|p| p.name),
+            Some(".gg")
+        );
+        assert_eq!(protected_entry(Path::new(".gg/agent/notes.md")), None);
+        assert_eq!(
+            protected_entry(Path::new(".vscode/tasks.json")).map(|p| p.name),
+            Some(".vscode")
+        );
+        assert_eq!(protected_entry(Path::new("src/main.rs")), None);
+        assert_eq!(protected_entry(Path::new("docs/.gg/x")), None);
+        assert_eq!(protected_entry(Path::new(".github/workflows/ci.yml")), None);
+    }
+
+    #[test]
+    fn the_first_entry_is_the_git_directory() {
+        assert_eq!(PROTECTED_IN_ROOT[0].name, ".git");
+        assert_eq!(PROTECTED_IN_ROOT[0].bind, Bind::GitDir);
+    }
+}
