@@ -2,15 +2,16 @@
 //! chain: each reads its arguments, assesses the call and binds what it would do. The work itself
 //! is in `tools::files` and `tools::bash`.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Assessment, Proposal, RunFuture, Tool};
+use super::chain::{Assessment, Proposal, Reason, RunFuture, Tool};
 use crate::tools::files::{self, ToolResult};
-use crate::tools::paths::Workspace;
-use crate::tools::registry::{self, Outcome, ToolSpec};
+use crate::tools::paths::{Workspace, WriteTarget};
+use crate::tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
 
 /// The built-in tools for one working directory, in the order the model sees them.
 pub fn tools(workspace: &Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
@@ -148,40 +149,54 @@ impl Tool for FileWrite {
     fn propose(&self, arguments: &str) -> Result<Proposal, String> {
         let name = self.spec.name;
         let ws = &self.workspace;
-        let target = files::target_path(ws, arguments).map_err(|e| e.0)?;
-        let (before, after) = if name == "edit" {
-            let plan = files::plan_edit(ws, arguments).map_err(|e| e.0)?;
-            (plan.before, plan.after)
+        let plan = if name == "edit" {
+            files::plan_edit(ws, arguments)
         } else {
-            #[derive(Deserialize)]
-            struct Content {
-                content: String,
-            }
-            let c: Content =
-                serde_json::from_str(arguments).map_err(|e| format!("invalid arguments: {e}"))?;
-            let before = files::read_existing(ws, &target).unwrap_or_default();
-            (before, c.content)
-        };
-        let details = crate::tools::diff::unified(target.shown(), &before, &after);
-        let summary = format!("{name} {}", target.shown());
-        let assessment = match files::agent_area_reason(ws, target.relative()) {
-            Some(reason) => Assessment::PreApproved { reason },
-            None => Assessment::Normal,
-        };
+            files::plan_write(ws, arguments)
+        }
+        .map_err(|e| e.0)?;
+        let shown = plan.target.shown().to_string();
+        let details = crate::tools::diff::unified(&shown, &plan.before, &plan.after);
+        let summary = format!("{name} {shown}");
+        let assessment = assess_write(&plan.target);
         let grant_key = format!("{name}\0{arguments}");
         let workspace = Arc::clone(ws);
-        let args = arguments.to_string();
         Ok(Proposal::tool(
             assessment,
             summary,
             details,
             grant_key,
-            move |_cancel: CancellationToken| {
-                blocking(move || match name {
-                    "write" => files::write(&workspace, &args),
-                    _ => files::edit(&workspace, &args),
-                })
-            },
+            move |_cancel: CancellationToken| blocking(move || files::commit(&workspace, plan)),
         ))
+    }
+}
+
+/// A write is judged by where it really lands (symlinks resolved), from the one protected list
+/// the sandbox binds: inside the agent area and reached without any symlink, it is pre-approved;
+/// inside a protected entry (`.git/`, `.gg/`, shell and editor start-up files), dangerous;
+/// anything else follows the approval mode.
+fn assess_write(target: &WriteTarget) -> Assessment {
+    let real = target.relative();
+    let in_agent_area = real.starts_with(AGENT_AREA) && real != Path::new(AGENT_AREA);
+    if in_agent_area && target.symlink_free() {
+        return Assessment::PreApproved {
+            reason: "agent area".to_string(),
+        };
+    }
+    match sandbox::protected::protected_entry(&real) {
+        Some(entry) => {
+            let lands = if Path::new(target.shown()) == real {
+                String::new()
+            } else {
+                format!(" (it resolves to {})", real.display())
+            };
+            Assessment::Dangerous {
+                reasons: vec![Reason {
+                    rule: format!("write.protected:{}", entry.name),
+                    message: format!("{}{lands} is {}", target.shown(), entry.why),
+                }],
+            }
+        }
+        None => Assessment::Normal,
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use rustix::fs::{AtFlags, Dir, FileType};
 use serde::Deserialize;
 
-use super::paths::{Confined, PathError, Workspace};
+use super::paths::{Confined, PathError, Workspace, WriteTarget};
 
 /// `read` returns at most this many lines...
 pub const READ_MAX_LINES: usize = 2000;
@@ -282,38 +282,57 @@ struct WriteArgs {
     content: String,
 }
 
-/// The target of a `write`/`edit` call, for approval and for the agent-area check.
-pub fn target_path(ws: &Workspace, args: &str) -> Result<Confined, ToolFailure> {
-    #[derive(Deserialize)]
-    struct PathOnly {
-        path: String,
-    }
-    let p: PathOnly = parse_args("write", args)?;
-    Ok(ws.confine(&p.path)?)
+/// A `write` or `edit` computed but not yet done: where it lands (resolved and held open), what
+/// is there now and what will be there. The preview a person approves is made from exactly
+/// this, and [`commit`] writes exactly this.
+#[derive(Debug)]
+pub struct WritePlan {
+    pub target: WriteTarget,
+    /// The current text (empty for a new file), for the preview.
+    pub before: String,
+    pub after: String,
+    /// For an edit: the bytes the replacement was computed from, which must still be there.
+    expect: Option<Vec<u8>>,
+    tool: &'static str,
 }
 
-/// The current text of a confined file, for previews; `None` when it does not exist or is not
-/// readable text.
-pub fn read_existing(ws: &Workspace, path: &Confined) -> Option<String> {
-    let mut bytes = Vec::new();
-    ws.open_read(path)
-        .ok()?
-        .take(EDIT_MAX_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    String::from_utf8(bytes).ok()
+/// Plans `write {path, content}`: resolves the target, reads what is there for the preview.
+pub fn plan_write(ws: &Workspace, args: &str) -> Result<WritePlan, ToolFailure> {
+    let args: WriteArgs = parse_args("write", args)?;
+    let path = ws.confine(&args.path)?;
+    let target = ws.resolve_write(&path)?;
+    // A file that is not readable text shows as empty in the preview; the write replaces it.
+    let before = ws
+        .read_target(&target, EDIT_MAX_BYTES)
+        .ok()
+        .flatten()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_default();
+    Ok(WritePlan {
+        target,
+        before,
+        after: args.content,
+        expect: None,
+        tool: "write",
+    })
 }
 
 /// `write {path, content}`: atomic create or overwrite, with parent directories.
 pub fn write(ws: &Workspace, args: &str) -> ToolResult {
-    let args: WriteArgs = parse_args("write", args)?;
-    let path = ws.confine(&args.path)?;
-    ws.write_atomic(&path, args.content.as_bytes())?;
-    Ok(format!(
-        "wrote {} bytes to {}",
-        args.content.len(),
-        args.path
-    ))
+    commit(ws, plan_write(ws, args)?)
+}
+
+/// Carries out a planned write or edit.
+pub fn commit(ws: &Workspace, plan: WritePlan) -> ToolResult {
+    ws.write_target(&plan.target, plan.after.as_bytes(), plan.expect.as_deref())?;
+    Ok(match plan.tool {
+        "write" => format!(
+            "wrote {} bytes to {}",
+            plan.after.len(),
+            plan.target.shown()
+        ),
+        _ => format!("edited {}", plan.target.shown()),
+    })
 }
 
 #[derive(Deserialize)]
@@ -330,16 +349,9 @@ struct Replacement {
     new_text: String,
 }
 
-/// The result of planning an edit: the new file contents, for the approval preview and the write.
-pub struct PlannedEdit {
-    pub path: Confined,
-    pub before: String,
-    pub after: String,
-}
-
 /// Computes an edit without writing it: each `oldText` must match exactly once (after CRLF → LF
 /// normalisation), edits must not overlap, and CRLF files stay CRLF.
-pub fn plan_edit(ws: &Workspace, args: &str) -> Result<PlannedEdit, ToolFailure> {
+pub fn plan_edit(ws: &Workspace, args: &str) -> Result<WritePlan, ToolFailure> {
     let args: EditArgs = parse_args("edit", args)?;
     if args.edits.is_empty() {
         return Err(ToolFailure(
@@ -347,18 +359,22 @@ pub fn plan_edit(ws: &Workspace, args: &str) -> Result<PlannedEdit, ToolFailure>
         ));
     }
     let path = ws.confine(&args.path)?;
-    let file = ws.open_read(&path)?;
-    let mut bytes = Vec::new();
-    file.take(EDIT_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| ToolFailure(format!("{}: {e}", args.path)))?;
+    let target = ws.resolve_write(&path)?;
+    let bytes = ws
+        .read_target(&target, EDIT_MAX_BYTES + 1)?
+        .ok_or_else(|| {
+            ToolFailure::from(PathError::Io {
+                path: args.path.clone(),
+                error: std::io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error()),
+            })
+        })?;
     if bytes.len() as u64 > EDIT_MAX_BYTES {
         return Err(ToolFailure(format!(
             "{}: file too large to edit",
             args.path
         )));
     }
-    let before = String::from_utf8(bytes)
+    let before = String::from_utf8(bytes.clone())
         .map_err(|_| ToolFailure(format!("{}: not a UTF-8 text file", args.path)))?;
     let crlf = before.contains("\r\n");
     let text = if crlf {
@@ -410,35 +426,16 @@ pub fn plan_edit(ws: &Workspace, args: &str) -> Result<PlannedEdit, ToolFailure>
     if crlf {
         after = after.replace('\n', "\r\n");
     }
-    Ok(PlannedEdit {
-        path,
+    Ok(WritePlan {
+        target,
         before,
         after,
+        expect: Some(bytes),
+        tool: "edit",
     })
 }
 
 /// `edit {path, edits:[{oldText,newText}]}`: exact unique replacements, written atomically.
 pub fn edit(ws: &Workspace, args: &str) -> ToolResult {
-    let plan = plan_edit(ws, args)?;
-    ws.write_atomic(&plan.path, plan.after.as_bytes())?;
-    Ok(format!("edited {}", plan.path.shown()))
-}
-
-/// A write target inside a real (non-symlink) `.gg/agent` directory is pre-approved. The
-/// write itself is confined like any other, so a link inside the area cannot lead out.
-pub fn agent_area_reason(ws: &Workspace, relative: &Path) -> Option<String> {
-    let area = Path::new(super::registry::AGENT_AREA);
-    if !relative.starts_with(area) || relative == area {
-        return None;
-    }
-    let dir = ws.root().join(area);
-    if !dir.exists() {
-        let _ = std::fs::create_dir_all(ws.root().join(".gg"));
-        let mut builder = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        let _ = builder.create(&dir);
-    }
-    let meta = std::fs::symlink_metadata(&dir).ok()?;
-    let gg_meta = std::fs::symlink_metadata(ws.root().join(".gg")).ok()?;
-    (meta.is_dir() && gg_meta.is_dir()).then(|| "agent area".to_string())
+    commit(ws, plan_edit(ws, args)?)
 }

@@ -201,33 +201,225 @@ impl Workspace {
         .map_err(|e| path.io(e.into()))
     }
 
-    /// Replaces (or creates) the file atomically with `contents`, creating parent directories.
-    ///
-    /// The parent is opened beneath the root, the temporary file is created in it with
-    /// `O_EXCL|O_NOFOLLOW`, and the rename happens within that same directory descriptor, so a
-    /// symlink swapped in anywhere along the path cannot redirect the write. An existing file keeps
-    /// its permission bits.
-    pub fn write_atomic(&self, path: &Confined, contents: &[u8]) -> Result<(), PathError> {
-        let resolved;
-        let path = match self.final_symlink_target(path)? {
-            Some(target) => {
-                resolved = target;
-                &resolved
-            }
-            None => path,
-        };
+    /// Opens a directory beneath the root without following any symlink (`RESOLVE_NO_SYMLINKS`):
+    /// `ELOOP` when a component is one.
+    fn open_dir_no_symlinks(&self, path: &Confined) -> Result<OwnedFd, rustix::io::Errno> {
+        self.before_open(path);
+        rustix::fs::openat2(
+            &self.root_fd,
+            path.kernel_path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            BENEATH | ResolveFlags::NO_SYMLINKS,
+        )
+    }
+
+    /// Resolves where a write to `path` lands, without changing anything: the deepest existing
+    /// directory on the way is opened and held (symlinks inside the root are followed, as an
+    /// editor would; any leading out is refused by the kernel), a final symlink is followed to
+    /// its target, and the result says whether any symlink was involved at all. Whatever is
+    /// decided about the target is decided on the opened directory and the real path it had.
+    pub fn resolve_write(&self, path: &Confined) -> Result<WriteTarget, PathError> {
+        self.resolve_write_from(path, path.shown.clone(), 0, true)
+    }
+
+    fn resolve_write_from(
+        &self,
+        path: &Confined,
+        shown: String,
+        depth: usize,
+        symlink_free: bool,
+    ) -> Result<WriteTarget, PathError> {
         let name = path
             .relative
             .file_name()
-            .ok_or_else(|| PathError::Io {
-                path: path.shown.clone(),
-                error: io::Error::new(io::ErrorKind::InvalidInput, "not a file path"),
+            .ok_or_else(|| {
+                path.io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a file path",
+                ))
             })?
             .to_os_string();
-        let parent = self.create_parents(path)?;
-        let mode = match rustix::fs::statat(&parent, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        let mut existing = path
+            .relative
+            .parent()
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        let mut missing: Vec<std::ffi::OsString> = Vec::new();
+        let (dir, strict) = loop {
+            let step = Confined {
+                relative: existing.clone(),
+                shown: path.shown.clone(),
+            };
+            let opened = match self.open_dir_no_symlinks(&step) {
+                Ok(fd) => Ok((fd, true)),
+                Err(rustix::io::Errno::LOOP) => {
+                    self.before_open(&step);
+                    rustix::fs::openat2(
+                        &self.root_fd,
+                        step.kernel_path(),
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                        BENEATH,
+                    )
+                    .map(|fd| (fd, false))
+                }
+                Err(e) => Err(e),
+            };
+            match opened {
+                Ok(found) => break found,
+                Err(rustix::io::Errno::NOENT) if !existing.as_os_str().is_empty() => {
+                    if let Some(last) = existing.file_name() {
+                        missing.insert(0, last.to_os_string());
+                    }
+                    existing.pop();
+                }
+                Err(e) => return Err(path.io(e.into())),
+            }
+        };
+        let dir_relative = self
+            .where_is(&dir)
+            .ok_or_else(|| path.io(io::Error::other("cannot tell where the directory is")))?;
+        let symlink_free = symlink_free && strict;
+        if missing.is_empty() {
+            match rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) if stat.st_mode & 0o170000 == 0o120000 => {
+                    // Writing through a link writes its target, which must be inside too.
+                    if depth >= 8 {
+                        return Err(path.io(rustix::io::Errno::LOOP.into()));
+                    }
+                    let link = rustix::fs::readlinkat(&dir, &name, Vec::new())
+                        .map_err(|e| path.io(e.into()))?;
+                    let link = PathBuf::from(OsStr::from_bytes(link.as_bytes()));
+                    let joined = if link.is_absolute() {
+                        link
+                    } else {
+                        self.root.join(&dir_relative).join(link)
+                    };
+                    let next = self
+                        .confine(&joined.to_string_lossy())
+                        .map_err(|_| PathError::Outside(shown.clone()))?;
+                    return self.resolve_write_from(&next, shown, depth + 1, false);
+                }
+                Ok(stat) if stat.st_mode & 0o170000 == 0o040000 => {
+                    return Err(path.io(io::Error::new(
+                        io::ErrorKind::IsADirectory,
+                        "is a directory",
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(WriteTarget {
+            dir,
+            dir_relative,
+            missing,
+            name,
+            symlink_free,
+            shown,
+        })
+    }
+
+    /// Where an open directory is now, relative to the root (`None` when it is not beneath it).
+    fn where_is(&self, dir: &OwnedFd) -> Option<PathBuf> {
+        use std::os::fd::AsRawFd;
+        let now = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?;
+        now.strip_prefix(&self.root).ok().map(Path::to_path_buf)
+    }
+
+    /// The current contents of a resolved target (`None` when it does not exist yet), read from
+    /// the held directory without following a link: what was checked is what is read.
+    pub fn read_target(
+        &self,
+        target: &WriteTarget,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>, PathError> {
+        if !target.missing.is_empty() {
+            return Ok(None);
+        }
+        let fd = match rustix::fs::openat(
+            &target.dir,
+            &target.name,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(target.io(e.into())),
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| target.io(e.into()))?;
+        if stat.st_mode & 0o170000 != 0o100000 {
+            return Err(target.io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(File::from(fd), limit), &mut bytes)
+            .map_err(|e| target.io(e))?;
+        Ok(Some(bytes))
+    }
+
+    /// Replaces (or creates) the file atomically with `contents`, creating parent directories.
+    pub fn write_atomic(&self, path: &Confined, contents: &[u8]) -> Result<(), PathError> {
+        let target = self.resolve_write(path)?;
+        self.write_target(&target, contents, None)
+    }
+
+    /// Writes a resolved target atomically: into the directory held since it was resolved
+    /// (refused if that directory has moved since), creating the missing directories below it
+    /// without following any symlink, through a temporary file created with `O_EXCL|O_NOFOLLOW`
+    /// and renamed within the same directory descriptor. With `expect`, the current contents
+    /// must still be exactly those (an edit is written only over the text it was computed from).
+    /// An existing file keeps its permission bits.
+    pub fn write_target(
+        &self,
+        target: &WriteTarget,
+        contents: &[u8],
+        expect: Option<&[u8]>,
+    ) -> Result<(), PathError> {
+        if self.where_is(&target.dir).as_deref() != Some(target.dir_relative.as_path()) {
+            return Err(target.io(io::Error::other(
+                "its directory was moved after the write was approved; nothing written",
+            )));
+        }
+        if let Some(expected) = expect {
+            let now = self.read_target(target, expected.len() as u64 + 1)?;
+            if now.as_deref() != Some(expected) {
+                return Err(target.io(io::Error::other(
+                    "the file changed after the edit was approved; nothing written",
+                )));
+            }
+        }
+        let mut owned: Option<OwnedFd> = None;
+        let mut relative = target.dir_relative.clone();
+        for component in &target.missing {
+            relative.push(component);
+            let parent = owned.as_ref().unwrap_or(&target.dir);
+            let mode = if relative == Path::new(super::registry::AGENT_AREA) {
+                0o700
+            } else {
+                0o755
+            };
+            match rustix::fs::mkdirat(parent, component.as_os_str(), Mode::from_raw_mode(mode)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(target.io(e.into())),
+            }
+            let next = rustix::fs::openat2(
+                parent,
+                component.as_os_str(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                BENEATH | ResolveFlags::NO_SYMLINKS,
+            )
+            .map_err(|e| target.io(e.into()))?;
+            owned = Some(next);
+        }
+        let parent = owned.as_ref().unwrap_or(&target.dir);
+        let name = target.name.as_os_str();
+        let mode = match rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) if (stat.st_mode & 0o170000) == 0o040000 => {
-                return Err(path.io(io::Error::new(
+                return Err(target.io(io::Error::new(
                     io::ErrorKind::IsADirectory,
                     "is a directory",
                 )));
@@ -237,97 +429,70 @@ impl Workspace {
             }
             _ => Mode::from_raw_mode(0o644),
         };
-        let tmp_name = temp_name(&name);
+        let tmp_name = temp_name(name);
         let tmp_fd = rustix::fs::openat(
-            &parent,
+            parent,
             &tmp_name,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             mode,
         )
-        .map_err(|e| path.io(e.into()))?;
+        .map_err(|e| target.io(e.into()))?;
         let result = (|| -> io::Result<()> {
             let mut file = File::from(tmp_fd);
             rustix::fs::fchmod(&file, mode)?;
             file.write_all(contents)?;
             file.sync_all()?;
-            rustix::fs::renameat(&parent, &tmp_name, &parent, &name)?;
+            rustix::fs::renameat(parent, &tmp_name, parent, name)?;
             Ok(())
         })();
         if let Err(error) = result {
-            let _ = rustix::fs::unlinkat(&parent, &tmp_name, AtFlags::empty());
-            return Err(path.io(error));
+            let _ = rustix::fs::unlinkat(parent, &tmp_name, AtFlags::empty());
+            return Err(target.io(error));
         }
         // Make the rename itself durable.
-        let _ = rustix::fs::fsync(&parent);
+        let _ = rustix::fs::fsync(parent);
         Ok(())
     }
+}
 
-    /// When `path` names a symlink, where it points (which must be inside the root): writing
-    /// through a link writes its target, as an editor would, and a link out is an escape.
-    fn final_symlink_target(&self, path: &Confined) -> Result<Option<Confined>, PathError> {
-        let is_link = std::fs::symlink_metadata(self.root.join(&path.relative))
-            .is_ok_and(|m| m.file_type().is_symlink());
-        if !is_link {
-            return Ok(None);
-        }
-        let outside = || PathError::Outside(path.shown.clone());
-        let target = match std::fs::canonicalize(self.root.join(&path.relative)) {
-            Ok(target) => target,
-            // A dangling link: resolve its parent and keep the link's own target name.
-            Err(_) => {
-                let link =
-                    std::fs::read_link(self.root.join(&path.relative)).map_err(|e| path.io(e))?;
-                let base = self.root.join(&path.relative);
-                let joined = base.parent().unwrap_or(&self.root).join(link);
-                let parent = joined.parent().ok_or_else(outside)?;
-                let name = joined.file_name().ok_or_else(outside)?;
-                std::fs::canonicalize(parent)
-                    .map_err(|e| path.io(e))?
-                    .join(name)
-            }
-        };
-        let relative = target.strip_prefix(&self.root).map_err(|_| outside())?;
-        // The result is re-confined, so a link changed after this check is still caught by
-        // RESOLVE_BENEATH when the write opens it.
-        let mut confined = self.confine(&relative.to_string_lossy())?;
-        confined.shown = path.shown.clone();
-        Ok(Some(confined))
+/// Where a write lands, resolved before it is approved (see [`Workspace::resolve_write`]).
+#[derive(Debug)]
+pub struct WriteTarget {
+    /// The deepest existing directory on the way, held open.
+    dir: OwnedFd,
+    /// Where `dir` was, relative to the root, when it was resolved.
+    dir_relative: PathBuf,
+    /// Directories to create below `dir` (absent when resolved).
+    missing: Vec<std::ffi::OsString>,
+    name: std::ffi::OsString,
+    symlink_free: bool,
+    shown: String,
+}
+
+impl WriteTarget {
+    /// The real path the write lands on, relative to the root, symlinks resolved.
+    pub fn relative(&self) -> PathBuf {
+        let mut path = self.dir_relative.clone();
+        path.extend(&self.missing);
+        path.push(&self.name);
+        path
     }
 
-    /// Opens (creating as needed) every parent directory of `path`, each beneath the root.
-    fn create_parents(&self, path: &Confined) -> Result<OwnedFd, PathError> {
-        let parent_rel = path.relative.parent().unwrap_or(Path::new(""));
-        let mut built = PathBuf::new();
-        for component in parent_rel.components() {
-            built.push(component);
-            let step = Confined {
-                relative: built.clone(),
-                shown: path.shown.clone(),
-            };
-            match self.open_dir(&step) {
-                Ok(_) => {}
-                Err(PathError::Io { error, .. }) if error.kind() == io::ErrorKind::NotFound => {
-                    let above = Confined {
-                        relative: built.parent().unwrap_or(Path::new("")).to_path_buf(),
-                        shown: path.shown.clone(),
-                    };
-                    let above_fd = self.open_dir(&above)?;
-                    match rustix::fs::mkdirat(
-                        &above_fd,
-                        component.as_os_str(),
-                        Mode::from_raw_mode(0o755),
-                    ) {
-                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                        Err(e) => return Err(path.io(e.into())),
-                    }
-                }
-                Err(other) => return Err(other),
-            }
+    /// Whether no component of the path, the file itself included, is a symlink.
+    pub fn symlink_free(&self) -> bool {
+        self.symlink_free
+    }
+
+    /// The path as the model wrote it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn io(&self, error: io::Error) -> PathError {
+        PathError::Io {
+            path: self.shown.clone(),
+            error,
         }
-        self.open_dir(&Confined {
-            relative: parent_rel.to_path_buf(),
-            shown: path.shown.clone(),
-        })
     }
 }
 

@@ -144,7 +144,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
 }
 
 /// The directory whose writes need no approval: the agent's own scratch area.
-pub const AGENT_AREA: &str = ".gg/agent";
+pub const AGENT_AREA: &str = sandbox::protected::AGENT_AREA;
 
 /// A bash call's timeout: the default, or 0 < seconds ≤ 24 h.
 pub fn bash_timeout(seconds: Option<f64>) -> Result<Duration, String> {

@@ -1,0 +1,230 @@
+//! The file tools against the protected paths, driven through the real `gg` binary by the
+//! scripted server playing a prompt-injected model, with no terminal: a symlinked agent area must
+//! not carry a pre-approved write into `.git/`, and a write or edit of `.git/` or `.gg/` is
+//! dangerous in every mode (so denied without a terminal, even under `--yolo --sandbox`), with a
+//! denial that says why. Each case checks the host files afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+mod support;
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer};
+
+const GIT_CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n";
+const POLICY: &str = "# project policy\n";
+
+struct Repo {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    root: PathBuf,
+    sessions: PathBuf,
+}
+
+/// A repository with a git directory (config, hooks), gg's project settings and an agent area.
+fn repo() -> Repo {
+    let tmp = support::fixture_dir();
+    let home = tmp.path().join("home");
+    let root = home.join("repo");
+    std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(root.join(".git/config"), GIT_CONFIG).unwrap();
+    std::fs::create_dir_all(root.join(".gg/agent")).unwrap();
+    std::fs::write(root.join(".gg/policy.toml"), POLICY).unwrap();
+    Repo {
+        home: home.canonicalize().unwrap(),
+        root: root.canonicalize().unwrap(),
+        sessions: tmp.path().join("sessions"),
+        _tmp: tmp,
+    }
+}
+
+/// Runs `gg <flags> -p go` where the model makes one call, and returns the tool result the model
+/// got back (from the second request's body).
+fn one_call(r: &Repo, flags: &[&str], tool: &str, arguments: Value) -> String {
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", tool, &arguments.to_string()),
+        Reply::text(&["done"]),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .current_dir(&r.root)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &r.home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", &r.sessions)
+        .stdin(Stdio::null())
+        .args(flags)
+        .args(["-p", "go"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gg {flags:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 2, "the model was asked twice");
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result");
+    result["content"].as_str().unwrap().to_string()
+}
+
+const MODES: [&[&str]; 2] = [&[], &["--yolo", "--sandbox"]];
+
+fn assert_host_untouched(r: &Repo) {
+    assert_eq!(
+        std::fs::read_to_string(r.root.join(".git/config")).unwrap(),
+        GIT_CONFIG
+    );
+    let hooks: Vec<_> = std::fs::read_dir(r.root.join(".git/hooks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(hooks.is_empty(), "a hook was planted: {hooks:?}");
+    assert_eq!(
+        std::fs::read_to_string(r.root.join(".gg/policy.toml")).unwrap(),
+        POLICY
+    );
+}
+
+/// The denial is a dangerous-call denial that names what is protected.
+fn assert_dangerous_denial(result: &str, protected: &str) {
+    assert!(
+        result.contains("denied by policy") && result.contains("dangerous"),
+        "not denied as dangerous: {result}"
+    );
+    assert!(
+        result.contains(protected),
+        "the denial does not say why ({protected}): {result}"
+    );
+}
+
+#[test]
+fn an_agent_area_file_symlinked_to_git_config_is_not_pre_approved() {
+    for flags in MODES {
+        let r = repo();
+        symlink("../../.git/config", r.root.join(".gg/agent/cfg")).unwrap();
+        let edit = one_call(
+            &r,
+            flags,
+            "edit",
+            json!({"path": ".gg/agent/cfg", "edits": [{"oldText": "bare = false",
+                "newText": "bare = false\n\tfsmonitor = /bin/sh -c 'touch /tmp/pwned'"}]}),
+        );
+        assert_host_untouched(&r);
+        assert_dangerous_denial(&edit, "git directory");
+        let write = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": ".gg/agent/cfg", "content": "[core]\n\tfsmonitor = evil\n"}),
+        );
+        assert_dangerous_denial(&write, "git directory");
+        assert_host_untouched(&r);
+        assert!(
+            std::fs::symlink_metadata(r.root.join(".gg/agent/cfg"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
+
+#[test]
+fn an_agent_area_directory_symlinked_to_git_hooks_is_not_pre_approved() {
+    for flags in MODES {
+        let r = repo();
+        symlink("../../.git/hooks", r.root.join(".gg/agent/hooks")).unwrap();
+        let result = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": ".gg/agent/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}),
+        );
+        assert_host_untouched(&r);
+        assert_dangerous_denial(&result, "git directory");
+    }
+}
+
+#[test]
+fn writes_and_edits_of_git_and_gg_settings_are_dangerous_in_every_mode() {
+    for flags in MODES {
+        let r = repo();
+        let cases = [
+            (
+                "edit",
+                json!({"path": ".git/config", "edits": [{"oldText": "bare = false",
+                    "newText": "bare = false\n\tfsmonitor = evil"}]}),
+                "git directory",
+            ),
+            (
+                "write",
+                json!({"path": ".git/config", "content": "[core]\n\thooksPath = x\n"}),
+                "git directory",
+            ),
+            (
+                "write",
+                json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nevil\n"}),
+                "git directory",
+            ),
+            (
+                "write",
+                json!({"path": ".gg/policy.toml", "content": "[[rules]]\n"}),
+                "gg's project settings",
+            ),
+            (
+                "edit",
+                json!({"path": ".gg/policy.toml", "edits": [{"oldText": "# project policy",
+                    "newText": "# pwned"}]}),
+                "gg's project settings",
+            ),
+        ];
+        for (tool, arguments, why) in cases {
+            let result = one_call(&r, flags, tool, arguments.clone());
+            assert_dangerous_denial(&result, why);
+            assert_host_untouched(&r);
+        }
+    }
+}
+
+#[test]
+fn the_real_agent_area_stays_pre_approved_and_ordinary_files_follow_the_mode() {
+    let r = repo();
+    // Default mode, no terminal: the agent area is pre-approved, even when it must be created.
+    std::fs::remove_dir(r.root.join(".gg/agent")).unwrap();
+    let result = one_call(
+        &r,
+        &[],
+        "write",
+        json!({"path": ".gg/agent/notes/today.md", "content": "notes\n"}),
+    );
+    assert!(result.starts_with("wrote 6 bytes"), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(r.root.join(".gg/agent/notes/today.md")).unwrap(),
+        "notes\n"
+    );
+    let mode = std::fs::metadata(r.root.join(".gg/agent")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o700
+    );
+    // --yolo: an ordinary file is written.
+    let result = one_call(
+        &r,
+        &["--yolo", "--sandbox"],
+        "write",
+        json!({"path": "src/lib.rs", "content": "// ok\n"}),
+    );
+    assert!(result.starts_with("wrote"), "{result}");
+    assert!(Path::new(&r.root.join("src/lib.rs")).exists());
+    assert_host_untouched(&r);
+}
