@@ -303,3 +303,79 @@ fn one_shot_failure_after_text_shows_the_text_then_the_error() {
         .expect("the error is shown");
     assert!(text < error, "text first, then the error: {screen}");
 }
+
+/// Every `.jsonl` session file under `dir`, parsed.
+fn session_entries(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            entries.extend(session_entries(&path));
+        } else if path.extension().is_some_and(|x| x == "jsonl") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            entries.extend(text.lines().map(|l| serde_json::from_str(l).unwrap()));
+        }
+    }
+    entries
+}
+
+#[test]
+fn ctrl_c_at_an_approval_prompt_is_audited_as_cancelled_not_denied_by_policy() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["touch never.txt"]),
+        Reply::text(&["after the interruption"]),
+    ]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &[]);
+    pty.expect("> ");
+    pty.send("make a file\r");
+    pty.expect("Approve? [y/N/a] ");
+    pty.send("\x03");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    let decisions: Vec<serde_json::Value> = session_entries(&home.join("sessions"))
+        .iter()
+        .filter(|e| e["message"]["role"] == "tool")
+        .map(|e| e["audit"]["decision"].clone())
+        .collect();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0]["action"], "cancelled", "{:?}", decisions[0]);
+    assert_ne!(decisions[0]["decidedBy"], "policy", "{:?}", decisions[0]);
+}
+
+#[test]
+fn a_call_allowed_by_an_earlier_session_grant_prints_allow_not_ask() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["touch granted.txt", "touch granted.txt"]),
+        Reply::text(&["finished"]),
+    ]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &["-p", "make files"]);
+    pty.expect("Approve? [y/N/a] ");
+    pty.send("a\r");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(screen.matches("Approve? [y/N/a] ").count(), 1, "{screen}");
+    assert_eq!(
+        screen.matches("→ ask").count(),
+        1,
+        "only the first call was asked: {screen}"
+    );
+    assert!(
+        screen.contains("→ allow"),
+        "the grant's allow is shown: {screen}"
+    );
+    let actions: Vec<String> = session_entries(&home.join("sessions"))
+        .iter()
+        .filter(|e| e["message"]["role"] == "tool")
+        .map(|e| {
+            e["audit"]["decision"]["decidedBy"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(actions, ["user", "session-rule"]);
+}
