@@ -75,6 +75,43 @@ pub fn is_secret_env(name: &OsStr, allow: &[String]) -> bool {
         .iter()
         .chain(OWN_ENV_PATTERNS)
         .any(|p| glob_match(p, &upper))
+        || is_configured_key_variable(name)
+}
+
+/// Whether `name` is a provider's `apiKeyEnv` in `~/.gg/config.json`: whatever it is called, it
+/// holds a key.
+fn is_configured_key_variable(name: &str) -> bool {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES
+        .get_or_init(configured_key_variables)
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(name))
+}
+
+/// The `providers.*.apiKeyEnv` names of `$HOME/.gg/config.json`; none when it cannot be read (the
+/// configuration's own loader reports a broken file later).
+fn configured_key_variables() -> Vec<String> {
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return Vec::new();
+    };
+    let path = std::path::Path::new(&home).join(".gg").join("config.json");
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(config) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    config["providers"]
+        .as_object()
+        .map(|providers| {
+            providers
+                .values()
+                .filter_map(|p| p["apiKeyEnv"].as_str())
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether the variable `name=value` must not reach a child: a secret name, or a value with a
@@ -96,6 +133,7 @@ fn hidden_at_start(name: &OsStr, value: &OsStr) -> bool {
         Some(n) => {
             let upper = n.to_ascii_uppercase();
             SECRET_ENV_PATTERNS.iter().any(|p| glob_match(p, &upper))
+                || is_configured_key_variable(n)
         }
         None => false,
     };

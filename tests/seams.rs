@@ -27,6 +27,8 @@ const SECRETS: &[(&str, &str)] = &[
     ("MY_PAT", "pat-SEAMS06"),
     ("API_KEY", "bare-SEAMS07"),
     ("SSH_AUTH_SOCK", "/run/agent-SEAMS08.sock"),
+    // Named by `apiKeyEnv` in the config: a key whatever its name.
+    ("ACME_KEY_VAR", "acme-SEAMS09"),
 ];
 const FLAG_KEY: &str = "sk-flag-SEAMS05";
 
@@ -90,12 +92,18 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
         ]),
         Reply::text(&["done"]),
     ]);
+    std::fs::create_dir_all(home.join(".gg")).unwrap();
+    std::fs::write(
+        home.join(".gg/config.json"),
+        json!({"providers": {"openai": {"baseURL": server.base_url(), "apiKeyEnv": "ACME_KEY_VAR"}}})
+            .to_string(),
+    )
+    .unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
     cmd.current_dir(&repo)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &home)
-        .env("OPENAI_BASE_URL", server.base_url())
         .env("GG_SESSION_DIR", &sessions)
         .env("SEAMS_MARKER", "visible")
         .stdin(Stdio::null());
