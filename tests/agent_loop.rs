@@ -64,6 +64,9 @@ fn agent_with(
     let mut tools = ToolBox::new(&f.repo, SandboxSetting::Off, Vec::new()).unwrap();
     // The classifier must see the fixture's home, not the test runner's.
     tools.classifier_context_mut().home = f.home.clone();
+    // And so must the shell: if the classifier ever let `rm -rf ~` through, it would hit the
+    // fixture's home, not the real one of whoever runs the tests.
+    tools.set_child_env("HOME", &f.home);
     tools.add_tools(external);
     Agent {
         provider,
@@ -256,6 +259,41 @@ async fn decisions_read_only_runs_normal_denied_dangerous_denied_even_in_yolo() 
         results[1].1.contains("--yolo"),
         "denial explains itself: {}",
         results[1].1
+    );
+
+    // The shell runs with the fixture's home (what `rm -rf ~` below would aim at).
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call(
+            "h1",
+            "bash",
+            &json!({"command": "echo \"home=$HOME\""}).to_string(),
+        ),
+        Reply::text(&["ok"]),
+    ]);
+    let a = agent(
+        &f,
+        &server,
+        Mode::Yolo,
+        Terminal::Absent,
+        Arc::new(NobodyToAsk),
+    );
+    let path_home = f.session_path.with_file_name("s-home.jsonl");
+    let mut session = Session::create_at(&path_home, &f.repo.display().to_string()).unwrap();
+    a.run_turn(
+        &mut session,
+        &[],
+        "where is home",
+        &MessageQueue::new(),
+        &sink,
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    let results = tool_results(&path_home);
+    assert!(
+        results[0].1.contains(&format!("home={}", f.home.display())),
+        "{}",
+        results[0].1
     );
 
     // yolo, no terminal: rm -rf ~ is dangerous and denied; home survives.

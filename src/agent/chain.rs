@@ -15,6 +15,7 @@
 //! without an [`Approved`] call, and only [`Gate::check`] makes those.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -386,6 +387,9 @@ pub struct ToolBox {
     sandbox: SandboxSetting,
     /// Secret-looking environment variable names that may nevertheless reach children.
     env_allow: Vec<String>,
+    /// Set on every command after the scrubbed environment (replacing a variable of the same
+    /// name): a host that gives commands another `HOME`, as the tests do with their fixture.
+    child_env: Vec<(OsString, OsString)>,
     tools: Vec<Arc<dyn Tool>>,
     /// Marks every process this session's commands start, so `process_kill` can tell the
     /// session's own processes from the rest of the machine.
@@ -415,6 +419,7 @@ impl ToolBox {
             classifier_ctx,
             sandbox,
             env_allow,
+            child_env: Vec::new(),
             tools,
             session_tag: crate::tools::computer::SessionTag::new(),
         })
@@ -447,6 +452,13 @@ impl ToolBox {
 
     pub fn cwd(&self) -> &Path {
         self.workspace.root()
+    }
+
+    /// Sets `name` to `value` in every command's environment (see `child_env`).
+    pub fn set_child_env(&mut self, name: impl Into<OsString>, value: impl Into<OsString>) {
+        let name = name.into();
+        self.child_env.retain(|(n, _)| *n != name);
+        self.child_env.push((name, value.into()));
     }
 
     /// What the classifier knows about the working directory (tests point `home` at a fixture).
@@ -716,6 +728,8 @@ impl ToolBox {
     ) -> Outcome {
         let shell = bash::shell();
         let mut env = bash::scrubbed_env(&self.env_allow);
+        env.retain(|(name, _)| !self.child_env.iter().any(|(n, _)| n == name));
+        env.extend(self.child_env.iter().cloned());
         let (tag_name, tag_value) = self.session_tag.env();
         env.push((tag_name.into(), tag_value.into()));
         if class == Class::ReadOnly {
