@@ -493,3 +493,57 @@ fn clipboard_and_notifications_on_a_real_desktop() {
     );
     drop((desk.xvfb, desk.bus));
 }
+
+#[test]
+fn ggd_advertises_which_computer_tools_work_here() {
+    let server = ScriptedServer::start();
+    let e = env(&server);
+    let mut daemon = Killed(
+        Command::new(env!("CARGO_BIN_EXE_ggd"))
+            .current_dir(&e.repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &e.home)
+            .env("GG_SESSION_DIR", &e.sessions)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut input = daemon.0.stdin.take().unwrap();
+    std::io::Write::write_all(
+        &mut input,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"system.info\",\"params\":{}}\n",
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(daemon.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    drop(input);
+    let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let tools = reply["result"]["computerTools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "computer_info",
+            "process_list",
+            "process_kill",
+            "open",
+            "notify",
+            "clipboard_read",
+            "clipboard_write"
+        ]
+    );
+    // No display and no bus in this environment: said, per tool.
+    let clipboard = tools
+        .iter()
+        .find(|t| t["name"] == "clipboard_read")
+        .unwrap();
+    assert_eq!(clipboard["available"], false);
+    assert!(clipboard["reason"].as_str().unwrap().contains("no display"));
+    let info = tools.iter().find(|t| t["name"] == "computer_info").unwrap();
+    assert_eq!(info["available"], true);
+}
