@@ -63,7 +63,7 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
     for flag in isolation_flags(info) {
         a.push(flag);
     }
-    if policy.network == Network::Off {
+    if policy.network.isolated() {
         a.push("--unshare-net");
     }
     a.push3("--ro-bind", "/", "/");
@@ -72,7 +72,12 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
     if policy.private_tmp {
         a.push2("--tmpfs", "/tmp");
     }
-    if policy.network == Network::Off {
+    if policy.network == Network::Proxy
+        && let Some(route) = &policy.proxy
+    {
+        a.0.extend(crate::netfwd::bwrap_bind(route, policy.private_tmp));
+    }
+    if policy.network.isolated() {
         // Pathname Unix sockets ignore read-only mounts: hide the directories that hold
         // docker.sock, D-Bus, systemd, ssh-agent and tmux sockets.
         for dir in ["/run", "/var/run"] {
@@ -215,7 +220,7 @@ pub fn escalation_sockets(extra: &[PathBuf]) -> Vec<PathBuf> {
 /// bound later brings it back.
 fn hidden_by_tmpfs(policy: &Policy, path: &Path) -> bool {
     let covered = (policy.private_tmp && path.starts_with("/tmp"))
-        || (policy.network == Network::Off
+        || (policy.network.isolated()
             && (path.starts_with("/run") || path.starts_with("/var/run")));
     covered && !policy.is_inside_writable(path)
 }

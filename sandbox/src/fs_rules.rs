@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +34,11 @@ pub struct LandlockPlan {
     pub read_write: Vec<PathBuf>,
     /// Device files that may be opened for reading and writing (and terminal ioctls).
     pub devices: Vec<PathBuf>,
-    /// Refuse TCP bind and connect (no rule allows any port).
+    /// Refuse TCP bind and connect (except connecting to `connect_tcp`).
     pub deny_tcp: bool,
+    /// With `deny_tcp`: the ports TCP connections may still go to (the network proxy's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connect_tcp: Vec<u16>,
     /// Refuse signals and abstract Unix socket connections to processes outside the sandbox.
     pub scoped: bool,
     /// Paths to keep unreadable although they lie under `read_only`: read is granted on their
@@ -52,7 +55,11 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
         read_only: vec![PathBuf::from("/")],
         read_write,
         devices: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
-        deny_tcp: policy.network == Network::Off,
+        deny_tcp: policy.network.isolated(),
+        connect_tcp: match (&policy.network, &policy.proxy) {
+            (Network::Proxy, Some(route)) => vec![route.port],
+            _ => Vec::new(),
+        },
         scoped: true,
         deny_read: policy.deny_read.clone(),
     }
@@ -161,6 +168,14 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError>
         .add_rules(path_beneath_rules(&list_only, AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
+        .add_rules(
+            plan.connect_tcp
+                .iter()
+                .filter(|_| plan.deny_tcp)
+                .map(|&port| {
+                    Ok::<_, landlock::RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))
+                }),
+        )?
         .restrict_self()?;
     Ok(match status.ruleset {
         RulesetStatus::FullyEnforced => Enforcement::Full,

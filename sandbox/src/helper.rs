@@ -37,6 +37,9 @@ pub struct HelperConfig {
     pub standalone: bool,
     /// `TMPDIR` for the command.
     pub tmpdir: Option<PathBuf>,
+    /// Inside bubblewrap with network [`Network::Proxy`]: the proxy forwarder to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<crate::netfwd::Forward>,
 }
 
 /// Why the helper could not run the command.
@@ -146,6 +149,20 @@ mod imp {
         let filters =
             seccomp::programs(config.network).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         close_inherited_fds()?;
+        if config.standalone && config.network == Network::Proxy {
+            // Without a namespace only Landlock's TCP rules (ABI 4) keep the command from
+            // connecting anywhere but the proxy: refuse rather than run with the network open.
+            let abi = fs_rules::kernel_abi().unwrap_or(0);
+            if abi < 4 {
+                return Err(format!(
+                    "the network allow-list needs Landlock ABI 4 at this level (kernel has {abi}); \
+                     use network off or on"
+                ));
+            }
+        }
+        if let Some(forward) = &config.forward {
+            crate::netfwd::start(forward)?;
+        }
         if config.standalone {
             new_session()?;
             if let Some(code) = fork_and_reap()? {
@@ -213,6 +230,7 @@ mod imp {
             read_write: Vec::new(),
             devices: Vec::new(),
             deny_tcp: true,
+            connect_tcp: Vec::new(),
             scoped: true,
             deny_read: Vec::new(),
         };

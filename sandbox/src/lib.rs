@@ -21,6 +21,7 @@ pub mod bwrap;
 pub mod fs_rules;
 pub mod helper;
 pub mod inherit;
+pub mod netfwd;
 pub mod policy;
 #[cfg(target_os = "linux")]
 mod probe_cache;
@@ -533,6 +534,11 @@ pub fn unsandboxed_warning(reasons: &[String]) -> String {
 ///
 /// An explicitly requested backend that is unavailable is an error, never a fallback.
 pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrapped, SandboxError> {
+    if policy.network == Network::Proxy && policy.proxy.is_none() {
+        return Err(SandboxError::InvalidPolicy(
+            "network allow-list without a proxy route".into(),
+        ));
+    }
     let mut reasons = Vec::new();
     let level = choose(&PROBE, backend, &mut reasons)?;
     let Invocation { program, args, env } = inner;
@@ -567,6 +573,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 network: policy.network,
                 standalone: false,
                 tmpdir: None,
+                forward: forward(policy),
             };
             for dir in &policy.create_if_missing {
                 if std::fs::symlink_metadata(dir).is_err() {
@@ -615,6 +622,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 network: policy.network,
                 standalone: true,
                 tmpdir: Some(temp.clone()),
+                forward: None,
             };
             cleanup.temp_dir = Some(temp);
             // /proc/self/exe is the running image even if the file on disk was replaced.
@@ -734,6 +742,19 @@ fn helper_argv(
     ];
     v.extend(args.iter().cloned());
     Ok(v)
+}
+
+/// The forwarder the helper starts inside the bubblewrap namespace.
+#[cfg(target_os = "linux")]
+fn forward(policy: &Policy) -> Option<netfwd::Forward> {
+    let route = policy
+        .proxy
+        .as_ref()
+        .filter(|_| policy.network == Network::Proxy)?;
+    Some(netfwd::Forward {
+        socket: netfwd::socket_in_sandbox(route, policy.private_tmp),
+        port: route.port,
+    })
 }
 
 #[cfg(target_os = "linux")]

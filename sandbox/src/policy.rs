@@ -15,6 +15,16 @@ pub enum Network {
     On,
     /// No network: empty network namespace, no non-Unix sockets, host sockets hidden.
     Off,
+    /// No route out except TCP to the host's HTTP proxy named by [`Policy::proxy`] (which enforces
+    /// the allow-list); otherwise as [`Network::Off`]. See [`crate::netfwd`].
+    Proxy,
+}
+
+impl Network {
+    /// Whether the command gets no direct route out (an empty namespace, host sockets hidden).
+    pub fn isolated(self) -> bool {
+        self != Network::On
+    }
 }
 
 /// Files under the home directory that a sandboxed command must never read.
@@ -38,6 +48,9 @@ pub struct Policy {
     pub deny_read: Vec<PathBuf>,
     /// Network access.
     pub network: Network,
+    /// The proxy route when `network` is [`Network::Proxy`] (required then, ignored otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<crate::netfwd::ProxyRoute>,
     /// Whether `/tmp` and `/dev/shm` are private to the command (`TMPDIR` points inside).
     pub private_tmp: bool,
     /// Read-only directories that are created empty on the host before a bubblewrap run when
@@ -75,6 +88,7 @@ impl Policy {
             pinned: Vec::new(),
             deny_read: Vec::new(),
             network: Network::On,
+            proxy: None,
             private_tmp: true,
             create_if_missing: Vec::new(),
             sockets: Vec::new(),

@@ -40,6 +40,13 @@ pub fn profile(policy: &Policy, tmp_dirs: &[&Path]) -> String {
         s.push_str("(allow mach-lookup (global-name \"com.apple.SystemConfiguration.configd\")\n");
         s.push_str("                   (global-name \"com.apple.dnssd.service\"))\n");
     }
+    if let (Network::Proxy, Some(route)) = (policy.network, &policy.proxy) {
+        // Only the host proxy on loopback; it enforces the allow-list.
+        s.push_str(&format!(
+            "(allow network-outbound (remote ip \"localhost:{}\"))\n",
+            route.port
+        ));
+    }
     for path in &policy.read_only {
         s.push_str(&format!("(deny file-write* (subpath {}))\n", quote(path)));
     }
@@ -90,6 +97,7 @@ mod tests {
             pinned: vec![PathBuf::from("/Users/me/proj/.git")],
             deny_read: vec![PathBuf::from("/Users/me/.ssh")],
             network,
+            proxy: None,
             private_tmp: true,
             create_if_missing: Vec::new(),
             sockets: Vec::new(),

@@ -25,6 +25,14 @@ pub enum When {
     ArgNot { arg: u8, value: u64 },
     /// When the 64-bit argument `arg` has any of the bits of one of the masks set.
     ArgHasAnyBit { arg: u8, masks: &'static [u64] },
+    /// When the 32-bit argument `arg` is none of the values.
+    ArgNotIn { arg: u8, values: &'static [u64] },
+    /// When the 32-bit argument `arg`, masked with `mask`, equals one of the values.
+    ArgMaskedIn {
+        arg: u8,
+        mask: u64,
+        values: &'static [u64],
+    },
 }
 
 /// One refused syscall.
@@ -138,6 +146,34 @@ pub fn deny_list(network: Network) -> Vec<Deny> {
         // the working directory (docker.sock, ssh-agent) cannot be told apart by a BPF filter.
         // socketpair(AF_UNIX) creates no address and keeps local IPC working.
         v.push(deny!(SYS_socket));
+    }
+    if network == Network::Proxy {
+        // Only TCP stream sockets, which Landlock (or the empty namespace) confines to the proxy's
+        // port: no UDP (DNS included), raw, netlink, SCTP, or Unix sockets to host services.
+        v.push(deny!(
+            SYS_socket,
+            When::ArgNotIn {
+                arg: 0,
+                values: INET_FAMILIES
+            }
+        ));
+        v.push(deny!(
+            SYS_socket,
+            When::ArgMaskedIn {
+                arg: 1,
+                mask: SOCK_TYPE_MASK,
+                values: NON_STREAM_TYPES
+            }
+        ));
+        v.push(deny!(
+            SYS_socket,
+            When::ArgNotIn {
+                arg: 2,
+                values: TCP_PROTOCOLS
+            }
+        ));
+    }
+    if network.isolated() {
         v.push(deny!(
             SYS_socketpair,
             When::ArgNot {
@@ -148,6 +184,19 @@ pub fn deny_list(network: Network) -> Vec<Deny> {
     }
     v
 }
+
+const INET_FAMILIES: &[u64] = &[libc::AF_INET as u64, libc::AF_INET6 as u64];
+/// The socket type without `SOCK_NONBLOCK`/`SOCK_CLOEXEC`.
+const SOCK_TYPE_MASK: u64 = 0xf;
+const NON_STREAM_TYPES: &[u64] = &[
+    libc::SOCK_DGRAM as u64,
+    libc::SOCK_RAW as u64,
+    libc::SOCK_RDM as u64,
+    libc::SOCK_SEQPACKET as u64,
+    6,  // SOCK_DCCP
+    10, // SOCK_PACKET (obsolete, still accepted by the kernel)
+];
+const TCP_PROTOCOLS: &[u64] = &[0, libc::IPPROTO_TCP as u64];
 
 /// Errors building the filters.
 pub type Error = seccompiler::BackendError;
@@ -181,6 +230,25 @@ pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
                     SeccompCmpOp::Ne,
                     value,
                 )?])?);
+            }
+            When::ArgNotIn { arg, values } => {
+                let conditions = values
+                    .iter()
+                    .map(|&v| {
+                        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, v)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                entry.push(SeccompRule::new(conditions)?);
+            }
+            When::ArgMaskedIn { arg, mask, values } => {
+                for &v in values {
+                    entry.push(SeccompRule::new(vec![SeccompCondition::new(
+                        arg,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::MaskedEq(mask),
+                        v,
+                    )?])?);
+                }
             }
             When::ArgHasAnyBit { arg, masks } => {
                 for &m in masks {
@@ -310,8 +378,25 @@ mod tests {
     }
 
     #[test]
+    fn proxy_mode_allows_only_tcp_streams() {
+        let proxy = deny_list(Network::Proxy);
+        let socket: Vec<When> = proxy
+            .iter()
+            .filter(|d| d.name == "socket")
+            .map(|d| d.when)
+            .collect();
+        assert_eq!(socket.len(), 3);
+        assert!(socket.contains(&When::ArgNotIn {
+            arg: 0,
+            values: &[libc::AF_INET as u64, libc::AF_INET6 as u64]
+        }));
+        assert!(proxy.iter().any(|d| d.name == "socketpair"));
+        assert!(!names(Network::On).contains(&"socketpair"));
+    }
+
+    #[test]
     fn programs_compile_within_bpf_limits() {
-        for n in [Network::On, Network::Off] {
+        for n in [Network::On, Network::Off, Network::Proxy] {
             let progs = programs(n).unwrap();
             assert!(!progs.is_empty());
             for p in &progs {
