@@ -724,7 +724,12 @@ async fn under_the_sandbox_setting_the_wrapper_gets_no_more_environment_than_the
         &f.home,
         SandboxSetting::On {
             backend: sandbox::Backend::None,
-            network: sandbox::Network::On,
+            network: std::sync::Arc::new(gg::tools::network::SessionNetwork::new(
+                gg::tools::network::NetworkPolicy {
+                    mode: gg::tools::network::NetworkMode::On,
+                    ..Default::default()
+                },
+            )),
         },
     );
     let (mut hub, warnings) = gg::mcp::connect_all(&path, &options).await;

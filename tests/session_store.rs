@@ -722,6 +722,14 @@ fn bash_audit(verdict: &str, action: &str, by: &str) -> Audit {
             level: "workspace-write".into(),
             warning: Some("no network namespace".into()),
         }),
+        network: Some(gg::session::audit::NetworkRecord {
+            mode: "allow-list".into(),
+            refused: vec![gg::session::audit::NetworkRefusal {
+                host: "collector.example".into(),
+                port: 443,
+                rule: "not-on-allow-list".into(),
+            }],
+        }),
     }
 }
 

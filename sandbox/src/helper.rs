@@ -154,10 +154,10 @@ mod imp {
             // connecting anywhere but the proxy: refuse rather than run with the network open.
             let abi = fs_rules::kernel_abi().unwrap_or(0);
             if abi < 4 {
-                return Err(format!(
+                return Err(HelperError::Landlock(format!(
                     "the network allow-list needs Landlock ABI 4 at this level (kernel has {abi}); \
                      use network off or on"
-                ));
+                )));
             }
         }
         if let Some(forward) = &config.forward {

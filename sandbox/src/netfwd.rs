@@ -72,14 +72,21 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// relays every accepted connection to the proxy socket. The forwarder is reparented to
 /// bubblewrap's init and dies with the namespace when the command ends.
 #[cfg(target_os = "linux")]
-pub fn start(forward: &Forward) -> Result<(), String> {
+pub fn start(forward: &Forward) -> Result<(), crate::helper::HelperError> {
+    use crate::helper::HelperError;
     let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, forward.port))
-        .map_err(|e| format!("proxy forwarder: bind 127.0.0.1:{}: {e}", forward.port))?;
+        .map_err(|error| HelperError::Setup {
+            step: "proxy forwarder: bind 127.0.0.1",
+            error,
+        })?;
     // SAFETY: the helper is single-threaded here (it runs first in main), so the child may run
     // ordinary Rust code after fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return Err(HelperError::Setup {
+            step: "proxy forwarder: fork",
+            error: std::io::Error::last_os_error(),
+        });
     }
     if pid > 0 {
         let mut status = 0;

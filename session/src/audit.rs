@@ -23,6 +23,30 @@ pub struct Audit {
     /// The isolation the call ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxRecord>,
+    /// The network policy of a sandboxed call, and what it refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkRecord>,
+}
+
+/// The network policy a sandboxed call ran under.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkRecord {
+    /// `off`, `on` or `allow-list`.
+    pub mode: String,
+    /// Connections the allow-list proxy refused during the call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<NetworkRefusal>,
+}
+
+/// One refused connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkRefusal {
+    /// The host the command asked for.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Why (`not-on-allow-list`, `ip-literal`, `private-address`, `bad-host`).
+    pub rule: String,
 }
 
 /// What the command classifier said about a bash command.

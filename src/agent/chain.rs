@@ -745,26 +745,42 @@ impl ToolBox {
             args: vec!["-lc".into(), script.into()],
             env,
         };
-        let (command, level, warning, _guard) = match &self.sandbox {
-            SandboxSetting::Off => (invocation.unsandboxed(self.cwd()), "off", None, None),
+        let mut network_mode = None;
+        let (command, level, warning, _guard, scope) = match &self.sandbox {
+            SandboxSetting::Off => (invocation.unsandboxed(self.cwd()), "off", None, None, None),
             SandboxSetting::On { backend, network } => {
-                let wrapped = sandbox::Policy::new(self.cwd()).and_then(|mut policy| {
-                    // gg keeps the agent socket out of its own environment: hide it by the
-                    // value it holds.
-                    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
-                        policy.hide_socket(std::path::Path::new(&sock));
-                    }
-                    policy.network = *network;
-                    sandbox::wrap(invocation, &policy, *backend)
-                });
+                network_mode = Some(network.policy.mode.as_str().to_string());
+                // The network policy: for the allow-list, this call's proxy variables and the
+                // scope that collects what the proxy refuses during it.
+                let mut invocation = invocation;
+                let wrapped = sandbox::Policy::new(self.cwd())
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut policy| {
+                        // gg keeps the agent socket out of its own environment: hide it by the
+                        // value it holds.
+                        if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+                            policy.hide_socket(std::path::Path::new(&sock));
+                        }
+                        let scope = network.prepare(&mut policy, &mut invocation.env)?;
+                        sandbox::wrap(invocation, &policy, *backend)
+                            .map(|w| (w, scope))
+                            .map_err(|e| e.to_string())
+                    });
                 match wrapped {
-                    Ok(wrapped) => {
+                    Ok((wrapped, scope)) => {
                         let parts = wrapped.into_parts();
+                        let mut warning = parts.warning;
+                        if let (Some(w), Some(line)) =
+                            (&mut warning, network.policy.unenforced_warning())
+                        {
+                            w.push_str(&format!("\n[{line}]"));
+                        }
                         (
                             parts.command,
                             parts.level.as_str(),
-                            parts.warning,
+                            warning,
                             Some(parts.guard),
+                            scope,
                         )
                     }
                     Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
@@ -772,7 +788,11 @@ impl ToolBox {
             }
         };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
-        let output = match bash::run(command, timeout, cancel, &log_dir).await {
+        let result = bash::run(command, timeout, cancel, &log_dir).await;
+        let network_refused = scope
+            .map(crate::tools::network::CallScope::finish)
+            .unwrap_or_default();
+        let output = match result {
             Ok(o) => o,
             Err(e) => {
                 return Outcome {
@@ -780,6 +800,8 @@ impl ToolBox {
                     is_error: true,
                     sandbox_level: Some(level.to_string()),
                     sandbox_warning: warning,
+                    network_mode,
+                    network_refused,
                 };
             }
         };
@@ -789,11 +811,19 @@ impl ToolBox {
             text.push('\n');
         }
         text.push_str(&output.text);
+        for r in &network_refused {
+            text.push_str(&format!(
+                "\n[gg: network policy refused {}:{} ({})]",
+                r.host, r.port, r.rule
+            ));
+        }
         Outcome {
             text,
             is_error: output.is_error(),
             sandbox_level: Some(level.to_string()),
             sandbox_warning: warning,
+            network_mode,
+            network_refused,
         }
     }
 }

@@ -86,6 +86,8 @@ impl Tool for ComputerTool {
                             is_error: false,
                             sandbox_level: None,
                             sandbox_warning: None,
+                            network_mode: None,
+                            network_refused: Vec::new(),
                         },
                         Err(e) => Outcome::error(e),
                     }

@@ -58,6 +58,8 @@ pub enum AgentEvent {
         is_error: bool,
         text: String,
         sandbox_level: Option<String>,
+        /// Connections the network proxy refused during the call.
+        network_refused: Vec<crate::tools::network::Refusal>,
         /// When the tool itself started and finished (not set for calls that never ran).
         ran: Option<(std::time::Instant, std::time::Instant)>,
     },
@@ -347,6 +349,7 @@ impl Agent {
                 is_error: outcome.is_error,
                 text: outcome.text.clone(),
                 sandbox_level: outcome.sandbox_level.clone(),
+                network_refused: outcome.network_refused.clone(),
                 ran,
             });
             let mut message =
@@ -494,6 +497,21 @@ fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
             .map(|level| audit::SandboxRecord {
                 level: level.clone(),
                 warning: outcome.sandbox_warning.clone(),
+            }),
+        network: outcome
+            .network_mode
+            .as_ref()
+            .map(|mode| audit::NetworkRecord {
+                mode: mode.clone(),
+                refused: outcome
+                    .network_refused
+                    .iter()
+                    .map(|r| audit::NetworkRefusal {
+                        host: r.host.clone(),
+                        port: r.port,
+                        rule: r.rule.clone(),
+                    })
+                    .collect(),
             }),
     }
 }

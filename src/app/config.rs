@@ -82,6 +82,9 @@ struct RawConfig {
     sandbox: bool,
     env: EnvConfig,
     tools: ToolsConfig,
+    network: Option<crate::tools::network::NetworkMode>,
+    #[serde(rename = "allowDomains")]
+    allow_domains: Option<Vec<String>>,
 }
 
 /// The loaded configuration.
@@ -94,6 +97,8 @@ pub struct Config {
     pub sandbox: bool,
     pub env: EnvConfig,
     pub tools: ToolsConfig,
+    /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
+    pub network: crate::tools::network::NetworkSettings,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
 }
@@ -173,6 +178,10 @@ impl Config {
                 ));
             }
         }
+        if let Some(domains) = &raw.allow_domains {
+            crate::tools::network::AllowList::parse(domains)
+                .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
+        }
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -180,6 +189,10 @@ impl Config {
             sandbox: raw.sandbox,
             env: raw.env,
             tools: raw.tools,
+            network: crate::tools::network::NetworkSettings {
+                network: raw.network,
+                allow_domains: raw.allow_domains,
+            },
             from_file: true,
         })
     }
@@ -200,6 +213,7 @@ impl Config {
             sandbox: false,
             env: EnvConfig::default(),
             tools: ToolsConfig::default(),
+            network: crate::tools::network::NetworkSettings::default(),
             from_file: false,
         }
     }

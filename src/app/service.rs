@@ -202,12 +202,21 @@ impl Conversation {
     }
 
     fn system_prompt(&self) -> Result<Vec<String>, String> {
-        system_prompt(&PromptOptions {
+        let mut parts = system_prompt(&PromptOptions {
             cwd: self.options.cwd.clone(),
             home: self.options.home.clone(),
             context_files: self.options.context_files,
             skills: self.options.skills,
-        })
+        })?;
+        // One line about the network, so the model asks instead of retrying a refused host.
+        if let (Some(first), Some(line)) = (
+            parts.first_mut(),
+            self.options.sandbox.network_prompt_line(),
+        ) {
+            first.push('\n');
+            first.push_str(&line);
+        }
+        Ok(parts)
     }
 
     /// `None`: not a known command, send it to the model as text.

@@ -158,7 +158,16 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     if let Some(note) = sandbox_note(mode, sandboxed) {
         eprintln!("{note}");
     }
-    let sandbox = SandboxSetting::enabled(sandboxed);
+    let (network, explicit) =
+        crate::tools::network::session_policy(&config.network, None, &[], &cwd)
+            .map_err(CliError::Usage)?;
+    if !sandboxed
+        && explicit
+        && let Some(line) = network.unenforced_warning()
+    {
+        eprintln!("{line}");
+    }
+    let sandbox = SandboxSetting::with_network(sandboxed, network);
     let session = sessions::open_for_run(&flags.session, &cwd, &home).await?;
     // MCP servers live for the whole process; a server that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());
@@ -433,11 +442,18 @@ fn event_json(event: &AgentEvent) -> Option<serde_json::Value> {
             is_error,
             text,
             sandbox_level,
+            network_refused,
             ran,
-        } => json!({
-            "type": "tool_call_finish", "id": id, "tool": name, "isError": is_error,
-            "result": text, "sandboxLevel": sandbox_level,
-            "durationMs": ran.map(|(s, e)| e.duration_since(s).as_millis() as u64)}),
+        } => {
+            let mut v = json!({
+                "type": "tool_call_finish", "id": id, "tool": name, "isError": is_error,
+                "result": text, "sandboxLevel": sandbox_level,
+                "durationMs": ran.map(|(s, e)| e.duration_since(s).as_millis() as u64)});
+            if !network_refused.is_empty() {
+                v["networkRefused"] = json!(network_refused);
+            }
+            v
+        }
         AgentEvent::Usage(u) => json!({"type": "usage", "promptTokens": u.prompt_tokens,
             "completionTokens": u.completion_tokens, "totalTokens": u.total_tokens}),
     })

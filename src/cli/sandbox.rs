@@ -10,7 +10,9 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use sandbox::{Backend, Network, Policy, SandboxError};
+use sandbox::{Backend, Policy, SandboxError};
+
+use crate::tools::network::{NetworkMode, NetworkPolicy, SessionNetwork};
 
 /// Arguments of `gg sandbox`.
 #[derive(clap::Args, Debug)]
@@ -18,9 +20,13 @@ pub struct SandboxArgs {
     /// Isolation level: the strongest available, or exactly the one named.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// Network access inside the sandbox.
-    #[arg(long, value_enum, default_value_t = NetworkArg::On)]
-    pub network: NetworkArg,
+    /// Network access inside the sandbox (default: `"network"` in ~/.gg/config.json, else
+    /// allow-list).
+    #[arg(long, value_enum)]
+    pub network: Option<NetworkArg>,
+    /// A further host the allow-list lets through (repeatable; `*.example.com` for subdomains).
+    #[arg(long = "allow-domain", value_name = "HOST")]
+    pub allow_domain: Vec<String>,
     /// A further writable directory (repeatable).
     #[arg(long, value_name = "PATH")]
     pub writable: Vec<PathBuf>,
@@ -49,6 +55,17 @@ pub enum BackendArg {
 pub enum NetworkArg {
     On,
     Off,
+    AllowList,
+}
+
+impl From<NetworkArg> for NetworkMode {
+    fn from(n: NetworkArg) -> NetworkMode {
+        match n {
+            NetworkArg::On => NetworkMode::On,
+            NetworkArg::Off => NetworkMode::Off,
+            NetworkArg::AllowList => NetworkMode::AllowList,
+        }
+    }
 }
 
 const USAGE_ERROR: u8 = 2;
@@ -73,10 +90,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
         policy.hide_socket(std::path::Path::new(&sock));
     }
-    policy.network = match args.network {
-        NetworkArg::On => Network::On,
-        NetworkArg::Off => Network::Off,
-    };
+    let network = network_policy(&args, &cwd)?;
     for path in &args.writable {
         policy.add_writable(path).map_err(error)?;
     }
@@ -94,20 +108,32 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         .split_first()
         .ok_or((USAGE_ERROR, "missing COMMAND after --".to_string()))?;
     // `gg sandbox` runs a command the user typed: it keeps the user's environment.
-    let inner = sandbox::Invocation {
+    let mut inner = sandbox::Invocation {
         program: program.clone(),
         args: rest.to_vec(),
         env: std::env::vars_os().collect(),
     };
+    let session = SessionNetwork::new(network);
+    // At level none the proxy still serves the tools that honour the variables, but nothing
+    // stops the others: the warning line below says so.
+    let scope = session.apply(&mut policy).map_err(|e| (SETUP_ERROR, e))?;
+    if let Some(scope) = &scope {
+        crate::tools::network::set_proxy_env(&mut inner.env, &scope.url());
+    }
     let wrapped = sandbox::wrap(inner, &policy, backend).map_err(error)?;
     if args.explain {
-        let json = serde_json::to_string_pretty(wrapped.explain())
+        let mut explain = wrapped.explain().clone();
+        explain["network"] = session.policy.explain();
+        let json = serde_json::to_string_pretty(&explain)
             .map_err(|e| (SETUP_ERROR, format!("explain: {e}")))?;
         eprintln!("{json}");
     }
     let mut parts = wrapped.into_parts();
     if let Some(warning) = &parts.warning {
         eprintln!("{warning}");
+        if let Some(line) = session.policy.unenforced_warning() {
+            eprintln!("{line}");
+        }
     }
     let status = parts.command.status().map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound {
@@ -122,12 +148,36 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     })?;
     // The guard lives until here: its drop removes the temp directory and mount stubs.
     drop(parts.guard);
+    for r in scope.map(|s| s.finish()).unwrap_or_default() {
+        eprintln!(
+            "gg sandbox: network policy refused {}:{} ({})",
+            r.host, r.port, r.rule
+        );
+    }
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => u8::try_from(c).unwrap_or(1),
         (None, Some(sig)) => 128u8.wrapping_add(u8::try_from(sig).unwrap_or(0)),
         (None, None) => 1,
     };
     Ok(ExitCode::from(code))
+}
+
+/// The user's config, this command line, then the project's `.gg/settings.json`.
+fn network_policy(
+    args: &SandboxArgs,
+    cwd: &std::path::Path,
+) -> Result<NetworkPolicy, (u8, String)> {
+    let home = crate::tools::security::home_dir();
+    let user = crate::tools::network::load_user_settings(&home).map_err(|e| (USAGE_ERROR, e))?;
+    let project =
+        crate::tools::network::load_project_settings(cwd).map_err(|e| (USAGE_ERROR, e))?;
+    NetworkPolicy::resolve(
+        &user,
+        args.network.map(NetworkMode::from),
+        &args.allow_domain,
+        project.as_ref(),
+    )
+    .map_err(|e| (USAGE_ERROR, e))
 }
 
 fn error(e: SandboxError) -> (u8, String) {

@@ -255,6 +255,18 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
                 let _ = writeln!(text, "    - {}: {}", r.rule, r.message);
             }
         }
+        if let Some(n) = &audit.network {
+            let _ = writeln!(out, "  network: {}", n.mode);
+            for r in &n.refused {
+                let _ = writeln!(
+                    out,
+                    "    - refused {}:{} ({})",
+                    r.host.escape_debug(),
+                    r.port,
+                    r.rule
+                );
+            }
+        }
         if let Some(e) = &row.error {
             let _ = writeln!(text, "  error: {}", e.lines().next().unwrap_or(""));
         }

@@ -514,7 +514,17 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
     let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
-    let sandbox = SandboxSetting::enabled(flags.sandbox || config.sandbox);
+    let sandboxed = flags.sandbox || config.sandbox;
+    let (network, explicit) =
+        crate::tools::network::session_policy(&config.network, None, &[], &cwd)
+            .map_err(Failure::Usage)?;
+    if !sandboxed
+        && explicit
+        && let Some(line) = network.unenforced_warning()
+    {
+        tracing::warn!("{line}");
+    }
+    let sandbox = SandboxSetting::with_network(sandboxed, network);
     // MCP servers live as long as the daemon; one that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());
     let (mut mcp, mcp_warnings) =

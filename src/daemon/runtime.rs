@@ -225,10 +225,17 @@ impl Run {
                 name,
                 is_error,
                 text,
+                network_refused,
                 ..
-            } => json!({
-                "type": "tool_call_finish", "toolCallId": id, "toolName": name, "text": text,
-                "isError": is_error}),
+            } => {
+                let mut v = json!({
+                    "type": "tool_call_finish", "toolCallId": id, "toolName": name, "text": text,
+                    "isError": is_error});
+                if !network_refused.is_empty() {
+                    v["networkRefused"] = json!(network_refused);
+                }
+                v
+            }
             // Approvals are reported by the RPC approver, which knows the approval id; the
             // rest has no place in the protocol.
             AgentEvent::ApprovalRequested(_)

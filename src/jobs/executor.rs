@@ -88,7 +88,9 @@ impl ConversationExecutor {
         session
             .set_name(&session_name)
             .map_err(|e| error(e.to_string()))?;
-        let sandbox = SandboxSetting::enabled(job.sandbox);
+        let (network, _) = crate::tools::network::session_policy(&config.network, None, &[], &cwd)
+            .map_err(error)?;
+        let sandbox = SandboxSetting::with_network(job.sandbox, network);
         let options = ServiceOptions {
             cwd,
             home: self.home.clone(),

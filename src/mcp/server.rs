@@ -181,9 +181,15 @@ pub(crate) async fn connect_stdio(
         SandboxSetting::On { backend, network } => {
             let mut policy = sandbox::Policy::with_home(&dir, Some(&options.home))
                 .map_err(|e| format!("sandbox policy: {e}"))?;
-            policy.network = *network;
             if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
                 policy.hide_socket(std::path::Path::new(&sock));
+            }
+            // The server shares the session's proxy; its refusals are attributed to the tool
+            // calls running at the time (it carries no call token of its own).
+            let mut inner = inner;
+            if network.apply(&mut policy)?.is_some() {
+                let url = format!("http://127.0.0.1:{}", network.proxy()?.port());
+                crate::tools::network::set_proxy_env(&mut inner.env, &url);
             }
             let parts = sandbox::wrap(inner, &policy, *backend)
                 .map_err(|e| e.to_string())?

@@ -143,8 +143,7 @@ pub fn render(result: &CallToolResult) -> Outcome {
     Outcome {
         text,
         is_error: result.is_error == Some(true),
-        sandbox_level: None,
-        sandbox_warning: None,
+        ..Outcome::error("")
     }
 }
 

@@ -35,21 +35,35 @@ pub enum SandboxSetting {
     Off,
     On {
         backend: sandbox::Backend,
-        network: sandbox::Network,
+        /// The session's network policy and its proxy (shared by bash and MCP servers).
+        network: std::sync::Arc<super::network::SessionNetwork>,
     },
 }
 
 impl SandboxSetting {
     /// What `--sandbox` (or `"sandbox": true`, or a job's default) turns on: the strongest level
-    /// available, network on as the design says.
+    /// available, with the default network policy (allow-list).
     pub fn enabled(on: bool) -> SandboxSetting {
+        SandboxSetting::with_network(on, super::network::NetworkPolicy::default())
+    }
+
+    /// The strongest level available with `network`, or off.
+    pub fn with_network(on: bool, network: super::network::NetworkPolicy) -> SandboxSetting {
         if on {
             SandboxSetting::On {
                 backend: sandbox::Backend::Auto,
-                network: sandbox::Network::On,
+                network: std::sync::Arc::new(super::network::SessionNetwork::new(network)),
             }
         } else {
             SandboxSetting::Off
+        }
+    }
+
+    /// The system prompt's line about the network, when the sandbox enforces a policy.
+    pub fn network_prompt_line(&self) -> Option<String> {
+        match self {
+            SandboxSetting::Off => None,
+            SandboxSetting::On { network, .. } => Some(network.policy.prompt_line(true)),
         }
     }
 }
@@ -62,6 +76,10 @@ pub struct Outcome {
     /// The sandbox level bash ran under (`bwrap`, `landlock`, `seatbelt`, `none`, or `off`).
     pub sandbox_level: Option<String>,
     pub sandbox_warning: Option<String>,
+    /// The network policy the command ran under (`off`, `on`, `allow-list`), when sandboxed.
+    pub network_mode: Option<String>,
+    /// Connections the network proxy refused during the call.
+    pub network_refused: Vec<super::network::Refusal>,
 }
 
 impl Outcome {
@@ -71,6 +89,8 @@ impl Outcome {
             is_error: true,
             sandbox_level: None,
             sandbox_warning: None,
+            network_mode: None,
+            network_refused: Vec::new(),
         }
     }
 
@@ -79,8 +99,7 @@ impl Outcome {
             Ok(text) => Outcome {
                 text,
                 is_error: false,
-                sandbox_level: None,
-                sandbox_warning: None,
+                ..Outcome::error("")
             },
             Err(e) => Outcome::error(e.0),
         }

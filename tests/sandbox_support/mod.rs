@@ -966,10 +966,11 @@ pub fn cases() -> Vec<Case> {
             |_, out, _| ensure(out.code == Some(7), format!("{out:?}"))
         ),
         Case {
+            flags: &["--network", "on"],
             setup: |_, h| h.tcp_listener(),
             ..case!(
                 "P06",
-                "network on by default: TCP to the host works",
+                "network on: TCP to the host works",
                 "\"$PY\" -c 'import socket,os; s=socket.create_connection((\"127.0.0.1\", int(os.environ[\"PORT\"])), 2); print(\"CONNECTED\")'",
                 |_, out, h| ensure(
                     out.stdout.contains("CONNECTED") && h.tcp_was_reached(),

@@ -184,6 +184,41 @@ pub fn load_project_settings(cwd: &Path) -> Result<Option<NetworkSettings>, Stri
     }
 }
 
+/// The session policy for `cwd`: the user's config, the command line, then the project's
+/// `.gg/settings.json`. The second value says whether anything named a network setting (then,
+/// with the sandbox off, gg says that it cannot be enforced).
+pub fn session_policy(
+    user: &NetworkSettings,
+    cli_mode: Option<NetworkMode>,
+    cli_domains: &[String],
+    cwd: &Path,
+) -> Result<(NetworkPolicy, bool), String> {
+    let project = load_project_settings(cwd)?;
+    let explicit = cli_mode.is_some()
+        || !cli_domains.is_empty()
+        || user.network.is_some()
+        || project.as_ref().is_some_and(|p| p.network.is_some());
+    let policy = NetworkPolicy::resolve(user, cli_mode, cli_domains, project.as_ref())?;
+    Ok((policy, explicit))
+}
+
+/// Reads only the network keys of `~/.gg/config.json` (for commands such as `gg sandbox` that
+/// need no provider). A missing file is the default; an unreadable or malformed one is an error.
+pub fn load_user_settings(home: &Path) -> Result<NetworkSettings, String> {
+    let path = home.join(".gg").join("config.json");
+    let settings = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice::<NetworkSettings>(&bytes)
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => NetworkSettings::default(),
+        Err(e) => return Err(format!("failed to read {}: {e}", path.display())),
+    };
+    if let Some(domains) = &settings.allow_domains {
+        AllowList::parse(domains)
+            .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
+    }
+    Ok(settings)
+}
+
 /// The environment a command needs to use the proxy at `url`.
 pub fn proxy_env(url: &str) -> Vec<(String, String)> {
     let mut v = Vec::new();
@@ -195,6 +230,13 @@ pub fn proxy_env(url: &str) -> Vec<(String, String)> {
     v.push(("NO_PROXY".into(), String::new()));
     v.push(("no_proxy".into(), String::new()));
     v
+}
+
+/// Puts [`proxy_env`] into a complete environment, replacing inherited values.
+pub fn set_proxy_env(env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>, url: &str) {
+    let vars = proxy_env(url);
+    env.retain(|(k, _)| !vars.iter().any(|(name, _)| k == name.as_str()));
+    env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
 }
 
 /// Names the proxy resolves without DNS, from `GG_TEST_RESOLVE` (`name=ip[,name=ip…]`).
@@ -216,7 +258,7 @@ pub fn test_resolver() -> proxy::Overrides {
             && let Ok(addr) = addr.trim().parse()
         {
             out.entry(name.trim().to_ascii_lowercase())
-                .or_insert_with(Vec::new)
+                .or_default()
                 .push(addr);
         }
     }
@@ -265,6 +307,20 @@ impl SessionNetwork {
         let proxy = self.proxy()?;
         policy.proxy = Some(proxy.route());
         Ok(Some(proxy.begin_call()))
+    }
+
+    /// [`SessionNetwork::apply`], and the call's proxy variables put into `env` (the command's
+    /// complete environment).
+    pub fn prepare(
+        &self,
+        policy: &mut sandbox::Policy,
+        env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    ) -> Result<Option<CallScope>, String> {
+        let scope = self.apply(policy)?;
+        if let Some(scope) = &scope {
+            set_proxy_env(env, &scope.url());
+        }
+        Ok(scope)
     }
 }
 

@@ -224,7 +224,13 @@ impl State {
         token: Option<&str>,
     ) -> Result<Vec<SocketAddr>, Response<Body>> {
         let refuse = |why: Refused| {
-            let shown = host.trim_start_matches('[').trim_end_matches(']');
+            // Shown to the model and in `gg audit`: no control characters from the request.
+            let shown: String = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .escape_debug()
+                .collect();
+            let shown = shown.as_str();
             self.record(
                 Refusal {
                     host: shown.to_string(),
@@ -670,7 +676,7 @@ mod tests {
                 out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
             }
         }
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push('=');
         }
         out

