@@ -83,6 +83,8 @@ impl Env {
             enabled: true,
             auto_approve: false,
             sandbox: true,
+            network: None,
+            allow_domains: Vec::new(),
             timeout: 60_000_000_000,
             created_at: Timestamp::now(),
             last_run: None,

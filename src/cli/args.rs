@@ -105,6 +105,13 @@ pub struct RunArgs {
     /// Run bash under the sandbox (working directory writable, the rest read-only).
     #[arg(long)]
     pub sandbox: bool,
+    /// Network policy of sandboxed commands: off, on or allow-list (the default; overrides
+    /// `"network"` in ~/.gg/config.json).
+    #[arg(long, value_name = "MODE")]
+    pub network: Option<String>,
+    /// A further host the allow-list lets through (repeatable; *.example.com for subdomains).
+    #[arg(long = "allow-domain", value_name = "HOST")]
+    pub allow_domain: Vec<String>,
     /// Print token usage to stderr after each run.
     #[arg(long)]
     pub usage: bool,
@@ -172,6 +179,8 @@ impl RunArgs {
             approval,
             yolo,
             sandbox,
+            network,
+            allow_domain,
             usage,
             no_skills,
             no_context_files,
@@ -198,6 +207,8 @@ impl RunArgs {
             approval: one("--approval", approval, later.approval)?,
             yolo: yolo || later.yolo,
             sandbox: sandbox || later.sandbox,
+            network: one("--network", network, later.network)?,
+            allow_domain: allow_domain.into_iter().chain(later.allow_domain).collect(),
             usage: usage || later.usage,
             no_skills: no_skills || later.no_skills,
             no_context_files: no_context_files || later.no_context_files,

@@ -380,6 +380,8 @@ fn run_flags(run: RunArgs, prompt: Vec<String>, resume: Option<Option<String>>) 
         approval: run.approval,
         yolo: run.yolo,
         sandbox: run.sandbox,
+        network: run.network,
+        allow_domains: run.allow_domain,
         usage: run.usage,
         no_skills: run.no_skills,
         no_context_files: run.no_context_files,
@@ -656,12 +658,14 @@ mod tests {
                 other => panic!("{words:?}: {other:?}"),
             }
         };
-        let flags: [&[&str]; 6] = [
+        let flags: [&[&str]; 8] = [
             &["--in", "2s"],
             &["--timezone", "UTC"],
             &["--timeout", "1m"],
             &["--allow-all"],
             &["--no-sandbox"],
+            &["--network", "off"],
+            &["--allow-domain", "registry.test"],
             &["--name", "n"],
         ];
         let base = ["--cron", "@daily"];

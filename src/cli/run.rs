@@ -40,6 +40,10 @@ pub struct RunFlags {
     pub approval: Option<String>,
     pub yolo: bool,
     pub sandbox: bool,
+    /// `--network`, parsed when the run starts (a bad value is a usage error).
+    pub network: Option<String>,
+    /// `--allow-domain`, repeatable.
+    pub allow_domains: Vec<String>,
     pub usage: bool,
     pub no_skills: bool,
     pub no_context_files: bool,
@@ -158,9 +162,19 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     if let Some(note) = sandbox_note(mode, sandboxed) {
         eprintln!("{note}");
     }
-    let (network, explicit) =
-        crate::tools::network::session_policy(&config.network, None, &[], &cwd)
-            .map_err(CliError::Usage)?;
+    let network_mode = flags
+        .network
+        .as_deref()
+        .map(str::parse::<crate::tools::network::NetworkMode>)
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--network: {e}")))?;
+    let (network, explicit) = crate::tools::network::session_policy(
+        &config.network,
+        network_mode,
+        &flags.allow_domains,
+        &cwd,
+    )
+    .map_err(CliError::Usage)?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()

@@ -77,6 +77,12 @@ struct StartParams {
     /// Bash under the sandbox for this run; absent = the daemon's `--sandbox`.
     #[serde(default)]
     sandbox: Option<bool>,
+    /// This run's network policy (`off`, `on`, `allow-list`); absent: the daemon's.
+    #[serde(default)]
+    network: Option<String>,
+    /// Further hosts for this run's allow-list.
+    #[serde(default)]
+    allow_domains: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +143,12 @@ struct JobAddParams {
     allow_all: bool,
     #[serde(default)]
     no_sandbox: bool,
+    /// The job's network policy (`off`, `on`, `allow-list`).
+    #[serde(default)]
+    network: Option<String>,
+    /// Further hosts for the job's allow-list.
+    #[serde(default)]
+    allow_domains: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -266,6 +278,10 @@ impl Handler {
                         require_approval,
                         p.workspace.as_deref(),
                         p.sandbox,
+                        super::runtime::RunNetwork {
+                            mode: p.network,
+                            allow_domains: p.allow_domains,
+                        },
                     )
                     .await?;
                 Ok(json!({"runId": run_id}))
@@ -328,6 +344,8 @@ impl Handler {
                     timeout: p.timeout,
                     allow_all: p.allow_all,
                     no_sandbox: p.no_sandbox,
+                    network: p.network,
+                    allow_domain: p.allow_domains,
                     prompt: vec![p.prompt],
                 };
                 jobs::add(runtime.settings(), &args)

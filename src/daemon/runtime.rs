@@ -811,6 +811,46 @@ impl Runtime {
             })
     }
 
+    /// The sandbox of one run: `sandbox` (the web UI's per-run switch) or the daemon's, with the
+    /// run's own network policy when it names one (layered like `gg --network`: over the
+    /// user's config, under the project's settings). A network policy without the sandbox is
+    /// refused: it cannot be enforced.
+    fn run_sandbox(
+        &self,
+        sandbox: Option<bool>,
+        network: &RunNetwork,
+    ) -> Result<SandboxSetting, RpcError> {
+        let daemon_sandboxed = matches!(self.settings.sandbox, SandboxSetting::On { .. });
+        let sandboxed = sandbox.unwrap_or(daemon_sandboxed);
+        let own_network = network.mode.is_some() || !network.allow_domains.is_empty();
+        if !sandboxed {
+            if own_network {
+                return Err(RpcError::invalid_params(
+                    "network: the policy cannot be enforced without the sandbox",
+                ));
+            }
+            return Ok(SandboxSetting::Off);
+        }
+        if daemon_sandboxed && !own_network {
+            // The daemon's setting, and its proxy.
+            return Ok(self.settings.sandbox.clone());
+        }
+        let mode = network
+            .mode
+            .as_deref()
+            .map(str::parse::<crate::tools::network::NetworkMode>)
+            .transpose()
+            .map_err(|e| RpcError::invalid_params(format!("network: {e}")))?;
+        let (policy, _) = crate::tools::network::session_policy(
+            &self.settings.config.network,
+            mode,
+            &network.allow_domains,
+            &self.settings.cwd,
+        )
+        .map_err(|e| RpcError::invalid_params(format!("network: {e}")))?;
+        Ok(SandboxSetting::with_network(true, policy))
+    }
+
     /// `run.start`.
     pub async fn start_run(
         self: &Arc<Self>,
@@ -819,7 +859,10 @@ impl Runtime {
         require_approval: bool,
         workspace: Option<&str>,
         sandbox: Option<bool>,
+        network: RunNetwork,
     ) -> Result<String, RpcError> {
+        // The web UI's per-run setting; absent = the daemon's `--sandbox`.
+        let sandbox = self.run_sandbox(sandbox, &network)?;
         if self.shutdown.is_cancelled() {
             return Err(RpcError::app(
                 AppError::ShuttingDown,
@@ -908,8 +951,7 @@ impl Runtime {
             mode,
             terminal,
             approver,
-            // The web UI's per-run setting; absent = the daemon's `--sandbox`.
-            sandbox: sandbox.map_or_else(|| s.sandbox.clone(), SandboxSetting::enabled),
+            sandbox,
             context_files: s.context_files,
             skills: s.skills,
             external_tools: s.external_tools.clone(),
@@ -1228,6 +1270,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err(bad());
     }
     Ok(total)
+}
+
+/// A run's own network parameters (`run.start`'s `network` and `allowDomains`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunNetwork {
+    /// `off`, `on` or `allow-list`; `None`: the daemon's.
+    pub mode: Option<String>,
+    /// Further hosts for the allow-list.
+    pub allow_domains: Vec<String>,
 }
 
 #[cfg(test)]

@@ -81,6 +81,12 @@ pub struct AddArgs {
     /// Run the job's tools outside the sandbox.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Network policy of the job's sandboxed commands: off, on or allow-list.
+    #[arg(long, value_name = "MODE")]
+    pub network: Option<String>,
+    /// A further host the allow-list lets through (repeatable; *.example.com for subdomains).
+    #[arg(long = "allow-domain", value_name = "HOST")]
+    pub allow_domain: Vec<String>,
     /// The prompt (options may follow it; put `--` before a prompt that starts with '-').
     #[arg(required = true, num_args = 1.., value_name = "PROMPT")]
     pub prompt: Vec<String>,
@@ -136,6 +142,13 @@ pub fn add_job(
     };
     let timeout =
         u64::try_from(timeout.as_nanos()).map_err(|_| "--timeout is too large".to_string())?;
+    // Checked now, so a typo fails at `gg job add` rather than at 3 a.m.
+    if let Some(mode) = &args.network {
+        mode.parse::<crate::tools::network::NetworkMode>()
+            .map_err(|e| format!("--network: {e}"))?;
+    }
+    crate::tools::network::AllowList::parse(&args.allow_domain)
+        .map_err(|e| format!("--allow-domain: {e}"))?;
     store.update(|jobs| {
         let mut id = random_hex(3)?;
         while jobs.iter().any(|j| j.id == id) {
@@ -153,6 +166,8 @@ pub fn add_job(
             enabled: true,
             auto_approve: args.allow_all,
             sandbox: !args.no_sandbox,
+            network: args.network.clone(),
+            allow_domains: args.allow_domain.clone(),
             timeout,
             created_at: now,
             last_run: None,
@@ -335,6 +350,17 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                         "off (--no-sandbox)"
                     }
                     .to_string(),
+                ),
+                (
+                    "network",
+                    match (&j.network, j.allow_domains.is_empty()) {
+                        (mode, true) => mode.clone().unwrap_or_else(|| "config".into()),
+                        (mode, false) => format!(
+                            "{} + {}",
+                            mode.as_deref().unwrap_or("config"),
+                            j.allow_domains.join(", ")
+                        ),
+                    },
                 ),
                 ("timeout", format_duration(j.timeout())),
                 ("directory", j.workspace.clone()),

@@ -88,8 +88,15 @@ impl ConversationExecutor {
         session
             .set_name(&session_name)
             .map_err(|e| error(e.to_string()))?;
-        let (network, _) = crate::tools::network::session_policy(&config.network, None, &[], &cwd)
+        let mode = job
+            .network
+            .as_deref()
+            .map(str::parse::<crate::tools::network::NetworkMode>)
+            .transpose()
             .map_err(error)?;
+        let (network, _) =
+            crate::tools::network::session_policy(&config.network, mode, &job.allow_domains, &cwd)
+                .map_err(error)?;
         let sandbox = SandboxSetting::with_network(job.sandbox, network);
         let options = ServiceOptions {
             cwd,

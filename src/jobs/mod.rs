@@ -65,6 +65,13 @@ pub struct Job {
     /// Absent in older files: the sandbox is on unless `--no-sandbox` was given.
     #[serde(default = "sandbox_default")]
     pub sandbox: bool,
+    /// `--network`: the network policy of the job's sandboxed commands (`off`, `on`,
+    /// `allow-list`); absent: the config's (default allow-list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// `--allow-domain`: further hosts for the allow-list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_domains: Vec<String>,
     /// Nanoseconds.
     pub timeout: u64,
     pub created_at: Timestamp,
