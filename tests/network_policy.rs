@@ -479,7 +479,12 @@ fn prompt_injected_exfiltration_is_refused_while_cargo_fetch_works() {
         Reply::tool_call(
             "b2",
             "bash",
-            &json!({"command": "CARGO_HOME=$PWD/.cargo-home cargo fetch"}).to_string(),
+            // By absolute path: the bash tool's login shell resets PATH from the fake HOME.
+            &json!({"command": format!(
+                "PATH={}:$PATH CARGO_HOME=$PWD/.cargo-home cargo fetch",
+                cargo_dir()
+            )})
+            .to_string(),
         ),
         Reply::text(&["done"]),
     ]);
@@ -578,4 +583,17 @@ fn rustup_home() -> std::ffi::OsString {
             .join(".rustup")
             .into_os_string()
     })
+}
+
+fn cargo_dir() -> String {
+    let out = Command::new("sh")
+        .args(["-c", "command -v cargo"])
+        .output()
+        .expect("sh");
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(path.starts_with('/'), "cargo not found on PATH: {path:?}");
+    Path::new(&path)
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default()
 }

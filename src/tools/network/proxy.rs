@@ -96,22 +96,36 @@ impl ProxyHandle {
             all: Mutex::new(Vec::new()),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("network proxy runtime: {e}"))?;
         let st = Arc::clone(&state);
-        let thread = std::thread::Builder::new()
-            .name("gg-network-proxy".into())
-            .spawn(move || runtime.block_on(accept_loop(unix, tcp, st, stop_rx)))
-            .map_err(|e| format!("network proxy thread: {e}"))?;
+        // Inside a runtime (the agent, ggd, jobs) the proxy is a task of it. A second runtime
+        // in the same process would also run a SIGCHLD driver, and children spawned by the
+        // first one could then wait for an exit they are never told about. Sync callers
+        // (`gg sandbox`) get a thread with its own runtime.
+        let thread = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(accept_loop(unix, tcp, st, stop_rx));
+                None
+            }
+            Err(_) => {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("network proxy runtime: {e}"))?;
+                Some(
+                    std::thread::Builder::new()
+                        .name("gg-network-proxy".into())
+                        .spawn(move || runtime.block_on(accept_loop(unix, tcp, st, stop_rx)))
+                        .map_err(|e| format!("network proxy thread: {e}"))?,
+                )
+            }
+        };
         Ok(ProxyHandle {
             state,
             socket,
             dir,
             port,
             stop: Some(stop_tx),
-            thread: Some(thread),
+            thread,
         })
     }
 
