@@ -567,12 +567,16 @@ fn prompt_injected_exfiltration_is_refused_while_cargo_fetch_works() {
     let audit = gg(&["audit"]);
     let text = String::from_utf8_lossy(&audit.stdout).into_owned();
     assert!(audit.status.success(), "{text}");
-    let b1 = text.find("b1").expect("the curl call is listed");
-    let b2 = text.find("b2").expect("the cargo call is listed");
-    let refused = text
-        .find("refused collector.example:443 (not-on-allow-list)")
-        .unwrap_or_else(|| panic!("{text}"));
-    assert!(b1 < refused && refused < b2, "{text}");
+    // Each call is one block; the refusal is on the curl call's block only.
+    let block = |id: &str| {
+        text.split("\n\n")
+            .find(|b| b.contains(&format!("  {id}  ")))
+            .unwrap_or_else(|| panic!("{id} not listed: {text}"))
+            .to_string()
+    };
+    let refused = "refused collector.example:443 (not-on-allow-list)";
+    assert!(block("b1").contains(refused), "{text}");
+    assert!(!block("b2").contains(refused), "{text}");
     assert!(text.contains("network: allow-list"), "{text}");
 }
 
