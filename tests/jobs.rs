@@ -495,10 +495,9 @@ impl JobExecutor for Recording {
     }
 }
 
+/// The production scheduler: it sees edits to the store as they happen, without polling.
 fn fast() -> SchedulerOptions {
-    SchedulerOptions {
-        max_sleep: Duration::from_millis(100),
-    }
+    SchedulerOptions::default()
 }
 
 fn statuses(store: &JobStore, job: &Job) -> Vec<RunStatus> {

@@ -586,15 +586,8 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
             ..crate::jobs::ConversationExecutor::new(home.clone())
         };
         tracing::info!("scheduler started");
-        // With the test hooks on, the scheduler looks at the store every second, so a job added
-        // through the API (the web UI's tests) fires without a 30 s wait.
-        let options = if std::env::var(handler::TEST_HOOKS_ENV).is_ok_and(|v| v == "1") {
-            crate::jobs::SchedulerOptions {
-                max_sleep: std::time::Duration::from_secs(1),
-            }
-        } else {
-            crate::jobs::SchedulerOptions::default()
-        };
+        // Jobs added through the API or the CLI wake the scheduler at once (it watches the store).
+        let options = crate::jobs::SchedulerOptions::default();
         Some(tokio::spawn(crate::jobs::run_scheduler_with(
             store,
             Arc::new(executor),

@@ -18,7 +18,10 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 pub use executor::{ConversationExecutor, Execution};
-pub use scheduler::{JobExecutor, SchedulerOptions, run_scheduler, run_scheduler_with};
+pub use scheduler::{
+    Armed, JobExecutor, SchedulerOptions, SystemWakeups, Wake, Wakeups, run_scheduler,
+    run_scheduler_with,
+};
 pub use store::JobStore;
 
 /// The default `--timeout`.
