@@ -14,9 +14,32 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::app::config::ContextConfig;
 use crate::provider::{self, ChatRequest, ErrorKind, Provider, ProviderError, ToolDefinition};
 use crate::session::{self, Session, SessionError};
+use serde::Deserialize;
+
+/// Context budget settings (reference §7.7).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContextConfig {
+    pub max_prompt_tokens: u32,
+    pub max_output_tokens: u32,
+    pub tail_turns: u32,
+    pub summary_max_tokens: u32,
+    pub auto_compact: bool,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            max_prompt_tokens: 24000,
+            max_output_tokens: 4096,
+            tail_turns: 6,
+            summary_max_tokens: 1200,
+            auto_compact: true,
+        }
+    }
+}
 
 /// First line of the system message that carries the compaction summary.
 pub const SUMMARY_HEADER: &str = "Conversation summary for earlier messages:";

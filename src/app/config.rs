@@ -12,28 +12,9 @@ pub const DEFAULT_SELECTION: &str = "openai:gpt-4.1";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const MISSING_API_KEY: &str = "missing API key: set OPENAI_API_KEY or pass --api-key";
 
-/// Context budget settings (reference §7.7).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ContextConfig {
-    pub max_prompt_tokens: u32,
-    pub max_output_tokens: u32,
-    pub tail_turns: u32,
-    pub summary_max_tokens: u32,
-    pub auto_compact: bool,
-}
-
-impl Default for ContextConfig {
-    fn default() -> Self {
-        ContextConfig {
-            max_prompt_tokens: 24000,
-            max_output_tokens: 4096,
-            tail_turns: 6,
-            summary_max_tokens: 1200,
-            auto_compact: true,
-        }
-    }
-}
+/// Context budget settings: defined next to the budget that reads them (agent::context), so the
+/// agent does not depend on the application layer.
+pub use crate::agent::context::ContextConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -2,4 +2,5 @@
 //! service that ties a provider, the tools, the approval gate and a session together.
 
 pub mod config;
+pub mod lock;
 pub mod service;

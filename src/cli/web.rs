@@ -53,7 +53,7 @@ fn web(args: &WebArgs) -> Result<(), String> {
         .ok_or("HOME is not set")?;
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let state_path = home.join(".gg").join("web.json");
-    let running = crate::daemon::lock::daemon_alive(&home)?;
+    let running = crate::app::lock::daemon_alive(&home)?;
     let state = if running {
         let known = read_state(&state_path).filter(|s| healthy(s.port, &s.token));
         let Some(state) = known else {

@@ -14,7 +14,7 @@
 
 pub mod handler;
 pub mod http;
-pub mod lock;
+use crate::app::lock;
 pub mod rpc;
 pub mod runtime;
 pub mod service;

@@ -249,7 +249,7 @@ pub fn remove(store: &JobStore, reference: &str) -> Result<Job, String> {
 /// Whether a daemon holds `~/.gg/ggd.pid`. An unreadable lock file counts as "not running" so
 /// the user is warned rather than reassured.
 pub fn daemon_running(home: &Path) -> bool {
-    crate::daemon::lock::daemon_alive(home).unwrap_or(false)
+    crate::app::lock::daemon_alive(home).unwrap_or(false)
 }
 
 /// Runs a `gg job` subcommand.
