@@ -1,4 +1,4 @@
-//! Context budget and compaction (reference §7.7) against the scripted OpenAI-compatible server
+//! Context budget and compaction against the scripted OpenAI-compatible server
 //! over loopback, with real session files.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 

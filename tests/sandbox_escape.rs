@@ -4,7 +4,7 @@
 //! Each available level runs the whole table. A level this machine does not offer is reported as
 //! `skipped: <level>: <reason>`; set `GG_REQUIRE_SANDBOX_LEVELS=bwrap,landlock` (meant for CI) to turn
 //! such a skip into a failure. Attacks that a level is documented not to stop (see
-//! docs/_sandbox.md) are listed as `gap` for that level and are reported, not asserted.
+//! docs/security-model.md) are listed as `gap` for that level and are reported, not asserted.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 

@@ -2,7 +2,7 @@
 //! say why.
 //!
 //! Two parts, both pure (no I/O, no async):
-//! - [`decision`]: the approval table of reference §2.3 as an explicit state machine;
+//! - [`decision`]: the approval table (docs/security-model.md) as an explicit state machine;
 //! - [`file`]: the policy-file format and its layering (builtin → user → project, where a
 //!   project file may only tighten).
 #![forbid(unsafe_code)]

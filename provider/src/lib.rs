@@ -6,7 +6,7 @@
 //! event is complete, tool calls are assembled and validated at the end, and any failure returns a
 //! [`ProviderError`] that still carries the text already streamed ([`ProviderError::partial`]).
 //!
-//! Reliability rules (reference section 5):
+//! Reliability rules (docs/usage.md, "Model provider"):
 //! - network errors, 429 and 5xx are retried before a stream is accepted (at most
 //!   [`RetryPolicy::max_retries`] times, `Retry-After` honoured up to 60 s, else full jitter);
 //!   nothing is retried once a 2xx response began;

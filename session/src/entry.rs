@@ -1,4 +1,4 @@
-//! The on-disk records: header (line 1) and the flat entries after it (reference 7.2, 7.3).
+//! The on-disk records: header (line 1) and the flat entries after it.
 //!
 //! Field names match the Go implementation byte for byte. Unknown fields are ignored on read, so
 //! files written by newer versions still open; the optional `audit` object on message entries is

@@ -1,4 +1,4 @@
-//! The cross-process writer lease: a `<file>.lock` sidecar created exclusively (reference 7.6).
+//! The cross-process writer lease: a `<file>.lock` sidecar created exclusively.
 //!
 //! The lease is short-lived: it is held only while one open, append, fork or header rewrite
 //! runs, never for the lifetime of a session. A lock whose mtime is older than

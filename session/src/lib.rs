@@ -1,5 +1,5 @@
 //! Append-only JSONL session store, file-compatible with the Go implementation of gg
-//! (reference section 7).
+//! (the format: docs/architecture.md, "Sessions").
 //!
 //! - [`Session`]: a session open for writing (lease, optimistic check, fsynced appends, repair
 //!   and migration on open, branch/fork/clone, interruption recovery).
@@ -33,5 +33,5 @@ pub use store::Session;
 pub use transcript::{Transcript, TreeItem, ui_text};
 
 /// Content and error of the tool result written for a call that was interrupted before its
-/// result was saved (reference section 6).
+/// result was saved.
 pub const INTERRUPTED_TOOL_RESULT: &str = "Execution interrupted; result unavailable. This tool may already have run. Inspect the current state before retrying.";

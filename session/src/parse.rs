@@ -1,4 +1,4 @@
-//! Reading a session file into a [`Transcript`], detecting what repair it needs (reference 7.6).
+//! Reading a session file into a [`Transcript`], detecting what repair it needs.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};

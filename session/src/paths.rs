@@ -1,4 +1,4 @@
-//! Where sessions live and how a user names them (reference 7.1, 1.1).
+//! Where sessions live and how a user names them.
 
 use std::ffi::OsStr;
 use std::fs::{self, File};

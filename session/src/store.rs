@@ -1,5 +1,5 @@
 //! A session open for writing: append-only, fsynced, guarded by the writer lease and an
-//! optimistic freshness check (reference 7.4–7.6).
+//! optimistic freshness check.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Write};

@@ -1,5 +1,5 @@
 //! The in-memory tree of one session file: validated entries, the active path and the views
-//! derived from it (reference 7.4).
+//! derived from it.
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! Context budget and compaction (reference §7.7).
+//! Context budget and compaction.
 //!
 //! Before every model request the conversation is rebuilt from the session: the system
 //! prompts, then the latest compaction summary as one more system message, then the active-path
@@ -18,7 +18,7 @@ use crate::provider::{self, ChatRequest, ErrorKind, Provider, ProviderError, Too
 use crate::session::{self, Session, SessionError};
 use serde::Deserialize;
 
-/// Context budget settings (reference §7.7).
+/// Context budget settings.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ContextConfig {

@@ -113,7 +113,7 @@ pub struct Agent {
     pub provider: Provider,
     pub tools: Arc<ToolBox>,
     pub gate: Arc<Gate>,
-    /// Prompt budget and compaction settings (reference §7.7).
+    /// Prompt budget and compaction settings.
     pub budget: ContextBudget,
 }
 

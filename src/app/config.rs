@@ -1,4 +1,4 @@
-//! `~/.gg/config.json` (reference §10.1) and the provider selection built from it.
+//! `~/.gg/config.json` and the provider selection built from it.
 //!
 //! Unknown keys are ignored, as the earlier implementation did, so one config file serves both;
 //! known keys are validated and a bad value names the file and the key.

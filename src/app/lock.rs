@@ -1,5 +1,5 @@
-//! The single-instance lock of the daemon: an exclusive, non-blocking lock on `~/.gg/ggd.pid`
-//! (reference 8.1). It lives in `app` because `gg jobs` and `gg web` ask whether a daemon runs.
+//! The single-instance lock of the daemon: an exclusive, non-blocking lock on `~/.gg/ggd.pid`.
+//! It lives in `app` because `gg jobs` and `gg web` ask whether a daemon runs.
 //!
 //! The file is never deleted; the lock dies with the process, so a crashed daemon never leaves
 //! a stale lock behind.

@@ -114,7 +114,7 @@ struct ResumeArgs {
 }
 
 /// `gg job SUBCOMMAND`; any other word after `job` makes the whole line a prompt, so
-/// `gg job well done` still talks to the agent (reference §1.1: the first word decides). The
+/// `gg job well done` still talks to the agent (the first word decides). The
 /// agent flags are accepted for that case but not shown in `gg job --help`.
 #[derive(Args, Debug)]
 #[command(mut_args = |a: clap::Arg| a.hide(true))]

@@ -235,7 +235,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         if line.trim().is_empty() {
             continue;
         }
-        // A failed turn ends the session with its code (reference §1.1); an interrupted one
+        // A failed turn ends the session with its code; an interrupted one
         // returns to the prompt.
         if let Some(code) = run_one(&mut conversation, &line, &output, &interrupts, &flags)
             .await

@@ -126,7 +126,7 @@ fn parse_answer(line: &str, dangerous: bool) -> Answer {
     }
 }
 
-/// The approval prompt text (reference §2.3): blank line, the tool, summary, details, question.
+/// The approval prompt text: blank line, the tool, summary, details, question.
 pub fn render_prompt(prompt: &ApprovalPrompt, colour: bool) -> String {
     // Everything shown comes from the model; gg's colours are added after escaping it.
     let mut out = format!(

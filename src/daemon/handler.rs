@@ -1,4 +1,4 @@
-//! JSON-RPC method dispatch (reference 8.3). Transports hand it raw messages; it answers with a
+//! JSON-RPC method dispatch. Transports hand it raw messages; it answers with a
 //! response object, or nothing for notifications.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::rpc::{self, INTERNAL_ERROR, METHOD_NOT_FOUND, Request, RpcError};
 use super::runtime::Runtime;
 
-/// Capabilities every build has (reference 8.3); tool capabilities (memory, kb, …) are added
+/// Capabilities every build has; tool capabilities (memory, kb, …) are added
 /// only when those tools exist, and this build has none of them.
 pub const CAPABILITIES: [&str; 7] = [
     "run.approval",

@@ -1,4 +1,4 @@
-//! The HTTP transport (reference 8.2): `POST /rpc`, `GET /events` (SSE), `GET /healthz`,
+//! The HTTP transport: `POST /rpc`, `GET /events` (SSE), `GET /healthz`,
 //! `GET /health`, with the bearer token, the `Host` check against DNS rebinding and
 //! loopback-only CORS; and the web UI's page (`/`, `/assets/…`, see [`super::web`]) on the same
 //! origin, under a strict Content-Security-Policy.

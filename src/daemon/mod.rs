@@ -1,5 +1,5 @@
 //! `ggd`: the application core served over JSON-RPC to editors, the web UI and scripts
-//! (reference 1.2 and 8).
+//! (docs/daemon-protocol.md).
 //!
 //! - [`rpc`]: framing, request validation, error codes (pure; fuzzed).
 //! - [`runtime`]: sessions, runs, events, approvals, limits.

@@ -1,5 +1,5 @@
 //! JSON-RPC 2.0 framing: newline-delimited lines with a size cap, request validation, responses
-//! and the daemon's application error codes (reference 8.2, 8.3).
+//! and the daemon's application error codes.
 //!
 //! Everything here is pure so the fuzz target and the transports share one parser.
 
@@ -55,7 +55,7 @@ impl RpcError {
     }
 }
 
-/// The application errors of reference 8.3, plus the design's run limit.
+/// The application errors of docs/daemon-protocol.md, plus the design's run limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppError {
     SessionNotFound,

@@ -1,5 +1,5 @@
 //! The daemon runtime: open sessions, runs, their event logs and pending approvals, and the
-//! run limits (reference 8.4 and the design's caps).
+//! run limits (docs/daemon-protocol.md).
 //!
 //! A session is kept open between runs; each run builds its own [`Conversation`] over it because
 //! the approval mode is chosen per run (`requireApproval`). The run task owns the session while it

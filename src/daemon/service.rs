@@ -1,5 +1,5 @@
 //! `ggd install-service` / `uninstall-service`: a systemd user unit (Linux) or a launchd agent
-//! (macOS) that runs the daemon in HTTP mode (reference 1.2).
+//! (macOS) that runs the daemon in HTTP mode.
 
 use std::path::{Path, PathBuf};
 

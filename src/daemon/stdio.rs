@@ -1,4 +1,4 @@
-//! The stdio transport: newline-delimited JSON-RPC on stdin/stdout (reference 8.2).
+//! The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
 //!
 //! Every line is handled in its own task, so a blocking `run.wait` never holds up a
 //! `run.approve`; one writer task serialises the responses, one per line.

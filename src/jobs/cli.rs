@@ -1,4 +1,4 @@
-//! `gg job …`: add, list, show, pause, resume, remove, log and run (reference §9.2).
+//! `gg job …`: add, list, show, pause, resume, remove, log and run.
 //!
 //! The library functions ([`add_job`], [`resolve`], [`pause`], …) do the work and return
 //! errors as text; [`run`] prints and maps them to exit codes (1 failure, 2 usage).

@@ -1,4 +1,4 @@
-//! Scheduled jobs (`gg job …`, reference §9.2): the store under `~/.gg/scheduler/`, the schedule
+//! Scheduled jobs (`gg job …`): the store under `~/.gg/scheduler/`, the schedule
 //! arithmetic, the scheduler loop the daemon runs, and the executor that runs one unattended
 //! turn per firing.
 //!

@@ -1,4 +1,4 @@
-//! The scheduler loop the daemon runs (reference §9.2), and [`fire`], which `gg job run` shares.
+//! The scheduler loop the daemon runs, and [`fire`], which `gg job run` shares.
 
 use std::collections::HashSet;
 use std::future::Future;
