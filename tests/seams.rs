@@ -342,7 +342,13 @@ fn paths_that_differ_only_by_dash_and_slash_keep_their_sessions_apart() {
         .unwrap()
         .to_path_buf();
     assert_ne!(dash_folder, slash_folder);
-    let legacy = slash_folder.join(dash_file.file_name().unwrap());
+    // Where the Go name put both projects: the same as the slash project's folder unless the
+    // path has a `-` elsewhere (a checkout under /var/tmp/gg-tests, say).
+    let legacy_folder = root.join(gg::session::paths::legacy_project_key(
+        &slash.canonicalize().unwrap(),
+    ));
+    std::fs::create_dir_all(&legacy_folder).unwrap();
+    let legacy = legacy_folder.join(dash_file.file_name().unwrap());
     std::fs::rename(&dash_file, &legacy).unwrap();
     std::fs::remove_dir(&dash_folder).unwrap();
     let in_slash = run_gg(&home, &slash, &server, &["sessions", "list"]);
