@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod daemon;
 pub mod display;
+pub mod duration;
 pub mod jobs;
 pub mod mcp;
 // Two layers that import nothing else from gg are crates of their own, so the compiler holds the

@@ -461,7 +461,8 @@ fn error_chain(err: &reqwest::Error) -> String {
     sanitize_server_text(&text)
 }
 
-/// `300ms`, `30s`, `5m`: how timeouts are named in messages.
+/// `300ms`, `30s`, `5m`: how timeouts are named in messages. The same style as gg's
+/// `duration::unit` (except zero, `0s` here); kept here because this crate depends on nothing of gg.
 pub(crate) fn format_duration(duration: Duration) -> String {
     let millis = duration.as_millis();
     if !millis.is_multiple_of(1000) {

@@ -1216,60 +1216,18 @@ fn evict(state: &mut State) {
 }
 
 /// `30m0s`-style durations for messages.
-pub fn format_duration(d: Duration) -> String {
-    let total = d.as_secs();
-    let millis = d.subsec_millis();
-    let (h, m, s) = (total / 3600, (total / 60) % 60, total % 60);
-    let mut text = String::new();
-    if h > 0 {
-        text.push_str(&format!("{h}h"));
-    }
-    if h > 0 || m > 0 {
-        text.push_str(&format!("{m}m"));
-    }
-    if millis > 0 && total < 60 {
-        text.push_str(&format!("{}ms", total * 1000 + u64::from(millis)));
-        return text;
-    }
-    text.push_str(&format!("{s}s"));
-    text
-}
+pub use crate::duration::clock as format_duration;
 
 /// Parses `--run-timeout`: `90s`, `30m`, `1h30m`, `500ms`, or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {text:?} (use e.g. 30m, 90s, 500ms)");
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Ok(Duration::from_secs(seconds));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-        if digits == 0 {
-            return Err(bad());
-        }
-        let value: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let part = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(value),
-            "s" => Duration::from_secs(value),
-            "m" => Duration::from_secs(value.saturating_mul(60)),
-            "h" => Duration::from_secs(value.saturating_mul(3600)),
-            _ => return Err(bad()),
-        };
-        total = total.saturating_add(part);
-        rest = &rest[unit_len..];
-    }
-    if total.is_zero() {
-        return Err(bad());
-    }
-    Ok(total)
+    let grammar = crate::duration::Grammar {
+        bare_seconds: true,
+        millis: true,
+        saturate: true,
+        ..Default::default()
+    };
+    crate::duration::parse(text, grammar)
+        .map_err(|_| format!("invalid duration {text:?} (use e.g. 30m, 90s, 500ms)"))
 }
 
 /// A run's own network parameters (`run.start`'s `network` and `allowDomains`).

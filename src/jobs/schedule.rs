@@ -111,58 +111,31 @@ pub fn parse_at(text: &str, tz: &TimeZone) -> Result<Timestamp, String> {
 
 /// Parses a duration such as `90s`, `10m`, `2h`, `1d` or `1h30m`. Zero is refused.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "invalid duration {text:?}: use a number with a unit, e.g. 90s, 10m, 2h, 1d or 1h30m"
-        )
+    let grammar = crate::duration::Grammar {
+        trim: true,
+        days: true,
+        ..Default::default()
     };
-    let mut total: u64 = 0;
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(bad());
+    let total = match crate::duration::parse(text, grammar) {
+        Ok(total) => total,
+        Err(crate::duration::ParseError::Syntax) => {
+            return Err(format!(
+                "invalid duration {text:?}: use a number with a unit, e.g. 90s, 10m, 2h, 1d or 1h30m"
+            ));
         }
-        let number: u64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let seconds_per = match &rest[..unit_len] {
-            "s" => 1,
-            "m" => 60,
-            "h" => 3600,
-            "d" => 86_400,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        total = number
-            .checked_mul(seconds_per)
-            .and_then(|s| total.checked_add(s))
-            .ok_or_else(|| format!("invalid duration {text:?}: too large"))?;
-    }
+        Err(crate::duration::ParseError::TooLarge) => {
+            return Err(format!("invalid duration {text:?}: too large"));
+        }
+        Err(crate::duration::ParseError::Zero) => Duration::ZERO,
+    };
     // Beyond ~100 years every timestamp computation would overflow; no job needs that.
-    if total == 0 || total > 100 * 365 * 86_400 {
+    if total.is_zero() || total.as_secs() > 100 * 365 * 86_400 {
         return Err(format!(
             "invalid duration {text:?}: must be greater than 0 and at most 100 years"
         ));
     }
-    Ok(Duration::from_secs(total))
+    Ok(total)
 }
 
 /// Formats a duration the way [`parse_duration`] reads it (`1h30m`, `10m`, `45s`).
-pub fn format_duration(duration: Duration) -> String {
-    let mut secs = duration.as_secs();
-    if secs == 0 {
-        return format!("{}ms", duration.as_millis());
-    }
-    let mut out = String::new();
-    for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)] {
-        if secs >= size {
-            out.push_str(&format!("{}{unit}", secs / size));
-            secs %= size;
-        }
-    }
-    out
-}
+pub use crate::duration::compact as format_duration;

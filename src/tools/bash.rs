@@ -347,13 +347,4 @@ impl LogFile {
     }
 }
 
-fn format_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    if d.subsec_millis() != 0 || secs == 0 {
-        format!("{}ms", d.as_millis())
-    } else if secs.is_multiple_of(60) {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{secs}s")
-    }
-}
+use crate::duration::unit as format_duration;
