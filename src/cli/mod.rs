@@ -15,6 +15,7 @@
 
 pub mod args;
 mod classify;
+mod error;
 pub mod job;
 mod policy;
 pub mod run;

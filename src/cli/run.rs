@@ -53,11 +53,7 @@ pub struct RunFlags {
     pub session: SessionFlags,
 }
 
-/// A usage or configuration error (exit 2), or a failure (exit 1).
-pub enum CliError {
-    Usage(String),
-    Failed(String),
-}
+pub use super::error::CliError;
 
 pub fn run(flags: RunFlags) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()

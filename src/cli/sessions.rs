@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::run::CliError;
+use super::error::CliError;
 use crate::display::visible_inline;
 use crate::session::{self, Session, paths};
 
