@@ -13,7 +13,8 @@ const MAX_SCAN: usize = 64 * 1024;
 pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) -> Flow {
     let mut output = Flow::default();
     w.keep_dangerous("seen in text that does not parse cleanly", |w| {
-        for statement in text.split([';', '&', '\n', '(', ')', '{', '}', '`']) {
+        let text = group_braces_as_separators(text);
+        for statement in text.split([';', '&', '\n', '(', ')', '`']) {
             if statement.len() > MAX_SCAN {
                 // One piece this long is not a command anyone runs; the verdict is already
                 // at least normal, and scanning it would cost more than it could find.
@@ -44,6 +45,28 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) -> Flow {
     output
 }
 
+/// A `{` or `}` that opens or closes a group (`{ rm -rf ~; }`) separates statements; one inside
+/// a word (`{r,}m`, `${HOME}`, `a{b,c}`) does not, so the rules see the word whole and expand it
+/// as bash would.
+fn group_braces_as_separators(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    chars
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let before = i.checked_sub(1).map(|j| chars[j]);
+            let after = chars.get(i + 1).copied();
+            let boundary =
+                |c: Option<char>| c.is_none_or(|c| c.is_whitespace() || ";&|()".contains(c));
+            match c {
+                '{' if boundary(after) => ';',
+                '}' if boundary(before) => ';',
+                other => other,
+            }
+        })
+        .collect()
+}
+
 /// `$HOME`, `${HOME}` and `"$HOME"` at the start of a token read as `~`, which the rules resolve
 /// to the home directory; the raw scan has no variable values.
 fn home_token(token: &str) -> String {
@@ -55,7 +78,33 @@ fn home_token(token: &str) -> String {
             return format!("~{rest}");
         }
     }
-    token.to_string()
+    // Inside a brace expansion each alternative is a word of its own: `{rm,-fr,$HOME}`.
+    let mut out = String::with_capacity(token.len());
+    let mut rest = token;
+    while let Some(at) = rest.find('$') {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let starts_word = (head.is_empty() && out.is_empty())
+            || head.ends_with(['{', ','])
+            || (head.is_empty() && out.ends_with(['{', ',']));
+        let name = ["${HOME}", "$HOME"].into_iter().find(|name| {
+            tail.strip_prefix(name).is_some_and(|after| {
+                !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        });
+        match name {
+            Some(name) if starts_word => {
+                out.push('~');
+                rest = &tail[name.len()..];
+            }
+            _ => {
+                out.push('$');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Words after which the rest of a statement is itself a command (`eval …`, `bash -c …`,
