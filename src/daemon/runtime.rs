@@ -60,13 +60,92 @@ pub struct Settings {
 /// With test hooks on, a run with exactly this prompt panics (tests of the panicking-run path).
 pub const TEST_PANIC_PROMPT: &str = "__ggd_test_panic__";
 
-/// One open session.
-struct Slot {
+/// What every open session has, whatever its state.
+struct Open {
     path: PathBuf,
     /// `None` while a run or a session operation has it out.
     session: Arc<tokio::sync::Mutex<Option<Session>>>,
-    active_run: Option<String>,
     last_used: u64,
+}
+
+/// One open session: idle, or held by exactly one run. A transition consumes the old state, so
+/// a run id exists exactly while the session is running.
+enum Slot {
+    Idle(Open),
+    Running { open: Open, run_id: String },
+}
+
+impl Slot {
+    fn new(session: Session, last_used: u64) -> Slot {
+        Slot::Idle(Open {
+            path: session.path().to_path_buf(),
+            session: Arc::new(tokio::sync::Mutex::new(Some(session))),
+            last_used,
+        })
+    }
+
+    fn open(&self) -> &Open {
+        match self {
+            Slot::Idle(open) | Slot::Running { open, .. } => open,
+        }
+    }
+
+    fn open_mut(&mut self) -> &mut Open {
+        match self {
+            Slot::Idle(open) | Slot::Running { open, .. } => open,
+        }
+    }
+
+    fn run_id(&self) -> Option<&str> {
+        match self {
+            Slot::Idle(_) => None,
+            Slot::Running { run_id, .. } => Some(run_id),
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        matches!(self, Slot::Running { .. })
+    }
+
+    /// Idle → running; a running slot keeps its run.
+    fn start(self, run_id: String) -> Slot {
+        match self {
+            Slot::Idle(open) => Slot::Running { open, run_id },
+            running @ Slot::Running { .. } => running,
+        }
+    }
+
+    /// Running → idle.
+    fn finish(self) -> Slot {
+        match self {
+            Slot::Running { open, .. } | Slot::Idle(open) => Slot::Idle(open),
+        }
+    }
+
+    /// The session cell, the active run and the file, as the session operations need them.
+    fn parts(
+        &self,
+    ) -> (
+        Arc<tokio::sync::Mutex<Option<Session>>>,
+        Option<String>,
+        PathBuf,
+    ) {
+        let open = self.open();
+        (
+            Arc::clone(&open.session),
+            self.run_id().map(str::to_string),
+            open.path.clone(),
+        )
+    }
+}
+
+impl State {
+    /// Applies a transition to the slot of `id`, if it is open.
+    fn transition(&mut self, id: &str, step: impl FnOnce(Slot) -> Slot) {
+        if let Some((key, slot)) = self.sessions.remove_entry(id) {
+            self.sessions.insert(key, step(slot));
+        }
+    }
 }
 
 #[derive(Default)]
@@ -511,12 +590,7 @@ impl Runtime {
         let mut state = lock(&self.state);
         state.clock += 1;
         let id = session.id().to_string();
-        let slot = Slot {
-            path: session.path().to_path_buf(),
-            last_used: state.clock,
-            active_run: None,
-            session: Arc::new(tokio::sync::Mutex::new(Some(session))),
-        };
+        let slot = Slot::new(session, state.clock);
         state.sessions.insert(id, slot);
         evict(&mut state);
     }
@@ -539,12 +613,8 @@ impl Runtime {
             state.clock += 1;
             let clock = state.clock;
             if let Some(slot) = state.sessions.get_mut(id) {
-                slot.last_used = clock;
-                return Ok((
-                    Arc::clone(&slot.session),
-                    slot.active_run.clone(),
-                    slot.path.clone(),
-                ));
+                slot.open_mut().last_used = clock;
+                return Ok(slot.parts());
             }
         }
         let root = self.settings.session_root.clone();
@@ -571,17 +641,8 @@ impl Runtime {
         let slot = state
             .sessions
             .entry(id.to_string())
-            .or_insert_with(|| Slot {
-                path: session.path().to_path_buf(),
-                session: Arc::new(tokio::sync::Mutex::new(Some(session))),
-                active_run: None,
-                last_used: clock,
-            });
-        let found = (
-            Arc::clone(&slot.session),
-            slot.active_run.clone(),
-            slot.path.clone(),
-        );
+            .or_insert_with(|| Slot::new(session, clock));
+        let found = slot.parts();
         evict(&mut state);
         Ok(found)
     }
@@ -590,11 +651,7 @@ impl Runtime {
     /// lost session).
     fn drop_slot(&self, id: &str) {
         let mut state = lock(&self.state);
-        if state
-            .sessions
-            .get(id)
-            .is_some_and(|s| s.active_run.is_none())
-        {
+        if state.sessions.get(id).is_some_and(|s| !s.is_running()) {
             state.sessions.remove(id);
         }
     }
@@ -800,7 +857,7 @@ impl Runtime {
         state
             .sessions
             .get(session_id)
-            .and_then(|s| s.active_run.as_ref())
+            .and_then(|s| s.run_id())
             .and_then(|r| state.runs.get(r))
             .cloned()
             .ok_or_else(|| {
@@ -888,18 +945,14 @@ impl Runtime {
         let run_id = new_id()?;
         {
             let mut state = lock(&self.state);
-            let active = state
-                .sessions
-                .values()
-                .filter(|s| s.active_run.is_some())
-                .count();
-            let Some(slot) = state.sessions.get_mut(session_id) else {
+            let active = state.sessions.values().filter(|s| s.is_running()).count();
+            let Some(slot) = state.sessions.get(session_id) else {
                 return Err(RpcError::app(
                     AppError::SessionConflict,
                     "session was closed; retry",
                 ));
             };
-            if slot.active_run.is_some() {
+            if slot.is_running() {
                 return Err(RpcError::app(
                     AppError::RunConflict,
                     "the session already has an active run",
@@ -914,12 +967,11 @@ impl Runtime {
                     ),
                 ));
             }
-            slot.active_run = Some(run_id.clone());
+            let started = run_id.clone();
+            state.transition(session_id, move |slot| slot.start(started));
         }
         let release = |this: &Runtime| {
-            if let Some(slot) = lock(&this.state).sessions.get_mut(session_id) {
-                slot.active_run = None;
-            }
+            lock(&this.state).transition(session_id, Slot::finish);
         };
         let session = cell.lock().await.take();
         let Some(session) = session else {
@@ -1066,9 +1118,7 @@ impl Runtime {
         *cell.lock().await = session_back;
         {
             let mut state = lock(&self.state);
-            if let Some(slot) = state.sessions.get_mut(&run.session_id) {
-                slot.active_run = None;
-            }
+            state.transition(&run.session_id, Slot::finish);
             if lost {
                 state.sessions.remove(&run.session_id);
             }
@@ -1203,8 +1253,8 @@ fn evict(state: &mut State) {
         let victim = state
             .sessions
             .iter()
-            .filter(|(_, s)| s.active_run.is_none())
-            .min_by_key(|(_, s)| s.last_used)
+            .filter(|(_, s)| !s.is_running())
+            .min_by_key(|(_, s)| s.open().last_used)
             .map(|(id, _)| id.clone());
         match victim {
             Some(id) => {
