@@ -254,8 +254,10 @@ fn write_project(w: &Path, port: u16) {
     .expect("write");
     std::fs::write(
         w.join("Cargo.toml"),
+        // `[workspace]`: the fixture may lie inside gg's own checkout (target/tmp), and must not
+        // be taken for a member of gg's workspace.
         "[package]\nname = \"user\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-         [dependencies]\nggstub = { version = \"0.1\", registry = \"stub\" }\n",
+         [dependencies]\nggstub = { version = \"0.1\", registry = \"stub\" }\n\n[workspace]\n",
     )
     .expect("write");
     std::fs::write(w.join("src/lib.rs"), "").expect("write");
