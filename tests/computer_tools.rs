@@ -198,7 +198,8 @@ fn audit_rows(out: &Output) -> Vec<serde_json::Value> {
 
 #[test]
 fn kills_are_decided_by_who_started_the_process() {
-    // The model starts a daemon of its own with bash, reads its pid from the result and kills
+    // The model starts a daemon of its own with bash (which reports its own pid: `$!` would name
+    // setsid, which forks when it leads a process group), reads the pid from the result and kills
     // it (normal: allowed under --yolo); then it tries the person's process (dangerous: denied
     // without a terminal even under --yolo), and pid 1 (refused outright).
     let e_server = ScriptedServer::start();
@@ -209,7 +210,7 @@ fn kills_are_decided_by_who_started_the_process() {
     e_server.push(Reply::tool_call(
         "b1",
         "bash",
-        &json!({"command": "setsid sleep 120 </dev/null >/dev/null 2>&1 & echo $! > started.pid; cat started.pid"})
+        &json!({"command": "setsid sh -c 'echo $$ > started.pid; exec sleep 120' </dev/null >/dev/null 2>&1 & while [ ! -s started.pid ]; do sleep 0.01; done; echo \"PID=$(cat started.pid)\""})
             .to_string(),
     ));
     e_server.push(Reply::computed(|request| {
@@ -218,12 +219,13 @@ fn kills_are_decided_by_who_started_the_process() {
             .as_str()
             .unwrap()
             .to_string();
+        // The marker, not the first number: a login shell may print other text first.
         let pid: u32 = content
-            .split(|c: char| !c.is_ascii_digit())
-            .find(|w| !w.is_empty())
-            .unwrap()
-            .parse()
-            .unwrap();
+            .split("PID=")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or_else(|| panic!("no PID= in {content:?}"));
         Reply::tool_call("k1", "process_kill", &json!({"pid": pid}).to_string())
     }));
     e_server.push(Reply::tool_call(
