@@ -54,6 +54,11 @@ pub struct Flags {
     pub no_context_files: bool,
     pub no_scheduler: bool,
     pub sandbox: bool,
+    /// The daemon's default network policy for sandboxed runs (`--network`); a run's own
+    /// `network` parameter still applies on top.
+    pub network: Option<crate::tools::network::NetworkMode>,
+    /// Hosts added to the allow-list (`--allow-domain`, repeatable).
+    pub allow_domains: Vec<String>,
     pub max_active_runs: usize,
     pub run_timeout: Duration,
 }
@@ -75,6 +80,8 @@ impl Default for Flags {
             no_context_files: false,
             no_scheduler: false,
             sandbox: false,
+            network: None,
+            allow_domains: Vec::new(),
             max_active_runs: DEFAULT_MAX_ACTIVE_RUNS,
             run_timeout: DEFAULT_RUN_TIMEOUT,
         }
@@ -177,6 +184,13 @@ struct DaemonArgs {
     /// Run bash (and MCP servers) under the sandbox.
     #[arg(long)]
     sandbox: bool,
+    /// Network policy of sandboxed runs: off, on or allow-list (default: `network` in
+    /// ~/.gg/config.json, else allow-list).
+    #[arg(long, value_name = "MODE", value_parser = |t: &str| t.parse::<crate::tools::network::NetworkMode>())]
+    network: Option<crate::tools::network::NetworkMode>,
+    /// Allow HOST (`*.example.com` wildcards) through the allow-list proxy; repeatable.
+    #[arg(long = "allow-domain", value_name = "HOST")]
+    allow_domain: Vec<String>,
     /// Most runs executing at once.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ACTIVE_RUNS,
           value_parser = positive_count)]
@@ -228,6 +242,8 @@ impl DaemonArgs {
             no_context_files: self.no_context_files,
             no_scheduler: self.no_scheduler,
             sandbox: self.sandbox,
+            network: self.network,
+            allow_domains: self.allow_domain,
             max_active_runs: self.max_active_runs,
             run_timeout: self.run_timeout,
         };
@@ -515,9 +531,13 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
     let sandboxed = flags.sandbox || config.sandbox;
-    let (network, explicit) =
-        crate::tools::network::session_policy(&config.network, None, &[], &cwd)
-            .map_err(Failure::Usage)?;
+    let (network, explicit) = crate::tools::network::session_policy(
+        &config.network,
+        flags.network,
+        &flags.allow_domains,
+        &cwd,
+    )
+    .map_err(Failure::Usage)?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()
@@ -846,6 +866,26 @@ mod tests {
             };
             assert_eq!(e.exit_code(), code, "{input:?}");
         }
+    }
+
+    #[test]
+    fn network_flags_set_the_daemon_default() {
+        let flags = parse_flags(&args(&[
+            "--network",
+            "off",
+            "--allow-domain",
+            "a.example",
+            "--allow-domain=*.b.example",
+        ]))
+        .unwrap();
+        assert_eq!(flags.network, Some(crate::tools::network::NetworkMode::Off));
+        assert_eq!(flags.allow_domains, ["a.example", "*.b.example"]);
+        assert_eq!(parse_flags(&args(&[])).unwrap().network, None);
+        let err = parse_flags(&args(&["--network", "sometimes"])).unwrap_err();
+        assert!(
+            matches!(&err, Failure::Usage(m) if m.contains("--network")),
+            "{err:?}"
+        );
     }
 
     #[test]
