@@ -6,9 +6,9 @@
 mod support;
 
 use std::fs::File;
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,50 +23,13 @@ struct Pty {
 }
 
 impl Pty {
-    fn spawn(home: &PathBuf, repo: &PathBuf, server: &ScriptedServer, args: &[&str]) -> Pty {
-        use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-        let master =
-            openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
-        grantpt(&master).unwrap();
-        unlockpt(&master).unwrap();
-        let name = ptsname(&master, Vec::new()).unwrap();
-        let slave = File::options()
-            .read(true)
-            .write(true)
-            .open(name.to_str().unwrap())
-            .unwrap();
-        let child = Command::new("setsid")
-            .arg("-c")
-            .arg(env!("CARGO_BIN_EXE_gg"))
-            .args(args)
-            .current_dir(repo)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("TERM", "dumb")
-            .env("NO_COLOR", "1")
-            .env("OPENAI_API_KEY", "sk-test")
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("GG_SESSION_DIR", home.join("sessions"))
-            .stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
-            .stderr(Stdio::from(slave))
-            .spawn()
-            .unwrap();
-        let master = File::from(master);
+    fn spawn(home: &Path, repo: &Path, server: &ScriptedServer, args: &[&str]) -> Pty {
         let screen = Arc::new(Mutex::new(String::new()));
-        let mut reader = master.try_clone().unwrap();
         let sink = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
+        let (master, child) = support::gg_on_pty(home, repo, server, args, move |bytes| {
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(bytes));
         });
         Pty {
             master,
