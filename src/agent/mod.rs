@@ -9,6 +9,7 @@ pub mod context;
 pub mod prompt;
 pub mod queue;
 pub mod runner;
+pub mod untrusted;
 
 pub use approval::{Answer, ApprovalPrompt, Approver, NobodyToAsk};
 pub use chain::{Gate, Tool, ToolBox};

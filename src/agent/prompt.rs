@@ -36,7 +36,8 @@ pub struct Skill {
 /// Builds the system messages' text, in order.
 pub fn system_prompt(options: &PromptOptions) -> Result<Vec<String>, String> {
     let mut parts = vec![format!(
-        "{CODING_INSTRUCTIONS}\n\nWorking directory: {}",
+        "{CODING_INSTRUCTIONS}\n\n{}\n\nWorking directory: {}",
+        super::untrusted::SYSTEM_NOTE,
         options.cwd.display()
     )];
     if options.context_files {
