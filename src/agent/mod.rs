@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod chain;
 pub mod computer;
 pub mod context;
+pub mod memory;
 pub mod prompt;
 pub mod queue;
 pub mod runner;

@@ -1,6 +1,7 @@
 //! The system prompt: coding instructions and the working directory, then `AGENTS.md` files
 //! (`~/.gg/AGENTS.md`, then each directory from the filesystem root down to the working
-//! directory), then the skills list. Re-read every turn, so edits take effect at once.
+//! directory), then the personal blocks (user profile, memory, today's log), then the skills
+//! list. Re-read every turn, so edits take effect at once.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,8 @@ pub struct PromptOptions {
     pub home: PathBuf,
     pub context_files: bool,
     pub skills: bool,
+    /// The user profile and memory blocks, in order, placed after the instructions files.
+    pub personal: Vec<String>,
 }
 
 /// A skill found under `.agents/skills`.
@@ -64,6 +67,7 @@ pub fn system_prompt(options: &PromptOptions) -> Result<Vec<String>, String> {
             }
         }
     }
+    parts.extend(options.personal.iter().cloned());
     if options.skills {
         let skills = discover_skills(&options.home, &options.cwd);
         if !skills.is_empty() {

@@ -15,6 +15,8 @@ pub const MISSING_API_KEY: &str = "missing API key: set OPENAI_API_KEY or pass -
 /// Context budget settings: defined next to the budget that reads them (agent::context), so the
 /// agent does not depend on the application layer.
 pub use crate::agent::context::ContextConfig;
+/// The `memory` section: defined with the store that reads it.
+pub use crate::tools::memory::MemoryConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -63,6 +65,7 @@ struct RawConfig {
     sandbox: bool,
     env: EnvConfig,
     tools: ToolsConfig,
+    memory: MemoryConfig,
     network: Option<crate::tools::network::NetworkMode>,
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
@@ -78,6 +81,8 @@ pub struct Config {
     pub sandbox: bool,
     pub env: EnvConfig,
     pub tools: ToolsConfig,
+    /// `"memory"`: off unless `enabled`.
+    pub memory: MemoryConfig,
     /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
     pub network: crate::tools::network::NetworkSettings,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
@@ -140,6 +145,9 @@ impl Config {
                 return Err(bad(key, "must be greater than 0"));
             }
         }
+        if raw.memory.max_prompt_tokens == 0 {
+            return Err(bad("memory.maxPromptTokens", "must be greater than 0"));
+        }
         if raw.providers.is_empty() {
             return Err(bad("providers", "must define at least one provider"));
         }
@@ -170,6 +178,7 @@ impl Config {
             sandbox: raw.sandbox,
             env: raw.env,
             tools: raw.tools,
+            memory: raw.memory,
             network: crate::tools::network::NetworkSettings {
                 network: raw.network,
                 allow_domains: raw.allow_domains,
@@ -194,6 +203,7 @@ impl Config {
             sandbox: false,
             env: EnvConfig::default(),
             tools: ToolsConfig::default(),
+            memory: MemoryConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             from_file: false,
         }

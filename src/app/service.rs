@@ -29,6 +29,8 @@ pub struct ServiceOptions {
     pub sandbox: SandboxSetting,
     pub context_files: bool,
     pub skills: bool,
+    /// `--no-memory`: no memory and no user profile for this run, whatever the config says.
+    pub no_memory: bool,
     /// Tools from MCP servers, which live as long as the service that connected them.
     pub external_tools: Vec<Arc<dyn Tool>>,
 }
@@ -47,6 +49,10 @@ pub struct Conversation {
     session: Session,
     selection: Selection,
     queue: Arc<MessageQueue>,
+    /// The memory store, when memory is on for this conversation.
+    memory: Option<Arc<crate::tools::memory::Store>>,
+    /// What start-up upkeep of memory had to say (legacy file moved or not, …).
+    notices: Vec<String>,
 }
 
 /// Builds the provider client for a selection.
@@ -86,6 +92,19 @@ impl Conversation {
             let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
             tools.add_tools(computer);
         }
+        let mut notices = Vec::new();
+        let memory = if options.config.memory.enabled && !options.no_memory {
+            let store = Arc::new(crate::tools::memory::Store::new(
+                &options.config.memory,
+                &options.home,
+                &options.cwd,
+            ));
+            notices = store.maintain(jiff::Zoned::now().date());
+            tools.add_tools(crate::agent::memory::tools(Arc::clone(&store)));
+            Some(store)
+        } else {
+            None
+        };
         let gate = Gate::new(
             options.mode,
             options.terminal,
@@ -103,7 +122,14 @@ impl Conversation {
             session,
             selection,
             queue: Arc::new(MessageQueue::new()),
+            memory,
+            notices,
         })
+    }
+
+    /// Notices from opening the conversation (memory upkeep) for the frontend to show.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     pub fn session(&self) -> &Session {
@@ -207,6 +233,7 @@ impl Conversation {
             home: self.options.home.clone(),
             context_files: self.options.context_files,
             skills: self.options.skills,
+            personal: self.personal_blocks(),
         })?;
         // One line about the network, so the model asks instead of retrying a refused host.
         if let (Some(first), Some(line)) = (
@@ -217,6 +244,31 @@ impl Conversation {
             first.push_str(&line);
         }
         Ok(parts)
+    }
+
+    /// The user profile (unless `--no-memory`) and, when memory is on, its blocks.
+    fn personal_blocks(&self) -> Vec<String> {
+        let mut blocks = Vec::new();
+        if self.options.no_memory {
+            return blocks;
+        }
+        if let Some(block) =
+            crate::tools::memory::profile::load(&self.options.home).and_then(|p| p.prompt_block())
+        {
+            blocks.push(block);
+        }
+        if let Some(store) = &self.memory {
+            let memory = &self.options.config.memory;
+            blocks.extend(crate::agent::memory::prompt_blocks(
+                store,
+                crate::agent::memory::Budgets {
+                    curated_tokens: memory.max_prompt_tokens,
+                    daily_tokens: memory.daily_log_tail_tokens,
+                },
+                jiff::Zoned::now().date(),
+            ));
+        }
+        blocks
     }
 
     /// `None`: not a known command, send it to the model as text.

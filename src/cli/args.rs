@@ -121,8 +121,8 @@ pub struct RunArgs {
     /// Skip AGENTS.md discovery.
     #[arg(long)]
     pub no_context_files: bool,
-    /// Accepted for compatibility; gg has no memory layer.
-    #[arg(long, hide = true)]
+    /// No memory and no user profile for this run, whatever ~/.gg/config.json says.
+    #[arg(long)]
     pub no_memory: bool,
     /// Print one JSON event per line on stdout (for CI).
     #[arg(long)]

@@ -17,6 +17,7 @@ pub mod args;
 mod classify;
 mod error;
 pub mod job;
+mod memory;
 mod policy;
 pub mod run;
 mod sandbox;
@@ -100,6 +101,11 @@ enum Command {
     Man,
     /// Open the web UI (starts ggd on loopback if none runs) and print its address.
     Web(web::WebArgs),
+    /// What gg remembers between sessions: list, show, search, add, rm, edit.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
+    /// Create your profile (~/.gg/USER.md) and the memory directories; never overwrites.
+    Init,
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -230,6 +236,7 @@ fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
     match command {
         Command::Sessions(_) | Command::Audit { .. } => &["session_dir"],
         Command::Mcp(_) => &["sandbox"],
+        Command::Memory(_) => &["directory"],
         Command::Resume(_) => &["*"],
         Command::Job(JobArgs { command: None, .. }) => &["*"],
         _ => &[],
@@ -363,6 +370,8 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Completions { shell }) => shell::completions(shell, Cli::command()),
         Some(Command::Man) => shell::man(Cli::command()),
         Some(Command::Web(args)) => web::run(args),
+        Some(Command::Memory(command)) => memory::run(command, run.directory.as_deref()),
+        Some(Command::Init) => memory::init(),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }
@@ -386,6 +395,7 @@ fn run_flags(run: RunArgs, prompt: Vec<String>, resume: Option<Option<String>>) 
         usage: run.usage,
         no_skills: run.no_skills,
         no_context_files: run.no_context_files,
+        no_memory: run.no_memory,
         json: run.json,
         directory: run.directory,
         fail_on_deny: run.fail_on_deny,

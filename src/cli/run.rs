@@ -47,6 +47,8 @@ pub struct RunFlags {
     pub usage: bool,
     pub no_skills: bool,
     pub no_context_files: bool,
+    /// `--no-memory`.
+    pub no_memory: bool,
     pub json: bool,
     pub directory: Option<PathBuf>,
     pub fail_on_deny: bool,
@@ -197,9 +199,13 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         sandbox,
         context_files: !flags.no_context_files,
         skills: !flags.no_skills,
+        no_memory: flags.no_memory,
         external_tools: mcp.tools(),
     };
     let mut conversation = Conversation::open(options, session.session).map_err(CliError::Usage)?;
+    for notice in conversation.notices() {
+        eprintln!("gg: {}", crate::display::visible_inline(notice));
+    }
     if let Some(name) = &flags.session.name {
         conversation.set_name(name).map_err(CliError::Failed)?;
     }
@@ -394,6 +400,17 @@ impl Output {
                 let first = text.lines().next().unwrap_or("").to_string();
                 let first = crate::display::visible_inline(&first);
                 eprintln!("  {name} failed: {first}");
+            }
+            // Memory writes run without asking, so each one is shown as it lands.
+            AgentEvent::ToolCallFinish {
+                is_error: false,
+                text,
+                name,
+                ..
+            } if name == "memory_add" => {
+                for line in text.lines() {
+                    eprintln!("  {}", crate::display::visible_inline(line));
+                }
             }
             _ => {}
         }

@@ -172,8 +172,9 @@ struct DaemonArgs {
     /// Skip .agents/skills discovery.
     #[arg(long)]
     no_skills: bool,
-    /// Accepted for compatibility; gg has no memory layer.
-    #[arg(long, hide = true)]
+    /// No memory (tools, prompt blocks, memory.* methods) and no user profile, whatever
+    /// ~/.gg/config.json says.
+    #[arg(long)]
     no_memory: bool,
     /// Skip AGENTS.md discovery.
     #[arg(long)]
@@ -565,6 +566,7 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
         sandbox,
         skills: !flags.no_skills,
         context_files: !flags.no_context_files,
+        no_memory: flags.no_memory,
         max_active_runs: flags.max_active_runs,
         run_timeout: flags.run_timeout,
         test_hooks: std::env::var(handler::TEST_HOOKS_ENV).is_ok_and(|v| v == "1"),
@@ -603,6 +605,7 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
             },
             context_files: !flags.no_context_files,
             skills: !flags.no_skills,
+            no_memory: flags.no_memory,
             ..crate::jobs::ConversationExecutor::new(home.clone())
         };
         tracing::info!("scheduler started");

@@ -38,6 +38,8 @@ pub struct ConversationExecutor {
     pub overrides: Overrides,
     pub context_files: bool,
     pub skills: bool,
+    /// The daemon's `--no-memory`.
+    pub no_memory: bool,
 }
 
 impl ConversationExecutor {
@@ -49,6 +51,7 @@ impl ConversationExecutor {
             overrides: Overrides::default(),
             context_files: true,
             skills: true,
+            no_memory: false,
         }
     }
 
@@ -112,6 +115,7 @@ impl ConversationExecutor {
             sandbox,
             context_files: self.context_files,
             skills: self.skills,
+            no_memory: self.no_memory,
             // MCP servers are not started for a job: their tools would need the daemon's
             // connections, and a job should not spawn servers on its own.
             external_tools: Vec::new(),

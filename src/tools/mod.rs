@@ -4,6 +4,7 @@ pub mod bash;
 pub mod computer;
 pub mod diff;
 pub mod files;
+pub mod memory;
 pub mod network;
 pub mod paths;
 pub mod registry;

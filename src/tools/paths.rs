@@ -44,6 +44,7 @@ pub struct Workspace {
     root: PathBuf,
     root_fd: OwnedFd,
     before_open: Option<OpenHook>,
+    before_rename: Option<OpenHook>,
 }
 
 impl fmt::Debug for Workspace {
@@ -114,6 +115,7 @@ impl Workspace {
             root,
             root_fd,
             before_open: None,
+            before_rename: None,
         })
     }
 
@@ -121,6 +123,14 @@ impl Workspace {
     #[doc(hidden)]
     pub fn set_before_open_hook(&mut self, hook: OpenHook) {
         self.before_open = Some(hook);
+    }
+
+    /// Installs a hook run in [`Workspace::write_target`] after the temporary file is written and
+    /// synced and before it is renamed over the target: the point where a crash test kills the
+    /// writer, to prove the target is never seen half-written.
+    #[doc(hidden)]
+    pub fn set_before_rename_hook(&mut self, hook: OpenHook) {
+        self.before_rename = Some(hook);
     }
 
     fn before_open(&self, path: &Confined) {
@@ -212,6 +222,94 @@ impl Workspace {
             Mode::empty(),
             BENEATH | ResolveFlags::NO_SYMLINKS,
         )
+    }
+
+    /// Opens a regular file for reading without following any symlink on the way
+    /// (`RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS`): for stores that gg keeps itself (the memory
+    /// overlay), where no link is legitimate. `Ok(None)` when the file does not exist; a symlink
+    /// anywhere on the path is refused as [`PathError::Outside`].
+    pub fn open_read_strict(&self, path: &Confined) -> Result<Option<File>, PathError> {
+        self.before_open(path);
+        let fd = match rustix::fs::openat2(
+            &self.root_fd,
+            path.kernel_path(),
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+            Mode::empty(),
+            BENEATH | ResolveFlags::NO_SYMLINKS,
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(rustix::io::Errno::LOOP) => return Err(PathError::Outside(path.shown.clone())),
+            Err(e) => return Err(path.io(e.into())),
+        };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| path.io(e.into()))?;
+        if stat.st_mode & 0o170000 != 0o100000 {
+            return Err(path.io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
+        }
+        Ok(Some(File::from(fd)))
+    }
+
+    /// Opens a directory without following any symlink on the way, creating the missing ones
+    /// (mode `mode`) one component at a time, each through the descriptor of its parent. A
+    /// symlink anywhere on the path is refused as [`PathError::Outside`]. `Ok(None)` with
+    /// `create == false` when it does not exist.
+    pub fn open_dir_strict(
+        &self,
+        path: &Confined,
+        create: Option<u32>,
+    ) -> Result<Option<OwnedFd>, PathError> {
+        let refuse = |e: rustix::io::Errno| match e {
+            rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => {
+                PathError::Outside(path.shown.clone())
+            }
+            e => path.io(e.into()),
+        };
+        match self.open_dir_no_symlinks(path) {
+            Ok(fd) => return Ok(Some(fd)),
+            Err(rustix::io::Errno::NOENT) if create.is_some() => {}
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(refuse(e)),
+        }
+        let mode = Mode::from_raw_mode(create.unwrap_or(0o700));
+        let mut dir = rustix::fs::openat2(
+            &self.root_fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            BENEATH | ResolveFlags::NO_SYMLINKS,
+        )
+        .map_err(refuse)?;
+        for component in path.relative.components() {
+            let Component::Normal(part) = component else {
+                continue;
+            };
+            match rustix::fs::mkdirat(&dir, part, mode) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(refuse(e)),
+            }
+            dir = rustix::fs::openat2(
+                &dir,
+                part,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                BENEATH | ResolveFlags::NO_SYMLINKS,
+            )
+            .map_err(refuse)?;
+        }
+        Ok(Some(dir))
+    }
+
+    /// [`Workspace::resolve_write`] for stores that gg keeps itself: refused as
+    /// [`PathError::Outside`] when any component of the path, the file included, is a symlink.
+    pub fn resolve_write_strict(&self, path: &Confined) -> Result<WriteTarget, PathError> {
+        let target = self.resolve_write(path)?;
+        if !target.symlink_free() {
+            return Err(PathError::Outside(path.shown.clone()));
+        }
+        Ok(target)
     }
 
     /// Resolves where a write to `path` lands, without changing anything: the deepest existing
@@ -442,6 +540,9 @@ impl Workspace {
             rustix::fs::fchmod(&file, mode)?;
             file.write_all(contents)?;
             file.sync_all()?;
+            if let Some(hook) = &self.before_rename {
+                hook(Path::new(name));
+            }
             rustix::fs::renameat(parent, &tmp_name, parent, name)?;
             Ok(())
         })();

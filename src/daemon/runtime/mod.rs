@@ -58,6 +58,8 @@ pub struct Settings {
     pub sandbox: SandboxSetting,
     pub skills: bool,
     pub context_files: bool,
+    /// `--no-memory`: no memory tools, blocks or profile in any run, and `memory.*` refused.
+    pub no_memory: bool,
     pub max_active_runs: usize,
     pub run_timeout: Duration,
     /// Tools of the MCP servers the daemon connected at start-up.

@@ -217,6 +217,7 @@ impl Runtime {
             sandbox,
             context_files: s.context_files,
             skills: s.skills,
+            no_memory: s.no_memory,
             external_tools: s.external_tools.clone(),
         };
         let messages_before = session.transcript().messages().len();
