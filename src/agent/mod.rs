@@ -2,10 +2,12 @@
 //! and the system prompt.
 
 pub mod approval;
+pub mod artifacts;
 pub mod builtin;
 pub mod chain;
 pub mod computer;
 pub mod context;
+pub mod library;
 pub mod memory;
 pub mod prompt;
 pub mod queue;

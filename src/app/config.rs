@@ -56,6 +56,35 @@ pub struct ToolsConfig {
     pub computer: bool,
 }
 
+/// `"artifacts"` / `"library"`: where the store lives and whether its tools are offered.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct StoreConfig {
+    /// On by default: the tools only ever write gg's own store, and each write is asked for.
+    pub enabled: bool,
+    /// `~/` is expanded; a relative path is taken relative to `~/.gg`.
+    pub dir: Option<String>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> StoreConfig {
+        StoreConfig {
+            enabled: true,
+            dir: None,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The store's directory: `dir`, else `~/.gg/<default>`.
+    pub fn dir(&self, home: &Path, default: &str) -> PathBuf {
+        match &self.dir {
+            Some(dir) if !dir.trim().is_empty() => crate::tools::store::expand_dir(dir, home),
+            _ => gg_home(home).join(default),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -66,6 +95,8 @@ struct RawConfig {
     env: EnvConfig,
     tools: ToolsConfig,
     memory: MemoryConfig,
+    artifacts: StoreConfig,
+    library: StoreConfig,
     network: Option<crate::tools::network::NetworkMode>,
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
@@ -83,6 +114,10 @@ pub struct Config {
     pub tools: ToolsConfig,
     /// `"memory"`: off unless `enabled`.
     pub memory: MemoryConfig,
+    /// `"artifacts"`: the artifact store (tools artifact_create/edit/read, `gg artifact`).
+    pub artifacts: StoreConfig,
+    /// `"library"`: the library (tools library_search/read, `gg library`).
+    pub library: StoreConfig,
     /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
     pub network: crate::tools::network::NetworkSettings,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
@@ -119,6 +154,16 @@ pub fn gg_home(home: &Path) -> PathBuf {
 }
 
 impl Config {
+    /// The artifact store this configuration names.
+    pub fn artifact_store(&self, home: &Path) -> crate::tools::artifacts::Store {
+        crate::tools::artifacts::Store::new(self.artifacts.dir(home, "artifacts"))
+    }
+
+    /// The library this configuration names.
+    pub fn library(&self, home: &Path) -> crate::tools::library::Library {
+        crate::tools::library::Library::new(self.library.dir(home, "library"))
+    }
+
     /// Loads `<home>/.gg/config.json`, or builds the `OPENAI_*` default when it does not exist.
     pub fn load(home: &Path) -> Result<Config, String> {
         let path = gg_home(home).join("config.json");
@@ -179,6 +224,8 @@ impl Config {
             env: raw.env,
             tools: raw.tools,
             memory: raw.memory,
+            artifacts: raw.artifacts,
+            library: raw.library,
             network: crate::tools::network::NetworkSettings {
                 network: raw.network,
                 allow_domains: raw.allow_domains,
@@ -204,6 +251,8 @@ impl Config {
             env: EnvConfig::default(),
             tools: ToolsConfig::default(),
             memory: MemoryConfig::default(),
+            artifacts: StoreConfig::default(),
+            library: StoreConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             from_file: false,
         }

@@ -105,6 +105,18 @@ impl Conversation {
         } else {
             None
         };
+        if options.config.artifacts.enabled {
+            let store = options.config.artifact_store(&options.home);
+            tools.add_tools(crate::agent::artifacts::tools(store));
+        }
+        if options.config.library.enabled {
+            // Offered only when there is something to read: an empty library would only cost
+            // prompt tokens on every request.
+            let library = options.config.library(&options.home);
+            if library.list().is_ok_and(|entries| !entries.is_empty()) {
+                tools.add_tools(crate::agent::library::tools(library));
+            }
+        }
         let gate = Gate::new(
             options.mode,
             options.terminal,

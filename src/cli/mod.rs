@@ -14,6 +14,7 @@
 //! it reads any of the top-level run flags.
 
 pub mod args;
+mod artifact;
 mod classify;
 mod error;
 pub mod job;
@@ -106,6 +107,16 @@ enum Command {
     Memory(memory::MemoryCommand),
     /// Create your profile (~/.gg/USER.md) and the memory directories; never overwrites.
     Init,
+    /// Artifacts: versioned documents the agent made (list, show, diff, publish, remove).
+    Artifact {
+        #[command(subcommand)]
+        command: Option<artifact::ArtifactCommand>,
+    },
+    /// The library: your own files, readable by the agent from any workspace.
+    Library {
+        #[command(subcommand)]
+        command: Option<artifact::LibraryCommand>,
+    },
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -372,6 +383,8 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Web(args)) => web::run(args),
         Some(Command::Memory(command)) => memory::run(command, run.directory.as_deref()),
         Some(Command::Init) => memory::init(),
+        Some(Command::Artifact { command }) => artifact::run_artifact(command),
+        Some(Command::Library { command }) => artifact::run_library(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

@@ -151,6 +151,17 @@ pub fn render_prompt(prompt: &ApprovalPrompt, colour: bool) -> String {
     out
 }
 
+/// A unified diff for the terminal: control characters made visible (the text came from the
+/// model), then coloured like an approval's diff when `colour` is on.
+pub fn render_diff(diff: &str, colour: bool) -> String {
+    let mut out = String::with_capacity(diff.len());
+    for line in diff.lines() {
+        out.push_str(&colour_line(&visible(line), colour));
+        out.push('\n');
+    }
+    out
+}
+
 fn colour_line(line: &str, colour: bool) -> String {
     if !colour {
         return line.to_string();

@@ -224,6 +224,9 @@ impl Handler {
                 if self.mcp {
                     capabilities.push("mcp");
                 }
+                if runtime.settings().config.artifacts.enabled {
+                    capabilities.push("artifact");
+                }
                 let mut info =
                     json!({"protocolVersion": rpc::PROTOCOL_VERSION, "capabilities": capabilities});
                 if let (true, Some(object)) =
@@ -380,6 +383,9 @@ impl Handler {
                 }
                 runtime.steer(&p.session_id, p.text, p.follow_up)?;
                 Ok(json!({"ok": true}))
+            }
+            method if super::artifacts::handles(method) => {
+                super::artifacts::dispatch(runtime.settings(), method, p).await
             }
             #[cfg(feature = "test-hooks")]
             "test.panic" if self.test_hooks => test_panic("test.panic requested"),

@@ -12,6 +12,7 @@
 //! runs in `never` mode: allowed without asking, except dangerous bash, which is denied because
 //! nobody is there to confirm it.
 
+mod artifacts;
 pub mod handler;
 pub mod http;
 use crate::app::lock;

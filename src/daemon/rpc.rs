@@ -70,6 +70,10 @@ pub enum AppError {
     RunLimitReached,
     /// The daemon is shutting down and accepts no new runs.
     ShuttingDown,
+    /// No such artifact or library entry (`-32000`, `data.code` says which).
+    ArtifactNotFound,
+    /// The artifact changed while it was being published; nothing was published (retryable).
+    ArtifactVersionChanged,
     /// Everything else (`-32000`).
     Other,
 }
@@ -86,7 +90,10 @@ impl AppError {
             AppError::InvalidAction => -32007,
             AppError::WorkspaceMismatch => -32008,
             AppError::RunLimitReached => -32009,
-            AppError::ShuttingDown | AppError::Other => -32000,
+            AppError::ShuttingDown
+            | AppError::ArtifactNotFound
+            | AppError::ArtifactVersionChanged
+            | AppError::Other => -32000,
         }
     }
 
@@ -102,6 +109,8 @@ impl AppError {
             AppError::WorkspaceMismatch => "workspace_mismatch",
             AppError::RunLimitReached => "run_limit_reached",
             AppError::ShuttingDown => "shutting_down",
+            AppError::ArtifactNotFound => "artifact_not_found",
+            AppError::ArtifactVersionChanged => "artifact_version_changed",
             AppError::Other => "internal",
         }
     }
@@ -113,6 +122,7 @@ impl AppError {
                 | AppError::EventHistoryExpired
                 | AppError::SessionConflict
                 | AppError::RunLimitReached
+                | AppError::ArtifactVersionChanged
         )
     }
 }

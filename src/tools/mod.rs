@@ -1,11 +1,14 @@
 //! The agent's built-in tools and the inputs of the security chain they run through.
 
+pub mod artifacts;
 pub mod bash;
 pub mod computer;
 pub mod diff;
 pub mod files;
+pub mod library;
 pub mod memory;
 pub mod network;
 pub mod paths;
 pub mod registry;
 pub mod security;
+pub mod store;
