@@ -128,8 +128,14 @@ impl Library {
                 })?,
         };
         validate_name(&name)?;
-        let mut file =
-            std::fs::File::open(source).map_err(|e| StoreError::io(source.display(), e))?;
+        // O_NONBLOCK: a FIFO named by mistake must not hang the open (it is refused below);
+        // it changes nothing for the regular files that are accepted.
+        let mut file = std::os::unix::fs::OpenOptionsExt::custom_flags(
+            std::fs::OpenOptions::new().read(true),
+            rustix::fs::OFlags::NONBLOCK.bits() as i32,
+        )
+        .open(source)
+        .map_err(|e| StoreError::io(source.display(), e))?;
         let meta = file
             .metadata()
             .map_err(|e| StoreError::io(source.display(), e))?;
@@ -377,6 +383,23 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("plan.md")).unwrap(), b"v1");
         assert!(lib.take_back(other).unwrap());
         assert!(!dir.path().join("plan-def.md").exists());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let lib = Library::new(dir.path().join("lib"));
+        let e = lib.add(&fifo, None).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]
