@@ -415,6 +415,10 @@ mod tests {
                 r#"{"providers": {"p": {}}, "context": {"tailTurns": 0}}"#,
                 "context.tailTurns",
             ),
+            (
+                r#"{"providers": {"p": {}}, "memory": {"maxPromptTokens": 0}}"#,
+                "memory.maxPromptTokens",
+            ),
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");

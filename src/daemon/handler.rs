@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::rpc::{self, INTERNAL_ERROR, METHOD_NOT_FOUND, Request, RpcError};
 use super::runtime::Runtime;
 
-/// Capabilities every build has; tool capabilities (memory, kb, …) are added
-/// only when those tools exist, and this build has none of them.
+/// Capabilities every build has; tool capabilities (`memory`, `mcp`, …) are added in
+/// `system.info` only when those tools are on.
 pub const CAPABILITIES: [&str; 7] = [
     "run.approval",
     "run.event-replay",
@@ -227,6 +227,9 @@ impl Handler {
                 if runtime.settings().config.artifacts.enabled {
                     capabilities.push("artifact");
                 }
+                if super::runtime::memory::enabled(runtime.settings()) {
+                    capabilities.push("memory");
+                }
                 let mut info =
                     json!({"protocolVersion": rpc::PROTOCOL_VERSION, "capabilities": capabilities});
                 if let (true, Some(object)) =
@@ -386,6 +389,15 @@ impl Handler {
             }
             method if super::artifacts::handles(method) => {
                 super::artifacts::dispatch(runtime.settings(), method, p).await
+            }
+            "memory.list" | "memory.search" | "memory.add" | "memory.remove" => {
+                let runtime = Arc::clone(runtime);
+                let method = request.method.clone();
+                tokio::task::spawn_blocking(move || {
+                    super::runtime::memory::call(runtime.settings(), &method, p)
+                })
+                .await
+                .map_err(|_| RpcError::new(INTERNAL_ERROR, "internal error"))?
             }
             #[cfg(feature = "test-hooks")]
             "test.panic" if self.test_hooks => test_panic("test.panic requested"),

@@ -222,7 +222,12 @@ impl Runtime {
         };
         let messages_before = session.transcript().messages().len();
         let conversation = match Conversation::open(options, session) {
-            Ok(c) => c,
+            Ok(c) => {
+                for notice in c.notices() {
+                    tracing::info!("{notice}");
+                }
+                c
+            }
             Err(e) => {
                 release(self);
                 self.drop_slot(session_id);
