@@ -248,7 +248,31 @@ fn jobs_settings_and_mcp_methods() {
 
     let settings = d.ok("settings.get", json!({}));
     assert_eq!(settings["sandbox"], "off");
+    assert_eq!(settings["network"], "unrestricted");
+    assert_eq!(settings["allowDomains"], json!([]));
     assert_eq!(settings["maxActiveRuns"], 16);
+    // A sandboxed daemon reports its network policy as the settings view shows it.
+    // (another HOME: one daemon per user)
+    let e2 = env();
+    let sandboxed = HttpDaemon::spawn(
+        ggd(
+            &e2,
+            &server.base_url(),
+            &[
+                "--sandbox",
+                "--network",
+                "allow-list",
+                "--allow-domain",
+                "extra.example",
+            ],
+        ),
+        TOKEN,
+    );
+    let settings = sandboxed.ok("settings.get", json!({}));
+    assert_eq!(settings["sandbox"], "on");
+    assert_eq!(settings["network"], "allow-list");
+    let domains = settings["allowDomains"].to_string();
+    assert!(domains.contains("extra.example"), "{domains}");
     assert_eq!(d.ok("mcp.list", json!({})), json!({"servers": []}));
     let extra = d.rpc("settings.get", json!({"x": 1}));
     assert_eq!(extra["error"]["code"], -32602);
@@ -307,4 +331,195 @@ fn gg_web_starts_one_daemon_and_prints_a_fragment_url() {
     let log = std::fs::read_to_string(e.home.join(".gg/ggd-web.log")).unwrap();
     assert_eq!(log.matches("ggd serving").count(), 1, "{log}");
     assert!(!log.contains(token), "token in the daemon log");
+}
+
+/// A stored session whose tool results claim saved logs at `claims` (call id, result text):
+/// what a session file edited by anything could say.
+fn session_with_results(e: &daemon_common::Env, name: &str, claims: &[(&str, String)]) -> String {
+    use gg::session::{Message, Role, Session, ToolCall, paths};
+    let dir = paths::project_dir(&e.sessions, &e.project).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut session = Session::create(&dir, &e.project.display().to_string()).unwrap();
+    session.set_name(name).unwrap();
+    session
+        .append_message(Message::text(Role::User, "show me"))
+        .unwrap();
+    let mut call = Message::text(Role::Assistant, "");
+    for (id, _) in claims {
+        call.tool_calls
+            .push(ToolCall::new(*id, "bash", r#"{"command":"seq 1 100000"}"#).unwrap());
+    }
+    session.append_message(call).unwrap();
+    for (id, text) in claims {
+        let mut result = Message::text(Role::Tool, text.clone());
+        result.tool_call_id = id.to_string();
+        result.tool_name = "bash".into();
+        session.append_message(result).unwrap();
+    }
+    session.id().to_string()
+}
+
+/// The header the bash tool writes when it truncates, naming `path`.
+fn truncated_header(path: &str) -> String {
+    format!(
+        "... output truncated: omitted 9 bytes; showing last 1 bytes ...\nFull output saved to: {path}\n0"
+    )
+}
+
+#[test]
+fn full_logs_are_served_only_from_the_sessions_own_saved_logs() {
+    use std::os::unix::fs::symlink;
+    let e = env();
+    let secret = e.home.join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET\n").unwrap();
+    let outputs = e.project.join(".gg/outputs");
+    std::fs::create_dir_all(&outputs).unwrap();
+    let planted_link = outputs.join("bash-2-0000000b.log");
+    symlink(&secret, &planted_link).unwrap();
+    std::fs::write(outputs.join("notes.txt"), "TOP-SECRET\n").unwrap();
+    let fifo = outputs.join("bash-4-0000000d.log");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::create_dir(outputs.join("bash-5-0000000e.log")).unwrap();
+    let o = outputs.display().to_string();
+    let claims: Vec<(&str, String)> = vec![
+        ("outside", truncated_header(&secret.display().to_string())),
+        (
+            "dotdot",
+            truncated_header(&format!("{o}/../../../secret.txt")),
+        ),
+        (
+            "dotdot-named",
+            truncated_header(&format!("{o}/../../bash-1-0000000a.log")),
+        ),
+        (
+            "relative",
+            truncated_header(".gg/outputs/bash-2-0000000b.log"),
+        ),
+        (
+            "symlink",
+            truncated_header(&planted_link.display().to_string()),
+        ),
+        ("other-name", truncated_header(&format!("{o}/notes.txt"))),
+        ("fifo", truncated_header(&fifo.display().to_string())),
+        (
+            "directory",
+            truncated_header(&format!("{o}/bash-5-0000000e.log")),
+        ),
+        (
+            "not-a-header",
+            format!("Full output saved to: {o}/bash-2-0000000b.log\n"),
+        ),
+    ];
+    let crafted = session_with_results(&e, "crafted", &claims);
+
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", "bash", r#"{"command":"seq 1 30000"}"#),
+        Reply::text(&["printed"]),
+    ]);
+    let d = HttpDaemon::spawn(ggd(&e, &server.base_url(), &[]), TOKEN);
+    let session = d.ok("session.create", json!({"name": "logs"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = d.ok(
+        "run.start",
+        json!({"sessionId": session, "prompt": "print", "requireApproval": false}),
+    )["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut after = 0;
+    wait_for(&d, &run, "run_completed", &mut after);
+    let expected: String = (1..=30000).map(|i| format!("{i}\n")).collect();
+
+    // The whole log in one piece, and paged in pieces that reassemble to the same bytes.
+    let whole = d.ok("tool.log", json!({"sessionId": session, "callId": "c1"}));
+    assert_eq!(whole["text"].as_str().unwrap(), expected);
+    assert_eq!(whole["size"], expected.len());
+    assert_eq!(whole["eof"], true);
+    let name = whole["name"].as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("bash-") && name.ends_with(".log"),
+        "{name}"
+    );
+    let mut paged = String::new();
+    let mut offset = 0;
+    loop {
+        let chunk = d.ok(
+            "tool.log",
+            json!({"sessionId": session, "callId": "c1", "offset": offset, "limit": 40_000}),
+        );
+        paged.push_str(chunk["text"].as_str().unwrap());
+        offset = chunk["next"].as_u64().unwrap();
+        if chunk["eof"] == true {
+            break;
+        }
+    }
+    assert_eq!(paged, expected);
+
+    // A page boundary inside a character moves to the character's start.
+    let wide = outputs.join("bash-9-0000000f.log");
+    std::fs::write(&wide, "aé").unwrap();
+    let utf8 = session_with_results(
+        &e,
+        "utf8",
+        &[("wide", truncated_header(&wide.display().to_string()))],
+    );
+    let first = d.ok(
+        "tool.log",
+        json!({"sessionId": utf8, "callId": "wide", "limit": 2}),
+    );
+    assert_eq!(
+        (first["text"].as_str(), first["next"].as_u64()),
+        (Some("a"), Some(1))
+    );
+    let rest = d.ok(
+        "tool.log",
+        json!({"sessionId": utf8, "callId": "wide", "offset": 1}),
+    );
+    assert_eq!(
+        (rest["text"].as_str(), rest["eof"].as_bool()),
+        (Some("é"), Some(true))
+    );
+
+    // Another session's call is not this session's: no log.
+    let foreign = d.rpc("tool.log", json!({"sessionId": crafted, "callId": "c1"}));
+    assert_eq!(foreign["error"]["code"], -32007, "{foreign}");
+    // Every crafted claim is refused, and nothing of the file comes back.
+    for (id, _) in &claims {
+        let r = d.rpc("tool.log", json!({"sessionId": crafted, "callId": id}));
+        assert_eq!(r["error"]["code"], -32007, "{id}: {r}");
+        assert!(!r.to_string().contains("TOP-SECRET"), "{id}: {r}");
+    }
+    // Bad params, and no token at all.
+    let path_id = d.rpc("tool.log", json!({"sessionId": "../x", "callId": "c1"}));
+    assert_eq!(path_id["error"]["code"], -32602, "{path_id}");
+    let extra = d.rpc(
+        "tool.log",
+        json!({"sessionId": session, "callId": "c1", "path": "/etc/passwd"}),
+    );
+    assert_eq!(extra["error"]["code"], -32602, "{extra}");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tool.log",
+        "params": {"sessionId": session, "callId": "c1"}})
+    .to_string();
+    let anonymous = http(d.addr, "POST", "/rpc", &[("Host", &d.host())], Some(&body));
+    assert_eq!(anonymous.status, 401);
+    assert!(!anonymous.body.contains("30000"));
+
+    // The outputs directory swapped for a symlink to elsewhere: the real call's log, same name,
+    // is refused there too.
+    let elsewhere = e.home.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join(&name), "TOP-SECRET\n").unwrap();
+    std::fs::rename(&outputs, e.project.join(".gg/outputs-real")).unwrap();
+    symlink(&elsewhere, &outputs).unwrap();
+    let swapped = d.rpc("tool.log", json!({"sessionId": session, "callId": "c1"}));
+    assert_eq!(swapped["error"]["code"], -32007, "{swapped}");
+    assert!(!swapped.to_string().contains("TOP-SECRET"));
 }

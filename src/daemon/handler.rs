@@ -153,6 +153,17 @@ struct JobAddParams {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ToolLogParams {
+    session_id: String,
+    call_id: String,
+    #[serde(default)]
+    offset: u64,
+    #[serde(default)]
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SteerParams {
     session_id: String,
     text: String,
@@ -360,6 +371,12 @@ impl Handler {
                 let p: JobIdParams = params(p)?;
                 jobs::change(runtime.settings(), &request.method, &p.id)
             }
+            "tool.log" => {
+                let p: ToolLogParams = params(p)?;
+                runtime
+                    .tool_log(&p.session_id, &p.call_id, p.offset, p.limit)
+                    .await
+            }
             "mcp.list" => {
                 let _: AuditParams = params(p)?;
                 Ok(mcp_list(&runtime.settings().external_tools))
@@ -367,17 +384,21 @@ impl Handler {
             "settings.get" => {
                 let _: AuditParams = params(p)?;
                 let s = runtime.settings();
-                let (sandbox, network) = match &s.sandbox {
-                    crate::tools::registry::SandboxSetting::Off => {
-                        ("off", "unrestricted (no sandbox)".to_string())
-                    }
-                    crate::tools::registry::SandboxSetting::On { network, .. } => {
-                        ("on", format!("{network:?}").to_lowercase())
-                    }
+                // `network`: the mode new runs get by default; "unrestricted" without the
+                // sandbox (nothing enforces a policy there).
+                let (sandbox, network, domains) = match &s.sandbox {
+                    crate::tools::registry::SandboxSetting::Off => ("off", "unrestricted", vec![]),
+                    crate::tools::registry::SandboxSetting::On { network, .. } => (
+                        "on",
+                        network.policy.mode.as_str(),
+                        network.policy.allow.entries(),
+                    ),
                 };
-                Ok(json!({"sandbox": sandbox, "network": network,
+                Ok(
+                    json!({"sandbox": sandbox, "network": network, "allowDomains": domains,
                     "maxActiveRuns": s.max_active_runs,
-                    "runTimeout": super::runtime::format_duration(s.run_timeout)}))
+                    "runTimeout": super::runtime::format_duration(s.run_timeout)}),
+                )
             }
             "run.steer" => {
                 let p: SteerParams = params(p)?;

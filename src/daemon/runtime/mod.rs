@@ -28,6 +28,7 @@ use crate::session::{self, Session, SessionError, Transcript, paths};
 use crate::tools::registry::SandboxSetting;
 
 mod events;
+mod logs;
 pub mod memory;
 mod runs;
 mod sessions;
