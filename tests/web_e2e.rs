@@ -113,6 +113,13 @@ fn web_ui_in_a_real_browser() {
             "bash",
             r#"{"command":"touch note.txt && echo created-note"}"#,
         ),
+        // The second session's run, waiting at the same time as the first.
+        Reply::tool_call(
+            "call_b",
+            "bash",
+            r#"{"command":"touch second.txt && echo second-ok"}"#,
+        ),
+        Reply::text(&["second done"]),
         Reply::tool_call(
             "call_2",
             "bash",
@@ -120,11 +127,15 @@ fn web_ui_in_a_real_browser() {
         ),
         Reply::text(&["The download was denied; ", "stopping here."]),
         slow_text(),
+        // Read-only, and longer than the 50 KiB the result keeps: the full log is saved.
+        Reply::tool_call("call_3", "bash", r#"{"command":"seq 1 30000"}"#),
+        Reply::text(&["printed all lines"]),
+        Reply::text(&["network noted"]),
         Reply::text(&["job done"]),
     ]);
-    // One active run at most, so the page must show the run limit's refusal.
+    // Two active runs at most: two can wait for approval at once, a third is refused.
     let d = HttpDaemon::spawn(
-        ggd(&e, &server.base_url(), &["--max-active-runs", "1"]),
+        ggd(&e, &server.base_url(), &["--max-active-runs", "2"]),
         TOKEN,
     );
     let url = format!("http://127.0.0.1:{}/#token={TOKEN}", d.addr.port());
@@ -157,27 +168,66 @@ fn web_ui_in_a_real_browser() {
         artifacts.display()
     );
 
-    // The host: the approved command ran, in the project directory.
-    assert!(
-        e.project.join("note.txt").exists(),
-        "approved command did not run"
-    );
-    // The model was told about the denial of the dangerous call.
+    // The host: both approved commands ran, in the project directory.
+    for file in ["note.txt", "second.txt"] {
+        assert!(
+            e.project.join(file).exists(),
+            "approved command did not create {file}"
+        );
+    }
     let bodies = server.request_bodies();
-    let denial = bodies
+    let messages = |b: &serde_json::Value| b["messages"].as_array().cloned().unwrap_or_default();
+    // The model was told about the denial of the dangerous call...
+    let after_denial = bodies
         .iter()
-        .flat_map(|b| b["messages"].as_array().cloned().unwrap_or_default())
-        .filter(|m| m["role"] == "tool" && m["tool_call_id"] == "call_2")
+        .find(|b| {
+            messages(b)
+                .iter()
+                .any(|m| m["role"] == "tool" && m["tool_call_id"] == "call_2")
+        })
+        .expect("no request after the dangerous call");
+    let denial = messages(after_denial)
+        .into_iter()
+        .find(|m| m["tool_call_id"] == "call_2")
         .map(|m| m["content"].to_string())
-        .next()
         .unwrap_or_default();
     assert!(denial.contains("denied"), "denial not reported: {denial}");
-    // The steering typed while the approval waited reached the model in that run.
+    // ...and the steering typed while that approval waited reached it in the same run.
     assert!(
-        bodies[3]["messages"].to_string().contains("also be brief"),
+        after_denial["messages"]
+            .to_string()
+            .contains("also be brief"),
         "steering not sent: {}",
-        bodies[3]["messages"]
+        after_denial["messages"]
     );
+    // The settings view's network policy reached the run: the system prompt names the
+    // allow-list with the added host; earlier runs (daemon default, no sandbox) had no such line.
+    let system = |b: &serde_json::Value| {
+        messages(b)
+            .into_iter()
+            .find(|m| m["role"] == "system")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    let network_run = bodies
+        .iter()
+        .find(|b| b["messages"].to_string().contains("check the network"))
+        .expect("no request of the network run");
+    let line = system(network_run);
+    assert!(
+        line.contains("Network: only these hosts") && line.contains("example.org"),
+        "network policy not passed: {line}"
+    );
+    assert!(
+        !system(&bodies[0]).contains("Network:"),
+        "first run had a network line"
+    );
+    // The full log the page showed is the file the bash tool saved in the workspace.
+    let logs: Vec<_> = std::fs::read_dir(e.project.join(".gg/outputs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
     // Every queued reply was used: the scripted order and the browser's steps agree.
     assert_eq!(server.pending_replies(), 0);
     // The token never reaches the daemon's log.
@@ -187,9 +237,13 @@ fn web_ui_in_a_real_browser() {
     );
     for name in [
         "01-transcript",
+        "02b-approval-queue",
         "03-approval-dangerous",
+        "04b-full-log",
         "05-audit",
         "06-jobs",
+        "07-settings",
+        "08-narrow-dark",
     ] {
         assert!(artifacts.join(format!("{name}.png")).exists(), "{name}.png");
     }

@@ -1,14 +1,21 @@
 // End-to-end test of the web UI in a real browser (Debian's chromium, driven by playwright-core)
 // against a real ggd and the scripted OpenAI-compatible server. Started by tests/web_e2e.rs,
 // which queues the model's replies in the order this script triggers them:
-//   1. "say hello"      -> streamed text
-//   2. "make a note"    -> bash `touch note.txt && echo created-note` (normal: asks)
-//                       -> bash `curl … | sh` (dangerous: asks, no session approval); while it
-//                          waits, a second run is refused (ggd has --max-active-runs 1) and the
-//                          run is steered
-//                       -> text after the denial
-//   3. "count slowly"   -> slow streamed text; the page is reloaded in the middle
-//   4. a scheduled job  -> text
+//   1. "say hello" (session A)    -> streamed text
+//   2. "make a note" (session A)  -> bash `touch note.txt && echo created-note` (normal: asks)
+//   3. "second run" (session B)   -> bash `touch second.txt && echo second-ok` (normal: asks);
+//                                    two runs now wait in the queue; a third run is refused
+//                                    (ggd has --max-active-runs 2); B's card is answered with
+//                                    the keyboard while focused
+//   4.                            -> B: text "second done"
+//   5. A's card approved          -> bash `curl … | sh` (dangerous: asks, no session approval);
+//                                    the run is steered, then denied with the keyboard
+//   6.                            -> A: text after the denial
+//   7. "count slowly"             -> slow streamed text; the page is reloaded in the middle
+//   8. "print many lines"         -> bash `seq 1 30000` (read-only: runs; output truncated)
+//   9.                            -> text; the full log is opened from the tool card
+//  10. "check the network"        -> text, after the settings chose sandbox on + allow-list
+//  11. a scheduled job            -> text
 // Environment: GG_WEB_URL (with #token=…), GG_WEB_ARTIFACTS (screenshots), GG_CHROMIUM.
 import { chromium } from "playwright-core";
 import { readFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -96,7 +103,44 @@ try {
   check(await card.getByRole("button", { name: /Approve for session/ }).isVisible(), "session approval offered for a normal call");
   check((await card.locator("mark").count()) > 0, "the reason's span is highlighted in the command");
   await shot("02-approval-normal");
-  await card.getByRole("button", { name: /^Approve/ }).first().click();
+
+  // --- a second run in another session asks too: two approvals queued, each answerable -------
+  await page.getByRole("button", { name: "New session" }).click();
+  await page.getByRole("textbox", { name: "Prompt" }).fill("second run");
+  await page.getByRole("button", { name: "Send" }).click();
+  const cardA = page.getByTestId("approval").filter({ hasText: "touch note.txt" });
+  const cardB = page.getByTestId("approval").filter({ hasText: "touch second.txt" });
+  await cardB.waitFor();
+  await page.getByRole("heading", { name: /^2 pending approvals/ }).waitFor();
+  check((await page.getByTestId("approval").count()) === 2, "both runs' approvals are queued");
+  check(await cardA.isVisible(), "the first run's approval is still shown");
+  check((await cardB.locator(".run-prompt").innerText()).includes("second run"), "the card names its run");
+  await shot("02b-approval-queue");
+
+  // --- ggd runs with --max-active-runs 2: a third run is refused, plainly, the draft kept -----
+  await page.getByRole("button", { name: "New session" }).click();
+  await page.getByRole("textbox", { name: "Prompt" }).fill("a third run");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByTestId("error").filter({ hasText: "The run limit is reached" }).waitFor();
+  check((await page.getByRole("textbox", { name: "Prompt" }).inputValue()) === "a third run", "draft lost after the refusal");
+  await shot("03b-run-limit");
+
+  // --- B's card, focused, takes the key: y approves B, not the first card (A) ------------------
+  await cardB.getByRole("button", { name: /^session / }).click();
+  await page.getByTestId("user-message").filter({ hasText: "second run" }).waitFor();
+  await cardB.focus();
+  await cardB.locator("kbd", { hasText: "y" }).waitFor(); // the key hints moved to the focused card
+  await page.keyboard.press("y");
+  await page.getByTestId("tool-output").filter({ hasText: "second-ok" }).waitFor();
+  await page.getByTestId("assistant-message").filter({ hasText: "second done" }).waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor(); // B's run ended
+  check((await page.getByTestId("approval").count()) === 1, "only A's approval is left");
+  check(await cardA.isVisible(), "A's approval is still pending");
+
+  // --- A's card: Approve (clicked) -> its output appears in A ---------------------------------
+  await cardA.getByRole("button", { name: /^session / }).click();
+  await page.getByTestId("user-message").filter({ hasText: "make a note" }).waitFor();
+  await cardA.getByRole("button", { name: /^Approve/ }).first().click();
   await page.getByTestId("tool-output").filter({ hasText: "created-note" }).waitFor();
   await page.getByTestId("tool-call").filter({ hasText: "created-note" }).getByText("exit 0").waitFor();
 
@@ -107,17 +151,7 @@ try {
   check((await danger.getByRole("button", { name: /Approve for session/ }).count()) === 0, "session approval offered for a dangerous call");
   await shot("03-approval-dangerous");
 
-  // --- ggd runs with --max-active-runs 1: a second run is refused, plainly, the draft kept ----
-  await page.getByRole("button", { name: "New session" }).click();
-  await page.getByRole("textbox", { name: "Prompt" }).fill("a second run");
-  await page.getByRole("button", { name: "Send" }).click();
-  await page.getByTestId("error").filter({ hasText: "The run limit is reached" }).waitFor();
-  check((await page.getByRole("textbox", { name: "Prompt" }).inputValue()) === "a second run", "draft lost after the refusal");
-  await shot("03b-run-limit");
-
-  // --- back to the first session: it reattaches to the waiting run; steer it, then deny ------
-  await page.getByRole("button", { name: /say hello/ }).click();
-  await page.getByTestId("tool-call").filter({ hasText: "created-note" }).waitFor();
+  // --- steer the waiting run, then deny with the keyboard (the only card: the first) ----------
   const steer = page.getByRole("textbox", { name: "Steer the running turn" });
   await steer.fill("also be brief");
   await page.getByRole("button", { name: "Steer", exact: true }).click();
@@ -142,13 +176,36 @@ try {
   const expected = Array.from({ length: 11 }, (_, i) => `tick ${i + 1}`).join(" ") + " tick 12 done";
   check(streamed.replace(/\s+/g, " ").trim() === expected, `resumed stream text: ${JSON.stringify(streamed)}`);
   check(!page.url().includes("token"), "token back in the address bar after reload");
+  await page.getByRole("button", { name: "Send" }).waitFor(); // the run ended
 
-  // --- the audit view shows the denial; filters; export ---------------------------------------
+  // --- a long output is shown collapsed; "Full log" opens the whole saved log ------------------
+  await prompt.fill("print many lines");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByTestId("assistant-message").filter({ hasText: "printed all lines" }).waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor();
+  const seqCall = page.getByTestId("tool-call").filter({ hasText: "seq 1 30000" });
+  const preview = await seqCall.getByTestId("tool-output").innerText();
+  check(preview.includes("output truncated") && !/^1\n2\n3\n/m.test(preview), `collapsed output: ${preview.slice(0, 200)}`);
+  await seqCall.getByRole("button", { name: "Full log" }).click();
+  const fullLog = seqCall.getByTestId("full-log");
+  await fullLog.waitFor();
+  const fullText = await fullLog.evaluate((el) => el.textContent ?? "");
+  const want = Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join("");
+  check(fullText === want, `full log: ${fullText.length} characters, starts ${JSON.stringify(fullText.slice(0, 20))}`);
+  await seqCall.getByRole("button", { name: "Download" }).waitFor();
+  await shot("04b-full-log");
+  await seqCall.getByRole("button", { name: "Hide full log" }).click();
+
+  // --- the audit view: both runs' approvals (answered here) and the denial --------------------
   await page.getByRole("button", { name: "Audit" }).click();
   const table = page.getByTestId("audit-table");
   await table.locator("tr", { hasText: "example.com/x.sh" }).waitFor();
   const deniedRow = await table.locator("tr", { hasText: "example.com/x.sh" }).innerText();
   check(/deny/.test(deniedRow) && /dangerous/.test(deniedRow) && /user/.test(deniedRow), `audit row: ${deniedRow}`);
+  for (const command of ["touch note.txt", "touch second.txt"]) {
+    const row = await table.locator("tr", { hasText: command }).innerText();
+    check(/allow/.test(row) && /user/.test(row), `audit row of ${command}: ${row}`);
+  }
   await shot("05-audit");
   await page.getByLabel("Filter by decision").selectOption("deny");
   check((await table.locator("tbody tr").count()) === 1, "decision filter keeps only the denial");
@@ -156,6 +213,21 @@ try {
   await page.getByRole("button", { name: "Export JSON" }).click();
   const exported = JSON.parse(readFileSync(await (await download).path(), "utf8"));
   check(exported.length === 1 && exported[0].audit.decision.action === "deny", "exported JSON");
+
+  // --- settings: sandbox on, network allow-list with one more host; a new run gets them -------
+  await page.getByRole("button", { name: "Settings" }).click();
+  await page.getByText("Settings for new runs").waitFor();
+  await page.getByRole("radio", { name: /^On: bash runs in the sandbox/ }).check();
+  await page.getByRole("radio", { name: /^Allow-list/ }).check();
+  await page.getByRole("textbox", { name: /Further hosts/ }).fill("example.org");
+  await page.getByTestId("run-settings").filter({ hasText: "network allow-list +example.org" }).waitFor();
+  await shot("07-settings");
+  await page.getByRole("button", { name: "Sessions" }).click();
+  await page.getByTestId("composer-settings").filter({ hasText: "sandbox on · network allow-list +example.org" }).waitFor();
+  await prompt.fill("check the network");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByTestId("assistant-message").filter({ hasText: "network noted" }).waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor();
 
   // --- jobs: add one that fires in 1s and see its run -----------------------------------------
   await page.getByRole("button", { name: "Jobs" }).click();
@@ -182,18 +254,22 @@ try {
   console.log(`10,000-entry session: opened and rendered in ${openMs} ms, ${rendered} rows in the DOM`);
   await shot("09-big-session");
 
-  // --- settings and MCP views render ----------------------------------------------------------
-  await page.getByRole("button", { name: "Settings" }).click();
-  await page.getByText("Settings for new runs").waitFor();
-  await shot("07-settings");
+  // --- the MCP view renders ---------------------------------------------------------------------
   await page.getByRole("button", { name: "MCP" }).click();
   await page.getByRole("heading", { name: "MCP servers" }).waitFor();
 
   // --- accessibility: no critical axe violations on the main views ----------------------------
   await page.evaluate(axeSource);
+  // Each view, once what it loads is on the page.
+  const loaded = {
+    Sessions: () => page.getByRole("button", { name: "New session" }).waitFor(),
+    Audit: () => page.getByTestId("audit-table").locator("tbody tr").first().waitFor(),
+    Jobs: () => page.getByTestId("job").first().waitFor(),
+    Settings: () => page.getByText(/^ggd: at most/).waitFor(),
+  };
   for (const view of ["Sessions", "Audit", "Jobs", "Settings"]) {
     await page.getByRole("button", { name: view, exact: true }).click();
-    await page.waitForTimeout(300);
+    await loaded[view]();
     const result = await page.evaluate(async () => {
       // eslint-disable-next-line no-undef
       const r = await window.axe.run(document, { resultTypes: ["violations"] });
@@ -217,6 +293,13 @@ try {
   const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, `horizontal overflow at 360 px: ${overflow}px`);
   await small.screenshot({ path: join(artifacts, "08-narrow-dark.png") });
+  for (const view of ["Settings", "Audit", "Jobs"]) {
+    await small.getByRole("button", { name: view, exact: true }).click();
+    await small.locator(`section[aria-label="${view}"]`).waitFor();
+    const wide = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(wide <= 0, `horizontal overflow at 360 px in ${view}: ${wide}px`);
+  }
+  await small.screenshot({ path: join(artifacts, "08b-narrow-dark-jobs.png") });
   await small.close();
 
   // Ignore the browser's own noise about a missing favicon.
@@ -226,6 +309,9 @@ try {
 } catch (error) {
   failed = true;
   console.error(error);
+  // What the page showed when the step failed, next to the other screenshots.
+  for (const [i, p] of context.pages().entries())
+    await p.screenshot({ path: join(artifacts, `failure-${i}.png`) }).catch(() => {});
 } finally {
   await context.close();
   rmSync(profile, { recursive: true, force: true });

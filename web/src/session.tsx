@@ -5,8 +5,8 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react
 import { describeError, followRun, rpc } from "./api";
 import { Safe } from "./escape";
 import { Markdown } from "./markdown";
-import type { RunSettings } from "./settings";
-import { ToolCard } from "./toolview";
+import { describeSettings, runParams, type RunSettings } from "./settings";
+import { ToolCard, type OpenLogs } from "./toolview";
 import { applyEvent, fromMessages, type AuditRow, type Item, type Message } from "./transcript";
 
 interface SessionSummary {
@@ -151,9 +151,26 @@ function OpenSession({
   const [draft, setDraft] = useState("");
   const [showTree, setShowTree] = useState(false);
   const timings = useRef(new Map<string, { startedAt?: number; finishedAt?: number }>());
+  // Calls whose full log is open: kept here, because a tool card is remounted when the run's
+  // live items give way to the stored ones, and when it scrolls out of the virtual window.
+  const [openLogs, setOpenLogs] = useState<Set<string>>(() => new Set());
+  const logs: OpenLogs = {
+    open: openLogs,
+    toggle: (callId: string) =>
+      setOpenLogs((prev) => {
+        const next = new Set(prev);
+        if (!next.delete(callId)) next.add(callId);
+        return next;
+      }),
+  };
   const follow = useRef<AbortController | null>(null);
 
+  // Bumped whenever this tab starts following a run: a load that began before is stale (it
+  // may have asked run.active before the run existed) and must not reset the transcript.
+  const epoch = useRef(0);
+
   const load = useCallback(async (): Promise<void> => {
+    const began = epoch.current;
     try {
       // In parallel: on a large session each of these reads the file.
       const [snapshot, audit, active] = await Promise.all([
@@ -161,6 +178,7 @@ function OpenSession({
         rpc<AuditRow[]>("audit.list", { sessionId: id }).catch(() => [] as AuditRow[]),
         rpc<RunStatus>("run.active", { sessionId: id }).catch(() => null),
       ]);
+      if (epoch.current !== began) return;
       setSnap(snapshot);
       if (active && !active.done) {
         // The run's events are replayed from the start, so the transcript shows only what was
@@ -185,6 +203,7 @@ function OpenSession({
   }, [id]);
 
   const startFollowing = (run: string) => {
+    epoch.current++;
     follow.current?.abort();
     const controller = new AbortController();
     follow.current = controller;
@@ -228,8 +247,7 @@ function OpenSession({
         const started = await rpc<{ runId: string }>("run.start", {
           sessionId: id,
           prompt: text,
-          requireApproval: settings.requireApproval,
-          sandbox: settings.sandbox,
+          ...runParams(settings),
         });
         setItems((prev) => [...prev, { kind: "user", key: `p${started.runId}`, text }]);
         startFollowing(started.runId);
@@ -313,7 +331,7 @@ function OpenSession({
           {notice}
         </p>
       )}
-      <Transcript items={items} />
+      <Transcript items={items} sessionId={id} logs={logs} />
       {error && (
         <p className="error" role="alert" data-testid="error">
           {error}
@@ -357,12 +375,15 @@ function OpenSession({
             </>
           )}
         </div>
+        <p className="meta run-settings" data-testid="composer-settings">
+          New runs: {describeSettings(settings)}
+        </p>
       </form>
     </section>
   );
 }
 
-function Transcript({ items }: { items: Item[] }) {
+function Transcript({ items, sessionId, logs }: { items: Item[]; sessionId: string; logs: OpenLogs }) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   const virtualizer = useVirtualizer({
@@ -400,7 +421,7 @@ function Transcript({ items }: { items: Item[] }) {
               className="row-item"
               style={{ transform: `translateY(${row.start}px)` }}
             >
-              <Entry item={item} />
+              <Entry item={item} sessionId={sessionId} logs={logs} />
             </div>
           );
         })}
@@ -409,7 +430,7 @@ function Transcript({ items }: { items: Item[] }) {
   );
 }
 
-function Entry({ item }: { item: Item }) {
+function Entry({ item, sessionId, logs }: { item: Item; sessionId: string; logs: OpenLogs }) {
   switch (item.kind) {
     case "user":
       return (
@@ -431,7 +452,7 @@ function Entry({ item }: { item: Item }) {
         </details>
       );
     case "tool":
-      return <ToolCard t={item} />;
+      return <ToolCard t={item} sessionId={sessionId} logOpen={logs.open.has(item.callId)} toggleLog={logs.toggle} />;
     case "notice":
       return (
         <p className={`msg notice ${item.tone}`} data-testid="notice">

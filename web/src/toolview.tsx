@@ -1,8 +1,9 @@
 // How a tool call is shown: the chain's view of it (classification, reasons with their spans in
 // the command, decision and who made it, sandbox level, exit status, duration, output).
-import { useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
+import { describeError, rpc } from "./api";
 import { Safe } from "./escape";
-import type { Reason, ToolItem } from "./transcript";
+import { hasSavedLog, type Reason, type ToolItem } from "./transcript";
 
 /** The command with each reason's byte span highlighted (spans are UTF-8 byte offsets). */
 export function Command({ command, reasons }: { command: string; reasons: Reason[] }) {
@@ -74,8 +75,110 @@ function duration(t: ToolItem): string | undefined {
 
 const PREVIEW_LINES = 6;
 
-export function ToolCard({ t }: { t: ToolItem }) {
+/** A chunk of `tool.log`. */
+interface LogChunk {
+  name: string;
+  size: number;
+  next: number;
+  eof: boolean;
+  text: string;
+}
+
+function bytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`;
+}
+
+/**
+ * The whole output of a truncated bash call, read from ggd page by page (1 MiB each) on request.
+ */
+function FullLog({ sessionId, callId, onClose }: { sessionId: string; callId: string; onClose: () => void }) {
+  const [log, setLog] = useState<LogChunk | null>(null);
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const load = async (offset: number) => {
+    setBusy(true);
+    setError("");
+    try {
+      const chunk = await rpc<LogChunk>("tool.log", { sessionId, callId, offset });
+      setLog((prev) => (prev && offset > 0 ? { ...chunk, text: prev.text + chunk.text } : chunk));
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    void load(0);
+    // The first page, once per call shown.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [sessionId, callId]);
+  const download = () => {
+    if (!log) return;
+    const url = URL.createObjectURL(new Blob([log.text], { type: "text/plain" }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = log.name;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  };
+  return (
+    <div className="full-log">
+      <div className="row">
+        <strong>Full log</strong>
+        {log && (
+          <span className="meta">
+            {log.name} · {bytes(log.size)}
+            {!log.eof && ` · ${bytes(log.next)} shown`}
+          </span>
+        )}
+        {log && !log.eof && (
+          <button className="link" disabled={busy} onClick={() => void load(log.next)}>
+            Load more
+          </button>
+        )}
+        {log?.eof && (
+          <button className="link" onClick={download}>
+            Download
+          </button>
+        )}
+        <button className="link" onClick={onClose}>
+          Hide full log
+        </button>
+      </div>
+      {busy && !log && <p className="meta">Loading…</p>}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {log && (
+        <pre className="code log" data-testid="full-log">
+          <Safe text={log.text} />
+        </pre>
+      )}
+    </div>
+  );
+}
+
+/** Which calls have their full log open in a session view, and how to open or close one. */
+export interface OpenLogs {
+  open: Set<string>;
+  toggle: (callId: string) => void;
+}
+
+export function ToolCard({
+  t,
+  sessionId,
+  logOpen,
+  toggleLog,
+}: {
+  t: ToolItem;
+  sessionId: string;
+  logOpen: boolean;
+  toggleLog: (callId: string) => void;
+}) {
   const [open, setOpen] = useState(false);
+  const saved = hasSavedLog(t.output);
   const cls = t.dangerous ? "dangerous" : t.classification;
   const output = t.output ?? "";
   const lines = output.split("\n");
@@ -123,9 +226,15 @@ export function ToolCard({ t }: { t: ToolItem }) {
           </pre>
           {long && (
             <button className="link" onClick={() => setOpen(!open)} aria-expanded={open}>
-              {open ? "Collapse output" : `Show full log (${lines.length} lines)`}
+              {open ? "Collapse output" : `Show all ${lines.length} lines`}
             </button>
           )}
+          {saved && !logOpen && (
+            <button className="link" onClick={() => toggleLog(t.callId)}>
+              Full log
+            </button>
+          )}
+          {saved && logOpen && <FullLog sessionId={sessionId} callId={t.callId} onClose={() => toggleLog(t.callId)} />}
         </div>
       )}
     </article>

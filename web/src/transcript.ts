@@ -62,6 +62,17 @@ export interface AuditRow {
   };
 }
 
+/**
+ * Whether a bash result was truncated with its full output saved: the bash tool's header is its
+ * first two lines (`... output truncated: …`, `Full output saved to: …`). ggd finds the file
+ * itself from the session (`tool.log`); the page never sends a path.
+ */
+export function hasSavedLog(output: string | undefined): boolean {
+  if (!output) return false;
+  const [first, second] = output.split("\n", 2);
+  return first.startsWith("... output truncated: omitted ") && (second ?? "").startsWith("Full output saved to: ");
+}
+
 /** The command of a bash call's JSON arguments, if it has one. */
 export function commandOf(args: unknown): string | undefined {
   try {
