@@ -4,11 +4,13 @@
 //! Two parts, both pure (no I/O, no async):
 //! - [`decision`]: the approval table (docs/security-model.md) as an explicit state machine;
 //! - [`file`]: the policy-file format and its layering (builtin → user → project, where a
-//!   project file may only tighten).
+//!   project file may only tighten);
+//! - [`web`]: where the browser tools may go (URL and address classes).
 #![forbid(unsafe_code)]
 
 pub mod decision;
 pub mod file;
+pub mod web;
 
 pub use decision::{
     Call, Decision, Forbidden, Granted, Mode, Request, Rule, StartupError, Terminal, check_startup,
