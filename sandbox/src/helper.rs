@@ -40,6 +40,9 @@ pub struct HelperConfig {
     /// Inside bubblewrap with network [`Network::Proxy`]: the proxy forwarder to start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<crate::netfwd::Forward>,
+    /// Allow `socket(AF_UNIX)` although the network is isolated ([`crate::Policy::local_sockets`]).
+    #[serde(default)]
+    pub local_sockets: bool,
 }
 
 /// Why the helper could not run the command.
@@ -147,7 +150,7 @@ mod imp {
         let program_args = &args[3..];
         // Build everything that can fail before restricting anything.
         let filters =
-            seccomp::programs(config.network).map_err(|e| HelperError::Seccomp(e.to_string()))?;
+            seccomp::programs_with(config.network, config.local_sockets).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         close_inherited_fds()?;
         if config.standalone && config.network == Network::Proxy {
             // Without a namespace only Landlock's TCP rules (ABI 4) keep the command from

@@ -574,6 +574,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 standalone: false,
                 tmpdir: None,
                 forward: forward(policy),
+                local_sockets: policy.local_sockets,
             };
             for dir in &policy.create_if_missing {
                 if std::fs::symlink_metadata(dir).is_err() {
@@ -616,6 +617,12 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
         }
         #[cfg(target_os = "linux")]
         Level::Landlock => {
+            if policy.local_sockets && policy.network.isolated() {
+                // Without a network namespace, abstract and host sockets would be reachable.
+                return Err(SandboxError::InvalidPolicy(
+                    "local Unix sockets with an isolated network need the bubblewrap level".into(),
+                ));
+            }
             let temp = make_private_tmp()?;
             let config = helper::HelperConfig {
                 landlock: fs_rules::plan(policy, std::slice::from_ref(&temp)),
@@ -623,6 +630,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 standalone: true,
                 tmpdir: Some(temp.clone()),
                 forward: None,
+                local_sockets: false,
             };
             cleanup.temp_dir = Some(temp);
             // /proc/self/exe is the running image even if the file on disk was replaced.

@@ -63,6 +63,13 @@ pub struct Policy {
     /// that keeps secrets out of its own environment passes it with [`Policy::hide_socket`].
     #[serde(default)]
     pub sockets: Vec<PathBuf>,
+    /// With an isolated network: still allow creating Unix sockets (`socket(AF_UNIX)`), for
+    /// programs that need local IPC through a named socket (Chromium's profile lock). Honoured
+    /// only at the bubblewrap level, where the empty network namespace hides abstract sockets
+    /// and `/run` is covered, so no host service socket is reachable; the helper-only level
+    /// refuses such a policy rather than open the host's sockets.
+    #[serde(default)]
+    pub local_sockets: bool,
 }
 
 impl Policy {
@@ -92,6 +99,7 @@ impl Policy {
             private_tmp: true,
             create_if_missing: Vec::new(),
             sockets: Vec::new(),
+            local_sockets: false,
         };
         if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK") {
             policy.hide_socket(Path::new(&sock));

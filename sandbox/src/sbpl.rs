@@ -101,6 +101,7 @@ mod tests {
             private_tmp: true,
             create_if_missing: Vec::new(),
             sockets: Vec::new(),
+            local_sockets: false,
         }
     }
 

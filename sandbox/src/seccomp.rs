@@ -85,6 +85,12 @@ macro_rules! deny {
 
 /// The syscalls refused with `EPERM` under `network`.
 pub fn deny_list(network: Network) -> Vec<Deny> {
+    deny_list_with(network, false)
+}
+
+/// [`deny_list`], with `socket(AF_UNIX)` left allowed when `local_sockets` is set (see
+/// [`crate::Policy::local_sockets`]).
+pub fn deny_list_with(network: Network, local_sockets: bool) -> Vec<Deny> {
     let mut v = vec![
         deny!(SYS_ptrace),
         deny!(SYS_process_vm_readv),
@@ -145,7 +151,17 @@ pub fn deny_list(network: Network) -> Vec<Deny> {
         // No socket(2) at all: Unix sockets too, because connecting to a pathname socket outside
         // the working directory (docker.sock, ssh-agent) cannot be told apart by a BPF filter.
         // socketpair(AF_UNIX) creates no address and keeps local IPC working.
-        v.push(deny!(SYS_socket));
+        if local_sockets {
+            v.push(deny!(
+                SYS_socket,
+                When::ArgNot {
+                    arg: 0,
+                    value: libc::AF_UNIX as u64
+                }
+            ));
+        } else {
+            v.push(deny!(SYS_socket));
+        }
     }
     if network == Network::Proxy {
         // Only TCP stream sockets, which Landlock (or the empty namespace) confines to the proxy's
@@ -154,7 +170,11 @@ pub fn deny_list(network: Network) -> Vec<Deny> {
             SYS_socket,
             When::ArgNotIn {
                 arg: 0,
-                values: INET_FAMILIES
+                values: if local_sockets {
+                    INET_AND_UNIX_FAMILIES
+                } else {
+                    INET_FAMILIES
+                }
             }
         ));
         v.push(deny!(
@@ -186,6 +206,11 @@ pub fn deny_list(network: Network) -> Vec<Deny> {
 }
 
 const INET_FAMILIES: &[u64] = &[libc::AF_INET as u64, libc::AF_INET6 as u64];
+const INET_AND_UNIX_FAMILIES: &[u64] = &[
+    libc::AF_INET as u64,
+    libc::AF_INET6 as u64,
+    libc::AF_UNIX as u64,
+];
 /// The socket type without `SOCK_NONBLOCK`/`SOCK_CLOEXEC`.
 const SOCK_TYPE_MASK: u64 = 0xf;
 const NON_STREAM_TYPES: &[u64] = &[
@@ -203,13 +228,18 @@ pub type Error = seccompiler::BackendError;
 
 /// The BPF programs for `network`, in installation order.
 pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
+    programs_with(network, false)
+}
+
+/// [`programs`] for [`deny_list_with`].
+pub fn programs_with(network: Network, local_sockets: bool) -> Result<Vec<BpfProgram>, Error> {
     let arch = target_arch()?;
     let mut out = Vec::new();
     if arch == TargetArch::x86_64 {
         out.push(x32_guard());
     }
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for d in deny_list(network) {
+    for d in deny_list_with(network, local_sockets) {
         let entry = rules.entry(d.nr).or_default();
         match d.when {
             When::Always => {}
@@ -358,6 +388,29 @@ mod tests {
                 values: &[0x5412, 0x541C]
             }
         );
+    }
+
+    #[test]
+    fn local_sockets_allow_only_unix_besides_the_network_rules() {
+        let proxy = deny_list_with(Network::Proxy, true);
+        assert!(proxy.iter().any(|d| d.name == "socket"
+            && d.when
+                == When::ArgNotIn {
+                    arg: 0,
+                    values: INET_AND_UNIX_FAMILIES
+                }));
+        let off = deny_list_with(Network::Off, true);
+        let socket: Vec<&Deny> = off.iter().filter(|d| d.name == "socket").collect();
+        assert_eq!(socket.len(), 1);
+        assert_eq!(
+            socket[0].when,
+            When::ArgNot {
+                arg: 0,
+                value: libc::AF_UNIX as u64
+            }
+        );
+        assert_eq!(deny_list_with(Network::On, true), deny_list(Network::On));
+        assert!(programs_with(Network::Proxy, true).is_ok());
     }
 
     #[test]
