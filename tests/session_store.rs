@@ -730,6 +730,7 @@ fn bash_audit(verdict: &str, action: &str, by: &str) -> Audit {
                 rule: "not-on-allow-list".into(),
             }],
         }),
+        browser: None,
     }
 }
 

@@ -149,8 +149,8 @@ mod imp {
         let program = &args[2];
         let program_args = &args[3..];
         // Build everything that can fail before restricting anything.
-        let filters =
-            seccomp::programs_with(config.network, config.local_sockets).map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        let filters = seccomp::programs_with(config.network, config.local_sockets)
+            .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         close_inherited_fds()?;
         if config.standalone && config.network == Network::Proxy {
             // Without a namespace only Landlock's TCP rules (ABI 4) keep the command from

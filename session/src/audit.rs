@@ -26,6 +26,22 @@ pub struct Audit {
     /// The network policy of a sandboxed call, and what it refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkRecord>,
+    /// A browser tool's page: the URL it ended on (after redirects) and any screenshot saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<BrowserRecord>,
+}
+
+/// What a browser tool call saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowserRecord {
+    /// The page's URL when the call ended (a navigation's final URL).
+    pub url: String,
+    /// The HTTP status of a navigation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The path of a screenshot the call saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
 }
 
 /// The network policy a sandboxed call ran under.

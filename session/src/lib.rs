@@ -20,7 +20,8 @@ pub mod time;
 mod transcript;
 
 pub use audit::{
-    Audit, CallStatus, Classification, Decision, Reason, SandboxRecord, ToolCallAudit, audit_trail,
+    Audit, BrowserRecord, CallStatus, Classification, Decision, Reason, SandboxRecord,
+    ToolCallAudit, audit_trail,
 };
 pub use entry::{
     CURRENT_VERSION, ContentBlock, Entry, EntryKind, Header, Message, Role, StopReason, ToolCall,

@@ -802,6 +802,7 @@ impl ToolBox {
                     sandbox_warning: warning,
                     network_mode,
                     network_refused,
+                    browser: None,
                 };
             }
         };
@@ -824,6 +825,7 @@ impl ToolBox {
             sandbox_warning: warning,
             network_mode,
             network_refused,
+            browser: None,
         }
     }
 }

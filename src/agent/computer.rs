@@ -88,6 +88,7 @@ impl Tool for ComputerTool {
                             sandbox_warning: None,
                             network_mode: None,
                             network_refused: Vec::new(),
+                            browser: None,
                         },
                         Err(e) => Outcome::error(e),
                     }

@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod artifacts;
+pub mod browser;
 pub mod builtin;
 pub mod chain;
 pub mod computer;

@@ -513,6 +513,7 @@ fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
                     })
                     .collect(),
             }),
+        browser: outcome.browser.clone(),
     }
 }
 

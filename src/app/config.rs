@@ -100,6 +100,7 @@ struct RawConfig {
     network: Option<crate::tools::network::NetworkMode>,
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
+    browser: crate::tools::browser::BrowserConfig,
 }
 
 /// The loaded configuration.
@@ -120,6 +121,8 @@ pub struct Config {
     pub library: StoreConfig,
     /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
     pub network: crate::tools::network::NetworkSettings,
+    /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
+    pub browser: crate::tools::browser::BrowserConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
 }
@@ -216,6 +219,9 @@ impl Config {
             crate::tools::network::AllowList::parse(domains)
                 .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
         }
+        raw.browser
+            .validate()
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -230,6 +236,7 @@ impl Config {
                 network: raw.network,
                 allow_domains: raw.allow_domains,
             },
+            browser: raw.browser,
             from_file: true,
         })
     }
@@ -254,6 +261,7 @@ impl Config {
             artifacts: StoreConfig::default(),
             library: StoreConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
+            browser: crate::tools::browser::BrowserConfig::default(),
             from_file: false,
         }
     }

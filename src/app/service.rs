@@ -117,6 +117,14 @@ impl Conversation {
                 tools.add_tools(crate::agent::library::tools(library));
             }
         }
+        if let Some(browser) = crate::tools::browser::BrowserTools::new(
+            &options.cwd,
+            &options.home,
+            &options.config.browser,
+            options.sandbox.clone(),
+        )? {
+            tools.add_tools(crate::agent::browser::tools(browser));
+        }
         let gate = Gate::new(
             options.mode,
             options.terminal,

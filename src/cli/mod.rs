@@ -15,6 +15,7 @@
 
 pub mod args;
 mod artifact;
+mod browser;
 mod classify;
 mod error;
 pub mod job;
@@ -117,6 +118,9 @@ enum Command {
         #[command(subcommand)]
         command: Option<artifact::LibraryCommand>,
     },
+    /// Read or screenshot a page with the headless browser the agent uses.
+    #[command(subcommand)]
+    Browser(browser::BrowserCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -246,8 +250,8 @@ fn colour_flag(args: &[OsString]) -> Option<ColorWhen> {
 fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
     match command {
         Command::Sessions(_) | Command::Audit { .. } => &["session_dir"],
-        Command::Mcp(_) => &["sandbox"],
         Command::Memory(_) => &["directory"],
+        Command::Mcp(_) | Command::Browser(_) => &["sandbox"],
         Command::Resume(_) => &["*"],
         Command::Job(JobArgs { command: None, .. }) => &["*"],
         _ => &[],
@@ -385,6 +389,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Init) => memory::init(),
         Some(Command::Artifact { command }) => artifact::run_artifact(command),
         Some(Command::Library { command }) => artifact::run_library(command),
+        Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

@@ -267,6 +267,16 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
                 );
             }
         }
+        if let Some(b) = &audit.browser {
+            let status = b
+                .status
+                .map(|s| format!(" (status {s})"))
+                .unwrap_or_default();
+            let _ = writeln!(text, "  browser: {}{status}", b.url);
+            if let Some(shot) = &b.screenshot {
+                let _ = writeln!(text, "  screenshot: {shot}");
+            }
+        }
         if let Some(e) = &row.error {
             let _ = writeln!(text, "  error: {}", e.lines().next().unwrap_or(""));
         }

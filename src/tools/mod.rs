@@ -2,6 +2,7 @@
 
 pub mod artifacts;
 pub mod bash;
+pub mod browser;
 pub mod computer;
 pub mod diff;
 pub mod files;

@@ -69,7 +69,7 @@ impl SandboxSetting {
 }
 
 /// The result of running a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub text: String,
     pub is_error: bool,
@@ -80,6 +80,8 @@ pub struct Outcome {
     pub network_mode: Option<String>,
     /// Connections the network proxy refused during the call.
     pub network_refused: Vec<super::network::Refusal>,
+    /// A browser tool's page and screenshot, for the audit trail.
+    pub browser: Option<crate::session::audit::BrowserRecord>,
 }
 
 impl Outcome {
@@ -91,6 +93,7 @@ impl Outcome {
             sandbox_warning: None,
             network_mode: None,
             network_refused: Vec::new(),
+            browser: None,
         }
     }
 

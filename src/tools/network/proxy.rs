@@ -44,8 +44,38 @@ pub struct Refusal {
 /// address given here is trusted even when it is loopback or private.
 pub type Overrides = HashMap<String, Vec<IpAddr>>;
 
+/// A refusal as a custom admission rule reports it: what to record, and the text the client gets
+/// (with the 403).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub refusal: Refusal,
+    pub message: String,
+    /// Refused without being recorded (traffic of the client itself that no call asked for).
+    pub quiet: bool,
+}
+
+/// What an admission rule answers: the addresses to connect to (exactly these: the name is not
+/// resolved again), or why not.
+pub type AdmitFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Vec<SocketAddr>, Denial>> + Send + 'a>,
+>;
+
+/// A custom admission rule for a proxy (the browser's guard): it sees every request, redirects
+/// and subresources included, resolves the host once and returns the addresses to pin.
+pub trait Admit: Send + Sync {
+    fn admit<'a>(&'a self, host: &'a str, port: u16) -> AdmitFuture<'a>;
+}
+
+/// Who may connect where.
+enum Admission {
+    /// Sandboxed commands: allow-listed hosts only.
+    AllowList(AllowList),
+    /// A custom rule.
+    Custom(Arc<dyn Admit>),
+}
+
 struct State {
-    allow: AllowList,
+    admission: Admission,
     overrides: Overrides,
     /// Active calls by token, with what was refused during each.
     calls: Mutex<HashMap<String, Vec<Refusal>>>,
@@ -76,6 +106,15 @@ impl ProxyHandle {
     /// Starts a proxy for `allow` on its own thread and runtime (so it serves sync callers such
     /// as `gg sandbox` as well as the agent).
     pub fn start(allow: AllowList, overrides: Overrides) -> Result<ProxyHandle, String> {
+        ProxyHandle::start_with(Admission::AllowList(allow), overrides)
+    }
+
+    /// Starts a proxy whose every request is admitted (or refused) by `rule`.
+    pub fn start_custom(rule: Arc<dyn Admit>) -> Result<ProxyHandle, String> {
+        ProxyHandle::start_with(Admission::Custom(rule), Overrides::new())
+    }
+
+    fn start_with(admission: Admission, overrides: Overrides) -> Result<ProxyHandle, String> {
         let dir = private_dir()?;
         let socket = dir.join("proxy.sock");
         let unix = std::os::unix::net::UnixListener::bind(&socket)
@@ -90,7 +129,7 @@ impl ProxyHandle {
             .and_then(|()| tcp.set_nonblocking(true))
             .map_err(|e| format!("network proxy: {e}"))?;
         let state = Arc::new(State {
-            allow,
+            admission,
             overrides,
             calls: Mutex::new(HashMap::new()),
             all: Mutex::new(Vec::new()),
@@ -255,7 +294,21 @@ impl State {
             );
             forbidden(shown, port, why)
         };
-        let addr = match self.allow.check_host(host) {
+        let allow = match &self.admission {
+            Admission::AllowList(allow) => allow,
+            Admission::Custom(rule) => {
+                return rule.admit(host, port).await.map_err(|denial| {
+                    let message = denial.message.clone();
+                    if denial.quiet {
+                        tracing::debug!(host = %denial.refusal.host, rule = %denial.refusal.rule, "proxy refused a background connection");
+                    } else {
+                        self.record(denial.refusal, token);
+                    }
+                    text(StatusCode::FORBIDDEN, message)
+                });
+            }
+        };
+        let addr = match allow.check_host(host) {
             Ok(a) => a,
             Err(why) => return Err(refuse(why)),
         };
@@ -278,7 +331,7 @@ impl State {
         let allowed: Vec<SocketAddr> = resolved
             .iter()
             .copied()
-            .filter(|a| self.allow.address_allowed(a.ip()))
+            .filter(|a| allow.address_allowed(a.ip()))
             .collect();
         if allowed.is_empty() {
             return Err(refuse(Refused::PrivateAddress));

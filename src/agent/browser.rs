@@ -1,0 +1,98 @@
+//! The browser tools (`tools::browser`) as the chain sees them: each call is described with its
+//! class by `BrowserTools::describe` and runs only once the gate approved it. Page-controlled
+//! text (titles, page text, eval results) is wrapped as untrusted content here.
+
+use std::sync::Arc;
+
+use classifier::Class;
+
+use super::chain::{Assessment, Proposal, Reason, Tool};
+use super::untrusted;
+use crate::tools::browser::{BrowserTools, spec};
+use crate::tools::registry::Outcome;
+
+/// The enabled browser tools of one session, sharing one browser.
+pub fn tools(shared: BrowserTools) -> Vec<Arc<dyn Tool>> {
+    let shared = Arc::new(shared);
+    shared
+        .tool_names()
+        .into_iter()
+        .filter_map(spec)
+        .map(|(name, description, parameters)| {
+            Arc::new(BrowserTool {
+                name,
+                description,
+                parameters,
+                shared: Arc::clone(&shared),
+            }) as Arc<dyn Tool>
+        })
+        .collect()
+}
+
+struct BrowserTool {
+    name: &'static str,
+    description: &'static str,
+    parameters: serde_json::Value,
+    shared: Arc<BrowserTools>,
+}
+
+impl Tool for BrowserTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn description(&self) -> &str {
+        self.description
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.parameters.clone()
+    }
+
+    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+        let call = self.shared.describe(self.name, arguments)?;
+        let assessment = match call.class {
+            Class::ReadOnly => Assessment::ReadOnly,
+            Class::Normal => Assessment::Normal,
+            Class::Dangerous => Assessment::Dangerous {
+                reasons: vec![Reason {
+                    rule: call.rule.clone(),
+                    message: call.reason.clone(),
+                }],
+            },
+        };
+        let summary = call.summary.clone();
+        let details = call.details.clone();
+        let grant_key = call.grant_key.clone();
+        let shared = Arc::clone(&self.shared);
+        Ok(Proposal::tool(
+            assessment,
+            summary,
+            details,
+            grant_key,
+            move |cancel| {
+                Box::pin(async move {
+                    match shared.execute(&call, &cancel).await {
+                        Ok(done) => {
+                            let mut text = done.text;
+                            if let Some((source, label, page)) = &done.page_text {
+                                text.push('\n');
+                                text.push_str(label);
+                                text.push('\n');
+                                text.push_str(&untrusted::wrap(source, page));
+                            }
+                            Outcome {
+                                text,
+                                network_mode: Some(done.network),
+                                network_refused: done.refused,
+                                browser: Some(done.record),
+                                ..Outcome::default()
+                            }
+                        }
+                        Err(e) => Outcome::error(e),
+                    }
+                })
+            },
+        ))
+    }
+}

@@ -1,0 +1,1137 @@
+//! Browser tools: headless Chromium driven over the DevTools Protocol, for reading documentation,
+//! looking at the dev server the agent just started, or a failing UI.
+//!
+//! | tool | class |
+//! |---|---|
+//! | `browser_navigate {url}` | by target ([`policies::web`]): normal for public and loopback http(s) and files in the working directory, dangerous otherwise |
+//! | `browser_read {selector?}` | read-only |
+//! | `browser_screenshot {full_page?, selector?, width?, height?}` | pre-approved (writes one PNG under `~/.gg/media/screenshots`) |
+//! | `browser_click {selector}`, `browser_type {selector, text}` | normal; only with `browser.click` / `browser.type` in config |
+//! | `browser_eval {expression}` | dangerous; only with `browser.eval` in config |
+//!
+//! One browser per session, started lazily by the first call, killed when the session's tools
+//! are dropped, on cancellation, and (with its pipe) when gg dies. Every request it makes goes
+//! through [`guard::Guard`]'s proxy; under `--sandbox` the browser runs inside the sandbox too.
+
+pub mod cdp;
+pub mod guard;
+pub mod process;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use classifier::Class;
+use policies::web::{self, Target};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::tools::network::proxy::ProxyHandle;
+use crate::tools::network::{AllowList, NetworkMode, NetworkPolicy, Refusal};
+use crate::tools::registry::SandboxSetting;
+
+/// Page text returned to the model is cut here, with a marker.
+pub const MAX_READ_CHARS: usize = 12_000;
+/// How long a page may take to load before the tool answers anyway.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one DevTools command may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Screenshot size limits (CSS pixels).
+const MAX_DIMENSION: u32 = 4096;
+const MAX_FULL_PAGE_HEIGHT: f64 = 16_384.0;
+
+/// The `browser` section of `~/.gg/config.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// The browser tools exist (when a Chromium is found). On by default.
+    pub enabled: bool,
+    /// The Chromium to run instead of searching `PATH`.
+    pub executable: Option<PathBuf>,
+    /// `browser_click`.
+    pub click: bool,
+    /// `browser_type`.
+    #[serde(rename = "type")]
+    pub type_text: bool,
+    /// `browser_eval` (always dangerous).
+    pub eval: bool,
+    /// Private or special hosts the browser may reach without asking (`10.0.0.5`,
+    /// `intranet.corp.test`, `*.corp.test`).
+    pub allow_private_hosts: Vec<String>,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            enabled: true,
+            executable: None,
+            click: false,
+            type_text: false,
+            eval: false,
+            allow_private_hosts: Vec::new(),
+        }
+    }
+}
+
+impl BrowserConfig {
+    /// Checks the values (a bad host rule names the key).
+    pub fn validate(&self) -> Result<(), String> {
+        AllowList::parse(&self.allow_private_hosts)
+            .map(|_| ())
+            .map_err(|e| format!("browser.allowPrivateHosts: {e}"))
+    }
+
+    /// The tools this config enables, in the order the model sees them.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        let mut v = vec!["browser_navigate", "browser_read", "browser_screenshot"];
+        if self.click {
+            v.push("browser_click");
+        }
+        if self.type_text {
+            v.push("browser_type");
+        }
+        if self.eval {
+            v.push("browser_eval");
+        }
+        v
+    }
+}
+
+/// Definitions for the model: `(name, description, JSON schema)`.
+pub fn spec(name: &str) -> Option<(&'static str, &'static str, Value)> {
+    Some(match name {
+        "browser_navigate" => (
+            "browser_navigate",
+            "Open a URL in the session's headless browser (http(s), or a file in the working directory). Returns the final URL after redirects, the HTTP status and the title.",
+            json!({"type": "object", "properties": {
+                "url": {"type": "string", "maxLength": web::MAX_URL_BYTES}},
+                "required": ["url"], "additionalProperties": false}),
+        ),
+        "browser_read" => (
+            "browser_read",
+            "The readable text of the current page (main content; links as markdown), or of the element matching a CSS selector.",
+            json!({"type": "object", "properties": {
+                "selector": {"type": "string", "maxLength": 1000}},
+                "additionalProperties": false}),
+        ),
+        "browser_screenshot" => (
+            "browser_screenshot",
+            "Save a PNG screenshot of the current page (viewport by default, or the full page, or one element) and return its path.",
+            json!({"type": "object", "properties": {
+                "full_page": {"type": "boolean"},
+                "selector": {"type": "string", "maxLength": 1000},
+                "width": {"type": "integer", "minimum": 100, "maximum": MAX_DIMENSION},
+                "height": {"type": "integer", "minimum": 100, "maximum": MAX_DIMENSION}},
+                "additionalProperties": false}),
+        ),
+        "browser_click" => (
+            "browser_click",
+            "Click the element matching a CSS selector on the current page.",
+            json!({"type": "object", "properties": {
+                "selector": {"type": "string", "maxLength": 1000}},
+                "required": ["selector"], "additionalProperties": false}),
+        ),
+        "browser_type" => (
+            "browser_type",
+            "Type text into the element matching a CSS selector on the current page.",
+            json!({"type": "object", "properties": {
+                "selector": {"type": "string", "maxLength": 1000},
+                "text": {"type": "string", "maxLength": 10000}},
+                "required": ["selector", "text"], "additionalProperties": false}),
+        ),
+        "browser_eval" => (
+            "browser_eval",
+            "Evaluate a JavaScript expression in the current page and return its JSON value. Always needs the person's approval.",
+            json!({"type": "object", "properties": {
+                "expression": {"type": "string", "maxLength": 20000}},
+                "required": ["expression"], "additionalProperties": false}),
+        ),
+        _ => return None,
+    })
+}
+
+/// A call, parsed and classified, waiting for the gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserCall {
+    pub class: Class,
+    /// The rule id of the class (`browser.loopback`, `browser.private-address`, …).
+    pub rule: String,
+    /// Why (one line).
+    pub reason: String,
+    pub summary: String,
+    pub details: String,
+    /// What a session grant covers (`browser:<host>` for a navigation).
+    pub grant_key: String,
+    plan: Plan,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Plan {
+    Navigate {
+        url: String,
+        /// A dangerous http(s) host the person approves by approving this call.
+        host: Option<String>,
+        /// A file outside the working directory, likewise.
+        file: Option<PathBuf>,
+    },
+    Read {
+        selector: Option<String>,
+    },
+    Screenshot {
+        full_page: bool,
+        selector: Option<String>,
+        width: u32,
+        height: u32,
+    },
+    Click {
+        selector: String,
+    },
+    Type {
+        selector: String,
+        text: String,
+    },
+    Eval {
+        expression: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NavigateArgs {
+    url: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    selector: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShotArgs {
+    full_page: Option<bool>,
+    selector: Option<String>,
+    width: Option<u32>,
+    height: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SelectorArgs {
+    selector: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypeArgs {
+    selector: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalArgs {
+    expression: String,
+}
+
+fn parse_args<T: serde::de::DeserializeOwned>(arguments: &str) -> Result<T, String> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    serde_json::from_str(text).map_err(|e| format!("invalid arguments: {e}"))
+}
+
+/// What a finished call hands back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Done {
+    /// gg's own lines (URL, status, path, notes).
+    pub text: String,
+    /// Page-controlled text: `(source URL, label, text)`, wrapped as untrusted content by the
+    /// caller after a line with the label.
+    pub page_text: Option<(String, &'static str, String)>,
+    /// For the audit trail.
+    pub record: session::audit::BrowserRecord,
+    /// Connections the guard refused during the call.
+    pub refused: Vec<Refusal>,
+    /// The network setting the guard applied (`on`, `allow-list`, `off`).
+    pub network: String,
+}
+
+/// The session's browser state.
+struct State {
+    process: Option<process::Process>,
+    proxy: Option<Arc<ProxyHandle>>,
+    /// The page target's DevTools session.
+    page: Option<String>,
+    restarted: bool,
+    /// Files outside the working directory a person approved opening.
+    approved_files: HashSet<PathBuf>,
+}
+
+/// The browser tools of one session.
+pub struct BrowserTools {
+    cwd: PathBuf,
+    executable: PathBuf,
+    config: BrowserConfig,
+    sandbox: SandboxSetting,
+    guard: Arc<guard::Guard>,
+    screenshots: PathBuf,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl BrowserTools {
+    /// The tools for a session in `cwd`, or `None` when they are disabled or no Chromium is
+    /// found. `home` is where `~/.gg/media/screenshots` lives.
+    pub fn new(
+        cwd: &Path,
+        home: &Path,
+        config: &BrowserConfig,
+        sandbox: SandboxSetting,
+    ) -> Result<Option<BrowserTools>, String> {
+        if !config.enabled {
+            return Ok(None);
+        }
+        let Some(executable) = process::find_executable(config.executable.as_deref()) else {
+            if let Some(p) = &config.executable {
+                return Err(format!(
+                    "browser.executable {} is not an executable file",
+                    p.display()
+                ));
+            }
+            return Ok(None);
+        };
+        let private = AllowList::parse(&config.allow_private_hosts)
+            .map_err(|e| format!("browser.allowPrivateHosts: {e}"))?;
+        // Without the sandbox the run's network setting is not enforced for commands either;
+        // the browser then gets `on` (addresses judged, nothing else).
+        let network = match &sandbox {
+            SandboxSetting::Off => NetworkPolicy {
+                mode: NetworkMode::On,
+                allow: AllowList::default(),
+            },
+            SandboxSetting::On { network, .. } => network.policy.clone(),
+        };
+        let guard = guard::Guard::new(
+            network.mode,
+            network.allow,
+            private,
+            crate::tools::network::test_resolver(),
+        );
+        Ok(Some(BrowserTools {
+            cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
+            executable,
+            config: config.clone(),
+            sandbox,
+            guard: Arc::new(guard),
+            screenshots: home.join(".gg").join("media").join("screenshots"),
+            state: tokio::sync::Mutex::new(State {
+                process: None,
+                proxy: None,
+                page: None,
+                restarted: false,
+                approved_files: HashSet::new(),
+            }),
+        }))
+    }
+
+    /// The tools' names for this config.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        self.config.tool_names()
+    }
+
+    /// Classifies a navigation target.
+    pub fn classify_url(&self, url: &str) -> Result<(web::Judgement, Target), String> {
+        let target = web::parse(url)?;
+        let judged = match &target {
+            Target::Web {
+                host, credentials, ..
+            } => {
+                let resolved = match host {
+                    web::WebHost::Name(name) => self.guard.resolve_now(name),
+                    _ => Vec::new(),
+                };
+                let allowed = self.guard.allows_special(&host.display());
+                web::judge_web(host, &resolved, *credentials, allowed)
+            }
+            Target::File { path, .. } => {
+                let resolved = std::fs::canonicalize(path).ok();
+                web::judge_file(resolved.as_deref(), &self.cwd)
+            }
+            Target::Other { scheme, .. } => web::judge_other(scheme),
+        };
+        Ok((judged, target))
+    }
+
+    /// Parses and classifies a call. Nothing runs here.
+    pub fn describe(&self, name: &str, arguments: &str) -> Result<BrowserCall, String> {
+        if !self.config.tool_names().contains(&name) {
+            return Err(format!("{name} is not enabled"));
+        }
+        let call =
+            |class, rule: &str, reason: String, summary: String, grant_key, plan| BrowserCall {
+                class,
+                rule: rule.to_string(),
+                details: reason.clone(),
+                reason,
+                summary,
+                grant_key,
+                plan,
+            };
+        Ok(match name {
+            "browser_navigate" => {
+                let a: NavigateArgs = parse_args(arguments)?;
+                let (judged, target) = self.classify_url(&a.url)?;
+                let url = target.url().to_string();
+                let dangerous = judged.class == Class::Dangerous;
+                let (grant, host, file) = match &target {
+                    Target::Web { host, port, .. } => (
+                        format!("browser:{}:{port}", host.display()),
+                        dangerous.then(|| host.display()),
+                        None,
+                    ),
+                    Target::File { path, .. } => (
+                        format!("browser:file:{}", path.display()),
+                        None,
+                        dangerous.then(|| path.clone()),
+                    ),
+                    Target::Other { .. } => (format!("browser:{url}"), None, None),
+                };
+                let mut c = call(
+                    judged.class,
+                    judged.rule,
+                    judged.reason.clone(),
+                    format!("browser_navigate {}", crate::display::visible_inline(&url)),
+                    grant,
+                    Plan::Navigate {
+                        url: url.clone(),
+                        host,
+                        file,
+                    },
+                );
+                c.details = format!(
+                    "open {} in the browser\n  - {}: {}",
+                    crate::display::visible_inline(&url),
+                    judged.rule,
+                    judged.reason
+                );
+                c
+            }
+            "browser_read" => {
+                let a: ReadArgs = parse_args(arguments)?;
+                call(
+                    Class::ReadOnly,
+                    "browser.read",
+                    "reads the current page".into(),
+                    "browser_read".into(),
+                    "browser_read".into(),
+                    Plan::Read {
+                        selector: a.selector,
+                    },
+                )
+            }
+            "browser_screenshot" => {
+                let a: ShotArgs = parse_args(arguments)?;
+                let width = a.width.unwrap_or(1280).clamp(100, MAX_DIMENSION);
+                let height = a.height.unwrap_or(800).clamp(100, MAX_DIMENSION);
+                call(
+                    Class::ReadOnly,
+                    "browser.screenshot",
+                    format!("writes one PNG under {}", self.screenshots.display()),
+                    format!("browser_screenshot {width}x{height}"),
+                    "browser_screenshot".into(),
+                    Plan::Screenshot {
+                        full_page: a.full_page.unwrap_or(false),
+                        selector: a.selector,
+                        width,
+                        height,
+                    },
+                )
+            }
+            "browser_click" => {
+                let a: SelectorArgs = parse_args(arguments)?;
+                call(
+                    Class::Normal,
+                    "browser.click",
+                    format!("clicks {} (may submit a form or follow a link)", a.selector),
+                    format!(
+                        "browser_click {}",
+                        crate::display::visible_inline(&a.selector)
+                    ),
+                    format!("browser_click\0{arguments}"),
+                    Plan::Click {
+                        selector: a.selector,
+                    },
+                )
+            }
+            "browser_type" => {
+                let a: TypeArgs = parse_args(arguments)?;
+                call(
+                    Class::Normal,
+                    "browser.type",
+                    format!(
+                        "types {} characters into {}",
+                        a.text.chars().count(),
+                        a.selector
+                    ),
+                    format!(
+                        "browser_type {}",
+                        crate::display::visible_inline(&a.selector)
+                    ),
+                    format!("browser_type\0{arguments}"),
+                    Plan::Type {
+                        selector: a.selector,
+                        text: a.text,
+                    },
+                )
+            }
+            "browser_eval" => {
+                let a: EvalArgs = parse_args(arguments)?;
+                let mut c = call(
+                    Class::Dangerous,
+                    "browser.eval",
+                    "runs arbitrary JavaScript in the page (can read and send anything the page can)"
+                        .into(),
+                    "browser_eval".into(),
+                    format!("browser_eval\0{arguments}"),
+                    Plan::Eval {
+                        expression: a.expression.clone(),
+                    },
+                );
+                c.details = format!("{}\n\n{}", c.reason, a.expression);
+                c
+            }
+            other => return Err(format!("unknown browser tool {other}")),
+        })
+    }
+
+    /// Runs an approved call. A cancelled call closes the browser.
+    pub async fn execute(
+        &self,
+        call: &BrowserCall,
+        cancel: &CancellationToken,
+    ) -> Result<Done, String> {
+        let finished = {
+            let mut state = self.state.lock().await;
+            tokio::select! {
+                r = self.run(&mut state, call) => Some(r),
+                () = cancel.cancelled() => None,
+            }
+        };
+        match finished {
+            Some(r) => r,
+            None => {
+                self.close().await;
+                Err("cancelled; the browser was closed".into())
+            }
+        }
+    }
+
+    /// Closes the browser (it starts again on the next call).
+    pub async fn close(&self) {
+        let mut state = self.state.lock().await;
+        state.process = None;
+        state.page = None;
+    }
+
+    /// Runs the call; when it failed because the browser died under it (a crash mid-call), the
+    /// browser is restarted once and the call tried again.
+    async fn run(&self, state: &mut State, call: &BrowserCall) -> Result<Done, String> {
+        match self.attempt(state, call).await {
+            Err(e) if !state.restarted && state.process.as_mut().is_some_and(|p| !p.alive()) => {
+                tracing::warn!(error = %e, "browser died during a call; retrying once");
+                self.attempt(state, call).await
+            }
+            r => r,
+        }
+    }
+
+    async fn attempt(&self, state: &mut State, call: &BrowserCall) -> Result<Done, String> {
+        let note = self.ensure(state).await?;
+        let scope = state.proxy.as_ref().map(|p| p.begin_call());
+        let (cdp, page, level) = match (&state.process, &state.page) {
+            (Some(p), Some(page)) => (Arc::clone(&p.cdp), page.clone(), p.level.clone()),
+            _ => return Err("the browser is not running".into()),
+        };
+        let mut done = match &call.plan {
+            Plan::Navigate { url, host, file } => {
+                if let Some(h) = host {
+                    // A person approved this call: the guard lets exactly this host through.
+                    self.guard.approve(h);
+                }
+                if let Some(f) = file {
+                    state.approved_files.insert(f.clone());
+                }
+                self.navigate(&cdp, &page, url).await?
+            }
+            Plan::Read { selector } => {
+                let url = self.current_url_checked(&cdp, &page, state).await?;
+                self.read(&cdp, &page, &url, selector.as_deref()).await?
+            }
+            Plan::Screenshot {
+                full_page,
+                selector,
+                width,
+                height,
+            } => {
+                let url = self.current_url_checked(&cdp, &page, state).await?;
+                self.screenshot(
+                    &cdp,
+                    &page,
+                    &url,
+                    *full_page,
+                    selector.as_deref(),
+                    *width,
+                    *height,
+                )
+                .await?
+            }
+            Plan::Click { selector } => {
+                let url = self.current_url_checked(&cdp, &page, state).await?;
+                self.act(&cdp, &page, &url, selector, None).await?
+            }
+            Plan::Type { selector, text } => {
+                let url = self.current_url_checked(&cdp, &page, state).await?;
+                self.act(&cdp, &page, &url, selector, Some(text)).await?
+            }
+            Plan::Eval { expression } => {
+                let url = current_url(&cdp, &page).await?;
+                let v = evaluate(&cdp, &page, expression, true).await?;
+                let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+                Done {
+                    text: format!("url: {url}"),
+                    page_text: Some((url.clone(), "result:", text)),
+                    record: record(&url, None, None),
+                    refused: Vec::new(),
+                    network: String::new(),
+                }
+            }
+        };
+        if let Some(scope) = scope {
+            done.refused = scope.finish();
+        }
+        done.network = self.guard.mode().to_string();
+        if !done.refused.is_empty() {
+            done.text.push_str("\n[gg: the browser guard refused: ");
+            let list: Vec<String> = done
+                .refused
+                .iter()
+                .map(|r| format!("{}:{} ({})", r.host, r.port, r.rule))
+                .collect();
+            done.text.push_str(&list.join(", "));
+            done.text.push(']');
+        }
+        if level != "off" {
+            done.text
+                .push_str(&format!("\n[gg: browser sandbox level: {level}]"));
+        }
+        if let Some(note) = note {
+            done.text = format!("{note}\n{}", done.text);
+        }
+        Ok(done)
+    }
+
+    /// Starts the browser if needed; restarts a crashed one once. Returns a note for the model
+    /// when it restarted.
+    async fn ensure(&self, state: &mut State) -> Result<Option<String>, String> {
+        let mut note = None;
+        if let Some(p) = state.process.as_mut() {
+            if p.alive() {
+                return Ok(None);
+            }
+            let status = p.exit_status();
+            state.process = None;
+            state.page = None;
+            if state.restarted {
+                return Err(format!(
+                    "the browser crashed again ({status}); it is not restarted a second time in this session"
+                ));
+            }
+            state.restarted = true;
+            note = Some(format!(
+                "[gg: the browser had stopped ({status}) and was restarted; open pages and their state were lost]"
+            ));
+            tracing::warn!(%status, "browser crashed; restarting once");
+        }
+        let proxy = match &state.proxy {
+            Some(p) => Arc::clone(p),
+            None => {
+                let p = Arc::new(ProxyHandle::start_custom(
+                    Arc::clone(&self.guard) as Arc<dyn crate::tools::network::proxy::Admit>
+                )?);
+                state.proxy = Some(Arc::clone(&p));
+                p
+            }
+        };
+        let process = process::launch(&self.executable, proxy, &self.sandbox)?;
+        let cdp = Arc::clone(&process.cdp);
+        state.process = Some(process);
+        let page = match attach_page(&cdp).await {
+            Ok(p) => p,
+            Err(e) => {
+                let log = state
+                    .process
+                    .as_ref()
+                    .map(|p| process::log_tail(p.profile()))
+                    .unwrap_or_default();
+                state.process = None;
+                return Err(format!("the browser did not start: {e}{log}"));
+            }
+        };
+        state.page = Some(page);
+        Ok(note)
+    }
+
+    /// The current URL, refused when the page moved itself somewhere dangerous that nobody
+    /// approved (a script navigating a file page to another file, say).
+    async fn current_url_checked(
+        &self,
+        cdp: &cdp::Cdp,
+        page: &str,
+        state: &State,
+    ) -> Result<String, String> {
+        let url = current_url(cdp, page).await?;
+        if url == "about:blank" {
+            return Ok(url);
+        }
+        let (judged, target) = self.classify_url(&url)?;
+        if judged.class == Class::Dangerous {
+            let approved = match &target {
+                Target::File { path, .. } => state.approved_files.contains(path),
+                Target::Web { host, .. } => self.guard.allows_special(&host.display()),
+                Target::Other { .. } => false,
+            };
+            if !approved {
+                return Err(format!(
+                    "the page is now at {url} ({}: {}), which nobody approved; call \
+                     browser_navigate with it to ask",
+                    judged.rule, judged.reason
+                ));
+            }
+        }
+        Ok(url)
+    }
+
+    async fn navigate(&self, cdp: &cdp::Cdp, page: &str, url: &str) -> Result<Done, String> {
+        let mut events = cdp.subscribe();
+        let r = cdp
+            .call(
+                "Page.navigate",
+                json!({"url": url}),
+                Some(page),
+                CALL_TIMEOUT,
+            )
+            .await?;
+        let mut text = String::new();
+        if let Some(err) = r.get("errorText").and_then(Value::as_str) {
+            text.push_str(&format!("navigation failed: {err}\n"));
+        } else if r.get("loaderId").is_some() {
+            let waited = tokio::time::timeout(LOAD_TIMEOUT, async {
+                loop {
+                    match events.recv().await {
+                        Ok(e)
+                            if e.method == "Page.loadEventFired"
+                                && e.session.as_deref() == Some(page) =>
+                        {
+                            return true;
+                        }
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => return false,
+                    }
+                }
+            })
+            .await;
+            if waited.is_err() {
+                text.push_str(&format!(
+                    "[gg: the page was still loading after {}s]\n",
+                    LOAD_TIMEOUT.as_secs()
+                ));
+            }
+        }
+        let info = evaluate(
+            cdp,
+            page,
+            "[location.href, document.title, ((performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0)]",
+            false,
+        )
+        .await?;
+        let final_url = info[0].as_str().unwrap_or_default().to_string();
+        let title = info[1].as_str().unwrap_or_default().to_string();
+        let status = info[2].as_u64().filter(|s| *s > 0).map(|s| s as u16);
+        text.push_str(&format!("loaded: {final_url}\n"));
+        if let Some(s) = status {
+            text.push_str(&format!("status: {s}\n"));
+        }
+        if final_url != url
+            && let Ok((judged, _)) = self.classify_url(&final_url)
+        {
+            text.push_str(&format!(
+                "redirected: the final URL is {} ({})\n",
+                judged.class.as_str(),
+                judged.rule
+            ));
+        }
+        let text = text.trim_end().to_string();
+        Ok(Done {
+            text,
+            page_text: Some((final_url.clone(), "title:", title)),
+            record: record(&final_url, status, None),
+            refused: Vec::new(),
+            network: String::new(),
+        })
+    }
+
+    async fn read(
+        &self,
+        cdp: &cdp::Cdp,
+        page: &str,
+        url: &str,
+        selector: Option<&str>,
+    ) -> Result<Done, String> {
+        let expression = format!(
+            "({READ_JS})({})",
+            serde_json::to_string(&selector).unwrap_or_else(|_| "null".into())
+        );
+        let v = evaluate(cdp, page, &expression, false).await?;
+        if let Some(e) = v.get("error").and_then(Value::as_str) {
+            return Err(e.to_string());
+        }
+        let mut body = v
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let total = body.chars().count();
+        if total > MAX_READ_CHARS {
+            body = body.chars().take(MAX_READ_CHARS).collect();
+            body.push_str(&format!(
+                "\n[gg: page text truncated: {MAX_READ_CHARS} of {total} characters; pass a selector to read a part]"
+            ));
+        }
+        Ok(Done {
+            text: format!("url: {url}"),
+            page_text: Some((url.to_string(), "page text:", body)),
+            record: record(url, None, None),
+            refused: Vec::new(),
+            network: String::new(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn screenshot(
+        &self,
+        cdp: &cdp::Cdp,
+        page: &str,
+        url: &str,
+        full_page: bool,
+        selector: Option<&str>,
+        width: u32,
+        height: u32,
+    ) -> Result<Done, String> {
+        cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+            Some(page),
+            CALL_TIMEOUT,
+        )
+        .await?;
+        let mut params = json!({"format": "png", "fromSurface": true});
+        if let Some(sel) = selector {
+            let expr = format!(
+                "(() => {{ const e = document.querySelector({}); if (!e) return null; e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + window.scrollX, r.y + window.scrollY, r.width, r.height]; }})()",
+                serde_json::to_string(sel).unwrap_or_default()
+            );
+            let r = evaluate(cdp, page, &expr, false).await?;
+            let Some(rect) = r.as_array().filter(|a| a.len() == 4) else {
+                return Err(format!("no element matches {sel}"));
+            };
+            let n = |i: usize| rect[i].as_f64().unwrap_or(0.0);
+            if n(2) < 1.0 || n(3) < 1.0 {
+                return Err(format!("the element {sel} has no visible size"));
+            }
+            params["clip"] = json!({"x": n(0), "y": n(1), "width": n(2), "height": n(3).min(MAX_FULL_PAGE_HEIGHT), "scale": 1});
+            params["captureBeyondViewport"] = json!(true);
+        } else if full_page {
+            let m = cdp
+                .call("Page.getLayoutMetrics", json!({}), Some(page), CALL_TIMEOUT)
+                .await?;
+            let size = &m["cssContentSize"];
+            let w = size["width"].as_f64().unwrap_or(f64::from(width)).max(1.0);
+            let h = size["height"]
+                .as_f64()
+                .unwrap_or(f64::from(height))
+                .max(1.0);
+            params["clip"] = json!({"x": 0, "y": 0, "width": w, "height": h.min(MAX_FULL_PAGE_HEIGHT), "scale": 1});
+            params["captureBeyondViewport"] = json!(true);
+        }
+        let shot = cdp
+            .call("Page.captureScreenshot", params, Some(page), CALL_TIMEOUT)
+            .await?;
+        let data = shot["data"].as_str().unwrap_or_default();
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| format!("the browser sent an undecodable screenshot: {e}"))?;
+        let (w, h) = png_size(&png).ok_or("the browser sent something that is not a PNG")?;
+        let path = save_screenshot(&self.screenshots, &png)?;
+        Ok(Done {
+            text: format!(
+                "screenshot: {}\nsize: {w}x{h}\nurl: {url}\n(the image is saved at that path; this model interface receives text only)",
+                path.display()
+            ),
+            page_text: None,
+            record: record(url, None, Some(path.display().to_string())),
+            refused: Vec::new(),
+            network: String::new(),
+        })
+    }
+
+    async fn act(
+        &self,
+        cdp: &cdp::Cdp,
+        page: &str,
+        url: &str,
+        selector: &str,
+        text: Option<&str>,
+    ) -> Result<Done, String> {
+        let sel = serde_json::to_string(selector).unwrap_or_default();
+        let expr = match text {
+            None => format!(
+                "(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.scrollIntoView(); e.click(); return true; }})()"
+            ),
+            Some(_) => format!(
+                "(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.focus(); return true; }})()"
+            ),
+        };
+        let found = evaluate(cdp, page, &expr, false).await?;
+        if found != Value::Bool(true) {
+            return Err(format!("no element matches {selector}"));
+        }
+        if let Some(t) = text {
+            cdp.call(
+                "Input.insertText",
+                json!({"text": t}),
+                Some(page),
+                CALL_TIMEOUT,
+            )
+            .await?;
+        }
+        // A click may start a navigation; give it a moment to commit before reporting.
+        let now = current_url(cdp, page)
+            .await
+            .unwrap_or_else(|_| url.to_string());
+        Ok(Done {
+            text: format!(
+                "{} {selector}\nurl: {now}",
+                if text.is_some() {
+                    "typed into"
+                } else {
+                    "clicked"
+                }
+            ),
+            page_text: None,
+            record: record(&now, None, None),
+            refused: Vec::new(),
+            network: String::new(),
+        })
+    }
+}
+
+fn record(
+    url: &str,
+    status: Option<u16>,
+    screenshot: Option<String>,
+) -> session::audit::BrowserRecord {
+    session::audit::BrowserRecord {
+        url: url.to_string(),
+        status,
+        screenshot,
+    }
+}
+
+/// Finds the initial page, attaches to it, and sets the session's rules (downloads refused).
+async fn attach_page(cdp: &cdp::Cdp) -> Result<String, String> {
+    cdp.call(
+        "Browser.setDownloadBehavior",
+        json!({"behavior": "deny"}),
+        None,
+        CALL_TIMEOUT,
+    )
+    .await?;
+    let targets = cdp
+        .call("Target.getTargets", json!({}), None, CALL_TIMEOUT)
+        .await?;
+    let existing = targets["targetInfos"]
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["type"] == "page"))
+        .and_then(|t| t["targetId"].as_str())
+        .map(str::to_string);
+    let target = match existing {
+        Some(t) => t,
+        None => cdp
+            .call(
+                "Target.createTarget",
+                json!({"url": "about:blank"}),
+                None,
+                CALL_TIMEOUT,
+            )
+            .await?["targetId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let attached = cdp
+        .call(
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+            None,
+            CALL_TIMEOUT,
+        )
+        .await?;
+    let session = attached["sessionId"]
+        .as_str()
+        .ok_or("no DevTools session for the page")?
+        .to_string();
+    cdp.call("Page.enable", json!({}), Some(&session), CALL_TIMEOUT)
+        .await?;
+    Ok(session)
+}
+
+async fn current_url(cdp: &cdp::Cdp, page: &str) -> Result<String, String> {
+    let v = evaluate(cdp, page, "location.href", false).await?;
+    Ok(v.as_str().unwrap_or_default().to_string())
+}
+
+/// Evaluates `expression` in the page and returns its value (by value). `user` marks the
+/// model's own expression (its exceptions are reported as such).
+async fn evaluate(
+    cdp: &cdp::Cdp,
+    page: &str,
+    expression: &str,
+    user: bool,
+) -> Result<Value, String> {
+    let r = cdp
+        .call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "userGesture": user}),
+            Some(page),
+            CALL_TIMEOUT,
+        )
+        .await?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        let text = ex["exception"]["description"]
+            .as_str()
+            .or_else(|| ex["text"].as_str())
+            .unwrap_or("exception");
+        return Err(format!("the page threw: {text}"));
+    }
+    Ok(r["result"]["value"].clone())
+}
+
+/// Width and height from a PNG's IHDR chunk.
+pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    if png.len() < 24 || !png.starts_with(SIGNATURE) || &png[12..16] != b"IHDR" {
+        return None;
+    }
+    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
+    Some((w, h))
+}
+
+/// Writes `png` as a new 0600 file in `dir` (created 0700).
+fn save_screenshot(dir: &Path, png: &[u8]) -> Result<PathBuf, String> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S");
+    let mut bytes = [0u8; 4];
+    let _ = getrandom::fill(&mut bytes);
+    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("{stamp}-{suffix}.png"));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    f.write_all(png)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The readable-text extractor run in the page: the element matching the selector, else the
+/// main content (`main`, `article`, `[role=main]`), else the body. Hidden elements (a favourite
+/// place for injected instructions) are skipped; links become `[text](href)`; headings `#`.
+const READ_JS: &str = r#"(sel) => {
+  const root = sel ? document.querySelector(sel)
+    : (document.querySelector('main, article, [role="main"]') || document.body);
+  if (!root) return {error: sel ? 'no element matches ' + sel : 'the page has no body'};
+  const BLOCK = new Set(['P','DIV','SECTION','ARTICLE','MAIN','HEADER','FOOTER','NAV','ASIDE','UL','OL','LI','TABLE','TR','BR','H1','H2','H3','H4','H5','H6','PRE','BLOCKQUOTE','FORM','FIGURE','HR','DL','DT','DD','TD','TH']);
+  const SKIP = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','SVG','CANVAS','IFRAME','HEAD','OBJECT','EMBED']);
+  let out = '';
+  const nl = () => { if (out && !out.endsWith('\n')) out += '\n'; };
+  const walk = (n) => {
+    if (n.nodeType === 3) { out += n.nodeValue.replace(/\s+/g, ' '); return; }
+    if (n.nodeType !== 1) return;
+    const tag = n.tagName.toUpperCase();
+    if (SKIP.has(tag)) return;
+    if (n.checkVisibility && !n.checkVisibility({opacityProperty: true, visibilityProperty: true})) return;
+    if (tag === 'A' && n.href) {
+      const t = (n.innerText || '').trim().replace(/\s+/g, ' ');
+      if (t) out += '[' + t + '](' + n.href + ')';
+      return;
+    }
+    if (tag === 'IMG') { if (n.alt) out += '[image: ' + n.alt + ']'; return; }
+    if (tag === 'PRE') { nl(); out += n.innerText; nl(); return; }
+    const block = BLOCK.has(tag);
+    if (block) nl();
+    if (/^H[1-6]$/.test(tag)) out += '#'.repeat(+tag[1]) + ' ';
+    if (tag === 'LI') out += '- ';
+    for (const c of n.childNodes) walk(c);
+    if (block) nl();
+  };
+  walk(root);
+  return {text: out.replace(/[ \t]+\n/g, '\n').replace(/\n[ \t]+/g, '\n').replace(/\n{3,}/g, '\n\n').trim()};
+}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_size_reads_ihdr() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&800u32.to_be_bytes());
+        png.extend_from_slice(&600u32.to_be_bytes());
+        assert_eq!(png_size(&png), Some((800, 600)));
+        assert_eq!(png_size(b"GIF89a"), None);
+    }
+
+    #[test]
+    fn config_defaults_and_validation() {
+        let c: BrowserConfig = serde_json::from_str("{}").unwrap();
+        assert!(c.enabled);
+        assert_eq!(
+            c.tool_names(),
+            vec!["browser_navigate", "browser_read", "browser_screenshot"]
+        );
+        let c: BrowserConfig = serde_json::from_str(
+            r#"{"click": true, "eval": true, "allowPrivateHosts": ["10.0.0.5"]}"#,
+        )
+        .unwrap();
+        assert!(c.tool_names().contains(&"browser_eval"));
+        assert!(c.validate().is_ok());
+        assert!(serde_json::from_str::<BrowserConfig>(r#"{"evil": 1}"#).is_err());
+        let c: BrowserConfig = serde_json::from_str(r#"{"allowPrivateHosts": ["*.com"]}"#).unwrap();
+        assert!(c.validate().is_err());
+    }
+}

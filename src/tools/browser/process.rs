@@ -1,0 +1,348 @@
+//! Finding and launching Chromium: a fresh private profile, the DevTools pipe on the child's
+//! stdin/stdout, every request through the guard's proxy, and (with the sandbox on) the whole
+//! browser inside the sandbox with only its profile writable.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+
+use super::cdp::Cdp;
+use crate::tools::network::proxy::ProxyHandle;
+use crate::tools::registry::SandboxSetting;
+
+/// Names searched on `PATH`, in order, when `browser.executable` is not set.
+pub const CANDIDATES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+
+/// The Chromium to run: `configured` (config or `GG_CHROMIUM`), else the first of
+/// [`CANDIDATES`] on `PATH`.
+pub fn find_executable(configured: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = configured {
+        return is_executable(p).then(|| p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("GG_CHROMIUM").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    CANDIDATES.iter().find_map(|name| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| is_executable(p))
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Prefix of the profile directories (tests find leftover processes by it).
+pub const PROFILE_PREFIX: &str = "gg-browser-";
+
+/// A running browser. Dropping it kills the process group and removes the profile.
+pub struct Process {
+    pub cdp: Arc<Cdp>,
+    child: tokio::process::Child,
+    pgid: Option<Pid>,
+    profile: PathBuf,
+    /// A short private temp directory of the unsandboxed browser (removed with it).
+    tmp: Option<PathBuf>,
+    /// The sandbox level it runs under (`off` without the sandbox).
+    pub level: String,
+    _proxy: Arc<ProxyHandle>,
+    _sandbox: Option<sandbox::Guard>,
+}
+
+impl Process {
+    /// Whether the browser is still there (the pipe open and the process not exited).
+    pub fn alive(&mut self) -> bool {
+        !self.cdp.is_closed() && matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// What ended it, for the crash report.
+    pub fn exit_status(&mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(status)) => status.to_string(),
+            _ => "the DevTools pipe closed".into(),
+        }
+    }
+
+    /// The profile directory.
+    pub fn profile(&self) -> &Path {
+        &self.profile
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.pgid {
+            // The whole group: Chromium's zygote, renderers and utility processes; under
+            // bubblewrap, bubblewrap itself (and with it the PID namespace).
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.profile);
+        if let Some(tmp) = &self.tmp {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+    }
+}
+
+/// The last lines of the browser's log (its stderr), for a start-up failure; empty when there
+/// is none.
+pub fn log_tail(profile: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(profile.join("chromium.log")) else {
+        return String::new();
+    };
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("unexpected operator"))
+        .collect();
+    let tail = lines[lines.len().saturating_sub(8)..].join("\n");
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("\nbrowser log:\n{}", crate::display::visible(&tail))
+    }
+}
+
+/// A fresh 0700 profile directory under the temp directory.
+fn profile_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = String::new();
+    for base in [std::env::temp_dir(), PathBuf::from("/tmp")] {
+        let mut bytes = [0u8; 8];
+        let _ = getrandom::fill(&mut bytes);
+        let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = base.join(format!("{PROFILE_PREFIX}{name}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return std::fs::canonicalize(&dir).map_err(|e| e.to_string()),
+            Err(e) => last = format!("{}: {e}", dir.display()),
+        }
+    }
+    Err(format!("browser profile directory: {last}"))
+}
+
+/// The flags every launch uses. Background networking, component updates, sync, crash
+/// reporting and QUIC are off (they would call home past the guard, or hammer a closed network);
+/// the proxy takes every request including loopback (`<-loopback>` removes Chromium's implicit
+/// bypass); no host name is resolved by Chromium itself; WebRTC may not send UDP around the
+/// proxy; downloads are refused over CDP after start.
+fn flags(profile: &Path, proxy_port: u16) -> Vec<OsString> {
+    let mut v: Vec<OsString> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-breakpad",
+        "--disable-crash-reporter",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--disable-client-side-phishing-detection",
+        "--disable-component-extensions-with-background-pages",
+        "--disable-domain-reliability",
+        "--disable-field-trial-config",
+        "--disable-search-engine-choice-screen",
+        "--metrics-recording-only",
+        "--no-pings",
+        "--safebrowsing-disable-auto-update",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,\
+CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,SignInProfileCreation,\
+AccountConsistency,DiceWebSigninInterception,PushMessaging",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--mute-audio",
+        "--hide-scrollbars",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--remote-debugging-pipe",
+        "--window-size=1280,800",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    v.push(format!("--user-data-dir={}", profile.display()).into());
+    v.push(format!("--proxy-server=http://127.0.0.1:{proxy_port}").into());
+    v.push("--proxy-bypass-list=<-loopback>".into());
+    v.push("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1".into());
+    v.push("about:blank".into());
+    v
+}
+
+/// The child's environment: the scrubbed one, with every home-like directory inside the profile
+/// so nothing is written elsewhere, and `tmp` as its temp directory.
+fn environment(profile: &Path, tmp: &Path) -> Vec<(OsString, OsString)> {
+    let mut env = crate::secrets::scrubbed_env(&[]);
+    let set = [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "TMPDIR",
+    ];
+    env.retain(|(k, _)| {
+        !set.iter().any(|s| k == s)
+            && k != "DBUS_SESSION_BUS_ADDRESS"
+            && !k.to_string_lossy().ends_with("_PROXY")
+            && !k.to_string_lossy().ends_with("_proxy")
+    });
+    for name in set {
+        let dir = if name == "TMPDIR" { tmp } else { profile };
+        env.push((name.into(), dir.as_os_str().to_os_string()));
+    }
+    env
+}
+
+/// A short 0700 directory under `/tmp` for the unsandboxed browser's temp files: Chromium puts
+/// its profile-lock socket there, and a socket path must fit in 107 bytes, which a profile under
+/// a deep `$TMPDIR` may not.
+fn short_tmp() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut bytes = [0u8; 6];
+    let _ = getrandom::fill(&mut bytes);
+    let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let dir = PathBuf::from("/tmp").join(format!("ggb-{name}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// The shell line that moves the pipe onto descriptors 3 and 4 and runs the browser: commands
+/// arrive on stdin (fd 0 → 3), answers leave on stdout (fd 1 → 4). Stdio needs no `pre_exec`,
+/// and the sandbox keeps the standard descriptors while closing every other one.
+const EXEC_WITH_PIPE: &str = "exec \"$0\" \"$@\" 3<&0 4>&1 0</dev/null 1>&2";
+
+/// Starts `executable` with its profile, through `proxy`, under `sandbox`.
+pub fn launch(
+    executable: &Path,
+    proxy: Arc<ProxyHandle>,
+    setting: &SandboxSetting,
+) -> Result<Process, String> {
+    let profile = profile_dir()?;
+    // In the sandbox `/tmp` is already private to the browser.
+    let tmp = match setting {
+        SandboxSetting::Off => match short_tmp() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&profile);
+                return Err(format!("browser temp directory: {e}"));
+            }
+        },
+        SandboxSetting::On { .. } => None,
+    };
+    let tmp_for_child = tmp.clone().unwrap_or_else(|| PathBuf::from("/tmp"));
+    let launched = spawn(executable, &proxy, setting, &profile, &tmp_for_child);
+    match launched {
+        Ok((child, level, guard)) => {
+            let mut child = child;
+            let pgid = child.id().and_then(|id| Pid::from_raw(id as i32));
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                let _ = std::fs::remove_dir_all(&profile);
+                if let Some(t) = &tmp {
+                    let _ = std::fs::remove_dir_all(t);
+                }
+                return Err("the browser's DevTools pipe was not set up".into());
+            };
+            Ok(Process {
+                cdp: Cdp::new(stdout, stdin),
+                child,
+                pgid,
+                profile,
+                tmp,
+                level,
+                _proxy: proxy,
+                _sandbox: guard,
+            })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&profile);
+            if let Some(t) = &tmp {
+                let _ = std::fs::remove_dir_all(t);
+            }
+            Err(e)
+        }
+    }
+}
+
+type Spawned = (tokio::process::Child, String, Option<sandbox::Guard>);
+
+fn spawn(
+    executable: &Path,
+    proxy: &ProxyHandle,
+    setting: &SandboxSetting,
+    profile: &Path,
+    tmp: &Path,
+) -> Result<Spawned, String> {
+    let mut args: Vec<OsString> = vec![
+        "-c".into(),
+        EXEC_WITH_PIPE.into(),
+        executable.as_os_str().to_os_string(),
+    ];
+    args.extend(flags(profile, proxy.port()));
+    let invocation = sandbox::Invocation {
+        program: "/bin/sh".into(),
+        args,
+        env: environment(profile, tmp),
+    };
+    let log = std::fs::File::create(profile.join("chromium.log"))
+        .map_err(|e| format!("browser log: {e}"))?;
+    let (command, level, guard) = match setting {
+        SandboxSetting::Off => (invocation.unsandboxed(profile), "off".to_string(), None),
+        SandboxSetting::On { backend, .. } => {
+            // Only the profile is writable; the project and everything else are read-only, the
+            // home directory's secrets hidden; the network is the guard's proxy and nothing else.
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let mut policy = sandbox::Policy::with_home(profile, home.as_deref())
+                .map_err(|e| format!("browser sandbox: {e}"))?;
+            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+                policy.hide_socket(Path::new(&sock));
+            }
+            policy.network = sandbox::Network::Proxy;
+            policy.proxy = Some(proxy.route());
+            policy.local_sockets = true;
+            let wrapped = sandbox::wrap(invocation, &policy, *backend).map_err(|e| {
+                format!(
+                    "the browser cannot run in the sandbox: {e} (it needs the bubblewrap level)"
+                )
+            })?;
+            let parts = wrapped.into_parts();
+            if parts.level == sandbox::Level::None {
+                return Err(
+                    "the sandbox is on but unavailable here; the browser does not run unsandboxed"
+                        .into(),
+                );
+            }
+            (
+                parts.command,
+                parts.level.as_str().to_string(),
+                Some(parts.guard),
+            )
+        }
+    };
+    let mut command = tokio::process::Command::from(command);
+    command
+        .current_dir(profile)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = command
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", executable.display()))?;
+    Ok((child, level, guard))
+}
