@@ -35,6 +35,7 @@ fn ok(text: String) -> Outcome {
         sandbox_warning: None,
         network_mode: None,
         network_refused: Vec::new(),
+        browser: None,
     }
 }
 

@@ -212,6 +212,7 @@ fn text_outcome(text: String) -> Outcome {
         sandbox_warning: None,
         network_mode: None,
         network_refused: Vec::new(),
+        browser: None,
     }
 }
 
