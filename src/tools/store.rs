@@ -223,8 +223,8 @@ fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     Ok(tmp)
 }
 
-/// Makes a rename in `dir` durable.
-fn sync_dir(dir: &Path) {
+/// Makes a rename (or a new entry) in `dir` durable.
+pub fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }

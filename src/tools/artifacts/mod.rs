@@ -271,6 +271,8 @@ impl Store {
                 Err(e) => return Err(StoreError::io(self.root.display(), e)),
             }
         };
+        // The new directory's entry must be durable before anything inside it is.
+        store::sync_dir(&self.root);
         let now = store::now_rfc3339();
         let artifact = Artifact {
             id: id.clone(),
