@@ -16,6 +16,7 @@ pub struct Case {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CaseResult {
     pub query: String,
     pub expect: String,
@@ -26,6 +27,7 @@ pub struct CaseResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     pub k: usize,
     pub mode: Mode,

@@ -123,6 +123,7 @@ struct Fields {
 
 /// A summary for `gg kb list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct KbInfo {
     pub name: String,
     pub files: usize,
@@ -136,6 +137,7 @@ pub struct KbInfo {
 
 /// `gg kb stats`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Stats {
     pub name: String,
     pub format: u32,
@@ -155,6 +157,7 @@ pub struct Stats {
 
 /// One passage found by a search.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Hit {
     pub file: String,
     pub heading: Vec<String>,
@@ -183,6 +186,7 @@ pub enum Mode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchResult {
     pub hits: Vec<Hit>,
     pub mode: Mode,
@@ -223,6 +227,7 @@ pub struct AddOptions<'a> {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AddReport {
     pub indexed: usize,
     pub unchanged: usize,

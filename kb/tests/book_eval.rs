@@ -40,7 +40,12 @@ fn bm25_recall_and_mrr_on_the_rust_book_stay_above_their_floors() {
         embedder: None,
     };
     let report = store
-        .add("book", std::slice::from_ref(&book), &options, &mut NoProgress)
+        .add(
+            "book",
+            std::slice::from_ref(&book),
+            &options,
+            &mut NoProgress,
+        )
         .unwrap();
     assert!(report.files > 100, "{report:?}");
     let kb = store.open("book").unwrap();

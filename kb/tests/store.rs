@@ -73,7 +73,12 @@ fn add_is_incremental_respects_gitignore_and_skips_binaries() {
 
     let mut seen = Seen::default();
     let first = store
-        .add("notes", std::slice::from_ref(&docs), &AddOptions::default(), &mut seen)
+        .add(
+            "notes",
+            std::slice::from_ref(&docs),
+            &AddOptions::default(),
+            &mut seen,
+        )
         .unwrap();
     assert_eq!(first.indexed, 3, "{first:?}");
     assert!(first.rebuilt);

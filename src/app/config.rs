@@ -85,6 +85,77 @@ impl StoreConfig {
     }
 }
 
+/// `"kb"`: the knowledge bases (`gg kb`, the `kb_search` tool).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct KbConfig {
+    /// Offer `kb_search` to the model when at least one knowledge base exists (default true).
+    pub tool: bool,
+    /// The knowledge base `kb_search` and `gg kb` use when none is named (default: `default`).
+    pub default: Option<String>,
+    /// Dense retrieval: an OpenAI-compatible `/v1/embeddings` endpoint. Without it (and without
+    /// `GG_EMBED_BASE_URL`/`GG_EMBED_MODEL`) the knowledge bases are BM25 only.
+    pub embeddings: Option<EmbeddingsConfig>,
+}
+
+impl Default for KbConfig {
+    fn default() -> KbConfig {
+        KbConfig {
+            tool: true,
+            default: None,
+            embeddings: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingsConfig {
+    #[serde(rename = "baseURL")]
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// The variable holding the key (default `GG_EMBED_API_KEY`); no key is fine for a local
+    /// server.
+    #[serde(rename = "apiKeyEnv")]
+    pub api_key_env: Option<String>,
+}
+
+impl KbConfig {
+    /// The knowledge base used when none is named.
+    pub fn default_name(&self) -> &str {
+        self.default.as_deref().unwrap_or(kb::DEFAULT_NAME)
+    }
+
+    /// Where embeddings come from: `GG_EMBED_BASE_URL`/`GG_EMBED_MODEL` override the config's
+    /// `kb.embeddings`; the key is `GG_EMBED_API_KEY` (or the configured variable). `None`: BM25
+    /// only. Half a configuration is an error, not a silent BM25 fallback.
+    pub fn embeddings(&self) -> Result<Option<kb::EmbedConfig>, String> {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let configured = self.embeddings.clone().unwrap_or_default();
+        let base_url = env("GG_EMBED_BASE_URL").or(configured.base_url);
+        let model = env("GG_EMBED_MODEL").or(configured.model);
+        let key_var = configured
+            .api_key_env
+            .unwrap_or_else(|| "GG_EMBED_API_KEY".to_string());
+        match (base_url, model) {
+            (None, None) => Ok(None),
+            (Some(base_url), Some(model)) => Ok(Some(kb::EmbedConfig {
+                base_url,
+                model,
+                api_key: crate::secrets::var(&key_var).filter(|v| !v.is_empty()),
+            })),
+            (Some(_), None) => Err(
+                "embeddings: a base URL is set but no model (kb.embeddings.model or GG_EMBED_MODEL)"
+                    .to_string(),
+            ),
+            (None, Some(_)) => Err(
+                "embeddings: a model is set but no base URL (kb.embeddings.baseURL or GG_EMBED_BASE_URL)"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 struct RawConfig {
@@ -97,6 +168,7 @@ struct RawConfig {
     memory: MemoryConfig,
     artifacts: StoreConfig,
     library: StoreConfig,
+    kb: KbConfig,
     network: Option<crate::tools::network::NetworkMode>,
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
@@ -119,6 +191,8 @@ pub struct Config {
     pub artifacts: StoreConfig,
     /// `"library"`: the library (tools library_search/read, `gg library`).
     pub library: StoreConfig,
+    /// `"kb"`: the knowledge bases (`gg kb`, the kb_search tool).
+    pub kb: KbConfig,
     /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
     pub network: crate::tools::network::NetworkSettings,
     /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
@@ -215,6 +289,9 @@ impl Config {
                 ));
             }
         }
+        if let Some(name) = &raw.kb.default {
+            kb::validate_name(name).map_err(|e| bad("kb.default", &e.to_string()))?;
+        }
         if let Some(domains) = &raw.allow_domains {
             crate::tools::network::AllowList::parse(domains)
                 .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
@@ -232,6 +309,7 @@ impl Config {
             memory: raw.memory,
             artifacts: raw.artifacts,
             library: raw.library,
+            kb: raw.kb,
             network: crate::tools::network::NetworkSettings {
                 network: raw.network,
                 allow_domains: raw.allow_domains,
@@ -260,6 +338,7 @@ impl Config {
             memory: MemoryConfig::default(),
             artifacts: StoreConfig::default(),
             library: StoreConfig::default(),
+            kb: KbConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
             from_file: false,

@@ -125,6 +125,15 @@ impl Conversation {
         )? {
             tools.add_tools(crate::agent::browser::tools(browser));
         }
+        // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
+        if options.config.kb.tool {
+            let kb = &options.config.kb;
+            if let Some(tool) =
+                crate::agent::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
+            {
+                tools.add_tools([tool]);
+            }
+        }
         let gate = Gate::new(
             options.mode,
             options.terminal,

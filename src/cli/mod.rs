@@ -19,6 +19,7 @@ mod browser;
 mod classify;
 mod error;
 pub mod job;
+mod kb;
 mod memory;
 mod policy;
 pub mod run;
@@ -121,6 +122,9 @@ enum Command {
     /// Read or screenshot a page with the headless browser the agent uses.
     #[command(subcommand)]
     Browser(browser::BrowserCommand),
+    /// Knowledge bases: index your documents for the kb_search tool.
+    #[command(subcommand)]
+    Kb(kb::KbCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -390,6 +394,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Artifact { command }) => artifact::run_artifact(command),
         Some(Command::Library { command }) => artifact::run_library(command),
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
+        Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

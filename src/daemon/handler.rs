@@ -241,6 +241,8 @@ impl Handler {
                 if super::runtime::memory::enabled(runtime.settings()) {
                     capabilities.push("memory");
                 }
+                // The kb.* methods (knowledge bases) exist in every build.
+                capabilities.push("kb");
                 let mut info =
                     json!({"protocolVersion": rpc::PROTOCOL_VERSION, "capabilities": capabilities});
                 if let (true, Some(object)) =
@@ -400,6 +402,14 @@ impl Handler {
                     "runTimeout": super::runtime::format_duration(s.run_timeout)}),
                 )
             }
+            "kb.list" => {
+                let _: AuditParams = params(p)?;
+                super::kb::list(runtime.settings()).await
+            }
+            "kb.stats" => super::kb::stats(runtime.settings(), params(p)?).await,
+            "kb.search" => super::kb::search(runtime.settings(), params(p)?).await,
+            "kb.add" => super::kb::add(runtime.settings(), params(p)?).await,
+            "kb.remove" => super::kb::remove(runtime.settings(), params(p)?).await,
             "run.steer" => {
                 let p: SteerParams = params(p)?;
                 if p.text.trim().is_empty() {

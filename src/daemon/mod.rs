@@ -15,6 +15,7 @@
 mod artifacts;
 pub mod handler;
 pub mod http;
+pub mod kb;
 use crate::app::lock;
 pub mod rpc;
 pub mod runtime;

@@ -269,6 +269,58 @@ pub fn tool_call_chunk(index: u32, id: Option<&str>, name: Option<&str>, argumen
     json!({"choices":[{"index":0,"delta":{"tool_calls":[call]},"finish_reason":null}]})
 }
 
+/// The dimension of [`fake_embedding`]'s vectors.
+pub const FAKE_EMBEDDING_DIM: usize = 64;
+
+/// A deterministic stand-in for an embedding model: words hashed into buckets, so texts that
+/// share words point the same way. Words listed in [`FAKE_SYNONYMS`] share a bucket, which lets a
+/// test show dense retrieval finding a passage that BM25 cannot (the query's word is absent).
+pub fn fake_embedding(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; FAKE_EMBEDDING_DIM];
+    for word in text.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
+        let word = FAKE_SYNONYMS
+            .iter()
+            .find(|(w, _)| *w == word)
+            .map_or(word, |(_, canonical)| canonical);
+        if word.len() > 2 {
+            let h = word
+                .bytes()
+                .fold(7u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));
+            v[h as usize % FAKE_EMBEDDING_DIM] += 1.0;
+        }
+    }
+    v
+}
+
+/// Word → the word whose bucket it shares in [`fake_embedding`].
+pub const FAKE_SYNONYMS: &[(&str, &str)] = &[("automobile", "car"), ("vehicle", "car")];
+
+/// The OpenAI embeddings response for `request` (`{"model", "input": string | [string]}`).
+fn embeddings_reply(request: &RecordedRequest) -> Reply {
+    let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+        return Reply::status(400, "embeddings: body is not JSON");
+    };
+    let inputs: Vec<String> = match &body["input"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string))
+            .collect(),
+        _ => return Reply::status(400, "embeddings: input must be a string or an array"),
+    };
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| serde_json::json!({"object": "embedding", "index": i, "embedding": fake_embedding(text)}))
+        .collect();
+    let body = serde_json::json!({"object": "list", "data": data, "model": body["model"]});
+    Reply::Status {
+        status: 200,
+        headers: Vec::new(),
+        body: serde_json::to_vec(&body).unwrap_or_default(),
+    }
+}
+
 /// A request as the server received it.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
@@ -499,6 +551,13 @@ async fn handle(mut stream: TcpStream, state: Arc<State>, shutdown: Cancellation
         request = read_request(&mut stream) => request,
     };
     let outcome = match request {
+        // `/v1/embeddings` answers from the request itself (deterministic fake vectors) and never
+        // consumes the chat script, so a test scripts only the model's turns.
+        Some(request) if request.path.ends_with("/embeddings") => {
+            state.lock().requests.push(request.clone());
+            state.changed.notify_all();
+            respond(&mut stream, embeddings_reply(&request), &shutdown).await
+        }
         Some(request) => {
             let reply = {
                 let mut shared = state.lock();
