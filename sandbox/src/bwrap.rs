@@ -59,6 +59,18 @@ pub struct BwrapPlan {
 /// before a working directory under `/tmp` is bound, writable roots come before the read-only
 /// carve-outs inside them, and carve-outs are applied parents first.
 pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPlan {
+    render_assuming(policy, info, inner, &[])
+}
+
+/// [`render`], treating the read-only paths in `absent` as absent although they exist: they are
+/// the empty mount points an earlier rendering of the same policy made bubblewrap create (its
+/// `stubs`), so a policy rendered again while that sandbox runs gives the same arguments.
+pub fn render_assuming(
+    policy: &Policy,
+    info: &BwrapInfo,
+    inner: &[OsString],
+    absent: &[PathBuf],
+) -> BwrapPlan {
     let mut a = Args::default();
     for flag in isolation_flags(info) {
         a.push(flag);
@@ -118,7 +130,7 @@ pub fn render(policy: &Policy, info: &BwrapInfo, inner: &[OsString]) -> BwrapPla
     // Parents first; at equal depth pins before read-only binds. Stable sort keeps input order.
     carve_outs.sort_by_key(|(p, pinned)| (p.components().count(), !*pinned));
     for (path, pinned) in carve_outs {
-        let exists = std::fs::symlink_metadata(path).is_ok();
+        let exists = std::fs::symlink_metadata(path).is_ok() && !absent.iter().any(|s| s == path);
         if pinned {
             if exists {
                 a.push_bind("--bind", path, path);

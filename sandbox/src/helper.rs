@@ -81,7 +81,7 @@ impl std::error::Error for HelperError {}
 
 impl HelperError {
     #[cfg(target_os = "linux")]
-    fn last_os(step: &'static str) -> HelperError {
+    pub(crate) fn last_os(step: &'static str) -> HelperError {
         HelperError::Setup {
             step,
             error: std::io::Error::last_os_error(),
@@ -118,7 +118,7 @@ mod imp {
 }
 
 #[cfg(target_os = "linux")]
-mod imp {
+pub(crate) mod imp {
     use std::ffi::OsString;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, ExitCode};
@@ -135,6 +135,13 @@ mod imp {
             .ok_or_else(|| HelperError::Usage("missing helper arguments".into()))?;
         if first == PROBE_ARG {
             return probe();
+        }
+        if first == crate::server::SERVER_ARG {
+            let config = args
+                .get(1)
+                .and_then(|a| a.to_str())
+                .ok_or_else(|| HelperError::Usage("missing server config".into()))?;
+            return crate::server::inside::serve(config);
         }
         let text = first
             .to_str()
@@ -167,7 +174,6 @@ mod imp {
             crate::netfwd::start(forward)?;
         }
         if config.standalone {
-            new_session()?;
             if let Some(code) = fork_and_reap()? {
                 // The caller removes the temp directory when it outlives the command; this covers
                 // a caller that was killed (the helper then got SIGTERM and killed the tree).
@@ -180,6 +186,9 @@ mod imp {
                 }
                 return Ok(code);
             }
+            // In the forked child: never a process-group leader (the helper itself may be one,
+            // when its caller gave it a group of its own), so setsid cannot fail with EPERM.
+            new_session()?;
         }
         restrict(&config.landlock, config.standalone, &filters)?;
         let mut cmd = Command::new(program);
@@ -203,7 +212,7 @@ mod imp {
     }
 
     /// Applies every restriction to this process, ready to exec.
-    fn restrict(
+    pub(crate) fn restrict(
         plan: &LandlockPlan,
         standalone: bool,
         filters: &[seccompiler::BpfProgram],
@@ -254,7 +263,7 @@ mod imp {
 
     /// Closes every descriptor above 2 (a leaked descriptor keeps whatever rights it was opened
     /// with, whatever Landlock says).
-    fn close_inherited_fds() -> Result<(), HelperError> {
+    pub(crate) fn close_inherited_fds() -> Result<(), HelperError> {
         // SAFETY: close_range only closes descriptors; nothing in this single-threaded process
         // holds descriptors above 2 at this point (std opens none before main).
         let r = unsafe { libc::close_range(3, libc::c_uint::MAX, 0) };
@@ -444,7 +453,7 @@ mod imp {
     }
 
     /// SIGKILLs every child (orphans are reparented to us as subreaper) until none is left.
-    fn kill_all_children() {
+    pub(crate) fn kill_all_children() {
         loop {
             let children = list_children();
             if children.is_empty() {

@@ -29,6 +29,7 @@ pub mod protected;
 pub mod sbpl;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod server;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -389,6 +390,45 @@ fn first_line(bytes: &[u8]) -> Option<&str> {
         .find(|l| !l.is_empty())
 }
 
+/// Creates the policy's missing read-only directories and renders the bubblewrap arguments that
+/// run `inner_argv` (the helper, program first), with the helper executable bound in when it
+/// lies where bubblewrap mounts a tmpfs. `absent`: see [`bwrap::render_assuming`].
+#[cfg(target_os = "linux")]
+fn render_bwrap(
+    policy: &Policy,
+    info: &bwrap::BwrapInfo,
+    exe: &Path,
+    inner_argv: &[OsString],
+    absent: &[PathBuf],
+) -> bwrap::BwrapPlan {
+    for dir in &policy.create_if_missing {
+        if std::fs::symlink_metadata(dir).is_err() {
+            // On failure render() covers the path with a temporary mount point instead.
+            let _ = std::fs::create_dir(dir);
+        }
+    }
+    let mut plan = bwrap::render_assuming(policy, info, inner_argv, absent);
+    if needs_explicit_bind(exe) {
+        // Insert right after the isolation flags, before the tmpfs mounts would hide it.
+        let at = plan
+            .args
+            .iter()
+            .position(|a| a == "--")
+            .unwrap_or(plan.args.len());
+        let bind: [OsString; 3] = [
+            "--ro-bind".into(),
+            exe.as_os_str().into(),
+            exe.as_os_str().into(),
+        ];
+        let chdir_at = plan.args[..at]
+            .iter()
+            .rposition(|a| a == "--chdir")
+            .unwrap_or(at);
+        plan.args.splice(chdir_at..chdir_at, bind);
+    }
+    plan
+}
+
 /// The host executable as seen inside bubblewrap.
 #[cfg(target_os = "linux")]
 fn helper_exe() -> Result<PathBuf, SandboxError> {
@@ -576,30 +616,9 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 forward: forward(policy),
                 local_sockets: policy.local_sockets,
             };
-            for dir in &policy.create_if_missing {
-                if std::fs::symlink_metadata(dir).is_err() {
-                    // On failure render() covers the path with a temporary mount point instead.
-                    let _ = std::fs::create_dir(dir);
-                }
-            }
             let exe = helper_exe()?;
             let inner_argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;
-            let mut plan = bwrap::render(policy, &bwrap_info, &inner_argv);
-            if needs_explicit_bind(&exe) {
-                // Insert right after the isolation flags, before the tmpfs mounts would hide it.
-                let at = plan
-                    .args
-                    .iter()
-                    .position(|a| a == "--")
-                    .unwrap_or(plan.args.len());
-                let bind: [OsString; 3] =
-                    ["--ro-bind".into(), exe.clone().into(), exe.clone().into()];
-                let chdir_at = plan.args[..at]
-                    .iter()
-                    .rposition(|a| a == "--chdir")
-                    .unwrap_or(at);
-                plan.args.splice(chdir_at..chdir_at, bind);
-            }
+            let plan = render_bwrap(policy, &bwrap_info, &exe, &inner_argv, &[]);
             explain["bwrap"] = serde_json::json!(
                 plan.args
                     .iter()

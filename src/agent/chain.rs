@@ -394,6 +394,15 @@ pub struct ToolBox {
     /// Marks every process this session's commands start, so `process_kill` can tell the
     /// session's own processes from the rest of the machine.
     session_tag: crate::tools::computer::SessionTag,
+    /// The session's sandbox (bubblewrap or the helper with a command server in it), started at
+    /// the first sandboxed command; `None` when `GG_SANDBOX_NO_SERVER` asks for a sandbox per
+    /// command.
+    #[cfg(target_os = "linux")]
+    sandbox_server: Option<Arc<sandbox::server::SessionServer>>,
+    /// `GG_SANDBOX_BACKEND`: a level forced for every sandboxed command (diagnostics and the
+    /// tests of each level through the agent); a value that names no backend fails every
+    /// sandboxed command rather than pick one.
+    backend_override: Result<Option<sandbox::Backend>, String>,
 }
 
 impl ToolBox {
@@ -420,6 +429,17 @@ impl ToolBox {
             sandbox,
             env_allow,
             child_env: Vec::new(),
+            #[cfg(target_os = "linux")]
+            sandbox_server: std::env::var_os("GG_SANDBOX_NO_SERVER")
+                .is_none_or(|v| v.is_empty() || v == "0")
+                .then(|| Arc::new(sandbox::server::SessionServer::new())),
+            backend_override: match std::env::var("GG_SANDBOX_BACKEND") {
+                Ok(name) if !name.is_empty() => name
+                    .parse()
+                    .map(Some)
+                    .map_err(|e| format!("GG_SANDBOX_BACKEND: {e}")),
+                _ => Ok(None),
+            },
             tools,
             session_tag: crate::tools::computer::SessionTag::new(),
         })
@@ -746,14 +766,24 @@ impl ToolBox {
             env,
         };
         let mut network_mode = None;
-        let (command, level, warning, _guard, scope) = match &self.sandbox {
-            SandboxSetting::Off => (invocation.unsandboxed(self.cwd()), "off", None, None, None),
+        let mut notes: Vec<String> = Vec::new();
+        let (run, level, warning, scope) = match &self.sandbox {
+            SandboxSetting::Off => (
+                Launch::Command(invocation.unsandboxed(self.cwd()), None),
+                "off",
+                None,
+                None,
+            ),
             SandboxSetting::On { backend, network } => {
+                let backend = match &self.backend_override {
+                    Ok(forced) => &forced.unwrap_or(*backend),
+                    Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
+                };
                 network_mode = Some(network.policy.mode.as_str().to_string());
                 // The network policy: for the allow-list, this call's proxy variables and the
                 // scope that collects what the proxy refuses during it.
                 let mut invocation = invocation;
-                let wrapped = sandbox::Policy::new(self.cwd())
+                let prepared = sandbox::Policy::new(self.cwd())
                     .map_err(|e| e.to_string())
                     .and_then(|mut policy| {
                         // gg keeps the agent socket out of its own environment: hide it by the
@@ -762,33 +792,56 @@ impl ToolBox {
                             policy.hide_socket(std::path::Path::new(&sock));
                         }
                         let scope = network.prepare(&mut policy, &mut invocation.env)?;
-                        sandbox::wrap(invocation, &policy, *backend)
-                            .map(|w| (w, scope))
-                            .map_err(|e| e.to_string())
+                        Ok((policy, scope))
                     });
-                match wrapped {
-                    Ok((wrapped, scope)) => {
-                        let parts = wrapped.into_parts();
-                        let mut warning = parts.warning;
-                        if let (Some(w), Some(line)) =
-                            (&mut warning, network.policy.unenforced_warning())
-                        {
-                            w.push_str(&format!("\n[{line}]"));
-                        }
-                        (
-                            parts.command,
-                            parts.level.as_str(),
-                            warning,
-                            Some(parts.guard),
-                            scope,
-                        )
-                    }
+                let (policy, scope) = match prepared {
+                    Ok(p) => p,
                     Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
+                };
+                let (served, mut served_notes) =
+                    self.spawn_served(&invocation, &policy, *backend).await;
+                notes.append(&mut served_notes);
+                match served {
+                    #[cfg(target_os = "linux")]
+                    Some(served) => (
+                        Launch::Served(served.command),
+                        served.level.as_str(),
+                        None,
+                        scope,
+                    ),
+                    _ => {
+                        let wrapped =
+                            sandbox::wrap(invocation, &policy, *backend).map_err(|e| e.to_string());
+                        match wrapped {
+                            Ok(wrapped) => {
+                                let parts = wrapped.into_parts();
+                                let mut warning = parts.warning;
+                                if let (Some(w), Some(line)) =
+                                    (&mut warning, network.policy.unenforced_warning())
+                                {
+                                    w.push_str(&format!("\n[{line}]"));
+                                }
+                                (
+                                    Launch::Command(parts.command, Some(parts.guard)),
+                                    parts.level.as_str(),
+                                    warning,
+                                    scope,
+                                )
+                            }
+                            Err(e) => {
+                                return Outcome::error(format!("sandbox could not be set up: {e}"));
+                            }
+                        }
+                    }
                 }
             }
         };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
-        let result = bash::run(command, timeout, cancel, &log_dir).await;
+        let result = match run {
+            Launch::Command(command, _guard) => bash::run(command, timeout, cancel, &log_dir).await,
+            #[cfg(target_os = "linux")]
+            Launch::Served(command) => bash::run_served(command, timeout, cancel, &log_dir).await,
+        };
         let network_refused = scope
             .map(crate::tools::network::CallScope::finish)
             .unwrap_or_default();
@@ -811,6 +864,10 @@ impl ToolBox {
             text.push_str(w);
             text.push('\n');
         }
+        for note in &notes {
+            text.push_str(note);
+            text.push('\n');
+        }
         text.push_str(&output.text);
         for r in &network_refused {
             text.push_str(&format!(
@@ -826,6 +883,62 @@ impl ToolBox {
             network_mode,
             network_refused,
             browser: None,
+        }
+    }
+}
+
+/// How `run_command` runs the script.
+enum Launch {
+    /// A process to spawn (unsandboxed, or wrapped per command), with the wrapper's cleanup.
+    Command(std::process::Command, Option<sandbox::Guard>),
+    /// Already running in the session's sandbox server.
+    #[cfg(target_os = "linux")]
+    Served(sandbox::server::ServerCommand),
+}
+
+#[cfg(target_os = "linux")]
+type ServedCommand = sandbox::server::Served;
+#[cfg(not(target_os = "linux"))]
+type ServedCommand = std::convert::Infallible;
+
+impl ToolBox {
+    /// Hands the command to the session's sandbox server (starting or replacing it); `None`
+    /// when it runs in a sandbox of its own instead, with the notes for its output either way.
+    async fn spawn_served(
+        &self,
+        invocation: &sandbox::Invocation,
+        policy: &sandbox::Policy,
+        backend: sandbox::Backend,
+    ) -> (Option<ServedCommand>, Vec<String>) {
+        #[cfg(target_os = "linux")]
+        {
+            let Some(server) = self.sandbox_server.clone() else {
+                return (None, Vec::new());
+            };
+            let (invocation, policy) = (invocation.clone(), policy.clone());
+            let spawned =
+                tokio::task::spawn_blocking(move || server.spawn(&invocation, &policy, backend))
+                    .await;
+            match spawned {
+                Ok(Ok(sandbox::server::Spawned::Served(mut served))) => {
+                    let notes = std::mem::take(&mut served.notes);
+                    (Some(served), notes)
+                }
+                Ok(Ok(sandbox::server::Spawned::PerCommand { note })) => {
+                    (None, note.into_iter().collect())
+                }
+                // The per-command path reports the same error in its own words.
+                Ok(Err(e)) => {
+                    tracing::debug!("sandbox server: {e}");
+                    (None, Vec::new())
+                }
+                Err(_) => (None, Vec::new()),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (invocation, policy, backend);
+            (None, Vec::new())
         }
     }
 }

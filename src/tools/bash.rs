@@ -143,27 +143,10 @@ pub async fn run(
     let mut command = tokio::process::Command::from(command);
     command.kill_on_drop(true);
     let mut child = command.spawn()?;
+    // Taken now: once the child is reaped its id is gone, and the group may live on.
     let pgid = child
         .id()
         .and_then(|id| rustix::process::Pid::from_raw(id as i32));
-    let kill_group = || {
-        if let Some(pgid) = pgid {
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-        }
-    };
-    // A sandbox wrapper (bwrap, or gg's helper) tears down what it started when it gets SIGTERM;
-    // SIGKILL alone would leave a process the command detached with `setsid` running. So: TERM
-    // the wrapper, give it a moment, then KILL the whole group.
-    let stop_tree = |child: &mut tokio::process::Child| {
-        let child_pid = child
-            .id()
-            .and_then(|id| rustix::process::Pid::from_raw(id as i32));
-        if let Some(pid) = child_pid {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
-    };
-
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     let readers = [
         child
             .stdout
@@ -174,6 +157,159 @@ pub async fn run(
             .take()
             .map(|s| Box::new(s) as Box<dyn AsyncRead + Unpin + Send>),
     ];
+    watch(
+        Running::Process(child, pgid),
+        readers,
+        timeout,
+        cancel,
+        log_dir,
+    )
+    .await
+}
+
+/// Watches a command that runs in the session's sandbox server (see `sandbox::server`): the
+/// same output handling, timeout and cancellation as [`run`]; stopping it closes its channel, on
+/// which the server's supervisor kills the command's whole tree and then closes its end.
+#[cfg(target_os = "linux")]
+pub async fn run_served(
+    command: sandbox::server::ServerCommand,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    log_dir: &Path,
+) -> std::io::Result<BashOutput> {
+    let sandbox::server::ServerCommand {
+        output,
+        channel,
+        cleanup,
+    } = command;
+    let output = tokio::net::unix::pipe::Receiver::from_owned_fd(output)?;
+    channel.set_nonblocking(true)?;
+    let channel = tokio::net::UnixStream::from_std(channel)?;
+    let readers = [
+        Some(Box::new(output) as Box<dyn AsyncRead + Unpin + Send>),
+        None,
+    ];
+    let running = Running::Served {
+        channel,
+        report: Vec::new(),
+        _cleanup: cleanup,
+    };
+    watch(running, readers, timeout, cancel, log_dir).await
+}
+
+/// What [`watch`] waits for.
+enum Running {
+    /// A process gg spawned (directly, or bubblewrap / the helper around the command), and its
+    /// process group.
+    Process(tokio::process::Child, Option<rustix::process::Pid>),
+    /// A command in the session's sandbox server: its channel gives the report.
+    #[cfg(target_os = "linux")]
+    Served {
+        channel: tokio::net::UnixStream,
+        report: Vec<u8>,
+        _cleanup: sandbox::server::CommandCleanup,
+    },
+}
+
+impl Running {
+    /// Waits for the end (cancel-safe: what was read stays in `self`).
+    async fn wait(&mut self) -> std::io::Result<Ending> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Running::Process(child, _) => {
+                let s = child.wait().await?;
+                Ok(match (s.code(), s.signal()) {
+                    (Some(code), _) => Ending::Exited(code),
+                    (None, Some(sig)) => Ending::Signalled(sig),
+                    (None, None) => Ending::Exited(-1),
+                })
+            }
+            #[cfg(target_os = "linux")]
+            Running::Served {
+                channel, report, ..
+            } => {
+                let mut buf = [0u8; 64];
+                loop {
+                    let n = channel.read(&mut buf).await?;
+                    if n == 0 || report.len() > 256 {
+                        break;
+                    }
+                    report.extend_from_slice(&buf[..n]);
+                }
+                Ok(match sandbox::server::Ended::parse(report) {
+                    sandbox::server::Ended::Exited(code) => Ending::Exited(code),
+                    sandbox::server::Ended::Signalled(sig) => Ending::Signalled(sig),
+                    // The supervisor went away without a report (its server was killed).
+                    sandbox::server::Ended::Stopped => Ending::Signalled(9),
+                })
+            }
+        }
+    }
+
+    /// After the script itself ended: background jobs of the script would hold the pipes open
+    /// forever; the tool returns when the script is done. (A served command's supervisor has
+    /// already killed its tree when it reports.)
+    fn after_exit(&self) {
+        if let Running::Process(_, pgid) = self {
+            kill_group(*pgid);
+        }
+    }
+
+    /// Stops the tree on timeout or cancellation and waits until it is gone.
+    async fn stop(&mut self, exited: bool) {
+        match self {
+            Running::Process(child, pgid) => {
+                if !exited {
+                    // A sandbox wrapper (bwrap, or gg's helper) tears down what it started when it
+                    // gets SIGTERM; SIGKILL alone would leave a process the command detached with
+                    // `setsid` running. So: TERM the wrapper, give it a moment, then KILL the
+                    // whole group.
+                    if let Some(pid) = child
+                        .id()
+                        .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+                    {
+                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                    }
+                    let _ = tokio::time::timeout(TERM_GRACE, child.wait()).await;
+                }
+                kill_group(*pgid);
+                // Reap the killed child.
+                let _ = child.wait().await;
+            }
+            #[cfg(target_os = "linux")]
+            Running::Served { channel, .. } => {
+                use tokio::io::AsyncWriteExt;
+                // The supervisor kills the tree when its channel is closed, then closes it.
+                let _ = channel.shutdown().await;
+                let mut buf = [0u8; 64];
+                let _ = tokio::time::timeout(Duration::from_secs(10), async {
+                    while let Ok(n) = channel.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                    }
+                })
+                .await;
+            }
+        }
+    }
+}
+
+fn kill_group(pgid: Option<rustix::process::Pid>) {
+    if let Some(pgid) = pgid {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Collects the output of a started command until it ends, times out or is cancelled.
+async fn watch(
+    mut running: Running,
+    readers: [Option<Box<dyn AsyncRead + Unpin + Send>>; 2],
+    timeout: Duration,
+    cancel: &CancellationToken,
+    log_dir: &Path,
+) -> std::io::Result<BashOutput> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
     for reader in readers.into_iter().flatten() {
         let tx = tx.clone();
         tokio::spawn(pump(reader, tx));
@@ -205,11 +341,9 @@ pub async fn run(
                 }
                 None => output_open = false,
             },
-            result = child.wait(), if status.is_none() => {
+            result = running.wait(), if status.is_none() => {
                 status = Some(result?);
-                // Background jobs of the script would hold the pipes open forever; the tool
-                // returns when the script itself is done.
-                kill_group();
+                running.after_exit();
                 grace.as_mut().reset(tokio::time::Instant::now() + Duration::from_millis(500));
                 grace_armed = true;
             }
@@ -219,29 +353,14 @@ pub async fn run(
         }
     }
     if ending.is_some() {
-        if status.is_none() {
-            stop_tree(&mut child);
-            let _ = tokio::time::timeout(TERM_GRACE, child.wait()).await;
-        }
-        kill_group();
-        // Reap the killed child; drain whatever it wrote before dying.
-        let _ = child.wait().await;
+        running.stop(status.is_some()).await;
+        // Drain whatever it wrote before dying.
         while let Ok(chunk) = rx.try_recv() {
             log.write(&chunk);
             tail.push(&chunk);
         }
     }
-    let ending = ending.unwrap_or_else(|| {
-        use std::os::unix::process::ExitStatusExt;
-        match status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(code), _) => Ending::Exited(code),
-                (None, Some(sig)) => Ending::Signalled(sig),
-                (None, None) => Ending::Exited(-1),
-            },
-            None => Ending::Exited(-1),
-        }
-    });
+    let ending = ending.unwrap_or_else(|| status.unwrap_or(Ending::Exited(-1)));
 
     let (shown, total) = tail.finish();
     let truncated = total > shown.len() as u64;

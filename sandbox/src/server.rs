@@ -1,0 +1,1051 @@
+//! The per-session sandbox: one bubblewrap namespace (or, at the landlock level, one helper
+//! process) started at the first sandboxed command of a session, with a small command server
+//! inside it that runs every later command of the session.
+//!
+//! Starting bubblewrap and re-executing the host binary as the helper costs several
+//! milliseconds per command; forking from a process that already stands in the namespace costs a
+//! fraction of that. Each command still gets every restriction of the per-command path, applied
+//! in its own process after the fork: `no_new_privs`, Landlock (its plan re-computed per command
+//! from the live tree), no capabilities, the seccomp filters, a new session and process group,
+//! its own working directory, environment and output pipe.
+//!
+//! Process layout inside the namespace:
+//!
+//! ```text
+//! server (reads requests on fd 0)
+//!  └─ supervisor (one per command; child subreaper)
+//!      └─ command (setsid, restricted, exec'd)
+//!          └─ whatever it starts; orphans are re-parented to the supervisor
+//! ```
+//!
+//! The supervisor waits for the command, then kills its process group and every process that
+//! was re-parented to it, and reports the wait status; it does the same at once when the host
+//! closes the command's channel (timeout, cancellation) or when the server dies. So nothing a
+//! command started outlives it, and a later command cannot see it.
+//!
+//! Protocol: the control socket (a `SOCK_SEQPACKET` pair; the server's end is its stdin) carries
+//! one byte per command with two descriptors attached: the command's channel (a stream socket)
+//! and the write end of its output pipe. The host then writes the request on the channel
+//! ([`Request`], length-prefixed); the supervisor answers `exit <wait status>\n` and closes it.
+//!
+//! The bubblewrap mounts are fixed when the server starts. Before each command the host renders
+//! the command's policy again; when the arguments differ (a `.git` created meanwhile, another
+//! writable root, a changed network policy) the server is replaced by a new one.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::Network;
+
+/// Second argument of the helper that selects the command server.
+pub const SERVER_ARG: &str = "--server";
+
+/// What the server itself applies, passed as one JSON argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerConfig {
+    /// Selects the seccomp socket rules (part of the key: a change restarts the server).
+    pub network: Network,
+    /// No bubblewrap around the server (the landlock level).
+    pub standalone: bool,
+    /// Inside bubblewrap with network [`Network::Proxy`]: the proxy forwarder to start, once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward: Option<crate::netfwd::Forward>,
+}
+
+/// One command, as the supervisor receives it.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Request {
+    pub cwd: PathBuf,
+    pub landlock: crate::fs_rules::LandlockPlan,
+    pub tmpdir: Option<PathBuf>,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Serialize, Deserialize)]
+struct RequestHead {
+    cwd: PathBuf,
+    landlock: crate::fs_rules::LandlockPlan,
+    tmpdir: Option<PathBuf>,
+}
+
+/// The most a request may take (a script is at most 1 MiB; environments are small).
+#[cfg(target_os = "linux")]
+const MAX_REQUEST: usize = 16 << 20;
+
+#[cfg(target_os = "linux")]
+impl Request {
+    /// `[u32 total][u32 head len][head JSON][u32 argc]([u32 len][bytes])*[u32 envc]([u32][k][u32][v])*`
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, String> {
+        use std::os::unix::ffi::OsStrExt;
+        fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        let head = serde_json::to_vec(&RequestHead {
+            cwd: self.cwd.clone(),
+            landlock: self.landlock.clone(),
+            tmpdir: self.tmpdir.clone(),
+        })
+        .map_err(|e| format!("request encoding: {e}"))?;
+        let mut body = Vec::new();
+        put(&mut body, &head);
+        let argv: Vec<&OsString> = std::iter::once(&self.program).chain(&self.args).collect();
+        body.extend_from_slice(&(argv.len() as u32).to_le_bytes());
+        for a in argv {
+            put(&mut body, a.as_bytes());
+        }
+        body.extend_from_slice(&(self.env.len() as u32).to_le_bytes());
+        for (k, v) in &self.env {
+            put(&mut body, k.as_bytes());
+            put(&mut body, v.as_bytes());
+        }
+        if body.len() > MAX_REQUEST {
+            return Err(format!("command too large ({} bytes)", body.len()));
+        }
+        let mut out = (body.len() as u32).to_le_bytes().to_vec();
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+
+    /// The inverse of [`Request::encode`] for the body (after the total length).
+    pub(crate) fn decode(body: &[u8]) -> Option<Request> {
+        use std::os::unix::ffi::OsStringExt;
+        struct Reader<'a>(&'a [u8]);
+        impl Reader<'_> {
+            fn number(&mut self) -> Option<usize> {
+                let (n, rest) = self.0.split_first_chunk::<4>()?;
+                self.0 = rest;
+                Some(u32::from_le_bytes(*n) as usize)
+            }
+            fn bytes(&mut self) -> Option<Vec<u8>> {
+                let n = self.number()?;
+                if n > self.0.len() {
+                    return None;
+                }
+                let (b, rest) = self.0.split_at(n);
+                self.0 = rest;
+                Some(b.to_vec())
+            }
+        }
+        let mut r = Reader(body);
+        let head: RequestHead = serde_json::from_slice(&r.bytes()?).ok()?;
+        let argc = r.number()?;
+        let mut argv = Vec::new();
+        for _ in 0..argc {
+            argv.push(OsString::from_vec(r.bytes()?));
+        }
+        let envc = r.number()?;
+        let mut env = Vec::new();
+        for _ in 0..envc {
+            let k = OsString::from_vec(r.bytes()?);
+            let v = OsString::from_vec(r.bytes()?);
+            env.push((k, v));
+        }
+        if !r.0.is_empty() || argv.is_empty() {
+            return None;
+        }
+        let program = argv.remove(0);
+        Some(Request {
+            cwd: head.cwd,
+            landlock: head.landlock,
+            tmpdir: head.tmpdir,
+            program,
+            args: argv,
+            env,
+        })
+    }
+}
+
+/// How a served command ended, as its supervisor reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Exited with this code.
+    Exited(i32),
+    /// Killed by this signal.
+    Signalled(i32),
+    /// The supervisor stopped it because the host asked (closed the channel), or vanished
+    /// without a report.
+    Stopped,
+}
+
+impl Ended {
+    /// Parses the supervisor's report (`exit <wait status>`); anything else is [`Ended::Stopped`].
+    pub fn parse(report: &[u8]) -> Ended {
+        let status = std::str::from_utf8(report)
+            .ok()
+            .and_then(|t| t.trim().strip_prefix("exit "))
+            .and_then(|n| n.parse::<i32>().ok());
+        match status {
+            Some(s) if libc::WIFEXITED(s) => Ended::Exited(libc::WEXITSTATUS(s)),
+            Some(s) if libc::WIFSIGNALED(s) => Ended::Signalled(libc::WTERMSIG(s)),
+            _ => Ended::Stopped,
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub use host::{CommandCleanup, Served, ServerCommand, SessionServer, Spawned};
+
+/// The host side: starting, checking, replacing the server, and handing it commands.
+#[cfg(target_os = "linux")]
+mod host {
+    use std::ffi::OsString;
+    use std::io::{Read, Write};
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::unix::net::UnixStream;
+    use std::os::unix::process::CommandExt;
+    use std::path::PathBuf;
+    use std::process::{Child, Command, Stdio};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::{Request, SERVER_ARG, ServerConfig};
+    use crate::{
+        Availability, Backend, Cleanup, Invocation, Level, PROBE, Policy, SandboxError, fs_rules,
+        helper,
+    };
+
+    /// A command running in the session's sandbox.
+    #[derive(Debug)]
+    pub struct ServerCommand {
+        /// Read end of the pipe that is the command's stdout and stderr.
+        pub output: OwnedFd,
+        /// The command's channel: reading it to the end gives the report ([`super::Ended`]);
+        /// shutting it down (or dropping it) makes the supervisor kill the command's tree.
+        pub channel: UnixStream,
+        /// The command's temp directory at the landlock level, removed when dropped.
+        pub cleanup: CommandCleanup,
+    }
+
+    /// Removes what a served command leaves on the host (its temp directory), when dropped.
+    #[derive(Debug, Default)]
+    pub struct CommandCleanup {
+        _cleanup: Cleanup,
+    }
+
+    /// A command handed to the session's server.
+    #[derive(Debug)]
+    pub struct Served {
+        /// The running command.
+        pub command: ServerCommand,
+        /// The level it runs under.
+        pub level: Level,
+        /// Why stronger levels were not used.
+        pub reasons: Vec<String>,
+        /// Lines for the command's output: the server was restarted, and why.
+        pub notes: Vec<String>,
+    }
+
+    /// What [`SessionServer::spawn`] did.
+    #[derive(Debug)]
+    pub enum Spawned {
+        /// The command runs in the session's sandbox.
+        Served(Served),
+        /// The caller runs the command with [`crate::wrap`] instead: the level has no server
+        /// (none, seatbelt), or the server cannot start — then with the line to show once.
+        PerCommand {
+            /// Why the server is not used, the first time for this policy.
+            note: Option<String>,
+        },
+    }
+
+    /// What decides whether a running server can take a command: its level and its complete
+    /// command line (for bubblewrap, every mount).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Key {
+        level: Level,
+        argv: Vec<OsString>,
+    }
+
+    /// The sandbox server of one session: started lazily, replaced when the policy's rendering
+    /// changes or when it died, stopped when dropped (and, through bubblewrap's
+    /// `--die-with-parent` and the helper's parent-death signal, when the host dies).
+    #[derive(Debug, Default)]
+    pub struct SessionServer {
+        state: Mutex<State>,
+    }
+
+    #[derive(Debug, Default)]
+    struct State {
+        server: Option<Server>,
+        /// The key whose server could not start, and why (not retried for that key).
+        failed: Option<Key>,
+        starts: u64,
+    }
+
+    #[derive(Debug)]
+    struct Server {
+        key: Key,
+        child: Child,
+        control: OwnedFd,
+        stderr: Option<std::process::ChildStderr>,
+        /// Mount points bubblewrap created on the host; removed when the server ends.
+        _cleanup: Cleanup,
+        stubs: Vec<PathBuf>,
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            // Closing the control socket ends the server and with it every command; the kill
+            // covers a server that does not read it.
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    impl SessionServer {
+        /// A session without a server yet (the first sandboxed command starts it).
+        pub fn new() -> SessionServer {
+            SessionServer::default()
+        }
+
+        /// How many servers this session has started (tests and benchmarks read it).
+        pub fn starts(&self) -> u64 {
+            self.state.lock().map(|s| s.starts).unwrap_or(0)
+        }
+
+        /// Runs `inner` under `policy` in the session's sandbox at the level `backend` asks for,
+        /// starting or replacing the server as needed. An explicitly requested backend that is
+        /// unavailable is an error, as with [`crate::wrap`].
+        pub fn spawn(
+            &self,
+            inner: &Invocation,
+            policy: &Policy,
+            backend: Backend,
+        ) -> Result<Spawned, SandboxError> {
+            let mut reasons = Vec::new();
+            let level = crate::choose(&PROBE, backend, &mut reasons)?;
+            if !matches!(level, Level::Bwrap | Level::Landlock) {
+                return Ok(Spawned::PerCommand { note: None });
+            }
+            let mut state = self
+                .state
+                .lock()
+                .map_err(|_| SandboxError::Setup("sandbox server state poisoned".into()))?;
+            let stubs = state
+                .server
+                .as_ref()
+                .map(|s| s.stubs.clone())
+                .unwrap_or_default();
+            let (key, plan_stubs) = key_for(level, policy, &stubs)?;
+            let mut notes = Vec::new();
+            if let Some(server) = &mut state.server {
+                if let Some(why) = server.exited() {
+                    notes.push(format!(
+                        "[gg: the sandbox server had stopped ({why}); started a new one]"
+                    ));
+                    state.server = None;
+                } else if server.key != key {
+                    notes.push(match level {
+                        Level::Bwrap => "[gg: sandbox restarted: its mounts changed (a new or \
+                                         removed protected path, writable root or network \
+                                         policy); /tmp is empty again]"
+                            .to_string(),
+                        _ => "[gg: sandbox restarted: its policy changed]".to_string(),
+                    });
+                    state.server = None;
+                }
+            }
+            for attempt in 0..2 {
+                if state.server.is_none() {
+                    if state.failed.as_ref() == Some(&key) {
+                        return Ok(Spawned::PerCommand { note: None });
+                    }
+                    match Server::start(key.clone(), plan_stubs.clone()) {
+                        Ok(server) => {
+                            state.starts += 1;
+                            state.failed = None;
+                            state.server = Some(server);
+                        }
+                        Err(why) => {
+                            state.failed = Some(key);
+                            return Ok(Spawned::PerCommand {
+                                note: Some(format!(
+                                    "[gg: the sandbox command server could not start ({why}); \
+                                     each command runs in a sandbox of its own]"
+                                )),
+                            });
+                        }
+                    }
+                }
+                let Some(server) = &mut state.server else {
+                    continue;
+                };
+                match server.run(inner, policy, level) {
+                    Ok(command) => {
+                        return Ok(Spawned::Served(super::Served {
+                            command,
+                            level,
+                            reasons,
+                            notes,
+                        }));
+                    }
+                    Err(RunError::Setup(e)) => return Err(e),
+                    Err(RunError::Server(why)) if attempt == 0 => {
+                        notes.push(format!(
+                            "[gg: the sandbox server had stopped ({why}); started a new one]"
+                        ));
+                        state.server = None;
+                    }
+                    Err(RunError::Server(why)) => {
+                        state.server = None;
+                        return Ok(Spawned::PerCommand {
+                            note: Some(format!(
+                                "[gg: the sandbox command server failed ({why}); this command \
+                                 runs in a sandbox of its own]"
+                            )),
+                        });
+                    }
+                }
+            }
+            Ok(Spawned::PerCommand { note: None })
+        }
+    }
+
+    /// The server's command line for `policy` at `level`, and the host mount points its
+    /// bubblewrap will create.
+    fn key_for(
+        level: Level,
+        policy: &Policy,
+        stubs: &[PathBuf],
+    ) -> Result<(Key, Vec<PathBuf>), SandboxError> {
+        let config = ServerConfig {
+            network: policy.network,
+            standalone: level == Level::Landlock,
+            forward: if level == Level::Bwrap {
+                crate::forward(policy)
+            } else {
+                None
+            },
+        };
+        let json = serde_json::to_string(&config)
+            .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
+        match level {
+            Level::Bwrap => {
+                let info = PROBE
+                    .bwrap()
+                    .clone()
+                    .map_err(|reason| SandboxError::Unavailable {
+                        backend: "bwrap",
+                        reason,
+                    })?;
+                let exe = crate::helper_exe()?;
+                let inner: Vec<OsString> = vec![
+                    exe.clone().into_os_string(),
+                    helper::HELPER_ARG.into(),
+                    SERVER_ARG.into(),
+                    json.into(),
+                ];
+                let plan = crate::render_bwrap(policy, &info, &exe, &inner, stubs);
+                let mut argv = vec![info.path.into_os_string()];
+                argv.extend(plan.args);
+                let mut all_stubs = stubs.to_vec();
+                all_stubs.extend(plan.stubs.into_iter().filter(|s| !stubs.contains(s)));
+                Ok((Key { level, argv }, all_stubs))
+            }
+            _ => {
+                let argv = vec![
+                    OsString::from("/proc/self/exe"),
+                    helper::HELPER_ARG.into(),
+                    SERVER_ARG.into(),
+                    json.into(),
+                ];
+                Ok((Key { level, argv }, Vec::new()))
+            }
+        }
+    }
+
+    enum RunError {
+        /// The command could not be prepared (temp directory): the caller reports it.
+        Setup(SandboxError),
+        /// The server did not take it.
+        Server(String),
+    }
+
+    impl Server {
+        fn start(key: Key, stubs: Vec<PathBuf>) -> Result<Server, String> {
+            let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
+            let mut cmd = Command::new(&key.argv[0]);
+            cmd.args(&key.argv[1..])
+                .env_clear()
+                .current_dir("/")
+                .stdin(Stdio::from(theirs))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                // Out of the terminal's process group: Ctrl-C cancels a command, it does not
+                // take the session's sandbox down.
+                .process_group(0);
+            let mut child = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
+            let stderr = child.stderr.take();
+            if let Some(err) = &stderr {
+                // Read only what is there when the server has died (a supervisor or the
+                // forwarder may still hold the pipe).
+                // SAFETY: fcntl on a descriptor the ChildStderr owns.
+                unsafe { libc::fcntl(err.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+            }
+            set_recv_timeout(&ours, Some(Duration::from_secs(60)));
+            let mut server = Server {
+                key,
+                child,
+                control: ours,
+                stderr,
+                _cleanup: Cleanup {
+                    stubs: stubs.clone(),
+                    temp_dir: None,
+                },
+                stubs,
+            };
+            // The server says it is ready once it stands in the namespace with its forwarder
+            // running; bubblewrap failing closes the socket instead.
+            let mut byte = [0u8; 1];
+            // SAFETY: recv into a one-byte local buffer from a descriptor we own.
+            let n =
+                unsafe { libc::recv(server.control.as_raw_fd(), byte.as_mut_ptr().cast(), 1, 0) };
+            if n != 1 || byte[0] != b'R' {
+                let _ = server.child.kill();
+                let _ = server.child.wait();
+                return Err(server.last_words());
+            }
+            set_recv_timeout(&server.control, None);
+            Ok(server)
+        }
+
+        /// Whether it has exited, and how.
+        fn exited(&mut self) -> Option<String> {
+            match self.child.try_wait() {
+                Ok(None) => None,
+                Ok(Some(_)) | Err(_) => Some(self.last_words()),
+            }
+        }
+
+        /// Its exit status and the last line it wrote on stderr.
+        fn last_words(&mut self) -> String {
+            let status = match self.child.try_wait() {
+                Ok(Some(s)) => s.to_string(),
+                _ => "not responding".to_string(),
+            };
+            let mut bytes = Vec::new();
+            if let Some(err) = &mut self.stderr {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 || bytes.len() > 65536 {
+                        break;
+                    }
+                    bytes.extend_from_slice(&buf[..n]);
+                }
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            match text.lines().map(str::trim).rfind(|l| !l.is_empty()) {
+                Some(line) => format!("{status}: {line}"),
+                None => status,
+            }
+        }
+
+        fn run(
+            &mut self,
+            inner: &Invocation,
+            policy: &Policy,
+            level: Level,
+        ) -> Result<ServerCommand, RunError> {
+            let mut cleanup = Cleanup::default();
+            let (private, tmpdir): (Vec<PathBuf>, Option<PathBuf>) = match level {
+                Level::Landlock => {
+                    let temp = crate::make_private_tmp().map_err(RunError::Setup)?;
+                    cleanup.temp_dir = Some(temp.clone());
+                    (vec![temp.clone()], Some(temp))
+                }
+                _ if policy.private_tmp => (
+                    vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
+                    Some(PathBuf::from("/tmp")),
+                ),
+                _ => (Vec::new(), None),
+            };
+            let request = Request {
+                cwd: policy.workdir.clone(),
+                landlock: fs_rules::plan(policy, &private),
+                tmpdir,
+                program: inner.program.clone(),
+                args: inner.args.clone(),
+                env: inner.env.clone(),
+            }
+            .encode()
+            .map_err(|e| RunError::Setup(SandboxError::Setup(e)))?;
+            let (mut channel, theirs) =
+                UnixStream::pair().map_err(|e| RunError::Server(format!("socketpair: {e}")))?;
+            let (output, output_w) = pipe().map_err(|e| RunError::Server(format!("pipe: {e}")))?;
+            send_fds(&self.control, &[theirs.as_raw_fd(), output_w.as_raw_fd()])
+                .map_err(|e| RunError::Server(format!("{}: {e}", self.last_words())))?;
+            drop((theirs, output_w));
+            // A stuck server must not hang the host: the supervisor reads the request at once.
+            let _ = channel.set_write_timeout(Some(Duration::from_secs(30)));
+            channel
+                .write_all(&request)
+                .map_err(|e| RunError::Server(format!("sending the command: {e}")))?;
+            let _ = channel.set_write_timeout(None);
+            Ok(ServerCommand {
+                output,
+                channel,
+                cleanup: CommandCleanup { _cleanup: cleanup },
+            })
+        }
+    }
+
+    fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: socketpair writes two descriptors into the local array.
+        let r = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    }
+
+    fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 writes two descriptors into the local array.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    }
+
+    /// Sends one byte with `fds` attached.
+    fn send_fds(sock: &OwnedFd, fds: &[i32]) -> std::io::Result<()> {
+        let payload = [b'C'];
+        let mut iov = libc::iovec {
+            iov_base: payload.as_ptr() as *mut libc::c_void,
+            iov_len: 1,
+        };
+        let bytes = std::mem::size_of_val(fds);
+        let mut control = [0u64; 16];
+        // SAFETY: CMSG_SPACE is a pure size computation.
+        let space = unsafe { libc::CMSG_SPACE(bytes as u32) } as usize;
+        if space > std::mem::size_of_val(&control) {
+            return Err(std::io::Error::other("too many descriptors"));
+        }
+        // SAFETY: an all-zero msghdr is valid; the pointers set below outlive the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        // SAFETY: the control buffer is large enough for one header with `bytes` of data
+        // (checked above) and suitably aligned (u64); CMSG_* stay inside it.
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(bytes as u32) as _;
+            std::ptr::copy_nonoverlapping(
+                fds.as_ptr(),
+                libc::CMSG_DATA(c).cast::<i32>(),
+                fds.len(),
+            );
+        }
+        loop {
+            // SAFETY: msg points at live local buffers; MSG_NOSIGNAL turns a dead peer into EPIPE.
+            let r = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    fn set_recv_timeout(sock: &OwnedFd, timeout: Option<Duration>) {
+        let tv = timeout.map_or(
+            libc::timeval {
+                tv_sec: 0,
+                tv_usec: 0,
+            },
+            |d| libc::timeval {
+                tv_sec: d.as_secs() as libc::time_t,
+                tv_usec: 0,
+            },
+        );
+        // SAFETY: setsockopt reads one timeval from a local.
+        unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+    }
+}
+
+/// The server and supervisor, inside the sandbox (the helper process).
+#[cfg(target_os = "linux")]
+pub(crate) mod inside {
+    use std::io::{Read, Write};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+    use std::os::unix::net::UnixStream;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, ExitCode};
+
+    use super::{Request, ServerConfig};
+    use crate::helper::HelperError;
+    use crate::helper::imp as h;
+    use crate::policy::Network;
+
+    pub(crate) fn serve(config_json: &str) -> Result<ExitCode, HelperError> {
+        let config: ServerConfig = serde_json::from_str(config_json)
+            .map_err(|e| HelperError::Usage(format!("bad server config: {e}")))?;
+        let filters = crate::seccomp::programs(config.network)
+            .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        h::close_inherited_fds()?;
+        if config.standalone {
+            // The host dying closes the control socket too; this also covers a host that hangs.
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            if config.network == Network::Proxy {
+                // Without a namespace only Landlock's TCP rules (ABI 4) keep the commands from
+                // connecting anywhere but the proxy: refuse rather than run with the network open.
+                let abi = crate::fs_rules::kernel_abi().unwrap_or(0);
+                if abi < 4 {
+                    return Err(HelperError::Landlock(format!(
+                        "the network allow-list needs Landlock ABI 4 at this level (kernel has \
+                         {abi}); use network off or on"
+                    )));
+                }
+            }
+        }
+        if let Some(forward) = &config.forward {
+            crate::netfwd::start(forward)?;
+        }
+        // SAFETY: fd 0 is the control socket the host gave us; a one-byte send from a local.
+        let ready = unsafe { libc::send(0, b"R".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
+        if ready != 1 {
+            return Err(HelperError::last_os("ready"));
+        }
+        loop {
+            reap();
+            let fds = match recv_fds(0) {
+                Ok(Some(fds)) => fds,
+                Ok(None) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    return Err(HelperError::Setup {
+                        step: "control socket",
+                        error,
+                    });
+                }
+            };
+            let mut fds = fds.into_iter();
+            let (Some(channel), Some(output)) = (fds.next(), fds.next()) else {
+                continue;
+            };
+            // SAFETY: the server is single-threaded (the helper runs first in main and the
+            // forwarder lives in a process of its own), so the child may run Rust code.
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                // SAFETY: closing the control socket in the supervisor (it must not hold it).
+                unsafe { libc::close(0) };
+                let code = supervise(UnixStream::from(channel), output, &config, &filters);
+                // SAFETY: leave without running the server's destructors twice.
+                unsafe { libc::_exit(code) };
+            }
+            // The supervisor owns them now (on a failed fork the command's channel closes,
+            // which the host reads as a command that did not run).
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Reaps finished supervisors.
+    fn reap() {
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid writes into a local integer.
+            if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } <= 0 {
+                return;
+            }
+        }
+    }
+
+    /// Receives one message; `None` at end of file (the host is gone).
+    fn recv_fds(sock: RawFd) -> std::io::Result<Option<Vec<OwnedFd>>> {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut control = [0u64; 16];
+        // SAFETY: an all-zero msghdr is valid; the pointers set below outlive the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: msg points at live local buffers.
+        let n = unsafe { libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut fds = Vec::new();
+        // SAFETY: walking the control messages the kernel wrote into `control`, within
+        // msg_controllen; each SCM_RIGHTS payload holds whole descriptors that are now ours.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                    let data = libc::CMSG_DATA(c).cast::<i32>();
+                    let count = ((*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
+                        / std::mem::size_of::<i32>();
+                    for i in 0..count {
+                        fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        if n == 0 && fds.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(fds))
+    }
+
+    /// One command: read the request, fork it, wait for it or for the host's stop, kill what it
+    /// left, report. Returns the supervisor's exit code.
+    fn supervise(
+        mut channel: UnixStream,
+        output: OwnedFd,
+        config: &ServerConfig,
+        filters: &[seccompiler::BpfProgram],
+    ) -> i32 {
+        let mut len = [0u8; 4];
+        if channel.read_exact(&mut len).is_err() {
+            return 1;
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        if len > super::MAX_REQUEST {
+            return 1;
+        }
+        let mut body = vec![0u8; len];
+        if channel.read_exact(&mut body).is_err() {
+            return 1;
+        }
+        let Some(request) = Request::decode(&body) else {
+            return 1;
+        };
+        // Orphans of the command come to us; SIGCHLD and the stop signals are read from a
+        // signalfd so that one poll waits for the command and the host's channel alike.
+        // SAFETY: prctl/sigprocmask/signalfd with local, initialised arguments.
+        let (signals, old_mask) = unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                libc::sigaddset(&mut set, sig);
+            }
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
+            (libc::signalfd(-1, &set, libc::SFD_CLOEXEC), old)
+        };
+        if signals < 0 {
+            return 1;
+        }
+        // SAFETY: single-threaded (forked from the single-threaded server).
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return 1;
+        }
+        if pid == 0 {
+            // SAFETY: restoring the mask and setting the parent-death signal in the child.
+            unsafe {
+                libc::sigprocmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            }
+            let code = command(request, &output, config, filters);
+            // SAFETY: leave without running destructors of the supervisor's state.
+            unsafe { libc::_exit(code) };
+        }
+        drop(output);
+        let mut status: Option<i32> = None;
+        loop {
+            let mut polls = [
+                libc::pollfd {
+                    fd: signals,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: channel.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll over a local array of two pollfds.
+            let r = unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) };
+            if r < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break;
+            }
+            if polls[1].revents != 0 {
+                // The host closed the channel (timeout, cancellation, gone): stop now.
+                break;
+            }
+            if polls[0].revents != 0 {
+                let mut info = [0u8; 128];
+                // SAFETY: reading one signalfd_siginfo (128 bytes) into a local buffer.
+                let n = unsafe { libc::read(signals, info.as_mut_ptr().cast(), info.len()) };
+                if n < 4 {
+                    continue;
+                }
+                let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]) as i32;
+                if signo != libc::SIGCHLD {
+                    break;
+                }
+                loop {
+                    let mut s = 0;
+                    // SAFETY: waitpid writes into a local integer.
+                    let r = unsafe { libc::waitpid(-1, &mut s, libc::WNOHANG) };
+                    if r <= 0 {
+                        break;
+                    }
+                    if r == pid {
+                        status = Some(s);
+                    }
+                }
+                if status.is_some() {
+                    break;
+                }
+            }
+        }
+        // SAFETY: kill with a negative pid = the command's process group (it called setsid, so
+        // its group id is its pid); it is our child, so the id cannot be reused before we reap.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        h::kill_all_children();
+        if config.standalone
+            && let Some(tmp) = &request_tmp_cleanup(&body)
+        {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+        if let Some(s) = status {
+            let _ = channel.write_all(format!("exit {s}\n").as_bytes());
+        }
+        0
+    }
+
+    /// The per-command temp directory to remove (only gg's own, by its name).
+    fn request_tmp_cleanup(body: &[u8]) -> Option<std::path::PathBuf> {
+        Request::decode(body)?.tmpdir.filter(|t| {
+            t.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(crate::PRIVATE_TMP_PREFIX))
+        })
+    }
+
+    /// In the command's process: its own session, the output pipe as stdout and stderr, stdin
+    /// closed, every restriction, exec.
+    fn command(
+        request: Request,
+        output: &OwnedFd,
+        config: &ServerConfig,
+        filters: &[seccompiler::BpfProgram],
+    ) -> i32 {
+        // SAFETY: setsid/open/dup2 with valid arguments (a NUL-terminated literal path and
+        // descriptors we own).
+        unsafe {
+            libc::setsid();
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            if null < 0
+                || libc::dup2(null, 0) < 0
+                || libc::dup2(output.as_raw_fd(), 1) < 0
+                || libc::dup2(output.as_raw_fd(), 2) < 0
+            {
+                return 125;
+            }
+        }
+        if let Err(e) = h::close_inherited_fds() {
+            let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
+            return 125;
+        }
+        if let Err(e) = h::restrict(&request.landlock, config.standalone, filters) {
+            let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
+            return 125;
+        }
+        let mut cmd = Command::new(&request.program);
+        cmd.args(&request.args)
+            .env_clear()
+            .envs(request.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&request.cwd);
+        if let Some(tmp) = &request.tmpdir {
+            cmd.env("TMPDIR", tmp);
+        }
+        let err = cmd.exec();
+        let _ = writeln!(
+            std::io::stderr(),
+            "gg sandbox: cannot execute {}: {err}",
+            request.program.to_string_lossy()
+        );
+        if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_and_garbage_is_refused() {
+        let r = Request {
+            cwd: "/w".into(),
+            landlock: crate::fs_rules::LandlockPlan {
+                read_only: vec!["/".into()],
+                read_write: vec!["/w".into()],
+                devices: Vec::new(),
+                deny_tcp: true,
+                connect_tcp: Vec::new(),
+                scoped: true,
+                deny_read: vec!["/root/.ssh".into()],
+            },
+            tmpdir: Some("/tmp".into()),
+            program: "/bin/sh".into(),
+            args: vec!["-lc".into(), "echo 'a\0b'".into()],
+            env: vec![("A".into(), "1".into()), ("EMPTY".into(), "".into())],
+        };
+        let bytes = r.encode().unwrap();
+        let total = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
+        assert_eq!(total, bytes.len() - 4);
+        assert_eq!(Request::decode(&bytes[4..]), Some(r));
+        assert_eq!(Request::decode(&bytes[4..bytes.len() - 1]), None);
+        assert_eq!(Request::decode(b"garbage"), None);
+    }
+
+    #[test]
+    fn reports_parse() {
+        assert_eq!(Ended::parse(b"exit 0\n"), Ended::Exited(0));
+        assert_eq!(Ended::parse(b"exit 512\n"), Ended::Exited(2));
+        assert_eq!(Ended::parse(b"exit 9\n"), Ended::Signalled(9));
+        assert_eq!(Ended::parse(b""), Ended::Stopped);
+        assert_eq!(Ended::parse(b"nonsense"), Ended::Stopped);
+    }
+}

@@ -1,0 +1,492 @@
+//! The per-session sandbox (command server) through the real agent: `gg --yolo --sandbox -p`
+//! with the scripted model issuing bash calls, at each available level (`GG_SANDBOX_BACKEND`
+//! forces it; `GG_REQUIRE_SANDBOX_LEVELS` makes a missing level fail).
+//!
+//! Nothing here waits for a fixed time: a state the test needs is polled for with a generous
+//! bound, and the order of events is fixed by the scripted model (a reply is computed only when
+//! gg asks for it, i.e. after the previous command ended).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+#[allow(dead_code)] // shared with sandbox_escape.rs, which uses all of it
+mod sandbox_support;
+mod support;
+
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sandbox_support::{Fixture, GG, Host, Launch, Out, available_levels, cases, python};
+use serde_json::{Value, json};
+use support::{Reply, ScriptedServer};
+
+/// One bash call the model makes: the script, and an optional timeout in seconds.
+struct Call {
+    script: String,
+    timeout: Option<f64>,
+}
+
+fn call(script: &str) -> Call {
+    Call {
+        script: script.to_string(),
+        timeout: None,
+    }
+}
+
+fn tool_call_reply(i: usize, c: &Call) -> Reply {
+    let mut args = json!({ "command": c.script });
+    if let Some(t) = c.timeout {
+        args["timeout"] = json!(t);
+    }
+    Reply::tool_call(&format!("c{i}"), "bash", &args.to_string())
+}
+
+/// The tool results gg sent back, in order (from the last request, which carries them all).
+fn tool_results(server: &ScriptedServer) -> Vec<String> {
+    let bodies = server.request_bodies();
+    let Some(last) = bodies.last() else {
+        return Vec::new();
+    };
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// The gg command for an agent session in the fixture's working directory at `level`.
+fn agent(fx: &Fixture, server: &ScriptedServer, level: &str, env: &[(String, String)]) -> Command {
+    // The fixture's fake ~/.gg/config.json holds a secret; make it a valid configuration for the
+    // scripted model that still holds it.
+    std::fs::write(
+        fx.home.join(".gg/config.json"),
+        json!({
+            "default": "t:m",
+            "providers": {"t": {"baseURL": server.base_url(), "apiKey": "SECRET-GG", "models": ["m"]}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut cmd = Command::new(GG);
+    cmd.args(["--yolo", "--sandbox", "-p", "run the calls"])
+        .current_dir(&fx.w)
+        .env("HOME", &fx.home)
+        .env("W", &fx.w)
+        .env("O", &fx.o)
+        .env("U", &fx.unique)
+        .env("PY", python())
+        .env("CARGO_HOME", tool_home("CARGO_HOME", ".cargo"))
+        .env("RUSTUP_HOME", tool_home("RUSTUP_HOME", ".rustup"))
+        .env("SHELL", "/bin/sh")
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", fx.base.join("sessions"))
+        .env("GG_SANDBOX_BACKEND", level)
+        .env_remove("GG_SANDBOX_NO_SERVER")
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn tool_home(var: &str, dir: &str) -> std::ffi::OsString {
+    std::env::var_os(var).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").unwrap_or_else(|| "/root".into());
+        std::path::PathBuf::from(home).join(dir).into_os_string()
+    })
+}
+
+/// Runs one agent session making `calls`, returns the tool results.
+fn session(fx: &Fixture, level: &str, calls: &[Call], env: &[(String, String)]) -> Vec<String> {
+    let server = ScriptedServer::start();
+    for (i, c) in calls.iter().enumerate() {
+        server.push(tool_call_reply(i, c));
+    }
+    server.push(Reply::text(&["done"]));
+    let out = agent(fx, &server, level, env).output().expect("run gg");
+    assert!(
+        out.status.success(),
+        "gg failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server);
+    assert_eq!(results.len(), calls.len(), "{results:?}");
+    results
+}
+
+/// The supervisor of a served command is a fork of the server, whose command line says so.
+const PARENT_CMDLINE: &str = "tr '\\0' ' ' </proc/$PPID/cmdline; echo";
+
+fn served(result: &str) -> bool {
+    result.contains("__gg-sandbox-helper --server")
+}
+
+/// Processes on the host whose command line contains `needle`.
+fn host_processes(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let line = String::from_utf8_lossy(&raw).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+            .unwrap_or(true);
+        if line.contains(needle) && !zombie {
+            found.push(format!("{pid}: {line}"));
+        }
+    }
+    found
+}
+
+/// Waits (bounded, generously) until `f` holds.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting until {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Each escape probe of the `gg sandbox` suite, replayed as a bash call of the agent (which runs
+/// it in the session's sandbox server). Probes that need `gg sandbox` flags or a special launch
+/// (pseudo-terminal, leaked descriptors) have no agent equivalent and are listed as such.
+#[test]
+fn escape_probes_fail_through_the_agent_with_the_server() {
+    for level in available_levels() {
+        let mut failures = Vec::new();
+        let mut ran = 0;
+        for case in cases() {
+            if !case.flags.is_empty() || case.launch != Launch::Plain {
+                println!(
+                    "n/a   {level} {} (needs gg sandbox flags or launch)",
+                    case.id
+                );
+                continue;
+            }
+            let fx = Fixture::new();
+            let mut host = Host::default();
+            (case.setup)(&fx, &mut host);
+            let env = host.env.clone();
+            // The first line names the command's parent (the server's supervisor); cargo is
+            // found as in the `gg sandbox` suite although the agent's shell is a login shell.
+            // The probe runs from a file, so that the classifier (which would refuse most of them
+            // as dangerous) lets the call through and the sandbox is what stops it.
+            let probe = fx.o.join("probe.sh");
+            std::fs::write(
+                &probe,
+                format!("export PATH=\"$CARGO_HOME/bin:$PATH\"\n{}\n", case.script),
+            )
+            .unwrap();
+            let script = format!("{PARENT_CMDLINE} >&2; sh {}", probe.display());
+            let results = session(&fx, level, &[call(&script)], &env);
+            let text = results[0].clone();
+            let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+            if !served(first) {
+                failures.push(format!("{}: not run by the server: {text:?}", case.id));
+                continue;
+            }
+            // The tool result is the output (stdout and stderr together), then gg's lines.
+            let code = rest
+                .lines()
+                .find_map(|l| l.strip_prefix("exit code "))
+                .and_then(|n| n.parse().ok())
+                .or(Some(0));
+            let stdout: String = rest
+                .lines()
+                .filter(|l| !l.starts_with("[gg: ") && !l.starts_with("exit code "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let out = Out {
+                code,
+                stdout,
+                stderr: String::new(),
+            };
+            // gg itself creates `.gg/outputs` (for full outputs) in the working directory on the
+            // host: that is not something the probe planted (removed only when empty).
+            let _ = std::fs::remove_dir(fx.w.join(".gg/outputs"));
+            let verdict = (case.check)(&fx, &out, &mut host);
+            let gap = if level == "landlock" {
+                case.landlock_gap
+            } else {
+                None
+            };
+            ran += 1;
+            match (verdict, gap) {
+                (Ok(()), _) => println!("ok    {level} {} {}", case.id, case.what),
+                (Err(e), Some(why)) => {
+                    println!("gap   {level} {} {e} (documented: {why})", case.id)
+                }
+                (Err(e), None) => {
+                    println!("FAIL  {level} {} {}: {e}", case.id, case.what);
+                    failures.push(format!("{} {}: {e}", case.id, case.what));
+                }
+            }
+        }
+        println!(
+            "{level}: {ran} probes through the agent, {} failed",
+            failures.len()
+        );
+        assert!(
+            failures.is_empty(),
+            "escapes through the agent at level {level}:\n{}",
+            failures.join("\n")
+        );
+    }
+}
+
+/// A command's leftovers (a background job, a `setsid` daemon) are gone before the next command
+/// of the same session runs, and the next command cannot see them in /proc.
+#[test]
+fn a_later_command_cannot_see_an_earlier_commands_processes() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let results = session(
+            &fx,
+            level,
+            &[
+                call(&format!(
+                    "{PARENT_CMDLINE}; sleep 7301 & setsid sleep 7302 & \
+                     (setsid sh -c 'sleep 7303 & sleep 7304' &); echo started"
+                )),
+                call(&format!(
+                    "{PARENT_CMDLINE}; for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null; echo; done"
+                )),
+            ],
+            &[],
+        );
+        assert!(served(&results[0]) && served(&results[1]), "{results:?}");
+        assert!(results[0].contains("started"), "{results:?}");
+        for n in 7301..=7304 {
+            assert!(
+                !results[1].contains(&format!("sleep {n}")),
+                "{level}: the second command sees the first one's process sleep {n}: {}",
+                results[1]
+            );
+        }
+        assert!(
+            host_processes("sleep 730")
+                .iter()
+                .all(|p| !p.contains("sleep 7301")
+                    && !p.contains("sleep 7302")
+                    && !p.contains("sleep 7303")
+                    && !p.contains("sleep 7304")),
+            "{level}: leftovers on the host: {:?}",
+            host_processes("sleep 730")
+        );
+    }
+}
+
+/// A timeout stops the whole tree of a served command (detached processes included) before the
+/// tool returns; the next command of the session runs normally in the same server.
+#[test]
+fn a_timeout_kills_the_whole_tree_inside_the_server() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let results = session(
+            &fx,
+            level,
+            &[
+                Call {
+                    script: "setsid sleep 7311 & (setsid sleep 7312 &); echo waiting; sleep 7313"
+                        .into(),
+                    timeout: Some(1.0),
+                },
+                call(&format!(
+                    "{PARENT_CMDLINE}; for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null; echo; done"
+                )),
+            ],
+            &[],
+        );
+        assert!(results[0].contains("timed out"), "{results:?}");
+        assert!(served(&results[1]), "{results:?}");
+        for n in 7311..=7313 {
+            assert!(
+                !results[1].contains(&format!("sleep {n}")),
+                "{level}: sleep {n} survived the timeout: {}",
+                results[1]
+            );
+        }
+        assert!(
+            host_processes("sleep 731").is_empty(),
+            "{level}: {:?}",
+            host_processes("sleep 731")
+        );
+    }
+}
+
+/// `kill -9` of gg while a served command runs leaves no sandbox process behind: not the
+/// command's tree, not the server.
+#[test]
+fn killing_gg_leaves_no_sandbox_processes() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let server = ScriptedServer::start();
+        let tag = format!("{}", 7320 + if level == "bwrap" { 0 } else { 5 });
+        server.push(tool_call_reply(
+            0,
+            &call(&format!(
+                "setsid sleep {tag}1 & (setsid sleep {tag}2 &); sleep {tag}3"
+            )),
+        ));
+        server.push(Reply::text(&["done"]));
+        let mut gg = agent(&fx, &server, level, &[]).spawn().unwrap();
+        let needle = format!("sleep {tag}3");
+        eventually("the command runs", || !host_processes(&needle).is_empty());
+        // gg's children: the server (bubblewrap, or the helper at the landlock level).
+        let server_pids = children_of(gg.id());
+        assert!(!server_pids.is_empty());
+        gg.kill().unwrap();
+        gg.wait().unwrap();
+        eventually("every sandbox process is gone", || {
+            host_processes(&format!("sleep {tag}")).is_empty()
+        });
+        // The server processes this session started are gone too (others may belong to tests
+        // running in parallel, so only the ones seen during this run are checked).
+        eventually("the server is gone", || {
+            server_pids.iter().all(|&pid| is_gone_or_zombie(pid))
+        });
+    }
+}
+
+/// The bubblewrap mounts are fixed when the server starts: a protected file that appears during
+/// the session (here `.envrc`, read-only when present, created on the host between two calls)
+/// makes the next command's rendering differ, so the server is replaced and the new file is
+/// read-only for that command. Until then the session keeps one sandbox (its private /tmp
+/// persists between commands).
+#[test]
+fn the_server_restarts_when_the_rendered_policy_changes() {
+    if !sandbox_support::usable("bwrap") {
+        return;
+    }
+    let fx = Fixture::new();
+    // The write to the protected file goes through a script, so that the classifier lets the
+    // call run and the sandbox is what refuses it.
+    std::fs::write(
+        fx.w.join("app.sh"),
+        "echo appended >> .envrc && echo writable\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start();
+    server.push(tool_call_reply(
+        0,
+        &call("echo one > /tmp/marker; echo wrote"),
+    ));
+    server.push(tool_call_reply(1, &call("cat /tmp/marker")));
+    let envrc = fx.w.join(".envrc");
+    server.push(Reply::computed(move |_| {
+        std::fs::write(&envrc, "export A=1\n").unwrap();
+        tool_call_reply(2, &call("cat /tmp/marker; sh ./app.sh"))
+    }));
+    server.push(Reply::text(&["done"]));
+    let out = agent(&fx, &server, "bwrap", &[]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&server);
+    assert!(results[0].contains("wrote"), "{results:?}");
+    assert!(results[1].contains("one"), "same sandbox: {results:?}");
+    assert!(!results[1].contains("restarted"), "{results:?}");
+    assert!(
+        results[2].contains("[gg: sandbox restarted"),
+        "the restart is reported: {results:?}"
+    );
+    assert!(
+        !results[2].lines().any(|l| l == "one" || l == "writable")
+            && results[2].contains("Read-only file system"),
+        "a fresh sandbox with .envrc read-only: {results:?}"
+    );
+    assert_eq!(fx.read("w/.envrc").as_deref(), Some("export A=1\n"));
+}
+
+/// A server killed between two commands is noticed, reported in the next command's output and
+/// replaced; the command runs.
+#[test]
+fn a_dead_server_is_restarted_and_reported() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let server = ScriptedServer::start();
+        server.push(tool_call_reply(0, &call("echo first")));
+        let gg_pid = Arc::new(Mutex::new(None::<u32>));
+        let seen = gg_pid.clone();
+        // Computed when gg asks for the second call, i.e. after the first command ended: kill
+        // the server (gg's child) then, and wait until it is dead.
+        server.push(Reply::computed(move |_| {
+            let gg = seen.lock().unwrap().expect("gg started");
+            for pid in children_of(gg) {
+                kill_and_wait(pid);
+            }
+            tool_call_reply(1, &call(&format!("{PARENT_CMDLINE}; echo second")))
+        }));
+        server.push(Reply::text(&["done"]));
+        let gg = agent(&fx, &server, level, &[]).spawn().unwrap();
+        *gg_pid.lock().unwrap() = Some(gg.id());
+        let out = gg.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = tool_results(&server);
+        assert!(results[0].contains("first"), "{results:?}");
+        assert!(
+            results[1].contains("[gg: the sandbox server had stopped"),
+            "{level}: {results:?}"
+        );
+        assert!(
+            results[1].contains("second") && served(&results[1]),
+            "{results:?}"
+        );
+    }
+}
+
+/// The live children of `pid` (every thread's).
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn is_gone_or_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+        .unwrap_or(true)
+}
+
+fn kill_and_wait(pid: i32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+    eventually("the process is dead", || is_gone_or_zombie(pid));
+}
