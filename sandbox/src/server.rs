@@ -52,6 +52,10 @@ pub struct ServerConfig {
     /// Inside bubblewrap with network [`Network::Proxy`]: the proxy forwarder to start, once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forward: Option<crate::netfwd::Forward>,
+    /// Allow `socket(AF_UNIX)` although the network is isolated ([`crate::Policy::local_sockets`];
+    /// bubblewrap level only).
+    #[serde(default)]
+    pub local_sockets: bool,
 }
 
 /// One command, as the supervisor receives it.
@@ -423,7 +427,15 @@ mod host {
             } else {
                 None
             },
+            local_sockets: level == Level::Bwrap && policy.local_sockets,
         };
+        if level == Level::Landlock && policy.local_sockets && policy.network.isolated() {
+            // As the per-command path: without a network namespace, abstract and host sockets
+            // would be reachable.
+            return Err(SandboxError::InvalidPolicy(
+                "local Unix sockets with an isolated network need the bubblewrap level".into(),
+            ));
+        }
         let json = serde_json::to_string(&config)
             .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
         match level {
@@ -713,7 +725,7 @@ pub(crate) mod inside {
     pub(crate) fn serve(config_json: &str) -> Result<ExitCode, HelperError> {
         let config: ServerConfig = serde_json::from_str(config_json)
             .map_err(|e| HelperError::Usage(format!("bad server config: {e}")))?;
-        let filters = crate::seccomp::programs(config.network)
+        let filters = crate::seccomp::programs_with(config.network, config.local_sockets)
             .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         h::close_inherited_fds()?;
         if config.standalone {
