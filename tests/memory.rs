@@ -462,3 +462,38 @@ fn a_writer_killed_mid_write_leaves_a_readable_store_and_a_free_lock() {
     let out = run(&e, &["memory", "list"]);
     assert!(text(&out.stdout).contains("- third"));
 }
+
+#[test]
+fn slash_memory_commands_work_in_the_session_without_a_model_call() {
+    let server = ScriptedServer::start();
+    let e = env(&server, true);
+    let out = run(
+        &e,
+        &["-p", "/memory add --scope=person:Alice Smith leads billing"],
+    );
+    // The scope takes one word; the rest is the note.
+    assert!(
+        text(&out.stdout)
+            .contains("memory: added \"Smith leads billing\" → people/alice.md (workspace)"),
+        "{out:?}"
+    );
+    let out = run(&e, &["-p", "/memory search billing"]);
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "[workspace] people/alice.md:3: - Smith leads billing"
+    );
+    let out = run(&e, &["-p", "/memory"]);
+    assert!(
+        text(&out.stdout).contains("memory: on; 1 entries"),
+        "{out:?}"
+    );
+    let out = run(&e, &["--no-memory", "-p", "/memory"]);
+    assert!(
+        text(&out.stdout).contains("memory is off for this run (--no-memory)"),
+        "{out:?}"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "no model call for slash commands"
+    );
+}

@@ -337,8 +337,97 @@ impl Conversation {
                 .set_name(arg)
                 .map(|_| Control::Reply(format!("session named: {arg}")))
                 .map_err(|e| e.to_string()),
+            "memory" => self.memory_control(arg).map(Control::Reply),
             _ => return None,
         })
+    }
+
+    /// `/memory` (status), `/memory add [--scope=S] [--target=T] TEXT`, `/memory show [daily]`,
+    /// `/memory search QUERY`, `/memory rm ID`: the person's side of memory, in the session.
+    fn memory_control(&self, arg: &str) -> Result<String, String> {
+        use crate::tools::memory::{Layer, Scope};
+        let (sub, rest) = match arg.split_once(char::is_whitespace) {
+            Some((s, r)) => (s, r.trim()),
+            None => (arg, ""),
+        };
+        let Some(store) = &self.memory else {
+            return if sub.is_empty() {
+                Ok(if self.options.no_memory {
+                    "memory is off for this run (--no-memory)".to_string()
+                } else {
+                    "memory is off (\"memory\": {\"enabled\": true} in ~/.gg/config.json turns it on)"
+                        .to_string()
+                })
+            } else {
+                Err("memory is disabled".to_string())
+            };
+        };
+        let lines = |entries: Vec<crate::tools::memory::Entry>, empty: &str| {
+            if entries.is_empty() {
+                empty.to_string()
+            } else {
+                entries
+                    .iter()
+                    .map(crate::agent::memory::hit_line)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        };
+        match sub {
+            "" => {
+                let entries = store.list()?;
+                let c = &self.options.config.memory;
+                Ok(format!(
+                    "memory: on; {} entries; global {}; workspace {}; prompt budget {} tokens, \
+                     today's log {} tokens",
+                    entries.len(),
+                    store.global_dir().display(),
+                    store.display_path(Layer::Workspace, "").display(),
+                    c.max_prompt_tokens,
+                    c.daily_log_tail_tokens
+                ))
+            }
+            "add" => {
+                let mut scope = Scope::General;
+                let mut target = Layer::Workspace;
+                let mut words = rest.split_whitespace().peekable();
+                while let Some(word) = words.peek() {
+                    if let Some(s) = word.strip_prefix("--scope=") {
+                        scope = Scope::parse(s)?;
+                    } else if let Some(t) = word.strip_prefix("--target=") {
+                        target = Layer::parse(t)?;
+                    } else {
+                        break;
+                    }
+                    words.next();
+                }
+                let text = words.collect::<Vec<_>>().join(" ");
+                let entry = store.add(&text, &scope, target)?;
+                Ok(crate::agent::memory::added_line(&entry, &text))
+            }
+            "show" if rest.is_empty() => Ok(lines(store.curated()?, "no memory")),
+            "show" if rest == "daily" => Ok(lines(
+                store.daily(jiff::Zoned::now().date())?,
+                "no log today",
+            )),
+            "search" => Ok(lines(
+                store.search(rest, crate::tools::memory::SEARCH_LIMIT)?,
+                "no memory matches",
+            )),
+            "rm" if !rest.is_empty() => {
+                let removed = store.remove(rest)?;
+                Ok(removed
+                    .iter()
+                    .map(|e| format!("removed {}: {}", e.id, e.text))
+                    .collect::<Vec<_>>()
+                    .join("\n"))
+            }
+            _ => Err(
+                "usage: /memory [add [--scope=S] [--target=workspace|global] TEXT | show [daily] \
+                 | search QUERY | rm ID]"
+                    .to_string(),
+            ),
+        }
     }
 
     fn switch_model(&mut self, selection: &str) -> Result<String, String> {
