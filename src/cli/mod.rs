@@ -105,10 +105,9 @@ enum Command {
     /// Open the web UI (starts ggd on loopback if none runs) and print its address.
     Web(web::WebArgs),
     /// What gg remembers between sessions: list, show, search, add, rm, edit.
-    #[command(subcommand)]
-    Memory(memory::MemoryCommand),
+    Memory(MemoryArgs),
     /// Create your profile (~/.gg/USER.md) and the memory directories; never overwrites.
-    Init,
+    Init(InitArgs),
     /// Artifacts: versioned documents the agent made (list, show, diff, publish, remove).
     Artifact {
         #[command(subcommand)]
@@ -147,6 +146,27 @@ struct ResumeArgs {
 struct JobArgs {
     #[command(subcommand)]
     command: Option<job::JobCommand>,
+    words: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `gg memory SUBCOMMAND`; as for `gg job`, any other word after `memory` makes the whole line a
+/// prompt (`gg memory leaks in the parser` talks to the agent); `gg memory` alone lists.
+#[derive(Args, Debug)]
+#[command(mut_args = |a: clap::Arg| a.hide(true))]
+struct MemoryArgs {
+    #[command(subcommand)]
+    command: Option<memory::MemoryCommand>,
+    words: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `gg init` alone creates the profile; with words the line is a prompt (`gg init the repo`).
+#[derive(Args, Debug)]
+#[command(mut_args = |a: clap::Arg| a.hide(true))]
+struct InitArgs {
     words: Vec<String>,
     #[command(flatten)]
     run: RunArgs,
@@ -206,17 +226,19 @@ fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
             }
         }
         FirstWord::At(i) if args::is_subcommand(&built, &rest[i]) => {
-            if rest[i] == "job"
-                && let Some(job) = built.find_subcommand("job")
+            // `job` and `memory` have subcommands of their own: the next word decides again.
+            let name = rest[i].to_string_lossy().into_owned();
+            if (name == "job" || name == "memory")
+                && let Some(parent) = built.find_subcommand(&name)
             {
                 let after = &rest[i + 1..];
-                let words = match args::first_word(job, after) {
+                let words = match args::first_word(parent, after) {
                     FirstWord::None => false,
-                    FirstWord::At(j) => !args::is_subcommand(job, &after[j]),
+                    FirstWord::At(j) => !args::is_subcommand(parent, &after[j]),
                     FirstWord::AfterDashes(_) => true,
                 };
                 if words {
-                    cmd = cmd.mut_subcommand("job", |c| c.args_conflicts_with_subcommands(true));
+                    cmd = cmd.mut_subcommand(&name, |c| c.args_conflicts_with_subcommands(true));
                 }
             }
         }
@@ -254,6 +276,7 @@ fn colour_flag(args: &[OsString]) -> Option<ColorWhen> {
 fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
     match command {
         Command::Sessions(_) | Command::Audit { .. } => &["session_dir"],
+        Command::Memory(MemoryArgs { command: None, .. }) | Command::Init(_) => &["*"],
         Command::Memory(_) => &["directory"],
         Command::Mcp(_) | Command::Browser(_) => &["sandbox"],
         Command::Resume(_) => &["*"],
@@ -323,6 +346,72 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
                 "agent options need a prompt; 'gg job' alone lists jobs".into(),
             ));
         }
+        Some(Command::Memory(MemoryArgs {
+            command: None,
+            words,
+            run: memory_run,
+        })) if !words.is_empty() => Invocation {
+            color,
+            run: run.merge(memory_run).map_err(fail)?,
+            prompt: std::iter::once("memory".to_string()).chain(words).collect(),
+            resume: None,
+            command: None,
+        },
+        Some(Command::Init(InitArgs {
+            words,
+            run: init_run,
+        })) if !words.is_empty() => Invocation {
+            color,
+            run: run.merge(init_run).map_err(fail)?,
+            prompt: std::iter::once("init".to_string()).chain(words).collect(),
+            resume: None,
+            command: None,
+        },
+        Some(Command::Init(InitArgs { run: init_run, .. }))
+            if init_run != RunArgs::default() || run != RunArgs::default() =>
+        {
+            return Err(fail(
+                "agent options need a prompt; 'gg init' alone creates your profile".into(),
+            ));
+        }
+        Some(Command::Memory(MemoryArgs {
+            command,
+            run: memory_run,
+            words,
+        })) => {
+            // Only -C applies to the memory commands; it may stand before or after `memory`.
+            let directory = memory_run.directory.clone();
+            let other = RunArgs {
+                directory: None,
+                ..memory_run
+            };
+            let top_other = RunArgs {
+                directory: None,
+                ..run.clone()
+            };
+            if other != RunArgs::default() || top_other != RunArgs::default() {
+                return Err(fail(
+                    "agent options need a prompt; they do not apply to 'gg memory'".into(),
+                ));
+            }
+            let run = run
+                .merge(RunArgs {
+                    directory,
+                    ..RunArgs::default()
+                })
+                .map_err(fail)?;
+            Invocation {
+                color,
+                run,
+                prompt,
+                resume: None,
+                command: Some(Command::Memory(MemoryArgs {
+                    command,
+                    words,
+                    run: RunArgs::default(),
+                })),
+            }
+        }
         command => Invocation {
             color,
             run,
@@ -389,8 +478,15 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Completions { shell }) => shell::completions(shell, Cli::command()),
         Some(Command::Man) => shell::man(Cli::command()),
         Some(Command::Web(args)) => web::run(args),
-        Some(Command::Memory(command)) => memory::run(command, run.directory.as_deref()),
-        Some(Command::Init) => memory::init(),
+        Some(Command::Memory(MemoryArgs {
+            command: Some(command),
+            ..
+        })) => memory::run(command, run.directory.as_deref()),
+        Some(Command::Memory(MemoryArgs { command: None, .. })) => memory::run(
+            memory::MemoryCommand::List { json: false },
+            run.directory.as_deref(),
+        ),
+        Some(Command::Init(_)) => memory::init(),
         Some(Command::Artifact { command }) => artifact::run_artifact(command),
         Some(Command::Library { command }) => artifact::run_library(command),
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
@@ -766,5 +862,40 @@ mod tests {
     #[test]
     fn the_command_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn memory_and_init_are_commands_only_when_the_next_word_says_so() {
+        assert!(matches!(
+            ok(&["memory", "list"]).command,
+            Some(Command::Memory(MemoryArgs {
+                command: Some(memory::MemoryCommand::List { json: false }),
+                ..
+            }))
+        ));
+        let prompt = ok(&["memory", "leaks", "in", "the", "parser"]);
+        assert_eq!(prompt.prompt, ["memory", "leaks", "in", "the", "parser"]);
+        assert!(prompt.command.is_none());
+        let with_flag = ok(&["--yolo", "init", "the", "repo"]);
+        assert_eq!(with_flag.prompt, ["init", "the", "repo"]);
+        assert!(with_flag.run.yolo && with_flag.command.is_none());
+        assert!(matches!(ok(&["init"]).command, Some(Command::Init(_))));
+        let here = ok(&["-C", "dir", "memory", "search", "x"]);
+        assert_eq!(
+            here.run.directory.as_deref(),
+            Some(std::path::Path::new("dir"))
+        );
+        let after = ok(&["memory", "-C", "dir"]);
+        assert_eq!(
+            after.run.directory.as_deref(),
+            Some(std::path::Path::new("dir"))
+        );
+        for line in [
+            &["--yolo", "memory", "list"][..],
+            &["--yolo", "init"],
+            &["memory", "--yolo"],
+        ] {
+            assert_eq!(parse_words(line).unwrap_err().exit_code(), 2, "{line:?}");
+        }
     }
 }
