@@ -280,8 +280,11 @@ impl Tool for Read {
                                 if list.is_empty() {
                                     return "no artifacts yet".to_string();
                                 }
-                                let lines: Vec<String> = list
+                                // The most recently changed first; a long store is cut.
+                                const MAX_LISTED: usize = 200;
+                                let mut lines: Vec<String> = list
                                     .iter()
+                                    .take(MAX_LISTED)
                                     .map(|a| {
                                         format!(
                                             "{}  v{}  {}  {}",
@@ -292,6 +295,12 @@ impl Tool for Read {
                                         )
                                     })
                                     .collect();
+                                if list.len() > MAX_LISTED {
+                                    lines.push(format!(
+                                        "… and {} older artifacts",
+                                        list.len() - MAX_LISTED
+                                    ));
+                                }
                                 untrusted::wrap("artifacts", &lines.join("\n"))
                             }),
                             Some(id) => blocking(move || store.read(&id, version)).await.map(

@@ -97,6 +97,16 @@ pub fn read_file(library: &Library, request: &ReadRequest) -> Result<(String, St
     let mut last = first.saturating_sub(1);
     for (i, line) in lines.iter().enumerate().skip(first - 1).take(limit) {
         if out.len() + line.len() + 1 > MAX_OUTPUT {
+            if out.is_empty() {
+                // One line longer than the whole budget: show its start rather than nothing.
+                let mut end = MAX_OUTPUT;
+                while !line.is_char_boundary(end) {
+                    end -= 1;
+                }
+                out.push_str(&line[..end]);
+                out.push_str(" …[line cut]\n");
+                last = i + 1;
+            }
             break;
         }
         out.push_str(line);
@@ -241,6 +251,24 @@ mod tests {
         .unwrap();
         assert_eq!(text, "2\n3\n");
         assert!(header.contains("lines 2-3 of 4"), "{header}");
+        let long = format!("{}\nnext\n", "é".repeat(MAX_OUTPUT));
+        std::fs::write(d.path().join("long.txt"), long).unwrap();
+        lib.add(&d.path().join("long.txt"), None).unwrap();
+        let (header, text) = read_file(
+            &lib,
+            &ReadRequest {
+                path: "long.txt".into(),
+                ..ReadRequest::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            text.ends_with(" …[line cut]\n"),
+            "{}",
+            &text[text.len() - 40..]
+        );
+        assert!(text.len() <= MAX_OUTPUT + 20);
+        assert!(header.contains("lines 1-1 of 2"), "{header}");
         std::fs::write(d.path().join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(d.path().join("secret"), d.path().join("lib/link")).unwrap();
         for path in [
