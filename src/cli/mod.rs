@@ -109,15 +109,9 @@ enum Command {
     /// Create your profile (~/.gg/USER.md) and the memory directories; never overwrites.
     Init(InitArgs),
     /// Artifacts: versioned documents the agent made (list, show, diff, publish, remove).
-    Artifact {
-        #[command(subcommand)]
-        command: Option<artifact::ArtifactCommand>,
-    },
+    Artifact(ArtifactArgs),
     /// The library: your own files, readable by the agent from any workspace.
-    Library {
-        #[command(subcommand)]
-        command: Option<artifact::LibraryCommand>,
-    },
+    Library(LibraryArgs),
     /// Read or screenshot a page with the headless browser the agent uses.
     #[command(subcommand)]
     Browser(browser::BrowserCommand),
@@ -158,6 +152,30 @@ struct JobArgs {
 struct MemoryArgs {
     #[command(subcommand)]
     command: Option<memory::MemoryCommand>,
+    words: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `gg artifact SUBCOMMAND`; as for `gg job`, any other word after `artifact` makes the whole line
+/// a prompt (`gg artifact of the old build: explain it`); `gg artifact` alone lists.
+#[derive(Args, Debug)]
+#[command(mut_args = |a: clap::Arg| a.hide(true))]
+struct ArtifactArgs {
+    #[command(subcommand)]
+    command: Option<artifact::ArtifactCommand>,
+    words: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `gg library SUBCOMMAND`; any other word makes the line a prompt (`gg library upgrade broke
+/// the build`); `gg library` alone lists.
+#[derive(Args, Debug)]
+#[command(mut_args = |a: clap::Arg| a.hide(true))]
+struct LibraryArgs {
+    #[command(subcommand)]
+    command: Option<artifact::LibraryCommand>,
     words: Vec<String>,
     #[command(flatten)]
     run: RunArgs,
@@ -226,9 +244,10 @@ fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
             }
         }
         FirstWord::At(i) if args::is_subcommand(&built, &rest[i]) => {
-            // `job` and `memory` have subcommands of their own: the next word decides again.
+            // `job`, `memory`, `artifact` and `library` have subcommands of their own: the next
+            // word decides again.
             let name = rest[i].to_string_lossy().into_owned();
-            if (name == "job" || name == "memory")
+            if matches!(name.as_str(), "job" | "memory" | "artifact" | "library")
                 && let Some(parent) = built.find_subcommand(&name)
             {
                 let after = &rest[i + 1..];
@@ -280,6 +299,12 @@ fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
         Command::Memory(_) => &["directory"],
         Command::Mcp(_) | Command::Browser(_) => &["sandbox"],
         Command::Resume(_) => &["*"],
+        Command::Artifact(ArtifactArgs { words, .. })
+        | Command::Library(LibraryArgs { words, .. })
+            if !words.is_empty() =>
+        {
+            &["*"]
+        }
         Command::Job(JobArgs { command: None, .. }) => &["*"],
         _ => &[],
     }
@@ -357,6 +382,37 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
             resume: None,
             command: None,
         },
+        Some(Command::Artifact(ArtifactArgs {
+            words, run: own, ..
+        })) if !words.is_empty() => Invocation {
+            color,
+            run: run.merge(own).map_err(fail)?,
+            prompt: std::iter::once("artifact".to_string())
+                .chain(words)
+                .collect(),
+            resume: None,
+            command: None,
+        },
+        Some(Command::Library(LibraryArgs {
+            words, run: own, ..
+        })) if !words.is_empty() => Invocation {
+            color,
+            run: run.merge(own).map_err(fail)?,
+            prompt: std::iter::once("library".to_string())
+                .chain(words)
+                .collect(),
+            resume: None,
+            command: None,
+        },
+        Some(Command::Artifact(ArtifactArgs { run: own, .. }))
+        | Some(Command::Library(LibraryArgs { run: own, .. }))
+            if own != RunArgs::default() =>
+        {
+            return Err(fail(
+                "agent options need a prompt; they do not apply to 'gg artifact' or 'gg library'"
+                    .into(),
+            ));
+        }
         Some(Command::Init(InitArgs {
             words,
             run: init_run,
@@ -487,8 +543,8 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
             run.directory.as_deref(),
         ),
         Some(Command::Init(_)) => memory::init(),
-        Some(Command::Artifact { command }) => artifact::run_artifact(command),
-        Some(Command::Library { command }) => artifact::run_library(command),
+        Some(Command::Artifact(ArtifactArgs { command, .. })) => artifact::run_artifact(command),
+        Some(Command::Library(LibraryArgs { command, .. })) => artifact::run_library(command),
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Resume(_)) | None => {
@@ -894,6 +950,48 @@ mod tests {
             &["--yolo", "memory", "list"][..],
             &["--yolo", "init"],
             &["memory", "--yolo"],
+        ] {
+            assert_eq!(parse_words(line).unwrap_err().exit_code(), 2, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn artifact_and_library_are_commands_only_when_the_next_word_says_so() {
+        assert!(matches!(
+            ok(&["artifact", "diff", "abcd", "1", "2"]).command,
+            Some(Command::Artifact(ArtifactArgs {
+                command: Some(artifact::ArtifactCommand::Diff {
+                    from: Some(1),
+                    to: Some(2),
+                    ..
+                }),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            ok(&["library", "add", "f.md", "--name", "x.md"]).command,
+            Some(Command::Library(LibraryArgs {
+                command: Some(artifact::LibraryCommand::Add { .. }),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            ok(&["library"]).command,
+            Some(Command::Library(LibraryArgs { command: None, .. }))
+        ));
+        let prompt = ok(&["--yolo", "library", "upgrade", "broke", "the", "build"]);
+        assert_eq!(
+            prompt.prompt,
+            ["library", "upgrade", "broke", "the", "build"]
+        );
+        assert!(prompt.run.yolo && prompt.command.is_none());
+        let prompt = ok(&["artifact", "of", "the", "old", "build", "--yolo"]);
+        assert_eq!(prompt.prompt, ["artifact", "of", "the", "old", "build"]);
+        assert!(prompt.run.yolo && prompt.command.is_none());
+        for line in [
+            &["--yolo", "artifact", "list"][..],
+            &["artifact", "--yolo"],
+            &["library", "--yolo", "list"],
         ] {
             assert_eq!(parse_words(line).unwrap_err().exit_code(), 2, "{line:?}");
         }
