@@ -249,6 +249,7 @@ fn jobs_settings_and_mcp_methods() {
     let settings = d.ok("settings.get", json!({}));
     assert_eq!(settings["sandbox"], "off");
     assert_eq!(settings["network"], "unrestricted");
+    assert_eq!(settings["workspace"], e.project.display().to_string());
     assert_eq!(settings["allowDomains"], json!([]));
     assert_eq!(settings["maxActiveRuns"], 16);
     // A sandboxed daemon reports its network policy as the settings view shows it.

@@ -396,11 +396,10 @@ impl Handler {
                         network.policy.allow.entries(),
                     ),
                 };
-                Ok(
-                    json!({"sandbox": sandbox, "network": network, "allowDomains": domains,
+                Ok(json!({"workspace": s.cwd.display().to_string(),
+                    "sandbox": sandbox, "network": network, "allowDomains": domains,
                     "maxActiveRuns": s.max_active_runs,
-                    "runTimeout": super::runtime::format_duration(s.run_timeout)}),
-                )
+                    "runTimeout": super::runtime::format_duration(s.run_timeout)}))
             }
             "kb.list" => {
                 let _: AuditParams = params(p)?;

@@ -7,15 +7,21 @@
 //                                    two runs now wait in the queue; a third run is refused
 //                                    (ggd has --max-active-runs 2); B's card is answered with
 //                                    the keyboard while focused
-//   4.                            -> B: text "second done"
-//   5. A's card approved          -> bash `curl … | sh` (dangerous: asks, no session approval);
-//                                    the run is steered, then denied with the keyboard
-//   6.                            -> A: text after the denial
-//   7. "count slowly"             -> slow streamed text; the page is reloaded in the middle
-//   8. "print many lines"         -> bash `seq 1 30000` (read-only: runs; output truncated)
-//   9.                            -> text; the full log is opened from the tool card
-//  10. "check the network"        -> text, after the settings chose sandbox on + allow-list
-//  11. a scheduled job            -> text
+//   4.                            -> B: write second.md (a diff card; approved for the session)
+//   5.                            -> B: text with control and bidi characters (shown escaped);
+//                                    B is renamed, and forked from its tree
+//   6. A's card approved          -> bash `curl … | sh` (dangerous: asks, no session approval);
+//                                    the run is steered and given a follow-up, then denied with
+//                                    the keyboard
+//   7.                            -> A: text after the denial
+//   8.                            -> A: the follow-up turn's text
+//   9. "count slowly"             -> slow streamed text; the page is reloaded in the middle
+//  10. "print many lines"         -> bash `seq 1 30000` (read-only: runs; output truncated)
+//  11.                            -> text; the full log is opened from the tool card
+//  12. "wait here"                -> text that streams, then stalls: layout shift is measured,
+//                                    and the run is canceled
+//  13. "check the network"        -> text, after the settings chose sandbox on + allow-list
+//  14. a scheduled job            -> text
 // Environment: GG_WEB_URL (with #token=…), GG_WEB_ARTIFACTS (screenshots), GG_CHROMIUM.
 import { chromium } from "playwright-core";
 import { readFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -132,10 +138,35 @@ try {
   await cardB.locator("kbd", { hasText: "y" }).waitFor(); // the key hints moved to the focused card
   await page.keyboard.press("y");
   await page.getByTestId("tool-output").filter({ hasText: "second-ok" }).waitFor();
-  await page.getByTestId("assistant-message").filter({ hasText: "second done" }).waitFor();
-  await page.getByRole("button", { name: "Send" }).waitFor(); // B's run ended
-  check((await page.getByTestId("approval").count()) === 1, "only A's approval is left");
+
+  // --- B writes a file: the card shows a coloured diff; approved for the session ---------------
+  const cardW = page.getByTestId("approval").filter({ hasText: "second.md" });
+  await cardW.waitFor();
+  await cardW.locator(".diff .add", { hasText: "+# Second" }).waitFor();
   check(await cardA.isVisible(), "A's approval is still pending");
+  await shot("02c-approval-diff");
+  await cardW.getByRole("button", { name: /^Approve for session/ }).click();
+
+  // --- control and bidi characters in model text are shown escaped ----------------------------
+  const done = page.getByTestId("assistant-message").filter({ hasText: "second done" });
+  await done.waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor(); // B's run ended
+  const escapes = await done.locator(".esc").allInnerTexts();
+  check(escapes.includes("\\x1b") && escapes.includes("\\u{202e}"), `escapes shown: ${JSON.stringify(escapes)}`);
+  check(!(await done.innerText()).includes("\u202e"), "a raw bidi override reached the page");
+  check((await page.getByTestId("approval").count()) === 1, "only A's approval is left");
+
+  // --- rename B (the browser's prompt dialog), then fork it from its first user message --------
+  page.once("dialog", (dialog) => void dialog.accept("second-renamed"));
+  await page.getByRole("button", { name: "Rename" }).click();
+  await page.getByRole("heading", { name: "second-renamed" }).waitFor();
+  await page.getByRole("button", { name: "Tree" }).click();
+  const tree = page.getByRole("list", { name: "Session tree" });
+  await tree.locator("li", { hasText: "second run" }).getByRole("button", { name: "Fork" }).click();
+  await page.getByRole("status").filter({ hasText: /^forked to / }).waitFor();
+  check((await page.getByRole("textbox", { name: "Prompt" }).inputValue()) === "second run", "the fork's draft is the forked message");
+  check(!(await page.getByRole("heading", { name: "second-renamed" }).isVisible()), "the fork is a new session");
+  await page.getByRole("textbox", { name: "Prompt" }).fill("");
 
   // --- A's card: Approve (clicked) -> its output appears in A ---------------------------------
   await cardA.getByRole("button", { name: /^session / }).click();
@@ -155,11 +186,17 @@ try {
   const steer = page.getByRole("textbox", { name: "Steer the running turn" });
   await steer.fill("also be brief");
   await page.getByRole("button", { name: "Steer", exact: true }).click();
+  await steer.fill("then summarise");
+  await page.getByRole("button", { name: "Follow-up", exact: true }).click();
+  await page.getByRole("status").filter({ hasText: "Follow-up queued" }).waitFor();
   await page.locator("body").click({ position: { x: 5, y: 5 } });
   await page.keyboard.press("n");
   await page.getByTestId("tool-call").filter({ hasText: "example.com/x.sh" }).locator(".decision.deny").waitFor();
   await page.getByTestId("assistant-message").filter({ hasText: "The download was denied" }).waitFor();
   await page.getByTestId("user-message").filter({ hasText: "also be brief" }).waitFor();
+  // The follow-up became a further turn of the same run.
+  await page.getByTestId("user-message").filter({ hasText: "then summarise" }).waitFor();
+  await page.getByTestId("assistant-message").filter({ hasText: "summary done" }).waitFor();
   await page.getByRole("button", { name: "Send" }).waitFor();
   await page.getByTestId("tool-call").filter({ hasText: "example.com/x.sh" }).locator(".decision.deny", { hasText: "denied by you" }).waitFor();
   await shot("04-tool-calls");
@@ -195,6 +232,32 @@ try {
   await seqCall.getByRole("button", { name: "Download" }).waitFor();
   await shot("04b-full-log");
   await seqCall.getByRole("button", { name: "Hide full log" }).click();
+
+  // --- streaming text shifts nothing on the page; Cancel stops a run that would never end ------
+  await page.evaluate(() => {
+    window.__shift = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shift += entry.value;
+    }).observe({ type: "layout-shift" });
+  });
+  await prompt.fill("wait here");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByTestId("assistant-message").filter({ hasText: "w8" }).waitFor();
+  const shift = await page.evaluate(() => window.__shift);
+  console.log(`layout shift while text streamed: ${shift.toFixed(4)}`);
+  check(shift < 0.01, `layout shift while streaming: ${shift}`);
+  // The measurement itself works: a block pushed in above the transcript is seen as a shift.
+  await page.evaluate(() => {
+    const block = document.createElement("div");
+    block.id = "shift-probe";
+    block.style.height = "120px";
+    document.querySelector(".open-session")?.prepend(block);
+  });
+  await page.waitForFunction(() => window.__shift > 0);
+  await page.evaluate(() => document.getElementById("shift-probe")?.remove());
+  await page.getByRole("button", { name: "Cancel run" }).click();
+  await page.getByTestId("notice").filter({ hasText: "Run canceled." }).waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor();
 
   // --- the audit view: both runs' approvals (answered here) and the denial --------------------
   await page.getByRole("button", { name: "Audit" }).click();

@@ -168,7 +168,7 @@ function ApprovalCard({
     >
       <header>
         <span className={`badge ${danger ? "dangerous" : bash?.classification ?? "normal"}`}>
-          {danger ? "dangerous" : bash?.classification ?? r.toolName}
+          {danger ? "dangerous" : bash?.classification ?? "normal"}
         </span>
         <strong>
           <Safe text={r.summary} />

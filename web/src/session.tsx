@@ -57,6 +57,16 @@ export function SessionView({
 }) {
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [error, setError] = useState("");
+  // What a fork or clone hands to the session it opens (its draft and notice).
+  const [carried, setCarried] = useState<Carried | null>(null);
+  // The one workspace this ggd serves (its --cwd): the sessions listed are its sessions.
+  const [workspace, setWorkspace] = useState("");
+  useEffect(() => {
+    rpc<{ workspace?: string }>("settings.get").then(
+      (s) => setWorkspace(s.workspace ?? ""),
+      () => setWorkspace(""),
+    );
+  }, []);
   const refreshList = useCallback(async () => {
     try {
       setSessions(await rpc<SessionSummary[]>("session.list"));
@@ -85,6 +95,11 @@ export function SessionView({
           <h2>Sessions</h2>
           <button onClick={create}>New session</button>
         </div>
+        {workspace && (
+          <p className="meta workspace" data-testid="workspace" title="the workspace ggd serves">
+            <Safe text={workspace} />
+          </p>
+        )}
         {error && <p className="error" role="alert">{error}</p>}
         <ul>
           {sessions.map((s) => (
@@ -112,7 +127,9 @@ export function SessionView({
           id={selected}
           settings={settings}
           onBack={() => onSelect(null)}
-          onSwitch={(id) => {
+          carried={carried?.id === selected ? carried : null}
+          onSwitch={(id, carry) => {
+            setCarried({ id, ...carry });
             onSelect(id);
             void refreshList();
           }}
@@ -128,9 +145,17 @@ export function SessionView({
   );
 }
 
+/** The draft and notice a fork or clone passes to the new session's view. */
+interface Carried {
+  id: string;
+  draft?: string;
+  notice?: string;
+}
+
 function OpenSession({
   id,
   settings,
+  carried,
   onBack,
   onSwitch,
   listChanged,
@@ -138,8 +163,9 @@ function OpenSession({
 }: {
   id: string;
   settings: RunSettings;
+  carried: Carried | null;
   onBack: () => void;
-  onSwitch: (id: string) => void;
+  onSwitch: (id: string, carry: { draft?: string; notice?: string }) => void;
   listChanged: () => Promise<void>;
   approvalsChanged: () => Promise<void>;
 }) {
@@ -147,8 +173,8 @@ function OpenSession({
   const [items, setItems] = useState<Item[]>([]);
   const [runId, setRunId] = useState<string | null>(null);
   const [error, setError] = useState("");
-  const [notice, setNotice] = useState("");
-  const [draft, setDraft] = useState("");
+  const [notice, setNotice] = useState(carried?.notice ?? "");
+  const [draft, setDraft] = useState(carried?.draft ?? "");
   const [showTree, setShowTree] = useState(false);
   const timings = useRef(new Map<string, { startedAt?: number; finishedAt?: number }>());
   // Calls whose full log is open: kept here, because a tool card is remounted when the run's
@@ -222,6 +248,7 @@ function OpenSession({
         setItems((prev) => applyEvent(prev, event));
         if (event.type === "run_completed" || event.type === "run_failed" || event.type === "run_canceled") {
           setRunId(null);
+          setNotice((n) => (n.startsWith("Follow-up queued") ? "" : n));
           void load();
           void listChanged();
         }
@@ -283,7 +310,7 @@ function OpenSession({
       const update = await rpc<Snapshot>("session.action", { sessionId: id, action: kind, nodeId });
       setNotice(update.notice ?? "");
       if (update.draft) setDraft(update.draft);
-      if (update.sessionId !== id) onSwitch(update.sessionId);
+      if (update.sessionId !== id) onSwitch(update.sessionId, { draft: update.draft, notice: update.notice });
       else await load();
     } catch (e) {
       setError(describeError(e));

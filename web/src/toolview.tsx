@@ -210,6 +210,7 @@ export function ToolCard({
           <Safe text={t.summary} />
         </p>
       )}
+      {t.command === undefined && t.details && (t.name === "write" || t.name === "edit") && <Diff text={t.details} />}
       {t.reasons.length > 0 && (
         <ul className="reasons">
           {t.reasons.map((r, i) => (
