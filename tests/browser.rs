@@ -577,3 +577,96 @@ fn under_the_sandbox_the_browser_works_and_cannot_write_outside_its_profile() {
         assert_no_browser_left(&e.tmp);
     }
 }
+
+#[test]
+fn gg_browser_read_and_shot_from_the_command_line() {
+    if !chromium_present() {
+        return;
+    }
+    let site = site();
+    let url = format!("http://127.0.0.1:{}/", site.port);
+    let server = ScriptedServer::with_replies([]);
+    let e = env(&server, json!({}));
+
+    let out = run({
+        let mut c = gg(&e);
+        c.args(["browser", "read", &url]);
+        c
+    });
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("title: Fixture Page"), "{text}");
+    assert!(text.contains("The answer is 42."), "{text}");
+    assert!(!text.contains("hidden-injection"), "{text}");
+
+    let out = run({
+        let mut c = gg(&e);
+        c.args(["browser", "shot", "--width", "500", "--height", "300", &url]);
+        c
+    });
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("size: 500x300"), "{text}");
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("screenshot: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(std::fs::read(path).unwrap().starts_with(b"\x89PNG"));
+
+    // A dangerous URL needs the person to say so.
+    let out = run({
+        let mut c = gg(&e);
+        c.args([
+            "browser",
+            "read",
+            "http://169.254.169.254/latest/meta-data/",
+        ]);
+        c
+    });
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-dangerous"), "{err}");
+    // A model was never involved.
+    assert!(server.requests().is_empty());
+    assert_no_browser_left(&e.tmp);
+}
+
+#[test]
+fn a_page_that_moves_itself_outside_the_project_cannot_be_read() {
+    if !chromium_present() {
+        return;
+    }
+    let server = ScriptedServer::with_replies([]);
+    let e = env(&server, json!({}));
+    // A page in the project (normal to open) whose script jumps to a file outside it.
+    std::fs::write(
+        e.repo.join("jump.html"),
+        "<html><head><title>t</title><script>location.replace('file:///etc/passwd')</script></head><body>x</body></html>",
+    )
+    .unwrap();
+    let url = format!("file://{}/jump.html", e.repo.display());
+    for reply in [
+        Reply::tool_call("c1", "browser_navigate", &json!({"url": url}).to_string()),
+        Reply::tool_call("c2", "browser_read", "{}"),
+        Reply::tool_call("c3", "browser_screenshot", "{}"),
+        Reply::text(&["done"]),
+    ] {
+        server.push(reply);
+    }
+    let out = run({
+        let mut c = gg(&e);
+        c.args(["--yolo", "-p", "open the page"]);
+        c
+    });
+    assert!(out.status.success(), "{out:?}");
+    let nav = tool_result(&server, 1);
+    assert!(nav.contains("loaded: file:///etc/passwd"), "{nav}");
+    assert!(nav.contains("the final URL is dangerous"), "{nav}");
+    for i in [2, 3] {
+        let r = tool_result(&server, i);
+        assert!(r.contains("which nobody approved"), "{r}");
+        assert!(!r.contains("root:x:0:0"), "{r}");
+        assert!(!r.contains("screenshot: "), "{r}");
+    }
+    assert_no_browser_left(&e.tmp);
+}

@@ -29,6 +29,9 @@ pub const BACKGROUND_HOSTS: &[&str] = &[
     "content-autofill.googleapis.com",
 ];
 
+/// How long describing a navigation may wait for DNS.
+pub const DESCRIBE_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What the browser may reach.
 pub struct Guard {
     /// The run's network setting: `Off` refuses everything, `AllowList` adds the list (loopback
@@ -93,16 +96,28 @@ impl Guard {
     }
 
     /// The blocking form of [`Guard::resolve`], for describing a call (classification only: the
-    /// connection is judged again by the proxy).
+    /// connection is judged again by the proxy). Bounded by [`DESCRIBE_LOOKUP_TIMEOUT`]: a name
+    /// that does not resolve in time is judged unresolved, and the proxy decides at connect time.
     pub fn resolve_now(&self, name: &str) -> Vec<IpAddr> {
         if let Some(addrs) = self.overrides.get(name) {
             return addrs.clone();
         }
-        use std::net::ToSocketAddrs;
-        (name, 0)
-            .to_socket_addrs()
-            .map(|it| it.map(|a| a.ip()).collect())
-            .unwrap_or_default()
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = name.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("gg-browser-lookup".into())
+            .spawn(move || {
+                use std::net::ToSocketAddrs;
+                let addrs: Vec<IpAddr> = (owned.as_str(), 0)
+                    .to_socket_addrs()
+                    .map(|it| it.map(|a| a.ip()).collect())
+                    .unwrap_or_default();
+                let _ = tx.send(addrs);
+            });
+        if spawned.is_err() {
+            return Vec::new();
+        }
+        rx.recv_timeout(DESCRIBE_LOOKUP_TIMEOUT).unwrap_or_default()
     }
 
     async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Denial> {

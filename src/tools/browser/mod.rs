@@ -755,13 +755,13 @@ impl BrowserTools {
         let info = evaluate(
             cdp,
             page,
-            "[location.href, document.title, ((performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0)]",
+            "[document.title, ((performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0)]",
             false,
         )
         .await?;
-        let final_url = info[0].as_str().unwrap_or_default().to_string();
-        let title = info[1].as_str().unwrap_or_default().to_string();
-        let status = info[2].as_u64().filter(|s| *s > 0).map(|s| s as u16);
+        let final_url = current_url(cdp, page).await?;
+        let title = info[0].as_str().unwrap_or_default().to_string();
+        let status = info[1].as_u64().filter(|s| *s > 0).map(|s| s as u16);
         text.push_str(&format!("loaded: {final_url}\n"));
         if let Some(s) = status {
             text.push_str(&format!("status: {s}\n"));
@@ -1001,9 +1001,21 @@ async fn attach_page(cdp: &cdp::Cdp) -> Result<String, String> {
     Ok(session)
 }
 
+/// The page's URL as the browser records it (not as the page's scripts could report it).
 async fn current_url(cdp: &cdp::Cdp, page: &str) -> Result<String, String> {
-    let v = evaluate(cdp, page, "location.href", false).await?;
-    Ok(v.as_str().unwrap_or_default().to_string())
+    let h = cdp
+        .call(
+            "Page.getNavigationHistory",
+            json!({}),
+            Some(page),
+            CALL_TIMEOUT,
+        )
+        .await?;
+    let index = h["currentIndex"].as_u64().unwrap_or(0) as usize;
+    Ok(h["entries"][index]["url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
 }
 
 /// Evaluates `expression` in the page and returns its value (by value). `user` marks the
