@@ -110,7 +110,11 @@ fn audit(e: &Env) -> String {
 
 /// Pids of processes whose command line names a browser profile under `tmp`.
 fn browser_pids(tmp: &Path) -> Vec<u32> {
-    let needle = format!("--user-data-dir={}/gg-browser-", tmp.display());
+    pids_with(&format!("--user-data-dir={}/gg-browser-", tmp.display()))
+}
+
+/// Pids of live processes whose command line contains `needle`.
+fn pids_with(needle: &str) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -128,7 +132,7 @@ fn browser_pids(tmp: &Path) -> Vec<u32> {
                     .map(|r| r.trim_start().starts_with('Z'))
             })
             .unwrap_or(true);
-        if text.contains(&needle) && !zombie {
+        if text.contains(needle) && !zombie {
             pids.push(pid);
         }
     }
@@ -137,9 +141,13 @@ fn browser_pids(tmp: &Path) -> Vec<u32> {
 
 /// Waits (generously: the machine may be loaded) until no browser process of `tmp` is left.
 fn assert_no_browser_left(tmp: &Path) {
+    assert_none_left(&format!("--user-data-dir={}/gg-browser-", tmp.display()));
+}
+
+fn assert_none_left(needle: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let left = browser_pids(tmp);
+        let left = pids_with(needle);
         if left.is_empty() {
             return;
         }
@@ -669,4 +677,104 @@ fn a_page_that_moves_itself_outside_the_project_cannot_be_read() {
         assert!(!r.contains("screenshot: "), "{r}");
     }
     assert_no_browser_left(&e.tmp);
+}
+
+/// Cancelling a call closes the browser: a navigation to a server that never answers is
+/// cancelled once the request has reached the server, and the browser's processes go away while
+/// the session (the tools) lives on; the next call starts a fresh browser.
+#[test]
+fn cancelling_a_call_closes_the_browser() {
+    if !chromium_present() {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (arrived_tx, arrived_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut b = [0u8; 1024];
+            if let Ok(n) = s.read(&mut b)
+                && String::from_utf8_lossy(&b[..n]).starts_with("GET /hang")
+            {
+                let _ = arrived_tx.send(());
+            }
+            held.push(s); // never answered
+        }
+    });
+    let fixture = support::fixture_dir();
+    let root = fixture.path().canonicalize().unwrap();
+    let cwd = root.join("repo");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let tools = gg::tools::browser::BrowserTools::new(
+            &cwd,
+            &root,
+            &gg::tools::browser::BrowserConfig::default(),
+            gg::tools::registry::SandboxSetting::Off,
+        )
+        .unwrap()
+        .unwrap();
+        let call = tools
+            .describe(
+                "browser_navigate",
+                &json!({"url": format!("http://127.0.0.1:{port}/hang")}).to_string(),
+            )
+            .unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let trigger = cancel.clone();
+        let waiter = tokio::task::spawn_blocking(move || {
+            arrived_rx
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the navigation never reached the fixture");
+            // This browser is the one started by this test process: its profile names it.
+            let profile = own_browser_profile();
+            trigger.cancel();
+            profile
+        });
+        let result = tools.execute(&call, &cancel).await;
+        let profile = waiter.await.unwrap();
+        assert_eq!(result.unwrap_err(), "cancelled; the browser was closed");
+        assert_none_left(&profile);
+        // The session goes on: the next call starts a new browser.
+        let blank = tools
+            .describe("browser_navigate", r#"{"url": "http://127.0.0.1:9/"}"#)
+            .unwrap();
+        let fresh = tokio_util::sync::CancellationToken::new();
+        let _ = tools.execute(&blank, &fresh).await;
+        let second = own_browser_profile();
+        assert_ne!(second, profile);
+        drop(tools);
+        assert_none_left(&second);
+    });
+}
+
+/// `--user-data-dir=<profile>` of the browser this test process started (its direct child).
+fn own_browser_profile() -> String {
+    let me = std::process::id().to_string();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1));
+        if ppid != Some(me.as_str()) {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        for arg in cmdline.split(|b| *b == 0) {
+            let arg = String::from_utf8_lossy(arg);
+            if arg.starts_with("--user-data-dir=") && arg.contains("gg-browser-") {
+                return arg.into_owned();
+            }
+        }
+    }
+    panic!("no browser child of this process");
 }
