@@ -240,8 +240,14 @@ fn an_injected_model_cannot_read_outside_the_library() {
     assert!(read.contains("the deploy key rotates monthly"), "{read}");
     let found = &results[7].1;
     assert!(found.contains("<untrusted-content"), "{found}");
+    // Ranked by the knowledge-base engine: a passage with its line range and heading, read
+    // back from the library file.
     assert!(
-        found.contains("notes.md:2: the deploy key rotates monthly"),
+        found.contains("ranked by the knowledge-base engine"),
+        "{found}"
+    );
+    assert!(
+        found.contains("notes.md:1-2 (Ops)\n# Ops\nthe deploy key rotates monthly"),
         "{found}"
     );
 

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::chain::{Assessment, Proposal, Tool};
 use super::untrusted;
-use crate::tools::library::{Library, ReadRequest, read_file, search};
+use crate::tools::library::{Library, Passage, ReadRequest, read_file, search, search_ranked};
 use crate::tools::registry::Outcome;
 
 /// The most hits one search returns.
@@ -100,6 +100,13 @@ impl Tool for Search {
             format!("library_search\0{arguments}"),
             move |_cancel| {
                 Box::pin(blocking(move || {
+                    // Ranked passages from the knowledge-base engine; keyword lines when it
+                    // cannot serve the search (no index, nothing found).
+                    if let Some((passages, skipped)) =
+                        search_ranked(&library, &query, top_k).map_err(|e| e.to_string())?
+                    {
+                        return Ok(render_passages(&query, &passages, &skipped));
+                    }
                     let (hits, searched, skipped) =
                         search(&library, &query, top_k).map_err(|e| e.to_string())?;
                     let mut text = String::new();
@@ -125,6 +132,38 @@ impl Tool for Search {
             },
         ))
     }
+}
+
+/// Passages as `name:start-end (heading › path)` blocks separated by `---`, inside one
+/// untrusted-content block.
+fn render_passages(query: &str, passages: &[Passage], skipped: &[String]) -> String {
+    let blocks: Vec<String> = passages
+        .iter()
+        .map(|p| {
+            let heading = if p.heading.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", p.heading.join(" › "))
+            };
+            format!(
+                "{}:{}-{}{heading}\n{}",
+                p.name, p.start_line, p.end_line, p.text
+            )
+        })
+        .collect();
+    let mut text = format!(
+        "{} passages, best first (ranked by the knowledge-base engine, BM25); read more with \
+         library_read and an offset\n",
+        passages.len()
+    );
+    text.push_str(&untrusted::wrap(
+        &format!("library search: {query}"),
+        &blocks.join("\n---\n"),
+    ));
+    for why in skipped {
+        text.push_str(&format!("\nskipped {why}"));
+    }
+    text
 }
 
 struct ReadTool(Arc<Library>);

@@ -8,8 +8,10 @@
 //! Only the person adds and removes files (`gg library`, or publishing an artifact); the model
 //! only reads, confined to this directory (see [`read`]).
 
+mod ranked;
 mod read;
 
+pub use ranked::{Passage, search as search_ranked};
 pub use read::{ReadRequest, SearchHit, read_file, search};
 
 use std::io;

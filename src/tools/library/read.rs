@@ -38,7 +38,7 @@ pub struct SearchHit {
     pub score: usize,
 }
 
-fn workspace(library: &Library) -> Result<Workspace, StoreError> {
+pub(super) fn workspace(library: &Library) -> Result<Workspace, StoreError> {
     Workspace::open(library.root()).map_err(|e| {
         StoreError::Io(format!(
             "the library ({}) cannot be opened: {e}",
@@ -59,7 +59,7 @@ fn refusal(error: PathError) -> StoreError {
 }
 
 /// Reads a confined file's text (at most [`MAX_READ_BYTES`]); `None` for a binary file.
-fn read_text(ws: &Workspace, path: &str) -> Result<Option<String>, StoreError> {
+pub(super) fn read_text(ws: &Workspace, path: &str) -> Result<Option<String>, StoreError> {
     let confined = ws.confine(path).map_err(refusal)?;
     let file = ws
         .open_read_strict(&confined)
