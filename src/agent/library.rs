@@ -102,10 +102,10 @@ impl Tool for Search {
                 Box::pin(blocking(move || {
                     // Ranked passages from the knowledge-base engine; keyword lines when it
                     // cannot serve the search (no index, nothing found).
-                    if let Some((passages, skipped)) =
+                    if let Some(ranked) =
                         search_ranked(&library, &query, top_k).map_err(|e| e.to_string())?
                     {
-                        return Ok(render_passages(&query, &passages, &skipped));
+                        return Ok(render_passages(&query, &ranked.passages, &ranked.skipped));
                     }
                     let (hits, searched, skipped) =
                         search(&library, &query, top_k).map_err(|e| e.to_string())?;

@@ -11,7 +11,7 @@
 mod ranked;
 mod read;
 
-pub use ranked::{Passage, search as search_ranked};
+pub use ranked::{Passage, Ranked, search as search_ranked};
 pub use read::{ReadRequest, SearchHit, read_file, search};
 
 use std::io;

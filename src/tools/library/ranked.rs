@@ -29,6 +29,14 @@ pub struct Passage {
     pub score: f32,
 }
 
+/// What a ranked search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub passages: Vec<Passage>,
+    /// Files whose hits were dropped because the confined read refused them, with why.
+    pub skipped: Vec<String>,
+}
+
 fn kb_store(library: &Library) -> kb::Store {
     kb::Store::new(library.root().join(".kb"))
 }
@@ -55,11 +63,7 @@ fn refresh(library: &Library) -> Result<(), kb::KbError> {
 
 /// Searches with the engine. `Ok(None)` when the engine cannot serve this search (no index
 /// could be built, nothing found): the caller falls back to the keyword search.
-pub fn search(
-    library: &Library,
-    query: &str,
-    top_k: usize,
-) -> Result<Option<(Vec<Passage>, Vec<String>)>, StoreError> {
+pub fn search(library: &Library, query: &str, top_k: usize) -> Result<Option<Ranked>, StoreError> {
     let entries = library.list()?;
     if entries.is_empty() {
         return Ok(None);
@@ -132,7 +136,7 @@ pub fn search(
     if passages.is_empty() {
         return Ok(None);
     }
-    Ok(Some((passages, skipped)))
+    Ok(Some(Ranked { passages, skipped }))
 }
 
 fn canonical(path: &Path) -> PathBuf {
@@ -156,7 +160,7 @@ mod tests {
         )
         .unwrap();
         lib.add(&src, None).unwrap();
-        let (passages, skipped) = search(&lib, "deploy key rotation", 3).unwrap().unwrap();
+        let Ranked { passages, skipped } = search(&lib, "deploy key rotation", 3).unwrap().unwrap();
         assert!(skipped.is_empty());
         let top = &passages[0];
         assert_eq!(top.name, "ops.md");
