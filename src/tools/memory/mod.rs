@@ -249,6 +249,7 @@ pub struct Store {
     legacy: PathBuf,
     retention_days: u64,
     before_rename: Option<OpenHook>,
+    before_open: Option<OpenHook>,
 }
 
 impl std::fmt::Debug for Store {
@@ -296,7 +297,15 @@ impl Store {
             legacy: home.join(".gg").join("memory.md"),
             retention_days: config.daily_log_retention_days,
             before_rename: test_stall_hook(),
+            before_open: None,
         }
+    }
+
+    /// Installs a hook run before every confined open (see [`Workspace::set_before_open_hook`]):
+    /// the race tests swap a symlink in there.
+    #[doc(hidden)]
+    pub fn set_before_open_hook(&mut self, hook: OpenHook) {
+        self.before_open = Some(hook);
     }
 
     /// The global store's directory.
@@ -343,6 +352,9 @@ impl Store {
         if let Some(hook) = &self.before_rename {
             ws.set_before_rename_hook(hook.clone());
         }
+        if let Some(hook) = &self.before_open {
+            ws.set_before_open_hook(hook.clone());
+        }
         let layer = if prefix.is_empty() {
             Layer::Global
         } else {
@@ -353,6 +365,16 @@ impl Store {
 
     /// A file's text, `None` when absent. Symlinks anywhere on the way are refused.
     fn read(&self, o: &Opened, path: &str) -> Result<Option<String>, String> {
+        self.read_as(o, path, false)
+    }
+
+    /// A file's text for rewriting it (call with the lock held): refused when it is larger than
+    /// gg reads or not UTF-8, since writing back what was read would then lose part of it.
+    fn read_for_write(&self, o: &Opened, path: &str) -> Result<Option<String>, String> {
+        self.read_as(o, path, true)
+    }
+
+    fn read_as(&self, o: &Opened, path: &str, exact: bool) -> Result<Option<String>, String> {
         let rel = o.rel(path);
         let confined = o.ws.confine(&rel).map_err(|e| io_error(path, e))?;
         let Some(file) =
@@ -362,10 +384,24 @@ impl Store {
             return Ok(None);
         };
         let mut bytes = Vec::new();
-        file.take(MAX_FILE_BYTES)
+        file.take(MAX_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| io_error(path, e))?;
-        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        if !exact {
+            bytes.truncate(MAX_FILE_BYTES as usize);
+            return Ok(Some(String::from_utf8_lossy(&bytes).into_owned()));
+        }
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(io_error(
+                path,
+                format!(
+                    "larger than {MAX_FILE_BYTES} bytes; nothing written (trim it with gg memory edit)"
+                ),
+            ));
+        }
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| io_error(path, "not UTF-8 text; nothing written"))
     }
 
     /// The `.md` files of a layer's subdirectory (`""`, `people`, `groups`), sorted.
@@ -464,7 +500,7 @@ impl Store {
             .open(target, true)?
             .ok_or_else(|| io_error("store", "cannot be created"))?;
         self.locked(&opened, |o| {
-            let mut contents = self.read(o, &path)?.unwrap_or_default();
+            let mut contents = self.read_for_write(o, &path)?.unwrap_or_default();
             if contents.is_empty()
                 && let Some(name) = &header
             {
@@ -615,7 +651,7 @@ impl Store {
             self.locked(&opened, |o| {
                 for path in dedup(targets) {
                     // Re-read under the lock: remove what is there now.
-                    let Some(text) = self.read(o, &path)? else {
+                    let Some(text) = self.read_for_write(o, &path)? else {
                         continue;
                     };
                     let mut kept = String::with_capacity(text.len());
@@ -658,7 +694,7 @@ impl Store {
             .open(layer, true)?
             .ok_or_else(|| io_error("store", "cannot be created"))?;
         self.locked(&opened, |o| {
-            if self.read(o, path)?.as_deref() != expected {
+            if self.read_for_write(o, path)?.as_deref() != expected {
                 return Err(format!(
                     "{} changed while you were editing it; nothing written",
                     self.display_path(layer, path).display()
@@ -975,6 +1011,59 @@ mod tests {
             std::fs::read_to_string(dir.path().join("repo/notes.txt")).unwrap(),
             "mine\n"
         );
+    }
+
+    #[test]
+    fn a_symlink_swapped_in_while_a_write_runs_is_refused_at_the_open() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Swap `.gg/memory` for a link out of the project at the n-th open of the overlay
+        // directory itself: 1 = when the lock is taken, 2 = when the write resolves its target;
+        // and at the read of MEMORY.md under the lock.
+        for (watched, nth) in [
+            (".gg/memory", 1),
+            (".gg/memory", 2),
+            (".gg/memory/MEMORY.md", 1),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = store(dir.path());
+            s.add("first", &Scope::General, Layer::Workspace).unwrap();
+            let repo = dir.path().join("repo");
+            let outside = dir.path().join("outside");
+            std::fs::create_dir_all(&outside).unwrap();
+            let seen = Arc::new(AtomicUsize::new(0));
+            let (r, o) = (repo.clone(), outside.clone());
+            s.set_before_open_hook(Arc::new(move |rel: &Path| {
+                if rel == Path::new(watched) && seen.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+                    std::fs::rename(r.join(".gg/memory"), r.join(".gg/memory-real")).unwrap();
+                    std::os::unix::fs::symlink(&o, r.join(".gg/memory")).unwrap();
+                }
+            }));
+            let result = s.add("second", &Scope::General, Layer::Workspace);
+            let outside_files: Vec<_> = std::fs::read_dir(&outside).unwrap().flatten().collect();
+            assert!(
+                outside_files.is_empty(),
+                "{watched} #{nth}: {outside_files:?}"
+            );
+            let real = std::fs::read_to_string(repo.join(".gg/memory-real/MEMORY.md"))
+                .or_else(|_| std::fs::read_to_string(repo.join(".gg/memory/MEMORY.md")))
+                .unwrap();
+            let e = result.unwrap_err();
+            assert!(e.contains("symlink"), "{watched} #{nth}: {e}");
+            assert_eq!(real, "- first\n", "{watched} #{nth}");
+        }
+    }
+
+    #[test]
+    fn a_file_gg_cannot_rewrite_whole_is_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let file = dir.path().join("home/.gg/memory/MEMORY.md");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, b"- caf\xe9\n").unwrap();
+        let err = s.add("x", &Scope::General, Layer::Global).unwrap_err();
+        assert!(err.contains("not UTF-8"), "{err}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"- caf\xe9\n");
     }
 
     #[test]
