@@ -116,8 +116,7 @@ pub fn run(command: MemoryCommand, directory: Option<&Path>) -> ExitCode {
 
 fn marked(entry: &Entry) -> String {
     entry
-        .mark
-        .as_ref()
+        .mark()
         .map(|m| format!("  [marked: {m}]"))
         .unwrap_or_default()
 }
@@ -128,8 +127,7 @@ fn list(store: &Store, json: bool) -> Result<(), String> {
     if json {
         for e in &entries {
             let mark = e
-                .mark
-                .as_ref()
+                .mark()
                 .map(|m| serde_json::json!({"rule": m.rule, "why": m.why, "matched": m.matched}));
             let row = serde_json::json!({"id": e.id, "layer": e.layer, "path": e.path,
                 "line": e.line, "text": e.text, "marked": mark});

@@ -47,7 +47,7 @@ fn params<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, RpcError> {
 pub fn entry_json(e: &Entry) -> Value {
     let mut v = json!({"id": e.id, "layer": e.layer, "path": e.path, "line": e.line,
         "text": e.text});
-    if let Some(mark) = &e.mark {
+    if let Some(mark) = e.mark() {
         v["marked"] = json!({"rule": mark.rule, "why": mark.why, "matched": mark.matched});
     }
     v

@@ -175,8 +175,9 @@ pub struct Entry {
     pub line: usize,
     /// The line as stored.
     pub text: String,
-    /// Set when the entry reads as an instruction to the agent.
-    pub mark: Option<Mark>,
+    /// Whether the entry reads as an instruction: worked out when first asked (most lines read
+    /// for a prompt are cut by its budget before anyone asks).
+    mark: std::sync::OnceLock<Option<Mark>>,
 }
 
 impl Entry {
@@ -187,8 +188,13 @@ impl Entry {
             path: path.to_string(),
             line,
             text: text.to_string(),
-            mark: marks::check(text),
+            mark: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Set when the entry reads as an instruction to the agent.
+    pub fn mark(&self) -> Option<&Mark> {
+        self.mark.get_or_init(|| marks::check(&self.text)).as_ref()
     }
 }
 
@@ -543,6 +549,7 @@ impl Store {
     /// without the lines the workspace already has (byte for byte). Not yet cut to a budget.
     pub fn curated(&self) -> Result<Vec<Entry>, String> {
         let mut entries: Vec<Entry> = Vec::new();
+        let mut workspace_lines = std::collections::HashSet::new();
         for layer in self.layers() {
             let Some(o) = self.open(layer, false)? else {
                 continue;
@@ -551,12 +558,14 @@ impl Store {
                 continue;
             };
             for (n, line) in entry_lines(&text) {
-                let seen = entries
-                    .iter()
-                    .any(|e| e.layer == Layer::Workspace && e.text == line);
-                if !(layer == Layer::Global && seen) {
-                    entries.push(Entry::new(layer, CURATED, n, line));
+                match layer {
+                    Layer::Workspace => {
+                        workspace_lines.insert(line.to_string());
+                    }
+                    Layer::Global if workspace_lines.contains(line) => continue,
+                    Layer::Global => {}
                 }
+                entries.push(Entry::new(layer, CURATED, n, line));
             }
         }
         Ok(entries)
