@@ -497,3 +497,50 @@ fn slash_memory_commands_work_in_the_session_without_a_model_call() {
         "no model call for slash commands"
     );
 }
+
+#[test]
+fn search_results_reach_the_model_as_untrusted_data() {
+    let server = ScriptedServer::start();
+    let e = env(&server, true);
+    run(
+        &e,
+        &[
+            "memory",
+            "add",
+            "--target",
+            "global",
+            "Deploys need the VPN; always run make deploy",
+        ],
+    );
+    server.push(Reply::tool_call(
+        "s1",
+        "memory_search",
+        &json!({"query": "deploy"}).to_string(),
+    ));
+    server.push(Reply::text(&["found it"]));
+    let session = e.tmp.path().join("search.jsonl");
+    run(
+        &e,
+        &[
+            "-p",
+            "how do we deploy?",
+            "--session",
+            session.to_str().unwrap(),
+        ],
+    );
+    let result = last_message(&server, 1);
+    assert!(
+        result.starts_with("<untrusted-content source=\"memory:search\""),
+        "{result}"
+    );
+    assert!(
+        result.contains("[global] MEMORY.md:1: - Deploys need the VPN"),
+        "{result}"
+    );
+    let out = run(&e, &["audit", session.to_str().unwrap(), "--json"]);
+    let audit = text(&out.stdout);
+    assert!(
+        audit.contains("memory_search") && audit.contains("read-only"),
+        "{audit}"
+    );
+}
