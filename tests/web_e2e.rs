@@ -118,6 +118,7 @@ fn web_ui_in_a_real_browser() {
     }
     let e = env();
     big_session(&e);
+
     let server = ScriptedServer::with_replies([
         Reply::text(&["Hello ", "from **gg**", "!\n\n```sh\necho hi\n```\n"]),
         Reply::tool_call(
@@ -154,10 +155,24 @@ fn web_ui_in_a_real_browser() {
         Reply::text(&["network noted"]),
         Reply::text(&["job done"]),
     ]);
+    // Memory is off unless configured; the knowledge view lists what it holds. (A config file
+    // names its provider: the scripted server.)
+    std::fs::create_dir_all(e.home.join(".gg")).unwrap();
+    let config = serde_json::json!({
+        "default": "local:m",
+        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
+        "memory": {"enabled": true},
+    });
+    std::fs::write(e.home.join(".gg/config.json"), config.to_string()).unwrap();
     // Two active runs at most: two can wait for approval at once, a third is refused.
     let d = HttpDaemon::spawn(
         ggd(&e, &server.base_url(), &["--max-active-runs", "2"]),
         TOKEN,
+    );
+    // Something for the read-only knowledge view to show.
+    d.ok(
+        "memory.add",
+        serde_json::json!({"content": "The user prefers short answers"}),
     );
     let url = format!("http://127.0.0.1:{}/#token={TOKEN}", d.addr.port());
     let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-e2e-artifacts");
@@ -284,6 +299,7 @@ fn web_ui_in_a_real_browser() {
         "06-jobs",
         "07-settings",
         "08-narrow-dark",
+        "10-knowledge",
     ] {
         assert!(artifacts.join(format!("{name}.png")).exists(), "{name}.png");
     }

@@ -321,6 +321,13 @@ try {
   await page.getByRole("button", { name: "MCP" }).click();
   await page.getByRole("heading", { name: "MCP servers" }).waitFor();
 
+  // --- knowledge, read-only: the memory entry the test added through ggd, and the stores ----
+  await page.getByRole("button", { name: "Knowledge" }).click();
+  await page.getByTestId("memory-entry").filter({ hasText: "prefers short answers" }).waitFor();
+  for (const part of ["kbs", "artifacts", "library"])
+    await page.getByTestId(part).locator("p, table, ul").first().waitFor();
+  await shot("10-knowledge");
+
   // --- accessibility: no critical axe violations on the main views ----------------------------
   await page.evaluate(axeSource);
   // Each view, once what it loads is on the page.
@@ -329,8 +336,9 @@ try {
     Audit: () => page.getByTestId("audit-table").locator("tbody tr").first().waitFor(),
     Jobs: () => page.getByTestId("job").first().waitFor(),
     Settings: () => page.getByText(/^ggd: at most/).waitFor(),
+    Knowledge: () => page.getByTestId("memory-entry").first().waitFor(),
   };
-  for (const view of ["Sessions", "Audit", "Jobs", "Settings"]) {
+  for (const view of ["Sessions", "Audit", "Jobs", "Knowledge", "Settings"]) {
     await page.getByRole("button", { name: view, exact: true }).click();
     await loaded[view]();
     const result = await page.evaluate(async () => {
@@ -356,7 +364,7 @@ try {
   const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, `horizontal overflow at 360 px: ${overflow}px`);
   await small.screenshot({ path: join(artifacts, "08-narrow-dark.png") });
-  for (const view of ["Settings", "Audit", "Jobs"]) {
+  for (const view of ["Settings", "Audit", "Knowledge", "Jobs"]) {
     await small.getByRole("button", { name: view, exact: true }).click();
     await small.locator(`section[aria-label="${view}"]`).waitFor();
     const wide = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

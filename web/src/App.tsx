@@ -3,15 +3,17 @@ import { describeError, rpc } from "./api";
 import { Approvals, usePendingApprovals } from "./approvals";
 import { AuditView } from "./audit";
 import { JobsView } from "./jobs";
+import { KnowledgeView } from "./knowledge";
 import { McpView } from "./mcp";
 import { SessionView } from "./session";
 import { SettingsView, loadSettings, type RunSettings } from "./settings";
 
-type View = "sessions" | "audit" | "jobs" | "mcp" | "settings";
+type View = "sessions" | "audit" | "jobs" | "knowledge" | "mcp" | "settings";
 const VIEWS: [View, string][] = [
   ["sessions", "Sessions"],
   ["audit", "Audit"],
   ["jobs", "Jobs"],
+  ["knowledge", "Knowledge"],
   ["mcp", "MCP"],
   ["settings", "Settings"],
 ];
@@ -99,6 +101,7 @@ export function App({ authorized }: { authorized: boolean }) {
         )}
         {view === "audit" && <AuditView onOpen={go} />}
         {view === "jobs" && <JobsView />}
+        {view === "knowledge" && <KnowledgeView />}
         {view === "mcp" && <McpView />}
         {view === "settings" && <SettingsView settings={settings} onChange={setSettings} />}
       </main>

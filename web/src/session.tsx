@@ -298,7 +298,9 @@ function OpenSession({
     const name = window.prompt("Session name", snap?.sessionName ?? "");
     if (name === null) return;
     try {
-      setSnap(await rpc<Snapshot>("session.rename", { sessionId: id, name }));
+      const renamed = await rpc<Snapshot>("session.rename", { sessionId: id, name });
+      epoch.current++; // a load still in flight read the old name
+      setSnap(renamed);
       await listChanged();
     } catch (e) {
       setError(describeError(e));
@@ -308,6 +310,7 @@ function OpenSession({
   const action = async (kind: "fork" | "tree" | "clone", nodeId?: string) => {
     try {
       const update = await rpc<Snapshot>("session.action", { sessionId: id, action: kind, nodeId });
+      epoch.current++; // a load still in flight read the session before this change
       setNotice(update.notice ?? "");
       if (update.draft) setDraft(update.draft);
       if (update.sessionId !== id) onSwitch(update.sessionId, { draft: update.draft, notice: update.notice });
