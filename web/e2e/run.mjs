@@ -270,6 +270,10 @@ try {
     check(/allow/.test(row) && /user/.test(row), `audit row of ${command}: ${row}`);
   }
   await shot("05-audit");
+  await page.getByLabel("Filter by class").selectOption("dangerous");
+  await table.locator("tbody tr").first().waitFor();
+  check((await table.locator("tbody tr").count()) === 1, "class filter keeps only the dangerous call");
+  await page.getByLabel("Filter by class").selectOption("all");
   await page.getByLabel("Filter by decision").selectOption("deny");
   check((await table.locator("tbody tr").count()) === 1, "decision filter keeps only the denial");
   const download = page.waitForEvent("download");
@@ -301,6 +305,20 @@ try {
   await page.getByTestId("job").filter({ hasText: "nightly-check" }).waitFor();
   await page.getByTestId("job-runs").locator("td.status.ok").waitFor({ timeout: 90_000 });
   await shot("06-jobs");
+  // A cron job: paused, resumed, removed.
+  await page.getByLabel("Name").fill("weekly-report");
+  await page.getByLabel("Prompt").fill("write the weekly report");
+  await page.getByLabel("When").selectOption("cron");
+  await page.getByLabel("Schedule").fill("0 9 * * 1");
+  await page.getByRole("button", { name: "Add job" }).click();
+  const weekly = page.getByTestId("job").filter({ hasText: "weekly-report" });
+  await weekly.locator(".badge", { hasText: "active" }).waitFor();
+  await weekly.getByRole("button", { name: "Pause" }).click();
+  await weekly.locator(".badge", { hasText: "paused" }).waitFor();
+  await weekly.getByRole("button", { name: "Resume" }).click();
+  await weekly.locator(".badge", { hasText: "active" }).waitFor();
+  await weekly.getByRole("button", { name: "Remove" }).click();
+  await weekly.waitFor({ state: "detached" });
 
   // --- a 10,000-entry session opens quickly and renders only what is visible ------------------
   await page.getByRole("button", { name: "Sessions" }).click();
