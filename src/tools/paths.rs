@@ -198,35 +198,6 @@ impl Workspace {
         Ok(File::from(fd))
     }
 
-    /// Like [`Workspace::open_read`], but no component may be a symlink at all, even one that
-    /// stays inside (`RESOLVE_NO_SYMLINKS`): for files gg itself wrote under a fixed name
-    /// (`.gg/outputs/*.log`), where a symlink can only be something planted.
-    pub fn open_read_no_symlinks(&self, path: &Confined) -> Result<File, PathError> {
-        self.before_open(path);
-        let fd = rustix::fs::openat2(
-            &self.root_fd,
-            path.kernel_path(),
-            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
-            Mode::empty(),
-            BENEATH | ResolveFlags::NO_SYMLINKS,
-        )
-        .map_err(|e| {
-            if e == rustix::io::Errno::LOOP {
-                PathError::Outside(path.shown.clone())
-            } else {
-                path.io(e.into())
-            }
-        })?;
-        let stat = rustix::fs::fstat(&fd).map_err(|e| path.io(e.into()))?;
-        if stat.st_mode & 0o170000 != 0o100000 {
-            return Err(path.io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            )));
-        }
-        Ok(File::from(fd))
-    }
-
     /// Opens a directory, confined (for listing and walking).
     pub fn open_dir(&self, path: &Confined) -> Result<OwnedFd, PathError> {
         self.before_open(path);
@@ -254,8 +225,8 @@ impl Workspace {
     }
 
     /// Opens a regular file for reading without following any symlink on the way
-    /// (`RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS`): for stores that gg keeps itself (the memory
-    /// overlay), where no link is legitimate. `Ok(None)` when the file does not exist; a symlink
+    /// (`RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS`): for files gg keeps itself under fixed names (the
+    /// memory overlay, the library, `.gg/outputs/*.log`), where a link can only be planted. `Ok(None)` when the file does not exist; a symlink
     /// anywhere on the path is refused as [`PathError::Outside`].
     pub fn open_read_strict(&self, path: &Confined) -> Result<Option<File>, PathError> {
         self.before_open(path);

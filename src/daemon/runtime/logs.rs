@@ -127,14 +127,15 @@ fn read_chunk(cwd: &Path, saved: &str, offset: u64, limit: u64) -> Result<Value,
         .confine(&format!(".gg/outputs/{name}"))
         .map_err(|_| refused(saved))?;
     let mut file = workspace
-        .open_read_no_symlinks(&confined)
+        .open_read_strict(&confined)
         .map_err(|e| match e {
             PathError::Outside(_) => refused(saved),
             // Gone, a FIFO, a directory: not a log that can be shown.
             PathError::Io { error, .. } => {
                 RpcError::app(AppError::InvalidAction, format!("log {name}: {error}"))
             }
-        })?;
+        })?
+        .ok_or_else(|| RpcError::app(AppError::InvalidAction, format!("log {name}: gone")))?;
     let io = |e: std::io::Error| RpcError::app(AppError::Other, format!("log {name}: {e}"));
     let size = file.metadata().map_err(io)?.len();
     let start = offset.min(size);
