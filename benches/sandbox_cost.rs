@@ -2,7 +2,9 @@
 //! load of a shared machine hits both sides alike; medians quoted):
 //!
 //! 1. a 20-call agent turn (`bash` running `true` 20 times) of the real `gg --yolo -p`, with
-//!    `--sandbox` against without;
+//!    `--sandbox` against without — at the bwrap level with the session's command server, at
+//!    the landlock level (helper only) with it, and at the bwrap level with a sandbox per command
+//!    (`GG_SANDBOX_NO_SERVER=1`, the fallback path);
 //! 2. `gg sandbox -- true` as a whole process against a bare hardened `bwrap … true` (the probe
 //!    result is cached across processes, see `sandbox::probe`);
 //! 3. `gg sandbox --backend landlock -- true` against `gg sandbox --backend none -- true` (the
@@ -25,7 +27,15 @@ use support::{Reply, ScriptedServer};
 const TOOL_CALLS: usize = 20;
 const GG: &str = env!("CARGO_BIN_EXE_gg");
 
-fn turn(repo: &Path, home: &Path, sandboxed: bool) -> Duration {
+/// How the turn's bash calls run.
+#[derive(Clone, Copy)]
+enum Mode {
+    Plain,
+    Server(&'static str),
+    PerCommand,
+}
+
+fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
     let server = ScriptedServer::start();
     for i in 0..TOOL_CALLS {
         server.push(Reply::tool_call(
@@ -36,9 +46,17 @@ fn turn(repo: &Path, home: &Path, sandboxed: bool) -> Duration {
     }
     server.push(Reply::text(&["done"]));
     let mut cmd = Command::new(GG);
-    cmd.arg("--yolo");
-    if sandboxed {
-        cmd.arg("--sandbox");
+    cmd.arg("--yolo").env_remove("GG_SANDBOX_NO_SERVER");
+    match mode {
+        Mode::Plain => {}
+        Mode::Server(level) => {
+            cmd.arg("--sandbox").env("GG_SANDBOX_BACKEND", level);
+        }
+        Mode::PerCommand => {
+            cmd.arg("--sandbox")
+                .env("GG_SANDBOX_BACKEND", "bwrap")
+                .env("GG_SANDBOX_NO_SERVER", "1");
+        }
     }
     let started = Instant::now();
     let status = cmd
@@ -75,15 +93,25 @@ fn median(v: &mut [Duration]) -> f64 {
     v[v.len() / 2].as_secs_f64() * 1000.0
 }
 
-fn gg_sandbox(dir: &Path, home: &Path, backend: &str) -> Command {
+fn gg_sandbox(dir: &Path, home: &Path, backend: &str, network: &str) -> Command {
     let mut c = Command::new(GG);
-    c.args(["sandbox", "--backend", backend, "--", "/bin/true"])
-        .current_dir(dir)
-        .env("HOME", home);
+    c.args([
+        "sandbox",
+        "--backend",
+        backend,
+        "--network",
+        network,
+        "--",
+        "/bin/true",
+    ])
+    .current_dir(dir)
+    .env("HOME", home);
     c
 }
 
-fn bare_bwrap(dir: &Path) -> Command {
+/// Bare hardened bubblewrap with the same namespaces as `gg sandbox --network <mode>`:
+/// `unshare_net` for off and the allow-list (whose proxy is reached through a bound socket).
+fn bare_bwrap(dir: &Path, unshare_net: bool) -> Command {
     let mut c = Command::new("/usr/bin/bwrap");
     c.args([
         "--unshare-user",
@@ -96,6 +124,11 @@ fn bare_bwrap(dir: &Path) -> Command {
         "ALL",
         "--new-session",
         "--die-with-parent",
+    ]);
+    if unshare_net {
+        c.arg("--unshare-net");
+    }
+    c.args([
         "--ro-bind",
         "/",
         "/",
@@ -129,32 +162,52 @@ fn main() {
         .status();
     let bwrap = Path::new("/usr/bin/bwrap").exists();
     // Warm-up: fills the probe cache and the page cache.
-    turn(&repo, &home, true);
-    timed(gg_sandbox(&repo, &home, "auto"));
+    turn(&repo, &home, Mode::Server("bwrap"));
+    timed(gg_sandbox(&repo, &home, "auto", "on"));
 
     let (mut plain, mut sandboxed) = (Vec::new(), Vec::new());
+    let (mut ll_turn, mut per_command) = (Vec::new(), Vec::new());
     let (mut bare, mut gg_bwrap) = (Vec::new(), Vec::new());
+    let (mut bare_net, mut gg_allow) = (Vec::new(), Vec::new());
     let (mut none, mut landlock) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        plain.push(turn(&repo, &home, false));
-        sandboxed.push(turn(&repo, &home, true));
+        plain.push(turn(&repo, &home, Mode::Plain));
         if bwrap {
-            bare.push(timed(bare_bwrap(&repo)));
-            gg_bwrap.push(timed(gg_sandbox(&repo, &home, "bwrap")));
+            sandboxed.push(turn(&repo, &home, Mode::Server("bwrap")));
+            per_command.push(turn(&repo, &home, Mode::PerCommand));
         }
-        none.push(timed(gg_sandbox(&repo, &home, "none")));
-        landlock.push(timed(gg_sandbox(&repo, &home, "landlock")));
+        ll_turn.push(turn(&repo, &home, Mode::Server("landlock")));
+        if bwrap {
+            bare.push(timed(bare_bwrap(&repo, false)));
+            gg_bwrap.push(timed(gg_sandbox(&repo, &home, "bwrap", "on")));
+            bare_net.push(timed(bare_bwrap(&repo, true)));
+            gg_allow.push(timed(gg_sandbox(&repo, &home, "bwrap", "allow-list")));
+        }
+        none.push(timed(gg_sandbox(&repo, &home, "none", "on")));
+        landlock.push(timed(gg_sandbox(&repo, &home, "landlock", "on")));
     }
-    let (p, s) = (median(&mut plain), median(&mut sandboxed));
-    println!(
-        "agent turn, {TOOL_CALLS} bash calls, {runs} runs A/B: unsandboxed {p:.0} ms, sandboxed {s:.0} ms, ratio {:.2} ({:.1} ms added per call)",
-        s / p,
-        (s - p) / TOOL_CALLS as f64
-    );
+    let p = median(&mut plain);
+    let report = |name: &str, s: f64| {
+        println!(
+            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2} ({:.2} ms added per call)",
+            s / p,
+            (s - p) / TOOL_CALLS as f64
+        );
+    };
+    if bwrap {
+        report("bwrap level, session server", median(&mut sandboxed));
+        report("bwrap level, sandbox per command", median(&mut per_command));
+    }
+    report("landlock level, session server", median(&mut ll_turn));
     if bwrap {
         let (b, g) = (median(&mut bare), median(&mut gg_bwrap));
         println!(
-            "gg sandbox -- true: {g:.2} ms, bare hardened bwrap: {b:.2} ms, ratio {:.2}",
+            "gg sandbox --network on -- true: {g:.2} ms, bare hardened bwrap: {b:.2} ms, ratio {:.2}",
+            g / b
+        );
+        let (b, g) = (median(&mut bare_net), median(&mut gg_allow));
+        println!(
+            "gg sandbox --network allow-list -- true: {g:.2} ms, bare hardened bwrap --unshare-net: {b:.2} ms, ratio {:.2}",
             g / b
         );
     }
