@@ -163,6 +163,7 @@ fn agent(f: &Fixture, server: &ScriptedServer, budget: ContextBudget) -> Agent {
             Arc::new(NobodyToAsk),
         )),
         budget,
+        images: None,
     }
 }
 
@@ -327,6 +328,7 @@ async fn a_long_prefix_is_summarised_in_batches_that_each_fit_the_budget() {
         &system(),
         &[],
         &budget,
+        None,
         &CancellationToken::new(),
     )
     .await
@@ -391,6 +393,7 @@ async fn a_single_message_larger_than_a_summary_request_fails_compaction() {
         &system(),
         &[],
         &budget(600, 1, 50),
+        None,
         &CancellationToken::new(),
     )
     .await
@@ -419,6 +422,7 @@ async fn a_context_still_over_budget_after_compaction_is_refused() {
         &system(),
         &[],
         &budget(600, 1, 50),
+        None,
         &CancellationToken::new(),
     )
     .await
@@ -562,6 +566,7 @@ async fn a_canceled_compaction_sends_nothing() {
         &system(),
         &[],
         &budget(400, 1, 50),
+        None,
         &cancel,
     )
     .await
@@ -614,6 +619,7 @@ async fn a_summary_covering_more_than_the_active_path_hides_nothing() {
         &system(),
         &[],
         &ContextBudget::default(),
+        None,
         &CancellationToken::new(),
     )
     .await

@@ -73,6 +73,7 @@ fn agent_with(
         tools: Arc::new(tools),
         gate: Arc::new(gate),
         budget: gg::agent::context::ContextBudget::default(),
+        images: None,
     }
 }
 

@@ -269,6 +269,10 @@ fn navigate_read_and_screenshot_through_the_chain() {
     );
 
     let shot = tool_result(&server, 3);
+    assert!(
+        !server.request_bodies()[3].to_string().contains("image_url"),
+        "images are off unless the provider entry turns them on"
+    );
     let path = shot
         .lines()
         .find_map(|l| l.strip_prefix("screenshot: "))
@@ -303,6 +307,127 @@ fn navigate_read_and_screenshot_through_the_chain() {
         "{trail}"
     );
     // The session is over: no Chromium of it is left.
+    assert_no_browser_left(&e.tmp);
+}
+
+/// Turns `"images"` on for the fixture's provider entry.
+fn enable_images(e: &Env, server: &ScriptedServer) {
+    let config = json!({
+        "default": "local:m",
+        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"],
+                                "images": ["m"]}},
+        "browser": {},
+    });
+    std::fs::write(e.home.join(".gg/config.json"), config.to_string()).unwrap();
+}
+
+#[test]
+fn with_images_on_the_screenshot_reaches_the_model_as_an_image_part() {
+    if !chromium_present() {
+        return;
+    }
+    let site = site();
+    let url = format!("http://127.0.0.1:{}/", site.port);
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", "browser_navigate", &json!({"url": url}).to_string()),
+        Reply::tool_call(
+            "c2",
+            "browser_screenshot",
+            r#"{"width": 320, "height": 200}"#,
+        ),
+        Reply::text(&["seen"]),
+    ]);
+    let e = env(&server, json!({}));
+    enable_images(&e, &server);
+    let mut cmd = gg(&e);
+    cmd.args(["--yolo", "-p", "look at the page"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{out:?}");
+
+    let bodies = server.request_bodies();
+    let messages = bodies[2]["messages"].as_array().unwrap();
+    let n = messages.len();
+    // The tool message keeps its text with the path; the image follows as a user message.
+    let tool = &messages[n - 2];
+    assert_eq!(tool["role"], "tool", "{tool}");
+    assert_eq!(tool["tool_call_id"], "c2");
+    let text = tool["content"].as_str().unwrap();
+    let path = PathBuf::from(
+        text.lines()
+            .find_map(|l| l.strip_prefix("screenshot: "))
+            .unwrap_or_else(|| panic!("{text}")),
+    );
+    let user = &messages[n - 1];
+    assert_eq!(user["role"], "user", "{user}");
+    let parts = user["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{user}"));
+    assert_eq!(parts.len(), 2, "{user}");
+    assert_eq!(parts[0]["type"], "text");
+    assert!(
+        parts[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("browser_screenshot (call id c2)"),
+        "{user}"
+    );
+    assert_eq!(parts[1]["type"], "image_url");
+    let data_url = parts[1]["image_url"]["url"].as_str().unwrap();
+    let b64 = data_url
+        .strip_prefix("data:image/png;base64,")
+        .unwrap_or_else(|| panic!("{data_url:.80}"));
+    use base64::Engine as _;
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    assert_eq!(sent, std::fs::read(&path).unwrap(), "the PNG saved on disk");
+    let w = u32::from_be_bytes(sent[16..20].try_into().unwrap());
+    assert_eq!(w, 320);
+
+    // The session stores the path, never the bytes.
+    fn all_text(dir: &Path) -> String {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    all_text(&path)
+                } else {
+                    std::fs::read_to_string(&path).unwrap_or_default()
+                }
+            })
+            .collect()
+    }
+    let session_text = all_text(&e.sessions);
+    assert!(
+        session_text.contains(&format!("\"images\":[\"{}\"]", path.display())),
+        "{session_text}"
+    );
+    assert!(!session_text.contains(b64.get(..64).unwrap()));
+
+    // Resumed after the file is gone: the request still builds, with a note instead.
+    std::fs::remove_file(&path).unwrap();
+    server.push(Reply::text(&["ok"]));
+    let mut cmd = gg(&e);
+    cmd.args(["--yolo", "--continue", "-p", "and now?"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{out:?}");
+    let bodies = server.request_bodies();
+    let last = &bodies[3];
+    assert!(!last.to_string().contains("image_url"), "{last}");
+    let tool = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c2")
+        .unwrap();
+    assert!(
+        tool["content"].as_str().unwrap().contains(&format!(
+            "[screenshot no longer available: {}]",
+            path.display()
+        )),
+        "{tool}"
+    );
     assert_no_browser_left(&e.tmp);
 }
 

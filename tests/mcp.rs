@@ -98,6 +98,7 @@ impl Fixture {
             tools: Arc::new(tools),
             gate: Arc::new(gate),
             budget: gg::agent::context::ContextBudget::default(),
+            images: None,
         }
     }
 

@@ -198,6 +198,44 @@ fn appended_lines_have_the_go_field_names() {
 }
 
 #[test]
+fn tool_result_images_are_stored_by_path_and_old_lines_have_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "go.jsonl", GO_V3);
+    let mut session = Session::open(&path).unwrap();
+    let old = session.transcript().messages();
+    assert!(
+        old.iter().all(|m| m.images.is_empty()),
+        "lines without the field read as no images"
+    );
+    let mut result = Message::text(Role::Tool, "screenshot: /h/.gg/media/screenshots/a.png");
+    result.tool_call_id = "call_9".into();
+    result.tool_name = "browser_screenshot".into();
+    result.images = vec!["/h/.gg/media/screenshots/a.png".into()];
+    session.append_message(result).unwrap();
+    session.append_message(user("plain")).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text[GO_V3.len()..]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines[0]["message"]["images"],
+        serde_json::json!(["/h/.gg/media/screenshots/a.png"]),
+        "the path, never the bytes"
+    );
+    assert!(
+        lines[1]["message"].get("images").is_none(),
+        "no field without images"
+    );
+    let reopened = Session::open(&path).unwrap();
+    let messages = reopened.transcript().messages();
+    assert_eq!(
+        messages[messages.len() - 2].images,
+        ["/h/.gg/media/screenshots/a.png"]
+    );
+}
+
+#[test]
 fn new_session_header_is_go_shaped_and_private() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("sessions").join("home-u-proj");

@@ -48,6 +48,10 @@ pub struct Message {
     /// `\n[Response incomplete: <error>]` to the content so the model knows its previous answer
     /// was cut.
     pub incomplete_error: Option<String>,
+    /// Image URLs (normally `data:image/png;base64,…`) sent after the text as `image_url`
+    /// content parts. Only the caller knows whether the model accepts images; most
+    /// OpenAI-compatible servers accept them in user messages only, so gg puts them there.
+    pub images: Vec<String>,
 }
 
 impl Message {
@@ -59,6 +63,7 @@ impl Message {
             tool_call_id: None,
             reasoning: None,
             incomplete_error: None,
+            images: Vec::new(),
         }
     }
 
@@ -70,6 +75,14 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
+    }
+
+    /// A user message made of `content` followed by the images `image_urls`.
+    pub fn user_with_images(content: impl Into<String>, image_urls: Vec<String>) -> Self {
+        Message {
+            images: image_urls,
+            ..Self::plain(Role::User, content)
+        }
     }
 
     /// An assistant message without tool calls.

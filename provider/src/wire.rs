@@ -38,13 +38,33 @@ struct StreamOptions {
 #[derive(Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    content: String,
+    content: WireContent<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
+}
+
+/// A message's content: a plain string, or content parts when it carries images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(String),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: String },
+    ImageUrl { image_url: WireImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct WireImageUrl<'a> {
+    url: &'a str,
 }
 
 #[derive(Serialize)]
@@ -99,6 +119,18 @@ fn wire_message(message: &Message) -> WireMessage<'_> {
             .collect()
     } else {
         Vec::new()
+    };
+    let content = if message.images.is_empty() {
+        WireContent::Text(content)
+    } else {
+        let mut parts = Vec::with_capacity(message.images.len() + 1);
+        if !content.is_empty() {
+            parts.push(WirePart::Text { text: content });
+        }
+        parts.extend(message.images.iter().map(|url| WirePart::ImageUrl {
+            image_url: WireImageUrl { url },
+        }));
+        WireContent::Parts(parts)
     };
     WireMessage {
         role: message.role.as_str(),
@@ -210,6 +242,31 @@ mod tests {
                 "tools": [{"type":"function","function":{"name":"read","description":"Read a file","parameters":{"type":"object"}}}],
                 "tool_choice": "auto",
             })
+        );
+    }
+
+    #[test]
+    fn images_become_content_parts() {
+        let request = ChatRequest {
+            messages: vec![
+                Message::user("plain"),
+                Message::user_with_images("look:", vec!["data:image/png;base64,AAAA".into()]),
+                Message::user_with_images("", vec!["data:image/png;base64,BBBB".into()]),
+            ],
+            ..ChatRequest::default()
+        };
+        assert_eq!(
+            body(&request, 0, BodyShape::default())["messages"],
+            json!([
+                {"role":"user","content":"plain"},
+                {"role":"user","content":[
+                    {"type":"text","text":"look:"},
+                    {"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},
+                ]},
+                {"role":"user","content":[
+                    {"type":"image_url","image_url":{"url":"data:image/png;base64,BBBB"}},
+                ]},
+            ])
         );
     }
 

@@ -174,6 +174,12 @@ pub struct Message {
     /// Error text (failed requests, failed tools).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
+    /// For a tool result: images the tool saved (a screenshot), by absolute path. Only the path
+    /// is kept; the bytes are read from the file when a request is built, so a session file
+    /// stays small and an image deleted since is reported as gone rather than resent
+    /// (gg extension; other readers ignore it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 fn is_zero(value: &i64) -> bool {
@@ -193,6 +199,7 @@ impl Message {
             timestamp: 0,
             stop_reason: None,
             error: String::new(),
+            images: Vec::new(),
         }
     }
 

@@ -41,6 +41,7 @@ fn ok(text: String) -> Outcome {
         network_mode: None,
         network_refused: Vec::new(),
         browser: None,
+        image: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! class by `BrowserTools::describe` and runs only once the gate approved it. Page-controlled
 //! text (titles, page text, eval results) is wrapped as untrusted content here.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use classifier::Class;
@@ -85,6 +86,7 @@ impl Tool for BrowserTool {
                                 text,
                                 network_mode: Some(done.network),
                                 network_refused: done.refused,
+                                image: done.record.screenshot.as_ref().map(PathBuf::from),
                                 browser: Some(done.record),
                                 ..Outcome::default()
                             }

@@ -856,6 +856,7 @@ impl ToolBox {
                     network_mode,
                     network_refused,
                     browser: None,
+                    image: None,
                 };
             }
         };
@@ -883,6 +884,7 @@ impl ToolBox {
             network_mode,
             network_refused,
             browser: None,
+            image: None,
         }
     }
 }

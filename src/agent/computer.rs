@@ -89,6 +89,7 @@ impl Tool for ComputerTool {
                             network_mode: None,
                             network_refused: Vec::new(),
                             browser: None,
+                            image: None,
                         },
                         Err(e) => Outcome::error(e),
                     }

@@ -12,6 +12,8 @@
 //! History is handed to the summariser as data under a fixed system message: a message in the
 //! history that says "ignore previous instructions" must not steer the compaction.
 
+use std::path::Path;
+
 use tokio_util::sync::CancellationToken;
 
 use crate::provider::{self, ChatRequest, ErrorKind, Provider, ProviderError, ToolDefinition};
@@ -476,8 +478,14 @@ pub struct BuiltContext {
     pub compaction_usage: provider::Usage,
 }
 
-/// The messages of the context as it stands, and their estimate (without tools).
-fn assemble(system: &[String], session: &Session) -> (Vec<provider::Message>, u64) {
+/// The messages of the context as it stands, and their estimate (without tools). With
+/// `images` (the media directory, when the provider accepts images) the images of tool results
+/// are read and follow each run of tool results (see `agent::images`).
+fn assemble(
+    system: &[String],
+    session: &Session,
+    images: Option<&Path>,
+) -> (Vec<provider::Message>, u64) {
     let history = session.transcript().messages();
     let (summary, through) = summary_state(session, history.len());
     let mut messages: Vec<provider::Message> = system
@@ -490,26 +498,47 @@ fn assemble(system: &[String], session: &Session) -> (Vec<provider::Message>, u6
         tokens += estimate_plain("system", &text);
         messages.push(provider::Message::system(text));
     }
+    let mut pending: Vec<provider::Message> = Vec::new();
     for stored in &history[through..] {
+        if stored.role != session::Role::Tool {
+            messages.append(&mut pending);
+        }
         tokens += estimate_message(stored);
-        messages.push(to_provider_message(stored));
+        let mut message = to_provider_message(stored);
+        if let Some(media) = images.filter(|_| stored.role == session::Role::Tool) {
+            let (with_images, notes) = super::images::for_tool_result(stored, media);
+            for note in notes {
+                tokens += estimate_text(&note);
+                message.content.push('\n');
+                message.content.push_str(&note);
+            }
+            if let Some(user) = with_images {
+                tokens += estimate_plain("user", &user.content)
+                    + super::images::IMAGE_ESTIMATE_TOKENS * user.images.len() as u64;
+                pending.push(user);
+            }
+        }
+        messages.push(message);
     }
+    messages.append(&mut pending);
     (messages, tokens)
 }
 
 /// Builds the context of the next request, compacting first when it is over budget and
 /// `autoCompact` is on. Fails when compaction fails or the context still does not fit.
+/// `images` is `~/.gg/media` when the provider accepts images, else `None` (paths only).
 pub async fn build_context(
     provider: &Provider,
     session: &mut Session,
     system: &[String],
     tools: &[ToolDefinition],
     budget: &ContextBudget,
+    images: Option<&Path>,
     cancel: &CancellationToken,
 ) -> Result<BuiltContext, ContextError> {
     let tool_tokens = estimate_tools(tools);
     let limit = u64::from(budget.max_prompt_tokens);
-    let (mut messages, mut tokens) = assemble(system, session);
+    let (mut messages, mut tokens) = assemble(system, session, images);
     let mut compaction_usage = provider::Usage::default();
     if limit > 0 && tokens + tool_tokens > limit && budget.auto_compact {
         let tail_tokens = i64::from(budget.max_prompt_tokens)
@@ -532,7 +561,7 @@ pub async fn build_context(
             compaction_usage = compact_through(provider, session, through, budget, cancel)
                 .await?
                 .1;
-            (messages, tokens) = assemble(system, session);
+            (messages, tokens) = assemble(system, session, images);
         }
     }
     if limit > 0 && tokens + tool_tokens > limit {
@@ -577,7 +606,7 @@ pub fn context_report(
     tools: &[ToolDefinition],
     budget: &ContextBudget,
 ) -> String {
-    let (_, tokens) = assemble(system, session);
+    let (_, tokens) = assemble(system, session, None);
     let has_summary = summary_state(session, session.transcript().messages().len())
         .0
         .is_some();

@@ -36,6 +36,7 @@ fn ok(text: String) -> Outcome {
         network_mode: None,
         network_refused: Vec::new(),
         browser: None,
+        image: None,
     }
 }
 

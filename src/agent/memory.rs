@@ -213,6 +213,7 @@ fn text_outcome(text: String) -> Outcome {
         network_mode: None,
         network_refused: Vec::new(),
         browser: None,
+        image: None,
     }
 }
 

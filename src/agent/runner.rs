@@ -115,6 +115,9 @@ pub struct Agent {
     pub gate: Arc<Gate>,
     /// Prompt budget and compaction settings.
     pub budget: ContextBudget,
+    /// `~/.gg/media` when the model accepts images: tool results' screenshots are then sent as
+    /// image parts (`agent::images`); `None` sends their paths only.
+    pub images: Option<std::path::PathBuf>,
 }
 
 /// A call after the gate: it runs, or it does not and the model gets the reason.
@@ -170,6 +173,7 @@ impl Agent {
                 system,
                 &tools,
                 &self.budget,
+                self.images.as_deref(),
                 cancel,
             )
             .await
@@ -359,6 +363,11 @@ impl Agent {
             if outcome.is_error {
                 message.error = outcome.text.clone();
             }
+            message.images = outcome
+                .image
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
             session.append_message_with_audit(message, Some(audit_record(&record, &outcome)))?;
         }
         Ok(denied)

@@ -38,6 +38,33 @@ pub struct ProviderEntry {
     pub api_key_env: Option<String>,
     pub models: Vec<String>,
     pub compat: CompatConfig,
+    /// Whether the models accept image input (browser screenshots are then sent as images).
+    pub images: ImagesConfig,
+}
+
+/// `"images"` on a provider entry: `true` for all its models, or the list of models that accept
+/// images. Off by default: a server that does not take image parts rejects the whole request.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ImagesConfig {
+    All(bool),
+    Models(Vec<String>),
+}
+
+impl Default for ImagesConfig {
+    fn default() -> ImagesConfig {
+        ImagesConfig::All(false)
+    }
+}
+
+impl ImagesConfig {
+    /// Whether `model` accepts images.
+    pub fn accepts(&self, model: &str) -> bool {
+        match self {
+            ImagesConfig::All(on) => *on,
+            ImagesConfig::Models(models) => models.iter().any(|m| m == model),
+        }
+    }
 }
 
 /// Which secret-looking environment variables may still reach bash and MCP children.
@@ -217,6 +244,8 @@ pub struct Selection {
     pub base_url: String,
     pub api_key: String,
     pub compat: CompatConfig,
+    /// The model accepts image input (`"images"` of its provider entry).
+    pub images: bool,
 }
 
 impl Selection {
@@ -403,6 +432,7 @@ impl Config {
             base_url,
             api_key,
             compat: entry.compat.clone(),
+            images: entry.images.accepts(model),
         })
     }
 }
@@ -453,7 +483,24 @@ mod tests {
         assert_eq!(s.label(), "local:qwen");
         assert_eq!(s.base_url, "http://127.0.0.1:8080/v1");
         assert!(s.compat.no_stream_usage);
+        assert!(!s.images, "images are off unless the entry says so");
         assert_eq!(c.available_models(), ["local:qwen", "local:llama"]);
+    }
+
+    #[test]
+    fn images_are_on_for_a_provider_or_for_listed_models() {
+        let home = Path::new("/nonexistent");
+        let o = Overrides::default();
+        let c = parse(
+            r#"{"providers": {"a": {"models": ["m", "n"], "images": true},
+                              "b": {"models": ["m", "n"], "images": ["n"]},
+                              "c": {"models": ["m"], "images": false}}}"#,
+        )
+        .unwrap();
+        let on = |sel: &str| c.select(home, Some(sel), &o).unwrap().images;
+        assert!(on("a:m") && on("a:n") && on("b:n"));
+        assert!(!on("b:m") && !on("c:m"));
+        assert!(parse(r#"{"providers": {"a": {"images": "yes"}}}"#).is_err());
     }
 
     #[test]

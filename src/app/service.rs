@@ -144,6 +144,9 @@ impl Conversation {
             tools: Arc::new(tools),
             gate: Arc::new(gate),
             budget: crate::agent::context::ContextBudget::from(&options.config.context),
+            images: selection
+                .images
+                .then(|| crate::agent::images::media_dir(&options.home)),
         };
         Ok(Conversation {
             options,

@@ -82,6 +82,9 @@ pub struct Outcome {
     pub network_refused: Vec<super::network::Refusal>,
     /// A browser tool's page and screenshot, for the audit trail.
     pub browser: Option<crate::session::audit::BrowserRecord>,
+    /// An image the call saved (a screenshot), shown to the model when its provider accepts
+    /// images (`agent::images`); the session keeps only this path.
+    pub image: Option<std::path::PathBuf>,
 }
 
 impl Outcome {
@@ -94,6 +97,7 @@ impl Outcome {
             network_mode: None,
             network_refused: Vec::new(),
             browser: None,
+            image: None,
         }
     }
 

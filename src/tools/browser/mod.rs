@@ -880,7 +880,7 @@ impl BrowserTools {
         let path = save_screenshot(&self.screenshots, &png)?;
         Ok(Done {
             text: format!(
-                "screenshot: {}\nsize: {w}x{h}\nurl: {url}\n(the image is saved at that path; this model interface receives text only)",
+                "screenshot: {}\nsize: {w}x{h}\nurl: {url}\n(the PNG is saved at that path)",
                 path.display()
             ),
             page_text: None,
