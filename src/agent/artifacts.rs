@@ -32,19 +32,6 @@ pub fn tools(store: Store) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-fn ok(text: String) -> Outcome {
-    Outcome {
-        text,
-        is_error: false,
-        sandbox_level: None,
-        sandbox_warning: None,
-        network_mode: None,
-        network_refused: Vec::new(),
-        browser: None,
-        image: None,
-    }
-}
-
 /// Runs a store operation off the async workers (it takes a file lock and fsyncs).
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
@@ -122,7 +109,7 @@ impl Tool for Create {
                 Box::pin(async move {
                     let content = args.content;
                     match blocking(move || store.create(&title, kind, &content)).await {
-                        Ok(a) => ok(format!(
+                        Ok(a) => Outcome::text(format!(
                             "created artifact {} {:?} ({}) v1; edit it with artifact_edit \
                              {{\"artifact_id\": \"{}\"}}",
                             a.id,
@@ -210,7 +197,7 @@ impl Tool for Edit {
                 Box::pin(async move {
                     let content = args.content;
                     match blocking(move || store.edit(&id, &content, shown)).await {
-                        Ok(a) => ok(format!(
+                        Ok(a) => Outcome::text(format!(
                             "artifact {} {:?} is now v{}",
                             a.id, a.title, a.version
                         )),
@@ -322,7 +309,7 @@ impl Tool for Read {
                             ),
                         };
                     match result {
-                        Ok(text) => ok(text),
+                        Ok(text) => Outcome::text(text),
                         Err(e) => Outcome::error(e),
                     }
                 })

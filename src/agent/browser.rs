@@ -5,9 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use classifier::Class;
-
-use super::chain::{Assessment, Proposal, Reason, Tool};
+use super::chain::{Assessment, Proposal, Tool};
 use super::untrusted;
 use crate::tools::browser::{BrowserTools, spec};
 use crate::tools::registry::Outcome;
@@ -52,16 +50,7 @@ impl Tool for BrowserTool {
 
     fn propose(&self, arguments: &str) -> Result<Proposal, String> {
         let call = self.shared.describe(self.name, arguments)?;
-        let assessment = match call.class {
-            Class::ReadOnly => Assessment::ReadOnly,
-            Class::Normal => Assessment::Normal,
-            Class::Dangerous => Assessment::Dangerous {
-                reasons: vec![Reason {
-                    rule: call.rule.clone(),
-                    message: call.reason.clone(),
-                }],
-            },
-        };
+        let assessment = Assessment::from_class(call.class, call.rule.clone(), call.reason.clone());
         let summary = call.summary.clone();
         let details = call.details.clone();
         let grant_key = call.grant_key.clone();

@@ -89,6 +89,20 @@ pub enum Assessment {
     Dangerous { reasons: Vec<Reason> },
 }
 
+impl Assessment {
+    /// A tool's own three-way verdict (`classifier::Class`) as an assessment; a dangerous one
+    /// carries `rule` and `message` as its single reason.
+    pub fn from_class(class: classifier::Class, rule: String, message: String) -> Assessment {
+        match class {
+            classifier::Class::ReadOnly => Assessment::ReadOnly,
+            classifier::Class::Normal => Assessment::Normal,
+            classifier::Class::Dangerous => Assessment::Dangerous {
+                reasons: vec![Reason { rule, message }],
+            },
+        }
+    }
+}
+
 /// A described call, as a tool returns it from [`Tool::propose`].
 pub struct Proposal {
     summary: String,

@@ -4,9 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use classifier::Class;
-
-use super::chain::{Assessment, Proposal, Reason, Tool};
+use super::chain::{Assessment, Proposal, Tool};
 use crate::tools::computer::{ComputerTools, SessionTag, specs};
 use crate::tools::registry::Outcome;
 
@@ -50,16 +48,11 @@ impl Tool for ComputerTool {
 
     fn propose(&self, arguments: &str) -> Result<Proposal, String> {
         let call = self.shared.describe(self.name, arguments)?;
-        let assessment = match call.class {
-            Class::ReadOnly => Assessment::ReadOnly,
-            Class::Normal => Assessment::Normal,
-            Class::Dangerous => Assessment::Dangerous {
-                reasons: vec![Reason {
-                    rule: format!("computer.{}", self.name),
-                    message: call.reason.clone(),
-                }],
-            },
-        };
+        let assessment = Assessment::from_class(
+            call.class,
+            format!("computer.{}", self.name),
+            call.reason.clone(),
+        );
         // A session grant of `clipboard_read` covers later reads; anything else is granted for
         // its exact arguments only.
         let grant_key = match self.name {
@@ -81,16 +74,7 @@ impl Tool for ComputerTool {
             move |cancel| {
                 Box::pin(async move {
                     match shared.execute(&call, &cancel).await {
-                        Ok(text) => Outcome {
-                            text,
-                            is_error: false,
-                            sandbox_level: None,
-                            sandbox_warning: None,
-                            network_mode: None,
-                            network_refused: Vec::new(),
-                            browser: None,
-                            image: None,
-                        },
+                        Ok(text) => Outcome::text(text),
                         Err(e) => Outcome::error(e),
                     }
                 })

@@ -27,26 +27,13 @@ pub fn tools(library: Library) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-fn ok(text: String) -> Outcome {
-    Outcome {
-        text,
-        is_error: false,
-        sandbox_level: None,
-        sandbox_warning: None,
-        network_mode: None,
-        network_refused: Vec::new(),
-        browser: None,
-        image: None,
-    }
-}
-
 fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, String> {
     serde_json::from_str(arguments).map_err(|e| format!("invalid {tool} arguments: {e}"))
 }
 
 async fn blocking(f: impl FnOnce() -> Result<String, String> + Send + 'static) -> Outcome {
     match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(text)) => ok(text),
+        Ok(Ok(text)) => Outcome::text(text),
         Ok(Err(e)) => Outcome::error(e),
         Err(e) => Outcome::error(format!("the library task failed: {e}")),
     }

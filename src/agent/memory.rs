@@ -131,7 +131,7 @@ impl Tool for MemoryAdd {
                     .await
                     .unwrap_or_else(|e| Err(format!("memory: {e}")));
                     match result {
-                        Ok(text) => text_outcome(text),
+                        Ok(text) => Outcome::text(text),
                         Err(e) => Outcome::error(e),
                     }
                 })
@@ -191,8 +191,8 @@ impl Tool for MemorySearch {
                     .await
                     .unwrap_or_else(|e| Err(format!("memory: {e}")));
                     match result {
-                        Ok(hits) if hits.is_empty() => text_outcome("no memory matches".into()),
-                        Ok(hits) => text_outcome(untrusted::wrap(
+                        Ok(hits) if hits.is_empty() => Outcome::text("no memory matches".into()),
+                        Ok(hits) => Outcome::text(untrusted::wrap(
                             "memory:search",
                             &hits.iter().map(hit_line).collect::<Vec<_>>().join("\n"),
                         )),
@@ -201,19 +201,6 @@ impl Tool for MemorySearch {
                 })
             },
         ))
-    }
-}
-
-fn text_outcome(text: String) -> Outcome {
-    Outcome {
-        text,
-        is_error: false,
-        sandbox_level: None,
-        sandbox_warning: None,
-        network_mode: None,
-        network_refused: Vec::new(),
-        browser: None,
-        image: None,
     }
 }
 

@@ -88,6 +88,14 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A successful call's text, with nothing else to report (no sandbox, network or image).
+    pub fn text(text: impl Into<String>) -> Outcome {
+        Outcome {
+            is_error: false,
+            ..Outcome::error(text)
+        }
+    }
+
     pub fn error(text: impl Into<String>) -> Outcome {
         Outcome {
             text: text.into(),
@@ -103,11 +111,7 @@ impl Outcome {
 
     pub fn from_result(result: Result<String, ToolFailure>) -> Outcome {
         match result {
-            Ok(text) => Outcome {
-                text,
-                is_error: false,
-                ..Outcome::error("")
-            },
+            Ok(text) => Outcome::text(text),
             Err(e) => Outcome::error(e.0),
         }
     }
