@@ -191,7 +191,7 @@ impl Tool for MemorySearch {
                     .await
                     .unwrap_or_else(|e| Err(format!("memory: {e}")));
                     match result {
-                        Ok(hits) if hits.is_empty() => Outcome::text("no memory matches".into()),
+                        Ok(hits) if hits.is_empty() => Outcome::text("no memory matches"),
                         Ok(hits) => Outcome::text(untrusted::wrap(
                             "memory:search",
                             &hits.iter().map(hit_line).collect::<Vec<_>>().join("\n"),
