@@ -49,11 +49,28 @@ impl Default for Fixture {
     }
 }
 
+/// Where fixtures live: never below a directory the sandbox replaces with a private tmpfs.
+fn scratch_base() -> PathBuf {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let canonical = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    let under_tmp = std::iter::once(PathBuf::from("/tmp"))
+        .chain(std::env::var_os("TMPDIR").map(PathBuf::from))
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        .any(|scratch| canonical.starts_with(scratch));
+    if under_tmp {
+        PathBuf::from("/var/tmp/gg-tests")
+    } else {
+        canonical
+    }
+}
+
 impl Fixture {
-    /// A fixture outside `/tmp` (under the target dir), so that O stays visible (read-only) inside
-    /// the sandbox instead of being hidden by the private `/tmp`.
+    /// A fixture outside `/tmp`, so that O stays visible (read-only) inside the sandbox instead
+    /// of being hidden by the private `/tmp`: under the target dir, or under `/var/tmp/gg-tests`
+    /// when the checkout itself lives under `/tmp` (or `$TMPDIR`). Otherwise a probe that reads
+    /// or writes O would "fail" only because O is not there, and prove nothing.
     pub fn new() -> Fixture {
-        Fixture::new_in(Path::new(env!("CARGO_TARGET_TMPDIR")))
+        Fixture::new_in(&scratch_base())
     }
 
     pub fn new_in(dir: &Path) -> Fixture {
