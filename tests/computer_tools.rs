@@ -16,43 +16,15 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::{Reply, ScriptedServer};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-    sessions: PathBuf,
-}
+use support::GgFixture as Env;
 
 fn env(server: &ScriptedServer) -> Env {
-    let tmp = support::fixture_dir();
-    let home = tmp.path().join("home");
-    let repo = home.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    let config = json!({
-        "default": "local:m",
-        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
-        "tools": {"computer": true},
-    });
-    std::fs::write(home.join(".gg/config.json"), config.to_string()).unwrap();
-    Env {
-        home: home.canonicalize().unwrap(),
-        repo: repo.canonicalize().unwrap(),
-        sessions: tmp.path().join("sessions"),
-        _tmp: tmp,
-    }
+    Env::new(server, json!({"tools": {"computer": true}}), "home/repo")
 }
 
 /// gg with no terminal, no display and no session bus unless a test adds them.
 fn gg(e: &Env) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
-    cmd.current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
-        .stdin(Stdio::null());
-    cmd
+    e.gg()
 }
 
 fn run(mut cmd: Command) -> Output {

@@ -8,48 +8,19 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
 
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-    sessions: PathBuf,
-}
+use support::GgFixture as Env;
 
 fn env(server: &ScriptedServer) -> Env {
-    let tmp = support::fixture_dir();
-    let home = tmp.path().join("home");
-    let repo = home.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    let config = json!({
-        "default": "local:m",
-        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
-    });
-    std::fs::write(home.join(".gg/config.json"), config.to_string()).unwrap();
-    Env {
-        home: home.canonicalize().unwrap(),
-        repo: repo.canonicalize().unwrap(),
-        sessions: tmp.path().join("sessions"),
-        _tmp: tmp,
-    }
+    Env::new(server, json!({}), "home/repo")
 }
 
 fn run(e: &Env, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gg"))
-        .current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
-        .stdin(Stdio::null())
-        .args(args)
-        .output()
-        .unwrap()
+    e.gg().args(args).output().unwrap()
 }
 
 fn ok(out: Output) -> String {

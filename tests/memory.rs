@@ -8,48 +8,20 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
 
-struct Env {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-    sessions: PathBuf,
-}
+use support::GgFixture as Env;
 
 fn env(server: &ScriptedServer, memory: bool) -> Env {
-    let tmp = support::fixture_dir();
-    let home = tmp.path().join("home");
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    let config = json!({
-        "default": "local:m",
-        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
-        "memory": {"enabled": memory},
-    });
-    std::fs::write(home.join(".gg/config.json"), config.to_string()).unwrap();
-    Env {
-        home: home.canonicalize().unwrap(),
-        repo: repo.canonicalize().unwrap(),
-        sessions: tmp.path().join("sessions"),
-        tmp,
-    }
+    Env::new(server, json!({"memory": {"enabled": memory}}), "repo")
 }
 
 fn gg(e: &Env) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
-    cmd.current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
-        .stdin(Stdio::null());
-    cmd
+    e.gg()
 }
 
 fn run(e: &Env, args: &[&str]) -> Output {

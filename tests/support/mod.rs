@@ -864,6 +864,52 @@ pub fn fixture_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(&base).expect("fixture directory")
 }
 
+/// A place to run the real `gg` against a scripted server: a home whose `~/.gg/config.json` names
+/// the server as provider `local:m` (plus the keys of `extra`), a repository at `repo` inside the
+/// fixture (`"home/repo"` or `"repo"`), and a session directory, all under [`fixture_dir`].
+pub struct GgFixture {
+    pub tmp: tempfile::TempDir,
+    pub home: std::path::PathBuf,
+    pub repo: std::path::PathBuf,
+    pub sessions: std::path::PathBuf,
+}
+
+impl GgFixture {
+    pub fn new(server: &ScriptedServer, extra: Value, repo: &str) -> GgFixture {
+        let tmp = fixture_dir();
+        let home = tmp.path().join("home");
+        let repo = tmp.path().join(repo);
+        std::fs::create_dir_all(&repo).expect("repo");
+        std::fs::create_dir_all(home.join(".gg")).expect("~/.gg");
+        let mut config = json!({
+            "default": "local:m",
+            "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
+        });
+        if let (Some(config), Value::Object(extra)) = (config.as_object_mut(), extra) {
+            config.extend(extra);
+        }
+        std::fs::write(home.join(".gg/config.json"), config.to_string()).expect("config");
+        GgFixture {
+            home: home.canonicalize().expect("home"),
+            repo: repo.canonicalize().expect("repo"),
+            sessions: tmp.path().join("sessions"),
+            tmp,
+        }
+    }
+
+    /// `gg` in the repository with nothing of the test's environment but `PATH`, and no terminal.
+    pub fn gg(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gg"));
+        cmd.current_dir(&self.repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("GG_SESSION_DIR", &self.sessions)
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+}
+
 /// Starts the real `gg` with `args` on a new pseudo-terminal that is its controlling terminal
 /// (`setsid -c`), in `repo`, with `home` as HOME, sessions under `home/sessions`, no colour, and
 /// the scripted `server` as its model. Every byte gg writes to the terminal is passed to
