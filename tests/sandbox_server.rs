@@ -60,6 +60,17 @@ fn tool_results(server: &ScriptedServer) -> Vec<String> {
 
 /// The gg command for an agent session in the fixture's working directory at `level`.
 fn agent(fx: &Fixture, server: &ScriptedServer, level: &str, env: &[(String, String)]) -> Command {
+    agent_binary(GG, fx, server, level, env)
+}
+
+/// [`agent`] with another gg binary.
+fn agent_binary(
+    gg: &str,
+    fx: &Fixture,
+    server: &ScriptedServer,
+    level: &str,
+    env: &[(String, String)],
+) -> Command {
     // The fixture's fake ~/.gg/config.json holds a secret; make it a valid configuration for the
     // scripted model that still holds it.
     std::fs::write(
@@ -71,7 +82,7 @@ fn agent(fx: &Fixture, server: &ScriptedServer, level: &str, env: &[(String, Str
         .to_string(),
     )
     .unwrap();
-    let mut cmd = Command::new(GG);
+    let mut cmd = Command::new(gg);
     cmd.args(["--yolo", "--sandbox", "-p", "run the calls"])
         .current_dir(&fx.w)
         .env("HOME", &fx.home)
@@ -106,12 +117,25 @@ fn tool_home(var: &str, dir: &str) -> std::ffi::OsString {
 
 /// Runs one agent session making `calls`, returns the tool results.
 fn session(fx: &Fixture, level: &str, calls: &[Call], env: &[(String, String)]) -> Vec<String> {
+    session_binary(GG, fx, level, calls, env)
+}
+
+/// [`session`] with another gg binary.
+fn session_binary(
+    gg: &str,
+    fx: &Fixture,
+    level: &str,
+    calls: &[Call],
+    env: &[(String, String)],
+) -> Vec<String> {
     let server = ScriptedServer::start();
     for (i, c) in calls.iter().enumerate() {
         server.push(tool_call_reply(i, c));
     }
     server.push(Reply::text(&["done"]));
-    let out = agent(fx, &server, level, env).output().expect("run gg");
+    let out = agent_binary(gg, fx, &server, level, env)
+        .output()
+        .expect("run gg");
     assert!(
         out.status.success(),
         "gg failed: {}",
@@ -126,7 +150,7 @@ fn session(fx: &Fixture, level: &str, calls: &[Call], env: &[(String, String)]) 
 const PARENT_CMDLINE: &str = "tr '\\0' ' ' </proc/$PPID/cmdline; echo";
 
 fn served(result: &str) -> bool {
-    result.contains("__gg-sandbox-helper --server")
+    result.contains(&format!("{} --server", sandbox::helper::HELPER_FLAG))
 }
 
 /// Processes on the host whose command line contains `needle`.
@@ -489,4 +513,166 @@ fn kill_and_wait(pid: i32) {
         .args(["-KILL", &pid.to_string()])
         .status();
     eventually("the process is dead", || is_gone_or_zombie(pid));
+}
+
+/// A command that runs longer than an idle tokio blocking thread lives keeps running, and the
+/// session's sandbox with it: bubblewrap's `--die-with-parent` and the helper's parent-death
+/// signal follow the *thread* that forked them, and a server started from a blocking-pool
+/// thread was killed when that thread retired (after 10 s idle: any `cargo build` longer than
+/// that died with signal 9). The test hook shortens the idle lifetime to 50 ms, so the command's
+/// 1.5 s cover it many times over.
+#[test]
+fn a_long_command_outlives_the_thread_that_started_the_sandbox() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let results = session(
+            &fx,
+            level,
+            &[
+                call("echo first"),
+                call(&format!("{PARENT_CMDLINE}; sleep 1.5; echo still-alive")),
+                call("echo third"),
+            ],
+            &[("GG_TEST_BLOCKING_KEEP_ALIVE_MS".into(), "50".into())],
+        );
+        assert!(
+            results[1].contains("still-alive") && served(&results[1]),
+            "{level}: {results:?}"
+        );
+        assert!(
+            results[2].contains("third") && !results[2].contains("[gg: the sandbox server"),
+            "{level}: {results:?}"
+        );
+    }
+}
+
+/// The seccomp filters are installed once in the server and inherited: every served command
+/// (and what it starts) runs with no_new_privs and all three programs.
+#[test]
+fn served_commands_run_under_the_servers_seccomp_filters() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let check = "grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status";
+        let results = session(
+            &fx,
+            level,
+            &[call(check), call(&format!("sh -c \"{check}\""))],
+            &[],
+        );
+        for r in &results {
+            assert!(
+                r.contains("NoNewPrivs:\t1") && r.contains("Seccomp:\t2"),
+                "{level}: {r}"
+            );
+            let filters: u32 = r
+                .lines()
+                .find_map(|l| l.strip_prefix("Seccomp_filters:"))
+                .map(|n| n.trim().parse().unwrap())
+                .unwrap_or(3);
+            assert!(filters >= 3, "{level}: {r}");
+        }
+    }
+}
+
+/// The session's sandbox runs in the small `gg-sandbox-helper` built with gg (not a second
+/// copy of gg itself).
+#[test]
+fn the_session_sandbox_runs_in_the_small_helper_binary() {
+    let helper = std::fs::canonicalize(env!("CARGO_BIN_EXE_gg-sandbox-helper")).unwrap();
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let results = session(&fx, level, &[call(PARENT_CMDLINE)], &[]);
+        assert!(
+            results[0].contains(&format!(
+                "{} {} --server",
+                helper.display(),
+                sandbox::helper::HELPER_FLAG
+            )),
+            "{level}: {results:?}"
+        );
+    }
+}
+
+/// A `gg-sandbox-helper` of another build beside gg is never used: gg asks it who it is, gets
+/// another answer, and runs its own image as the helper; the stale file runs nothing else.
+#[test]
+fn a_helper_of_another_build_beside_gg_is_not_used() {
+    let dir = tempfile::Builder::new()
+        .prefix("gg-stale-helper")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let gg = dir.path().join("gg");
+    if std::fs::hard_link(GG, &gg).is_err() {
+        std::fs::copy(GG, &gg).unwrap();
+    }
+    let stale = dir.path().join("gg-sandbox-helper");
+    let log = dir.path().join("invocations");
+    std::fs::write(
+        &stale,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\necho 0000000000000000\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let gg = gg.to_str().unwrap().to_string();
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let results = session_binary(&gg, &fx, level, &[call(PARENT_CMDLINE)], &[]);
+        // Without bubblewrap, gg re-executes its running image (`/proc/self/exe`).
+        let image = if level == "landlock" {
+            "/proc/self/exe"
+        } else {
+            gg.as_str()
+        };
+        assert!(
+            results[0].contains(&format!(
+                "{image} {} --server",
+                sandbox::helper::HELPER_FLAG
+            )),
+            "{level}: {results:?}"
+        );
+    }
+    let asked = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !asked.is_empty()
+            && asked
+                .lines()
+                .all(|l| l == format!("{} --identify", sandbox::helper::HELPER_FLAG)),
+        "{asked}"
+    );
+}
+
+/// A helper started with another build's identity (or the bare old flag) refuses to run, with a
+/// message, and never falls through to gg's command line; run by hand it says what it is.
+#[test]
+fn a_helper_started_by_another_build_refuses() {
+    for bin in [env!("CARGO_BIN_EXE_gg-sandbox-helper"), GG] {
+        for flag in [
+            "__gg-sandbox-helper=0123456789abcdef",
+            "__gg-sandbox-helper",
+        ] {
+            let out = Command::new(bin).args([flag, "--probe"]).output().unwrap();
+            assert_eq!(out.status.code(), Some(125), "{bin} {flag}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("must come from one build"), "{bin}: {err}");
+            assert!(out.stdout.is_empty(), "{bin}");
+        }
+        let out = Command::new(bin)
+            .args([sandbox::helper::HELPER_FLAG, "--identify"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            sandbox::helper::BUILD_ID
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_gg-sandbox-helper"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not meant to be run by hand"));
 }

@@ -15,8 +15,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::Network;
 
-/// First argument that selects the helper.
+/// What the first argument of a helper starts with.
 pub const HELPER_ARG: &str = "__gg-sandbox-helper";
+/// The identity of this build of the sandbox crate (see `sandbox/build.rs`).
+pub const BUILD_ID: &str = env!("GG_SANDBOX_BUILD_ID");
+/// First argument that selects the helper: [`HELPER_ARG`]`=`[`BUILD_ID`]. A helper started with
+/// another build's identity refuses to run, so a stale `gg-sandbox-helper` can never apply an
+/// older policy than the host rendered.
+pub const HELPER_FLAG: &str = concat!("__gg-sandbox-helper=", env!("GG_SANDBOX_BUILD_ID"));
+/// Second argument that asks the helper for its identity only.
+pub const IDENTIFY_ARG: &str = "--identify";
 /// Second argument for the capability probe.
 pub const PROBE_ARG: &str = "--probe";
 /// First word of the probe's success line on stdout.
@@ -94,10 +102,24 @@ impl HelperError {
 pub fn run_if_requested() -> Option<ExitCode> {
     let mut args = std::env::args_os();
     args.next();
-    if args.next().as_deref() != Some(OsStr::new(HELPER_ARG)) {
-        return None;
+    let first = args.next()?;
+    if first != OsStr::new(HELPER_FLAG) {
+        if !first.as_encoded_bytes().starts_with(HELPER_ARG.as_bytes()) {
+            return None;
+        }
+        // Another build's host (or a hand-typed call): never fall through to the CLI.
+        eprintln!(
+            "gg sandbox: this helper is build {BUILD_ID} and was started as {}; gg and \
+             gg-sandbox-helper must come from one build (reinstall gg)",
+            first.to_string_lossy()
+        );
+        return Some(ExitCode::from(HELPER_FAILURE));
     }
     let rest: Vec<OsString> = args.collect();
+    if rest.first().is_some_and(|a| a == IDENTIFY_ARG) {
+        println!("{BUILD_ID}");
+        return Some(ExitCode::SUCCESS);
+    }
     Some(match imp::run(rest) {
         Ok(code) => code,
         Err(message) => {
@@ -252,7 +274,7 @@ pub(crate) mod imp {
         Ok(ExitCode::SUCCESS)
     }
 
-    fn set_no_new_privs() -> Result<(), HelperError> {
+    pub(crate) fn set_no_new_privs() -> Result<(), HelperError> {
         // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only.
         let r = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
         if r != 0 {

@@ -266,12 +266,13 @@ fn probe_landlock() -> Result<String, ProbeError> {
 #[cfg(target_os = "linux")]
 fn probe_landlock() -> Result<String, ProbeError> {
     let abi = fs_rules::kernel_abi()?;
-    let key = probe_cache::key("landlock", &[]);
+    let exe = standalone_helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
+    let key = probe_cache::key("landlock", &[exe.as_path()]);
     if key.as_deref().is_some_and(probe_cache::hit) {
         return Ok(format!("{} (cached) abi={abi}", helper::PROBE_OK));
     }
-    let out = Command::new("/proc/self/exe")
-        .args([helper::HELPER_ARG, helper::PROBE_ARG])
+    let out = Command::new(&exe)
+        .args([helper::HELPER_FLAG, helper::PROBE_ARG])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| ProbeError::Spawn(format!("cannot start the sandbox helper: {e}")))?;
@@ -309,7 +310,8 @@ fn probe_bwrap() -> Result<bwrap::BwrapInfo, ProbeError> {
         path: path.to_path_buf(),
         disable_userns: true,
     };
-    let key = probe_cache::key("bwrap", &[path]);
+    let helper = helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
+    let key = probe_cache::key("bwrap", &[path, helper.as_path()]);
     if key.as_deref().is_some_and(probe_cache::hit) {
         return Ok(info);
     }
@@ -360,7 +362,7 @@ fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
     let out = cmd
         .arg("--")
         .arg(&exe)
-        .args([helper::HELPER_ARG, helper::PROBE_ARG])
+        .args([helper::HELPER_FLAG, helper::PROBE_ARG])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| ProbeError::Spawn(format!("cannot run {}: {e}", info.path.display())))?;
@@ -429,12 +431,114 @@ fn render_bwrap(
     plan
 }
 
-/// The host executable as seen inside bubblewrap.
+/// File name of the small helper binary installed beside `gg` and `ggd`.
+pub const HELPER_BINARY: &str = "gg-sandbox-helper";
+
+/// Set to any value to run the host binary itself as the helper even when a matching
+/// `gg-sandbox-helper` lies beside it (benchmarks compare the two; a debugging aid).
+pub const SELF_HELPER_ENV: &str = "GG_SANDBOX_SELF_HELPER";
+
+/// The executable that applies the restrictions (the helper, the command server).
+#[cfg(target_os = "linux")]
+#[derive(Debug, Clone)]
+struct HelperImage {
+    /// Canonical path, as bound into bubblewrap and executed.
+    path: PathBuf,
+    /// `gg-sandbox-helper` rather than the host binary.
+    separate: bool,
+}
+
+/// Which executable runs as the helper, decided once per process: `gg-sandbox-helper` beside
+/// the host binary when it is of this very build, otherwise the host binary itself.
+///
+/// Why a second binary: every sandboxed command (and the session's command server) starts the
+/// helper, and the host binary is large; loading and relocating it cost about 1.5 ms of CPU per
+/// start here, the small helper a tenth of that (docs/performance.md). Why "of this very build":
+/// the helper enforces what the host rendered, so one from another build is never used; it would
+/// also refuse to run ([`helper::HELPER_FLAG`]).
+#[cfg(target_os = "linux")]
+fn helper_image() -> Result<&'static HelperImage, SandboxError> {
+    static IMAGE: OnceLock<Result<HelperImage, String>> = OnceLock::new();
+    IMAGE
+        .get_or_init(|| {
+            let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
+            let exe = std::fs::canonicalize(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+            if std::env::var_os(SELF_HELPER_ENV).is_none()
+                && let Some(sibling) = exe.parent().map(|d| d.join(HELPER_BINARY))
+                && sibling != exe
+                && helper_is_this_build(&sibling)
+            {
+                return Ok(HelperImage {
+                    path: sibling,
+                    separate: true,
+                });
+            }
+            Ok(HelperImage {
+                path: exe,
+                separate: false,
+            })
+        })
+        .as_ref()
+        .map_err(|e| SandboxError::Setup(e.clone()))
+}
+
+/// Whether `path` is an executable helper of this build: asked once (`--identify`), then
+/// remembered across processes under a key naming the file (device, inode, size, time), the host
+/// binary and the build.
+#[cfg(target_os = "linux")]
+fn helper_is_this_build(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
+        _ => return false,
+    }
+    let key =
+        probe_cache::key("helper", &[path]).map(|k| format!("{k} build={}", helper::BUILD_ID));
+    if key.as_deref().is_some_and(probe_cache::hit) {
+        return true;
+    }
+    let answer = Command::new(path)
+        .args([helper::HELPER_FLAG, helper::IDENTIFY_ARG])
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let matches = answer.is_ok_and(|out| {
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == helper::BUILD_ID
+    });
+    if matches && let Some(key) = &key {
+        probe_cache::store(key);
+    }
+    matches
+}
+
+/// The helper executable as seen inside bubblewrap.
 #[cfg(target_os = "linux")]
 fn helper_exe() -> Result<PathBuf, SandboxError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| SandboxError::Setup(format!("current executable: {e}")))?;
-    std::fs::canonicalize(&exe).map_err(|e| SandboxError::Setup(format!("{}: {e}", exe.display())))
+    helper_image().map(|h| h.path.clone())
+}
+
+/// The helper executable to start without bubblewrap: the separate helper, or
+/// `/proc/self/exe` for the host binary (the running image even if the file on disk was
+/// replaced).
+#[cfg(target_os = "linux")]
+fn standalone_helper_exe() -> Result<PathBuf, SandboxError> {
+    helper_image().map(|h| {
+        if h.separate {
+            h.path.clone()
+        } else {
+            PathBuf::from("/proc/self/exe")
+        }
+    })
+}
+
+/// Whether the helper is the separate `gg-sandbox-helper` binary (for `--explain`, tests).
+#[cfg(target_os = "linux")]
+pub fn separate_helper() -> Option<PathBuf> {
+    helper_image()
+        .ok()
+        .filter(|h| h.separate)
+        .map(|h| h.path.clone())
 }
 
 /// Whether the executable sits where bubblewrap mounts an empty tmpfs.
@@ -652,8 +756,8 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 local_sockets: false,
             };
             cleanup.temp_dir = Some(temp);
-            // /proc/self/exe is the running image even if the file on disk was replaced.
-            let argv = helper_argv(OsStr::new("/proc/self/exe"), &config, &program, &args)?;
+            let exe = standalone_helper_exe()?;
+            let argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;
             explain["landlock"] = serde_json::json!(config.landlock);
             explain["landlock_cannot_hide"] =
                 serde_json::json!(fs_rules::unhideable(&config.landlock));
@@ -762,7 +866,7 @@ fn helper_argv(
         .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
     let mut v = vec![
         exe.to_os_string(),
-        helper::HELPER_ARG.into(),
+        helper::HELPER_FLAG.into(),
         json.into(),
         "--".into(),
         program.to_os_string(),

@@ -6,8 +6,10 @@
 //! milliseconds per command; forking from a process that already stands in the namespace costs a
 //! fraction of that. Each command still gets every restriction of the per-command path, applied
 //! in its own process after the fork: `no_new_privs`, Landlock (its plan re-computed per command
-//! from the live tree), no capabilities, the seccomp filters, a new session and process group,
-//! its own working directory, environment and output pipe.
+//! from the live tree), no capabilities, a new session and process group, its own working
+//! directory, environment and output pipe. The seccomp filters, the same for every command of a
+//! server (their network mode is part of the server's key), are installed once on the server and
+//! inherited.
 //!
 //! Process layout inside the namespace:
 //!
@@ -273,6 +275,65 @@ mod host {
     #[derive(Debug, Default)]
     pub struct SessionServer {
         state: Mutex<State>,
+        /// The thread that starts the servers (see [`Launcher`]).
+        launcher: Launcher,
+    }
+
+    /// A thread that lives as long as the session and forks every server of it.
+    ///
+    /// bubblewrap's `--die-with-parent` and the standalone helper's parent-death signal are
+    /// tied to the *thread* that forked them, not to the process: a server started from a
+    /// short-lived thread (a tokio blocking-pool thread exits after 10 s idle) was killed with
+    /// that thread, and with it the command running in it. Here the thread ends only when the
+    /// session's `SessionServer` is dropped, which stops the server anyway.
+    #[derive(Debug, Default)]
+    struct Launcher {
+        jobs: Mutex<Option<std::sync::mpsc::Sender<LaunchJob>>>,
+    }
+
+    type LaunchJob = Box<dyn FnOnce() + Send>;
+
+    impl Launcher {
+        /// Runs `start` on the launcher thread (starting the thread at first use) and returns
+        /// its result.
+        fn run<T: Send + 'static>(
+            &self,
+            start: impl FnOnce() -> Result<T, String> + Send + 'static,
+        ) -> Result<T, String> {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let job: LaunchJob = Box::new(move || {
+                let _ = tx.send(start());
+            });
+            let mut jobs = self
+                .jobs
+                .lock()
+                .map_err(|_| "sandbox launcher poisoned".to_string())?;
+            let job = match jobs.as_ref() {
+                Some(sender) => match sender.send(job) {
+                    Ok(()) => None,
+                    Err(std::sync::mpsc::SendError(job)) => Some(job),
+                },
+                None => Some(job),
+            };
+            if let Some(job) = job {
+                let (sender, receiver) = std::sync::mpsc::channel::<LaunchJob>();
+                std::thread::Builder::new()
+                    .name("gg-sandbox-launcher".into())
+                    .spawn(move || {
+                        while let Ok(job) = receiver.recv() {
+                            job();
+                        }
+                    })
+                    .map_err(|e| format!("cannot start the sandbox launcher thread: {e}"))?;
+                sender
+                    .send(job)
+                    .map_err(|_| "sandbox launcher thread ended".to_string())?;
+                *jobs = Some(sender);
+            }
+            drop(jobs);
+            rx.recv()
+                .map_err(|_| "sandbox launcher thread ended".to_string())?
+        }
     }
 
     #[derive(Debug, Default)]
@@ -280,6 +341,9 @@ mod host {
         server: Option<Server>,
         /// The key whose server could not start, and why (not retried for that key).
         failed: Option<Key>,
+        /// Why the server could not start when [`SessionServer::warm`] tried, for the next
+        /// command to report.
+        unreported: Option<String>,
         starts: u64,
     }
 
@@ -292,6 +356,8 @@ mod host {
         /// Mount points bubblewrap created on the host; removed when the server ends.
         _cleanup: Cleanup,
         stubs: Vec<PathBuf>,
+        /// A command has run in it (a server started by `warm` has run none yet).
+        used: bool,
     }
 
     impl Drop for Server {
@@ -312,6 +378,84 @@ mod host {
         /// How many servers this session has started (tests and benchmarks read it).
         pub fn starts(&self) -> u64 {
             self.state.lock().map(|s| s.starts).unwrap_or(0)
+        }
+
+        /// Starts the server for `policy` ahead of the first command, when none runs yet: a
+        /// host calls it when it knows commands are coming (a turn starts, and the model's
+        /// answer takes longer than bubblewrap and the helper take to start). Does nothing at
+        /// a level without a server, or when a server was already started; a server that cannot
+        /// start is reported by the next [`SessionServer::spawn`], as if it had tried.
+        pub fn warm(&self, policy: &Policy, backend: Backend) -> Result<(), SandboxError> {
+            let level = crate::choose(&PROBE, backend, &mut Vec::new())?;
+            if !matches!(level, Level::Bwrap | Level::Landlock) {
+                return Ok(());
+            }
+            let mut state = self
+                .state
+                .lock()
+                .map_err(|_| SandboxError::Setup("sandbox server state poisoned".into()))?;
+            if state.server.is_some() || state.failed.is_some() || state.starts > 0 {
+                return Ok(());
+            }
+            let (key, stubs) = key_for(level, policy, &[])?;
+            let start_key = key.clone();
+            match self.launcher.run(move || Server::start(start_key, stubs)) {
+                Ok(server) => {
+                    state.starts += 1;
+                    state.server = Some(server);
+                }
+                Err(why) => {
+                    state.failed = Some(key);
+                    state.unreported = Some(start_failure_note(&why));
+                }
+            }
+            Ok(())
+        }
+
+        /// [`SessionServer::spawn`] for the common case, without blocking: when this session's
+        /// server runs with the mounts `policy` renders to and the command is small, hands it
+        /// over at once (a few system calls into socket buffers, no process start). Otherwise
+        /// `None`: the caller then calls `spawn` where it may block (it may start bubblewrap),
+        /// which also reports restarts. Saves async hosts a hand-over to a blocking thread per
+        /// command.
+        pub fn spawn_now(
+            &self,
+            inner: &Invocation,
+            policy: &Policy,
+            backend: Backend,
+        ) -> Option<Result<Spawned, SandboxError>> {
+            const SMALL: usize = 64 << 10;
+            let size: usize = inner.program.len()
+                + inner.args.iter().map(|a| a.len() + 4).sum::<usize>()
+                + inner
+                    .env
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len() + 8)
+                    .sum::<usize>();
+            if size > SMALL {
+                return None;
+            }
+            let mut reasons = Vec::new();
+            let level = crate::choose(&PROBE, backend, &mut reasons).ok()?;
+            let mut state = self.state.try_lock().ok()?;
+            let server = state.server.as_mut()?;
+            if server.key.level != level || server.exited().is_some() {
+                return None;
+            }
+            let (key, _) = key_for(level, policy, &server.stubs).ok()?;
+            if server.key != key {
+                return None;
+            }
+            match server.run(inner, policy, level) {
+                Ok(command) => Some(Ok(Spawned::Served(super::Served {
+                    command,
+                    level,
+                    reasons,
+                    notes: Vec::new(),
+                }))),
+                Err(RunError::Setup(e)) => Some(Err(e)),
+                Err(RunError::Server(_)) => None,
+            }
         }
 
         /// Runs `inner` under `policy` in the session's sandbox at the level `backend` asks for,
@@ -345,6 +489,10 @@ mod host {
                         "[gg: the sandbox server had stopped ({why}); started a new one]"
                     ));
                     state.server = None;
+                } else if server.key != key && !server.used {
+                    // Started ahead by `warm` for a policy that changed before any command ran
+                    // in it: nothing the model saw is lost, so nothing to say.
+                    state.server = None;
                 } else if server.key != key {
                     notes.push(match level {
                         Level::Bwrap => "[gg: sandbox restarted: its mounts changed (a new or \
@@ -359,9 +507,15 @@ mod host {
             for attempt in 0..2 {
                 if state.server.is_none() {
                     if state.failed.as_ref() == Some(&key) {
-                        return Ok(Spawned::PerCommand { note: None });
+                        return Ok(Spawned::PerCommand {
+                            note: state.unreported.take(),
+                        });
                     }
-                    match Server::start(key.clone(), plan_stubs.clone()) {
+                    let (start_key, start_stubs) = (key.clone(), plan_stubs.clone());
+                    match self
+                        .launcher
+                        .run(move || Server::start(start_key, start_stubs))
+                    {
                         Ok(server) => {
                             state.starts += 1;
                             state.failed = None;
@@ -369,11 +523,9 @@ mod host {
                         }
                         Err(why) => {
                             state.failed = Some(key);
+                            state.unreported = None;
                             return Ok(Spawned::PerCommand {
-                                note: Some(format!(
-                                    "[gg: the sandbox command server could not start ({why}); \
-                                     each command runs in a sandbox of its own]"
-                                )),
+                                note: Some(start_failure_note(&why)),
                             });
                         }
                     }
@@ -410,6 +562,13 @@ mod host {
             }
             Ok(Spawned::PerCommand { note: None })
         }
+    }
+
+    fn start_failure_note(why: &str) -> String {
+        format!(
+            "[gg: the sandbox command server could not start ({why}); each command runs in a \
+             sandbox of its own]"
+        )
     }
 
     /// The server's command line for `policy` at `level`, and the host mount points its
@@ -450,7 +609,7 @@ mod host {
                 let exe = crate::helper_exe()?;
                 let inner: Vec<OsString> = vec![
                     exe.clone().into_os_string(),
-                    helper::HELPER_ARG.into(),
+                    helper::HELPER_FLAG.into(),
                     SERVER_ARG.into(),
                     json.into(),
                 ];
@@ -463,8 +622,8 @@ mod host {
             }
             _ => {
                 let argv = vec![
-                    OsString::from("/proc/self/exe"),
-                    helper::HELPER_ARG.into(),
+                    crate::standalone_helper_exe()?.into_os_string(),
+                    helper::HELPER_FLAG.into(),
                     SERVER_ARG.into(),
                     json.into(),
                 ];
@@ -512,6 +671,7 @@ mod host {
                     temp_dir: None,
                 },
                 stubs,
+                used: false,
             };
             // The server says it is ready once it stands in the namespace with its forwarder
             // running; bubblewrap failing closes the socket instead.
@@ -565,6 +725,7 @@ mod host {
             policy: &Policy,
             level: Level,
         ) -> Result<ServerCommand, RunError> {
+            self.used = true;
             let mut cleanup = Cleanup::default();
             let (private, tmpdir): (Vec<PathBuf>, Option<PathBuf>) = match level {
                 Level::Landlock => {
@@ -747,6 +908,13 @@ pub(crate) mod inside {
         if let Some(forward) = &config.forward {
             crate::netfwd::start(forward)?;
         }
+        // Every command of this server gets the same seccomp filters, so the server installs
+        // them on itself once (after starting the forwarder, which needs the sockets they
+        // refuse) and every supervisor and command forked from it inherits them: loading and
+        // compiling the programs cost about 0.3 ms per command. Nothing the server and the
+        // supervisors do needs a refused call.
+        h::set_no_new_privs()?;
+        crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         // SAFETY: fd 0 is the control socket the host gave us; a one-byte send from a local.
         let ready = unsafe { libc::send(0, b"R".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
         if ready != 1 {
@@ -775,7 +943,7 @@ pub(crate) mod inside {
             if pid == 0 {
                 // SAFETY: closing the control socket in the supervisor (it must not hold it).
                 unsafe { libc::close(0) };
-                let code = supervise(UnixStream::from(channel), output, &config, &filters);
+                let code = supervise(UnixStream::from(channel), output, &config);
                 // SAFETY: leave without running the server's destructors twice.
                 unsafe { libc::_exit(code) };
             }
@@ -840,12 +1008,7 @@ pub(crate) mod inside {
 
     /// One command: read the request, fork it, wait for it or for the host's stop, kill what it
     /// left, report. Returns the supervisor's exit code.
-    fn supervise(
-        mut channel: UnixStream,
-        output: OwnedFd,
-        config: &ServerConfig,
-        filters: &[seccompiler::BpfProgram],
-    ) -> i32 {
+    fn supervise(mut channel: UnixStream, output: OwnedFd, config: &ServerConfig) -> i32 {
         let mut len = [0u8; 4];
         if channel.read_exact(&mut len).is_err() {
             return 1;
@@ -890,7 +1053,7 @@ pub(crate) mod inside {
                 libc::sigprocmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             }
-            let code = command(request, &output, config, filters);
+            let code = command(request, &output, config);
             // SAFETY: leave without running destructors of the supervisor's state.
             unsafe { libc::_exit(code) };
         }
@@ -973,12 +1136,7 @@ pub(crate) mod inside {
 
     /// In the command's process: its own session, the output pipe as stdout and stderr, stdin
     /// closed, every restriction, exec.
-    fn command(
-        request: Request,
-        output: &OwnedFd,
-        config: &ServerConfig,
-        filters: &[seccompiler::BpfProgram],
-    ) -> i32 {
+    fn command(request: Request, output: &OwnedFd, config: &ServerConfig) -> i32 {
         // SAFETY: setsid/open/dup2 with valid arguments (a NUL-terminated literal path and
         // descriptors we own).
         unsafe {
@@ -996,7 +1154,8 @@ pub(crate) mod inside {
             let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
             return 125;
         }
-        if let Err(e) = h::restrict(&request.landlock, config.standalone, filters) {
+        // The seccomp filters are inherited from the server (see `serve`).
+        if let Err(e) = h::restrict(&request.landlock, config.standalone, &[]) {
             let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
             return 125;
         }

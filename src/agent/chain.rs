@@ -797,17 +797,10 @@ impl ToolBox {
                 // The network policy: for the allow-list, this call's proxy variables and the
                 // scope that collects what the proxy refuses during it.
                 let mut invocation = invocation;
-                let prepared = sandbox::Policy::new(self.cwd())
-                    .map_err(|e| e.to_string())
-                    .and_then(|mut policy| {
-                        // gg keeps the agent socket out of its own environment: hide it by the
-                        // value it holds.
-                        if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
-                            policy.hide_socket(std::path::Path::new(&sock));
-                        }
-                        let scope = network.prepare(&mut policy, &mut invocation.env)?;
-                        Ok((policy, scope))
-                    });
+                let prepared = self.sandbox_policy().and_then(|mut policy| {
+                    let scope = network.prepare(&mut policy, &mut invocation.env)?;
+                    Ok((policy, scope))
+                });
                 let (policy, scope) = match prepared {
                     Ok(p) => p,
                     Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
@@ -920,6 +913,54 @@ type ServedCommand = std::convert::Infallible;
 impl ToolBox {
     /// Hands the command to the session's sandbox server (starting or replacing it); `None`
     /// when it runs in a sandbox of its own instead, with the notes for its output either way.
+    /// The sandbox policy of this session's commands, before the network's part.
+    fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
+        let mut policy = sandbox::Policy::new(self.cwd()).map_err(|e| e.to_string())?;
+        // gg keeps the agent socket out of its own environment: hide it by the value it holds.
+        if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+            policy.hide_socket(std::path::Path::new(&sock));
+        }
+        Ok(policy)
+    }
+
+    /// Starts the session's sandbox in the background when a turn begins, so the turn's first
+    /// command finds it running: the model's answer takes longer than bubblewrap and the helper
+    /// take to start. Nothing happens without a sandbox, with a sandbox per command, or once the
+    /// session's sandbox has been started; whatever goes wrong here is left for that first
+    /// command to meet and report.
+    pub fn warm_sandbox(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            let SandboxSetting::On { backend, network } = &self.sandbox else {
+                return;
+            };
+            let Some(server) = self.sandbox_server.clone() else {
+                return;
+            };
+            if server.starts() > 0 {
+                return;
+            }
+            let Ok(forced) = &self.backend_override else {
+                return;
+            };
+            let backend = forced.unwrap_or(*backend);
+            let Ok(mut policy) = self.sandbox_policy() else {
+                return;
+            };
+            if network.route(&mut policy).is_err() {
+                return;
+            }
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            runtime.spawn_blocking(move || {
+                if let Err(e) = server.warm(&policy, backend) {
+                    tracing::debug!("sandbox warm-up: {e}");
+                }
+            });
+        }
+    }
+
     async fn spawn_served(
         &self,
         invocation: &sandbox::Invocation,
@@ -931,10 +972,14 @@ impl ToolBox {
             let Some(server) = self.sandbox_server.clone() else {
                 return (None, Vec::new());
             };
-            let (invocation, policy) = (invocation.clone(), policy.clone());
-            let spawned =
-                tokio::task::spawn_blocking(move || server.spawn(&invocation, &policy, backend))
-                    .await;
+            let spawned = match server.spawn_now(invocation, policy, backend) {
+                Some(now) => Ok(now),
+                None => {
+                    let (invocation, policy) = (invocation.clone(), policy.clone());
+                    tokio::task::spawn_blocking(move || server.spawn(&invocation, &policy, backend))
+                        .await
+                }
+            };
             match spawned {
                 Ok(Ok(sandbox::server::Spawned::Served(mut served))) => {
                     let notes = std::mem::take(&mut served.notes);

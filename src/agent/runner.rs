@@ -160,6 +160,7 @@ impl Agent {
     ) -> Result<TurnOutcome, TurnError> {
         session.recover_interrupted_tool_calls()?;
         session.append_message(session::Message::text(session::Role::User, user_text))?;
+        self.tools.warm_sandbox();
         let tools = self.tool_definitions();
         let mut outcome = TurnOutcome::default();
         for _ in 0..MAX_REQUESTS_PER_TURN {

@@ -4,3 +4,22 @@
 pub mod config;
 pub mod lock;
 pub mod service;
+
+/// The async runtime every gg and ggd entry point runs on: two workers (the agent waits on the
+/// model and on commands most of the time; more threads only cost memory and start-up).
+///
+/// With the `test-hooks` feature, `GG_TEST_BLOCKING_KEEP_ALIVE_MS` shortens how long an idle
+/// blocking-pool thread lives (tokio's default is 10 s), so that tests can show deterministically
+/// that nothing depends on such a thread staying alive.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).enable_all();
+    #[cfg(feature = "test-hooks")]
+    if let Some(ms) = std::env::var("GG_TEST_BLOCKING_KEEP_ALIVE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        builder.thread_keep_alive(std::time::Duration::from_millis(ms));
+    }
+    builder.build()
+}

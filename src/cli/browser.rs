@@ -53,11 +53,7 @@ pub struct Common {
 }
 
 pub fn run(command: BrowserCommand, sandboxed: bool) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::app::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("gg browser: {e}");

@@ -58,11 +58,7 @@ pub struct RunFlags {
 pub use super::error::CliError;
 
 pub fn run(flags: RunFlags) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::app::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("gg: cannot start the async runtime: {e}");

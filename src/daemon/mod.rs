@@ -437,11 +437,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::app::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ggd: cannot start the async runtime: {e}");

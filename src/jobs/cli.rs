@@ -427,10 +427,7 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
         }
         JobCommand::Run { job } => {
             let j = resolve(&store.jobs()?, &job)?.clone();
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
+            let runtime = crate::app::runtime()
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             let executor = Arc::new(ConversationExecutor::new(home.to_path_buf()));
             let cancel = CancellationToken::new();

@@ -300,13 +300,22 @@ impl SessionNetwork {
     /// Sets `policy` up for one command: its network mode and, for the allow-list, the proxy
     /// route; returns the call scope whose URL goes into the command's environment.
     pub fn apply(&self, policy: &mut sandbox::Policy) -> Result<Option<CallScope>, String> {
+        match self.route(policy)? {
+            Some(proxy) => Ok(Some(proxy.begin_call())),
+            None => Ok(None),
+        }
+    }
+
+    /// Sets `policy`'s network mode and, for the allow-list, the proxy route (starting the
+    /// proxy), without beginning a call: what the session's sandbox is started with.
+    pub fn route(&self, policy: &mut sandbox::Policy) -> Result<Option<Arc<ProxyHandle>>, String> {
         policy.network = self.policy.sandbox_network();
         if self.policy.mode != NetworkMode::AllowList {
             return Ok(None);
         }
         let proxy = self.proxy()?;
         policy.proxy = Some(proxy.route());
-        Ok(Some(proxy.begin_call()))
+        Ok(Some(proxy))
     }
 
     /// [`SessionNetwork::apply`], and the call's proxy variables put into `env` (the command's
