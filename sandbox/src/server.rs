@@ -653,6 +653,9 @@ mod host {
                 // take the session's sandbox down.
                 .process_group(0);
             let mut child = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
+            // The command still holds the server's end of the control socket: drop it, so that a
+            // server that dies before it is ready closes the socket and is noticed at once.
+            drop(cmd);
             let stderr = child.stderr.take();
             if let Some(err) = &stderr {
                 // Read only what is there when the server has died (a supervisor or the

@@ -188,14 +188,7 @@ impl Workspace {
             BENEATH,
         )
         .map_err(|e| path.io(e.into()))?;
-        let stat = rustix::fs::fstat(&fd).map_err(|e| path.io(e.into()))?;
-        if stat.st_mode & 0o170000 != 0o100000 {
-            return Err(path.io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            )));
-        }
-        Ok(File::from(fd))
+        regular_file(fd).map_err(|e| path.io(e))
     }
 
     /// Opens a directory, confined (for listing and walking).
@@ -242,14 +235,7 @@ impl Workspace {
             Err(rustix::io::Errno::LOOP) => return Err(PathError::Outside(path.shown.clone())),
             Err(e) => return Err(path.io(e.into())),
         };
-        let stat = rustix::fs::fstat(&fd).map_err(|e| path.io(e.into()))?;
-        if stat.st_mode & 0o170000 != 0o100000 {
-            return Err(path.io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            )));
-        }
-        Ok(Some(File::from(fd)))
+        regular_file(fd).map(Some).map_err(|e| path.io(e))
     }
 
     /// Opens a directory without following any symlink on the way, creating the missing ones
@@ -445,15 +431,9 @@ impl Workspace {
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(target.io(e.into())),
         };
-        let stat = rustix::fs::fstat(&fd).map_err(|e| target.io(e.into()))?;
-        if stat.st_mode & 0o170000 != 0o100000 {
-            return Err(target.io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            )));
-        }
+        let file = regular_file(fd).map_err(|e| target.io(e))?;
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(File::from(fd), limit), &mut bytes)
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut bytes)
             .map_err(|e| target.io(e))?;
         Ok(Some(bytes))
     }
@@ -602,4 +582,17 @@ fn temp_name(name: &OsStr) -> PathBuf {
     bytes.extend_from_slice(name.as_bytes());
     bytes.extend_from_slice(format!(".gg-tmp-{:016x}", fastrand::u64(..)).as_bytes());
     PathBuf::from(OsStr::from_bytes(&bytes))
+}
+
+/// The opened descriptor as a `File` when it is a regular file; anything else (a FIFO that would
+/// block a reader, a device, a directory) is refused. One check for every read path.
+fn regular_file(fd: OwnedFd) -> io::Result<File> {
+    let stat = rustix::fs::fstat(&fd)?;
+    if stat.st_mode & 0o170000 != 0o100000 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(File::from(fd))
 }
