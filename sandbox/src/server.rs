@@ -1126,6 +1126,9 @@ pub(crate) mod inside {
         if let Some(s) = status {
             let _ = channel.write_all(format!("exit {s}\n").as_bytes());
         }
+        // The host reads the report to the end: end it now rather than when this process has
+        // been torn down.
+        let _ = channel.shutdown(std::net::Shutdown::Both);
         0
     }
 
