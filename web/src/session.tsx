@@ -279,7 +279,9 @@ function OpenSession({
         setItems((prev) => [...prev, { kind: "user", key: `p${started.runId}`, text }]);
         startFollowing(started.runId);
       }
-      setDraft("");
+      // Only what was sent: text typed while the request was in flight (a follow-up written
+      // during a steer) stays in the box.
+      setDraft((current) => (current === text ? "" : current));
     } catch (e) {
       setError(describeError(e));
     }
