@@ -213,6 +213,20 @@ struct Invocation {
     command: Option<Command>,
 }
 
+impl Invocation {
+    /// `gg <name> WORDS…`: a prompt that starts with the subcommand's name (`gg memory what do
+    /// you know` asks the agent; `gg memory list` is the memory command).
+    fn worded(color: ColorWhen, name: &str, words: Vec<String>, run: RunArgs) -> Invocation {
+        Invocation {
+            color,
+            run,
+            prompt: std::iter::once(name.to_string()).chain(words).collect(),
+            resume: None,
+            command: None,
+        }
+    }
+}
+
 /// Builds the clap command for `args` (program name first): decides whether the first
 /// positional word is a subcommand or the start of a prompt, turns `gg help [COMMAND…]` into
 /// `--help`, and applies `--color` to clap's own output.
@@ -355,13 +369,9 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
             command: None,
             words,
             run: job_run,
-        })) if !words.is_empty() => Invocation {
-            color,
-            run: run.merge(job_run).map_err(fail)?,
-            prompt: std::iter::once("job".to_string()).chain(words).collect(),
-            resume: None,
-            command: None,
-        },
+        })) if !words.is_empty() => {
+            Invocation::worded(color, "job", words, run.merge(job_run).map_err(fail)?)
+        }
         Some(Command::Job(JobArgs {
             command: None,
             run: job_run,
@@ -375,35 +385,19 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
             command: None,
             words,
             run: memory_run,
-        })) if !words.is_empty() => Invocation {
-            color,
-            run: run.merge(memory_run).map_err(fail)?,
-            prompt: std::iter::once("memory".to_string()).chain(words).collect(),
-            resume: None,
-            command: None,
-        },
+        })) if !words.is_empty() => {
+            Invocation::worded(color, "memory", words, run.merge(memory_run).map_err(fail)?)
+        }
         Some(Command::Artifact(ArtifactArgs {
             words, run: own, ..
-        })) if !words.is_empty() => Invocation {
-            color,
-            run: run.merge(own).map_err(fail)?,
-            prompt: std::iter::once("artifact".to_string())
-                .chain(words)
-                .collect(),
-            resume: None,
-            command: None,
-        },
+        })) if !words.is_empty() => {
+            Invocation::worded(color, "artifact", words, run.merge(own).map_err(fail)?)
+        }
         Some(Command::Library(LibraryArgs {
             words, run: own, ..
-        })) if !words.is_empty() => Invocation {
-            color,
-            run: run.merge(own).map_err(fail)?,
-            prompt: std::iter::once("library".to_string())
-                .chain(words)
-                .collect(),
-            resume: None,
-            command: None,
-        },
+        })) if !words.is_empty() => {
+            Invocation::worded(color, "library", words, run.merge(own).map_err(fail)?)
+        }
         Some(Command::Artifact(ArtifactArgs { run: own, .. }))
         | Some(Command::Library(LibraryArgs { run: own, .. }))
             if own != RunArgs::default() =>
@@ -416,13 +410,9 @@ fn parse(args: Vec<OsString>) -> Result<Invocation, clap::Error> {
         Some(Command::Init(InitArgs {
             words,
             run: init_run,
-        })) if !words.is_empty() => Invocation {
-            color,
-            run: run.merge(init_run).map_err(fail)?,
-            prompt: std::iter::once("init".to_string()).chain(words).collect(),
-            resume: None,
-            command: None,
-        },
+        })) if !words.is_empty() => {
+            Invocation::worded(color, "init", words, run.merge(init_run).map_err(fail)?)
+        }
         Some(Command::Init(InitArgs { run: init_run, .. }))
             if init_run != RunArgs::default() || run != RunArgs::default() =>
         {
