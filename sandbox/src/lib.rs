@@ -532,15 +532,6 @@ fn standalone_helper_exe() -> Result<PathBuf, SandboxError> {
     })
 }
 
-/// Whether the helper is the separate `gg-sandbox-helper` binary (for `--explain`, tests).
-#[cfg(target_os = "linux")]
-pub fn separate_helper() -> Option<PathBuf> {
-    helper_image()
-        .ok()
-        .filter(|h| h.separate)
-        .map(|h| h.path.clone())
-}
-
 /// Whether the executable sits where bubblewrap mounts an empty tmpfs.
 #[cfg(target_os = "linux")]
 fn needs_explicit_bind(exe: &Path) -> bool {

@@ -32,24 +32,40 @@ pub fn key(level: &str, binaries: &[&Path]) -> Option<String> {
         return None;
     }
     let mut key = format!("v1 {level} euid={}", rustix_euid());
-    let exe = std::env::current_exe().ok()?;
-    for bin in binaries.iter().copied().chain([exe.as_path()]) {
-        let m = std::fs::metadata(bin).ok()?;
-        key.push_str(&format!(
-            " {}:{}:{}:{}:{}.{}",
-            bin.display(),
-            m.dev(),
-            m.ino(),
-            m.size(),
-            m.mtime(),
-            m.mtime_nsec()
-        ));
+    for bin in binaries {
+        key.push_str(&identity(bin)?);
     }
-    for sysctl in SYSCTLS {
-        let value = std::fs::read_to_string(sysctl).unwrap_or_else(|_| "-".into());
-        key.push_str(&format!(" {}={}", sysctl, value.trim()));
-    }
+    key.push_str(host_part().as_deref()?);
     Some(key)
+}
+
+/// One binary's part of a key: ` path:dev:ino:size:mtime`.
+fn identity(bin: &Path) -> Option<String> {
+    let m = std::fs::metadata(bin).ok()?;
+    Some(format!(
+        " {}:{}:{}:{}:{}.{}",
+        bin.display(),
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec()
+    ))
+}
+
+/// The part every key of this process shares (the running executable and the sysctls), read
+/// once: a process asks for up to three keys (helper, bwrap, landlock).
+fn host_part() -> &'static Option<String> {
+    static PART: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    PART.get_or_init(|| {
+        let exe = std::env::current_exe().ok()?;
+        let mut part = identity(&exe)?;
+        for sysctl in SYSCTLS {
+            let value = std::fs::read_to_string(sysctl).unwrap_or_else(|_| "-".into());
+            part.push_str(&format!(" {}={}", sysctl, value.trim()));
+        }
+        Some(part)
+    })
 }
 
 /// Whether `key` was stored by an earlier success.

@@ -398,16 +398,8 @@ mod host {
                 return Ok(());
             }
             let (key, stubs) = key_for(level, policy, &[])?;
-            let start_key = key.clone();
-            match self.launcher.run(move || Server::start(start_key, stubs)) {
-                Ok(server) => {
-                    state.starts += 1;
-                    state.server = Some(server);
-                }
-                Err(why) => {
-                    state.failed = Some(key);
-                    state.unreported = Some(start_failure_note(&why));
-                }
+            if let Err(note) = state.start(&self.launcher, key, stubs) {
+                state.unreported = Some(note);
             }
             Ok(())
         }
@@ -511,23 +503,10 @@ mod host {
                             note: state.unreported.take(),
                         });
                     }
-                    let (start_key, start_stubs) = (key.clone(), plan_stubs.clone());
-                    match self
-                        .launcher
-                        .run(move || Server::start(start_key, start_stubs))
+                    if let Err(note) = state.start(&self.launcher, key.clone(), plan_stubs.clone())
                     {
-                        Ok(server) => {
-                            state.starts += 1;
-                            state.failed = None;
-                            state.server = Some(server);
-                        }
-                        Err(why) => {
-                            state.failed = Some(key);
-                            state.unreported = None;
-                            return Ok(Spawned::PerCommand {
-                                note: Some(start_failure_note(&why)),
-                            });
-                        }
+                        state.unreported = None;
+                        return Ok(Spawned::PerCommand { note: Some(note) });
                     }
                 }
                 let Some(server) = &mut state.server else {
@@ -564,11 +543,32 @@ mod host {
         }
     }
 
-    fn start_failure_note(why: &str) -> String {
-        format!(
-            "[gg: the sandbox command server could not start ({why}); each command runs in a \
-             sandbox of its own]"
-        )
+    impl State {
+        /// Starts the server for `key` on the session's launcher thread. On failure the key is
+        /// remembered (not retried) and the line to show is returned.
+        fn start(
+            &mut self,
+            launcher: &Launcher,
+            key: Key,
+            stubs: Vec<PathBuf>,
+        ) -> Result<(), String> {
+            let start_key = key.clone();
+            match launcher.run(move || Server::start(start_key, stubs)) {
+                Ok(server) => {
+                    self.starts += 1;
+                    self.failed = None;
+                    self.server = Some(server);
+                    Ok(())
+                }
+                Err(why) => {
+                    self.failed = Some(key);
+                    Err(format!(
+                        "[gg: the sandbox command server could not start ({why}); each command \
+                         runs in a sandbox of its own]"
+                    ))
+                }
+            }
+        }
     }
 
     /// The server's command line for `policy` at `level`, and the host mount points its
