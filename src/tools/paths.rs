@@ -178,7 +178,7 @@ impl Workspace {
     /// device, a directory) is refused.
     pub fn open_read(&self, path: &Confined) -> Result<File, PathError> {
         self.before_open(path);
-        let fd = rustix::fs::openat2(
+        let fd = openat2(
             &self.root_fd,
             path.kernel_path(),
             // NONBLOCK keeps a planted FIFO from hanging the open; it does not affect regular
@@ -194,7 +194,7 @@ impl Workspace {
     /// Opens a directory, confined (for listing and walking).
     pub fn open_dir(&self, path: &Confined) -> Result<OwnedFd, PathError> {
         self.before_open(path);
-        rustix::fs::openat2(
+        openat2(
             &self.root_fd,
             path.kernel_path(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -208,7 +208,7 @@ impl Workspace {
     /// `ELOOP` when a component is one.
     fn open_dir_no_symlinks(&self, path: &Confined) -> Result<OwnedFd, rustix::io::Errno> {
         self.before_open(path);
-        rustix::fs::openat2(
+        openat2(
             &self.root_fd,
             path.kernel_path(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -223,7 +223,7 @@ impl Workspace {
     /// anywhere on the path is refused as [`PathError::Outside`].
     pub fn open_read_strict(&self, path: &Confined) -> Result<Option<File>, PathError> {
         self.before_open(path);
-        let fd = match rustix::fs::openat2(
+        let fd = match openat2(
             &self.root_fd,
             path.kernel_path(),
             OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
@@ -260,7 +260,7 @@ impl Workspace {
             Err(e) => return Err(refuse(e)),
         }
         let mode = Mode::from_raw_mode(create.unwrap_or(0o700));
-        let mut dir = rustix::fs::openat2(
+        let mut dir = openat2(
             &self.root_fd,
             ".",
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -276,7 +276,7 @@ impl Workspace {
                 Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                 Err(e) => return Err(refuse(e)),
             }
-            dir = rustix::fs::openat2(
+            dir = openat2(
                 &dir,
                 part,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -339,7 +339,7 @@ impl Workspace {
                 Ok(fd) => Ok((fd, true)),
                 Err(rustix::io::Errno::LOOP) => {
                     self.before_open(&step);
-                    rustix::fs::openat2(
+                    openat2(
                         &self.root_fd,
                         step.kernel_path(),
                         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -483,7 +483,7 @@ impl Workspace {
                 Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                 Err(e) => return Err(target.io(e.into())),
             }
-            let next = rustix::fs::openat2(
+            let next = openat2(
                 parent,
                 component.as_os_str(),
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -582,6 +582,27 @@ fn temp_name(name: &OsStr) -> PathBuf {
     bytes.extend_from_slice(name.as_bytes());
     bytes.extend_from_slice(format!(".gg-tmp-{:016x}", fastrand::u64(..)).as_bytes());
     PathBuf::from(OsStr::from_bytes(&bytes))
+}
+
+/// `openat2(2)`, retried while the kernel answers `EAGAIN`. With `RESOLVE_BENEATH` the kernel
+/// refuses to finish a lookup during which any rename or mount happened anywhere on the system
+/// (it cannot then prove the walk stayed beneath), and says so with `EAGAIN` for the caller to
+/// retry. On a busy machine (every atomic write renames) that happens; it is not an answer about
+/// the path. Bounded, so a system that renames without pause cannot spin us forever.
+fn openat2<Fd: rustix::fd::AsFd, P: rustix::path::Arg + Copy>(
+    dirfd: Fd,
+    path: P,
+    oflags: OFlags,
+    mode: Mode,
+    resolve: ResolveFlags,
+) -> rustix::io::Result<OwnedFd> {
+    let mut tries = 0;
+    loop {
+        match rustix::fs::openat2(&dirfd, path, oflags, mode, resolve) {
+            Err(rustix::io::Errno::AGAIN) if tries < 100 => tries += 1,
+            other => return other,
+        }
+    }
 }
 
 /// The opened descriptor as a `File` when it is a regular file; anything else (a FIFO that would
