@@ -538,12 +538,14 @@ impl BrowserTools {
         state.page = None;
     }
 
-    /// Runs the call; when it failed because the browser died under it (a crash mid-call), the
-    /// browser is restarted once and the call tried again.
+    /// Runs the call; when it failed because the browser died under it (a crash mid-call, or
+    /// one that was still under way when the call began), the call is tried again, and the
+    /// retry's `ensure` decides as for a crash seen before the call: the first restarts the
+    /// browser with a note, a second is refused as "crashed again".
     async fn run(&self, state: &mut State, call: &BrowserCall) -> Result<Done, String> {
         match self.attempt(state, call).await {
-            Err(e) if !state.restarted && state.process.as_mut().is_some_and(|p| !p.alive()) => {
-                tracing::warn!(error = %e, "browser died during a call; retrying once");
+            Err(e) if state.process.as_mut().is_some_and(|p| !p.alive()) => {
+                tracing::warn!(error = %e, "browser died during a call; trying once more");
                 self.attempt(state, call).await
             }
             r => r,
