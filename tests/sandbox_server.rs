@@ -676,3 +676,65 @@ fn a_helper_started_by_another_build_refuses() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not meant to be run by hand"));
 }
+
+/// The server builds each command's Landlock ruleset once and reuses it while the tree it was
+/// computed from is unchanged (`fs_rules::Prepared`). A directory made in the home directory
+/// between two commands (listed to grant read around `~/.ssh`) is readable by the next command,
+/// and the hidden paths stay hidden in every command, reused ruleset or not.
+#[test]
+fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
+    let levels = available_levels();
+    let fixtures: Vec<Fixture> = levels.iter().map(|_| Fixture::new()).collect();
+    for fx in &fixtures {
+        // What gg itself makes at start, made ahead: its sessions and its probe cache.
+        std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
+        std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
+    }
+    // A ruleset computed from a directory changed in the last two seconds is never reused
+    // (directory times are coarse); the fixtures are older than that when gg starts, so the
+    // second command reuses the first one's ruleset and the third must notice the new entry.
+    std::thread::sleep(Duration::from_secs(3));
+    for (level, fx) in levels.iter().zip(&fixtures) {
+        let level = *level;
+        let server = ScriptedServer::start();
+        let read = "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\"; \
+                    cat \"$HOME/later/note\" 2>&1 || echo NOT-READABLE";
+        server.push(tool_call_reply(0, &call(read)));
+        server.push(tool_call_reply(1, &call(read)));
+        let home = fx.home.clone();
+        let second = call(read);
+        server.push(Reply::computed(move |_| {
+            // Between the second and the third command, on the host.
+            std::fs::create_dir(home.join("later")).unwrap();
+            std::fs::write(home.join("later/note"), "LATER-NOTE\n").unwrap();
+            tool_call_reply(2, &second)
+        }));
+        server.push(tool_call_reply(3, &call(read)));
+        server.push(Reply::text(&["done"]));
+        let out = agent(fx, &server, level, &[]).output().expect("run gg");
+        assert!(
+            out.status.success(),
+            "{level}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 4, "{level}: {results:?}");
+        for (i, r) in results.iter().enumerate() {
+            assert!(
+                !r.contains("SECRET"),
+                "{level}: command {i} read a secret: {r}"
+            );
+            let appeared = i >= 2;
+            assert_eq!(
+                r.contains("LATER-NOTE"),
+                appeared,
+                "{level}: command {i}: {r}"
+            );
+            assert_eq!(
+                r.contains("NOT-READABLE"),
+                !appeared,
+                "{level}: command {i}: {r}"
+            );
+        }
+    }
+}

@@ -75,38 +75,42 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
 /// inherits list-only access) — which is also why a hidden path that appears during the run stays
 /// hidden.
 pub fn read_grants(roots: &[PathBuf], deny: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut full = Vec::new();
-    let mut list_only = Vec::new();
+    let mut grants = Grants::default();
     for root in roots {
         if deny.iter().any(|d| root.starts_with(d)) {
             continue;
         }
-        split_grant(root, deny, 0, &mut full, &mut list_only);
+        split_grant(root, deny, 0, &mut grants);
     }
-    (full, list_only)
+    (grants.full, grants.list_only)
 }
 
-fn split_grant(
-    dir: &Path,
-    deny: &[PathBuf],
-    depth: usize,
-    full: &mut Vec<PathBuf>,
-    list_only: &mut Vec<PathBuf>,
-) {
+/// What [`split_grant`] found: the grants, and the directories it listed (with what they were
+/// when listed), on which the grants depend.
+#[derive(Default)]
+struct Grants {
+    full: Vec<PathBuf>,
+    list_only: Vec<PathBuf>,
+    listed: Vec<Seen>,
+}
+
+fn split_grant(dir: &Path, deny: &[PathBuf], depth: usize, grants: &mut Grants) {
     let below: Vec<&PathBuf> = deny
         .iter()
         .filter(|d| d.starts_with(dir) && d.as_path() != dir)
         .collect();
     if below.is_empty() {
-        full.push(dir.to_path_buf());
+        grants.full.push(dir.to_path_buf());
         return;
     }
+    // Stamped before it is read: an entry made after this point changes the stamp.
+    grants.listed.push(Seen::listed(dir));
     let Ok(entries) = std::fs::read_dir(dir) else {
         // Unlistable: grant nothing below rather than the whole tree.
-        list_only.push(dir.to_path_buf());
+        grants.list_only.push(dir.to_path_buf());
         return;
     };
-    list_only.push(dir.to_path_buf());
+    grants.list_only.push(dir.to_path_buf());
     for entry in entries.flatten() {
         let path = entry.path();
         if below.iter().any(|d| **d == path) {
@@ -115,9 +119,9 @@ fn split_grant(
         let leads_to_denied = below.iter().any(|d| d.starts_with(&path));
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if leads_to_denied && is_dir && depth < 64 {
-            split_grant(&path, deny, depth + 1, full, list_only);
+            split_grant(&path, deny, depth + 1, grants);
         } else if !leads_to_denied {
-            full.push(path);
+            grants.full.push(path);
         }
     }
 }
@@ -150,6 +154,118 @@ pub fn writable_rights(abi: ABI) -> BitFlags<AccessFs> {
 
 /// Applies `plan` to the calling thread and its future children.
 pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError> {
+    prepare(plan)?.restrict()
+}
+
+/// A ruleset built from a plan but not yet applied, and what its grants were computed from.
+///
+/// The session's command server builds one and every command forked from it applies its own
+/// copy, for as long as [`Prepared::is_current`] says the tree it was computed from is unchanged.
+/// With deny-read paths the grants come from listing each directory on the way down to them
+/// (`/`, the home directory, …: about a hundred rules), which cost every command more than
+/// everything else Landlock does; re-checking costs a `stat` per directory.
+///
+/// A stale ruleset can only grant less than a fresh one, never more: rules follow inodes, so a
+/// granted entry replaced by another (a hidden path renamed onto it, say) is not covered, and an
+/// entry created later directly in a listed directory is not readable until the ruleset is built
+/// again.
+pub struct Prepared {
+    ruleset: landlock::RulesetCreated,
+    /// Every path a grant was opened at, and every directory listed for the grants.
+    seen: Vec<Seen>,
+    /// False when a listed directory changed too recently for its timestamps to tell a later
+    /// change apart (see [`Stamp::recent`]): then the ruleset serves one command only.
+    reusable: bool,
+}
+
+/// A path a ruleset depends on, as it was when the ruleset was built.
+struct Seen {
+    path: PathBuf,
+    /// Listed for the grants (its entries matter), rather than granted (only its inode does).
+    listed: bool,
+    stamp: Option<Stamp>,
+}
+
+impl Seen {
+    fn granted(path: &Path) -> Seen {
+        Seen {
+            path: path.to_path_buf(),
+            listed: false,
+            stamp: Stamp::inode_of(path),
+        }
+    }
+
+    fn listed(path: &Path) -> Seen {
+        Seen {
+            path: path.to_path_buf(),
+            listed: true,
+            stamp: Stamp::of(path),
+        }
+    }
+
+    fn unchanged(&self) -> bool {
+        let now = if self.listed {
+            Stamp::of(&self.path)
+        } else {
+            Stamp::inode_of(&self.path)
+        };
+        now == self.stamp
+    }
+}
+
+/// What a path was when a ruleset was built: the inode it named, and for a listed directory the
+/// times that change when an entry is added, removed or renamed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// The inode only: for a path a grant was opened at, where the rule follows the inode and
+    /// the times do not matter (a written device file changes them).
+    fn inode_of(path: &Path) -> Option<Stamp> {
+        Stamp::of(path).map(|s| Stamp {
+            mtime: (0, 0),
+            ctime: (0, 0),
+            ..s
+        })
+    }
+
+    /// Changed within the last two seconds (or in the future) as seen at `now`. Directory times
+    /// come from a coarse clock, so two changes close together can leave the same time: a
+    /// ruleset built from such a directory is not kept (as git treats a "racily clean" index).
+    fn recent(&self, now: std::time::SystemTime) -> bool {
+        let now = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        self.mtime.0.max(self.ctime.0) >= now - 2
+    }
+}
+
+/// Builds the ruleset for `plan` from the live tree, without applying it.
+pub fn prepare(plan: &LandlockPlan) -> Result<Prepared, landlock::RulesetError> {
+    prepare_at(plan, std::time::SystemTime::now())
+}
+
+/// [`prepare`] as if it were `now` (tests move the clock instead of waiting).
+fn prepare_at(
+    plan: &LandlockPlan,
+    now: std::time::SystemTime,
+) -> Result<Prepared, landlock::RulesetError> {
     let abi = TARGET_ABI;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -161,11 +277,28 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError>
         ruleset = ruleset.scope(Scope::from_all(abi))?;
     }
     let device_rights = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    let (read, list_only) = read_grants(&plan.read_only, &plan.deny_read);
-    let status = ruleset
+    let mut seen: Vec<Seen> = plan
+        .read_only
+        .iter()
+        .chain(&plan.read_write)
+        .chain(&plan.devices)
+        .map(|p| Seen::granted(p))
+        .collect();
+    let mut grants = Grants::default();
+    for root in &plan.read_only {
+        if !plan.deny_read.iter().any(|d| root.starts_with(d)) {
+            split_grant(root, &plan.deny_read, 0, &mut grants);
+        }
+    }
+    let reusable = !grants
+        .listed
+        .iter()
+        .any(|s| s.stamp.is_some_and(|s| s.recent(now)));
+    seen.append(&mut grants.listed);
+    let ruleset = ruleset
         .create()?
-        .add_rules(path_beneath_rules(&read, AccessFs::from_read(abi)))?
-        .add_rules(path_beneath_rules(&list_only, AccessFs::ReadDir))?
+        .add_rules(path_beneath_rules(&grants.full, AccessFs::from_read(abi)))?
+        .add_rules(path_beneath_rules(&grants.list_only, AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
         .add_rules(
@@ -175,13 +308,30 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError>
                 .map(|&port| {
                     Ok::<_, landlock::RulesetError>(NetPort::new(port, AccessNet::ConnectTcp))
                 }),
-        )?
-        .restrict_self()?;
-    Ok(match status.ruleset {
-        RulesetStatus::FullyEnforced => Enforcement::Full,
-        RulesetStatus::PartiallyEnforced => Enforcement::Partial,
-        RulesetStatus::NotEnforced => Enforcement::None,
+        )?;
+    Ok(Prepared {
+        ruleset,
+        seen,
+        reusable,
     })
+}
+
+impl Prepared {
+    /// Whether this ruleset is still what [`prepare`] would build now: every path names the
+    /// inode it named, and no listed directory has gained, lost or renamed an entry.
+    pub fn is_current(&self) -> bool {
+        self.reusable && self.seen.iter().all(Seen::unchanged)
+    }
+
+    /// Applies it to the calling thread and its future children.
+    pub fn restrict(self) -> Result<Enforcement, landlock::RulesetError> {
+        let status = self.ruleset.restrict_self()?;
+        Ok(match status.ruleset {
+            RulesetStatus::FullyEnforced => Enforcement::Full,
+            RulesetStatus::PartiallyEnforced => Enforcement::Partial,
+            RulesetStatus::NotEnforced => Enforcement::None,
+        })
+    }
 }
 
 /// The Landlock ABI of the running kernel, or why there is none.
@@ -256,6 +406,121 @@ mod tests {
         // No hidden path below: the root itself is granted.
         let (full, list_only) = read_grants(std::slice::from_ref(&root), &[]);
         assert_eq!((full, list_only), (vec![root.clone()], vec![]));
+    }
+
+    /// A tree with a hidden directory; its listed directories are given an old modification
+    /// time, so that adding an entry changes it whatever the clock's granularity.
+    fn hidden_tree() -> (tempfile::TempDir, PathBuf, LandlockPlan) {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        for d in ["home/.ssh", "home/proj", "w"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("home/.ssh/key"), "SECRET").unwrap();
+        std::fs::write(root.join("home/notes"), "visible").unwrap();
+        let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        for d in ["", "home"] {
+            std::fs::File::open(root.join(d))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let plan = LandlockPlan {
+            read_only: vec![root.clone()],
+            read_write: vec![root.join("w")],
+            devices: Vec::new(),
+            deny_tcp: false,
+            connect_tcp: Vec::new(),
+            scoped: false,
+            deny_read: vec![root.join("home/.ssh")],
+        };
+        (t, root, plan)
+    }
+
+    fn later() -> std::time::SystemTime {
+        std::time::SystemTime::now() + std::time::Duration::from_secs(60)
+    }
+
+    #[test]
+    fn a_prepared_ruleset_is_current_until_the_tree_it_came_from_changes() {
+        let (_t, root, plan) = hidden_tree();
+        let prepared = prepare_at(&plan, later()).unwrap();
+        assert!(prepared.is_current(), "nothing changed");
+        // An entry added in a listed directory (it would get no read grant).
+        std::fs::write(root.join("home/new"), "x").unwrap();
+        assert!(!prepared.is_current(), "a new entry in a listed directory");
+
+        let (_t, root, plan) = hidden_tree();
+        let prepared = prepare_at(&plan, later()).unwrap();
+        // A granted root replaced by another directory (the rule follows the old inode).
+        std::fs::rename(root.join("w"), root.join("w.old")).unwrap();
+        std::fs::create_dir(root.join("w")).unwrap();
+        assert!(!prepared.is_current(), "a writable root replaced");
+    }
+
+    #[test]
+    fn a_ruleset_from_a_directory_changed_just_now_serves_once() {
+        // Directory times come from a coarse clock: a change right after the listing could
+        // leave the same time, so such a ruleset is never reused.
+        let (_t, root, plan) = hidden_tree();
+        std::fs::write(root.join("home/just-now"), "x").unwrap();
+        let prepared = prepare(&plan).unwrap();
+        assert!(!prepared.is_current());
+    }
+
+    /// The same prepared ruleset applied in two processes (as the command server's commands
+    /// do): both are kept out of the hidden directory and can read its sibling.
+    #[test]
+    fn a_prepared_ruleset_hides_in_every_process_that_applies_it() {
+        use std::os::unix::process::CommandExt;
+        if kernel_abi().is_err() {
+            let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
+            assert!(
+                !required.split(',').any(|l| l.trim() == "landlock"),
+                "GG_REQUIRE_SANDBOX_LEVELS has landlock but the kernel has none"
+            );
+            return;
+        }
+        let (_t, root, mut plan) = hidden_tree();
+        // `cat` itself must stay runnable: read everything but the hidden directory.
+        plan.read_only = vec![PathBuf::from("/")];
+        let prepared = std::sync::Arc::new(std::sync::Mutex::new(Some(
+            prepare_at(&plan, later()).unwrap(),
+        )));
+        let run = |file: &str| {
+            let mut cmd = std::process::Command::new("cat");
+            cmd.arg(root.join(file));
+            let prepared = std::sync::Arc::clone(&prepared);
+            // SAFETY: the closure runs in the forked child; `restrict_self` makes two system
+            // calls and allocates nothing on success (an error ends the child).
+            unsafe {
+                cmd.pre_exec(move || {
+                    let mut copy = prepared
+                        .try_lock()
+                        .map_err(|_| std::io::Error::other("locked"))?;
+                    let ruleset = copy.take().ok_or_else(|| std::io::Error::other("taken"))?;
+                    ruleset
+                        .restrict()
+                        .map_err(|_| std::io::Error::other("landlock"))?;
+                    Ok(())
+                })
+            };
+            cmd.output().unwrap()
+        };
+        for round in 0..2 {
+            let hidden = run("home/.ssh/key");
+            assert!(
+                !hidden.status.success()
+                    && !String::from_utf8_lossy(&hidden.stdout).contains("SECRET"),
+                "round {round}: {hidden:?}"
+            );
+            let visible = run("home/notes");
+            assert_eq!(visible.stdout, b"visible", "round {round}: {visible:?}");
+        }
+        assert!(
+            prepared.lock().unwrap().is_some(),
+            "the parent's copy is untouched"
+        );
     }
 
     #[test]

@@ -239,8 +239,17 @@ pub(crate) mod imp {
         standalone: bool,
         filters: &[seccompiler::BpfProgram],
     ) -> Result<Enforcement, HelperError> {
+        restrict_with(fs_rules::prepare(plan), standalone, filters)
+    }
+
+    /// [`restrict`] with the Landlock ruleset already built (by the command server, ahead).
+    pub(crate) fn restrict_with(
+        ruleset: Result<fs_rules::Prepared, landlock::RulesetError>,
+        standalone: bool,
+        filters: &[seccompiler::BpfProgram],
+    ) -> Result<Enforcement, HelperError> {
         set_no_new_privs()?;
-        let enforcement = match fs_rules::apply(plan) {
+        let enforcement = match ruleset.and_then(fs_rules::Prepared::restrict) {
             Ok(e) => e,
             Err(e) if standalone => return Err(HelperError::Landlock(e.to_string())),
             // Under bubblewrap the filesystem view is already read-only: Landlock is depth.
@@ -321,14 +330,22 @@ pub(crate) mod imp {
         Ok(())
     }
 
+    /// The highest capability number this kernel knows, read once per process (the command
+    /// server reads it before forking, so its commands do not read it again).
+    pub(crate) fn cap_last_cap() -> libc::c_ulong {
+        static LAST: std::sync::OnceLock<libc::c_ulong> = std::sync::OnceLock::new();
+        *LAST.get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+                .ok()
+                .and_then(|s| s.trim().parse::<libc::c_ulong>().ok())
+                .unwrap_or(63)
+        })
+    }
+
     /// Drops every capability: bounding set, ambient set, and the permitted/effective/inheritable
     /// sets, and locks root's automatic capabilities on exec away (securebits).
     fn drop_capabilities() -> Result<(), HelperError> {
-        let last = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-            .ok()
-            .and_then(|s| s.trim().parse::<libc::c_ulong>().ok())
-            .unwrap_or(63);
-        for cap in 0..=last {
+        for cap in 0..=cap_last_cap() {
             // SAFETY: prctl with integer arguments. EINVAL for capabilities the kernel does not
             // know and EPERM without CAP_SETPCAP (then the set is already what it can be) are fine.
             unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };

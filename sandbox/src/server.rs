@@ -918,11 +918,14 @@ pub(crate) mod inside {
         // supervisors do needs a refused call.
         h::set_no_new_privs()?;
         crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        // Read once here rather than by every command.
+        h::cap_last_cap();
         // SAFETY: fd 0 is the control socket the host gave us; a one-byte send from a local.
         let ready = unsafe { libc::send(0, b"R".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
         if ready != 1 {
             return Err(HelperError::last_os("ready"));
         }
+        let mut rulesets = Rulesets::default();
         loop {
             reap();
             let fds = match recv_fds(0) {
@@ -940,13 +943,23 @@ pub(crate) mod inside {
             let (Some(channel), Some(output)) = (fds.next(), fds.next()) else {
                 continue;
             };
+            let mut channel = UnixStream::from(channel);
+            // A host that sent the descriptors writes the request at once; one that cannot
+            // closes the channel, and the command is dropped (the host reads that as a command
+            // that did not run).
+            let Some((request, body)) = read_request(&mut channel) else {
+                continue;
+            };
+            rulesets.prepare(&request.landlock);
             // SAFETY: the server is single-threaded (the helper runs first in main and the
             // forwarder lives in a process of its own), so the child may run Rust code.
             let pid = unsafe { libc::fork() };
             if pid == 0 {
                 // SAFETY: closing the control socket in the supervisor (it must not hold it).
                 unsafe { libc::close(0) };
-                let code = supervise(UnixStream::from(channel), output, &config);
+                // This process's copy of the ruleset (fork copied the descriptor too).
+                let ruleset = rulesets.take_for(&request.landlock);
+                let code = supervise(channel, output, &config, request, &body, ruleset);
                 // SAFETY: leave without running the server's destructors twice.
                 unsafe { libc::_exit(code) };
             }
@@ -954,6 +967,49 @@ pub(crate) mod inside {
             // which the host reads as a command that did not run).
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The Landlock ruleset of the last plan, built by the server and applied by each command
+    /// forked from it while [`fs_rules::Prepared::is_current`] holds (see there for why).
+    #[derive(Default)]
+    struct Rulesets {
+        last: Option<(crate::fs_rules::LandlockPlan, crate::fs_rules::Prepared)>,
+    }
+
+    impl Rulesets {
+        /// Makes sure the ruleset for `plan` is built and current. A plan that cannot be built
+        /// here leaves none, and the command builds it itself (and reports why it failed).
+        fn prepare(&mut self, plan: &crate::fs_rules::LandlockPlan) {
+            let current = self
+                .last
+                .as_ref()
+                .is_some_and(|(p, r)| p == plan && r.is_current());
+            if !current {
+                self.last = crate::fs_rules::prepare(plan)
+                    .ok()
+                    .map(|r| (plan.clone(), r));
+            }
+        }
+
+        fn take_for(
+            &mut self,
+            plan: &crate::fs_rules::LandlockPlan,
+        ) -> Option<crate::fs_rules::Prepared> {
+            self.last.take().filter(|(p, _)| p == plan).map(|(_, r)| r)
+        }
+    }
+
+    /// Reads one length-prefixed request from a command's channel.
+    fn read_request(channel: &mut UnixStream) -> Option<(Request, Vec<u8>)> {
+        let mut len = [0u8; 4];
+        channel.read_exact(&mut len).ok()?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len > super::MAX_REQUEST {
+            return None;
+        }
+        let mut body = vec![0u8; len];
+        channel.read_exact(&mut body).ok()?;
+        Some((Request::decode(&body)?, body))
     }
 
     /// Reaps finished supervisors.
@@ -1011,22 +1067,14 @@ pub(crate) mod inside {
 
     /// One command: read the request, fork it, wait for it or for the host's stop, kill what it
     /// left, report. Returns the supervisor's exit code.
-    fn supervise(mut channel: UnixStream, output: OwnedFd, config: &ServerConfig) -> i32 {
-        let mut len = [0u8; 4];
-        if channel.read_exact(&mut len).is_err() {
-            return 1;
-        }
-        let len = u32::from_le_bytes(len) as usize;
-        if len > super::MAX_REQUEST {
-            return 1;
-        }
-        let mut body = vec![0u8; len];
-        if channel.read_exact(&mut body).is_err() {
-            return 1;
-        }
-        let Some(request) = Request::decode(&body) else {
-            return 1;
-        };
+    fn supervise(
+        mut channel: UnixStream,
+        output: OwnedFd,
+        config: &ServerConfig,
+        request: Request,
+        body: &[u8],
+        ruleset: Option<crate::fs_rules::Prepared>,
+    ) -> i32 {
         // Orphans of the command come to us; SIGCHLD and the stop signals are read from a
         // signalfd so that one poll waits for the command and the host's channel alike.
         // SAFETY: prctl/sigprocmask/signalfd with local, initialised arguments.
@@ -1056,7 +1104,7 @@ pub(crate) mod inside {
                 libc::sigprocmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             }
-            let code = command(request, &output, config);
+            let code = command(request, &output, config, ruleset);
             // SAFETY: leave without running destructors of the supervisor's state.
             unsafe { libc::_exit(code) };
         }
@@ -1119,7 +1167,7 @@ pub(crate) mod inside {
         unsafe { libc::kill(-pid, libc::SIGKILL) };
         h::kill_all_children();
         if config.standalone
-            && let Some(tmp) = &request_tmp_cleanup(&body)
+            && let Some(tmp) = &request_tmp_cleanup(body)
         {
             let _ = std::fs::remove_dir_all(tmp);
         }
@@ -1142,7 +1190,12 @@ pub(crate) mod inside {
 
     /// In the command's process: its own session, the output pipe as stdout and stderr, stdin
     /// closed, every restriction, exec.
-    fn command(request: Request, output: &OwnedFd, config: &ServerConfig) -> i32 {
+    fn command(
+        request: Request,
+        output: &OwnedFd,
+        config: &ServerConfig,
+        ruleset: Option<crate::fs_rules::Prepared>,
+    ) -> i32 {
         // SAFETY: setsid/open/dup2 with valid arguments (a NUL-terminated literal path and
         // descriptors we own).
         unsafe {
@@ -1156,12 +1209,17 @@ pub(crate) mod inside {
                 return 125;
             }
         }
-        if let Err(e) = h::close_inherited_fds() {
+        // The seccomp filters are inherited from the server (see `serve`). Restricted before
+        // the descriptors are closed: the server's ruleset arrives as one of them.
+        let restricted = match ruleset {
+            Some(ruleset) => h::restrict_with(Ok(ruleset), config.standalone, &[]),
+            None => h::restrict(&request.landlock, config.standalone, &[]),
+        };
+        if let Err(e) = restricted {
             let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
             return 125;
         }
-        // The seccomp filters are inherited from the server (see `serve`).
-        if let Err(e) = h::restrict(&request.landlock, config.standalone, &[]) {
+        if let Err(e) = h::close_inherited_fds() {
             let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
             return 125;
         }
