@@ -359,11 +359,22 @@ fn a_timeout_kills_the_whole_tree_inside_the_server() {
 }
 
 /// `kill -9` of gg while a served command runs leaves no sandbox process behind: not the
-/// command's tree, not the server.
+/// command's tree, not the server; and at the landlock level, not the session's temp directory
+/// (the server removes it on its parent-death signal).
 #[test]
 fn killing_gg_leaves_no_sandbox_processes() {
     for level in available_levels() {
         let fx = Fixture::new();
+        let tmpdir = fx.base.join("tmpdir");
+        std::fs::create_dir(&tmpdir).unwrap();
+        let temps = || -> Vec<String> {
+            std::fs::read_dir(&tmpdir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(sandbox::PRIVATE_TMP_PREFIX))
+                .collect()
+        };
         let server = ScriptedServer::start();
         let tag = format!("{}", 7320 + if level == "bwrap" { 0 } else { 5 });
         server.push(tool_call_reply(
@@ -373,9 +384,13 @@ fn killing_gg_leaves_no_sandbox_processes() {
             )),
         ));
         server.push(Reply::text(&["done"]));
-        let mut gg = agent(&fx, &server, level, &[]).spawn().unwrap();
+        let env = [("TMPDIR".to_string(), tmpdir.display().to_string())];
+        let mut gg = agent(&fx, &server, level, &env).spawn().unwrap();
         let needle = format!("sleep {tag}3");
         eventually("the command runs", || !host_processes(&needle).is_empty());
+        if level == "landlock" {
+            assert_eq!(temps().len(), 1, "the session's temp directory");
+        }
         // gg's children: the server (bubblewrap, or the helper at the landlock level).
         let server_pids = children_of(gg.id());
         assert!(!server_pids.is_empty());
@@ -388,6 +403,9 @@ fn killing_gg_leaves_no_sandbox_processes() {
         // running in parallel, so only the ones seen during this run are checked).
         eventually("the server is gone", || {
             server_pids.iter().all(|&pid| is_gone_or_zombie(pid))
+        });
+        eventually("the session's temp directory is gone", || {
+            temps().is_empty()
         });
     }
 }

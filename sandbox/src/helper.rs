@@ -163,7 +163,10 @@ pub(crate) mod imp {
                 .get(1)
                 .and_then(|a| a.to_str())
                 .ok_or_else(|| HelperError::Usage("missing server config".into()))?;
-            return crate::server::inside::serve(config);
+            // At the landlock level: the session's private temp directory, removed by the
+            // server when it ends.
+            let temp = args.get(2).map(std::path::PathBuf::from);
+            return crate::server::inside::serve(config, temp);
         }
         let text = first
             .to_str()

@@ -196,7 +196,7 @@ impl Ended {
 }
 
 #[cfg(target_os = "linux")]
-pub use host::{CommandCleanup, Served, ServerCommand, SessionServer, Spawned};
+pub use host::{Served, ServerCommand, SessionServer, Spawned};
 
 /// The host side: starting, checking, replacing the server, and handing it commands.
 #[cfg(target_os = "linux")]
@@ -225,14 +225,6 @@ mod host {
         /// The command's channel: reading it to the end gives the report ([`super::Ended`]);
         /// shutting it down (or dropping it) makes the supervisor kill the command's tree.
         pub channel: UnixStream,
-        /// The command's temp directory at the landlock level, removed when dropped.
-        pub cleanup: CommandCleanup,
-    }
-
-    /// Removes what a served command leaves on the host (its temp directory), when dropped.
-    #[derive(Debug, Default)]
-    pub struct CommandCleanup {
-        _cleanup: Cleanup,
     }
 
     /// A command handed to the session's server.
@@ -353,8 +345,14 @@ mod host {
         child: Child,
         control: OwnedFd,
         stderr: Option<std::process::ChildStderr>,
-        /// Mount points bubblewrap created on the host; removed when the server ends.
+        /// Mount points bubblewrap created on the host, and at the landlock level the session's
+        /// private temp directory; removed when the server ends.
         _cleanup: Cleanup,
+        /// The landlock level's private temp directory, the `TMPDIR` of every command of this
+        /// server (as the bubblewrap level's private `/tmp` is one tmpfs for the whole server).
+        /// One per server rather than one per command, so that every command's Landlock plan is
+        /// the same and the server's ruleset is reused (`fs_rules::Prepared`).
+        temp: Option<PathBuf>,
         stubs: Vec<PathBuf>,
         /// A command has run in it (a server started by `warm` has run none yet).
         used: bool,
@@ -641,10 +639,25 @@ mod host {
 
     impl Server {
         fn start(key: Key, stubs: Vec<PathBuf>) -> Result<Server, String> {
+            let temp = match key.level {
+                Level::Landlock => Some(
+                    crate::make_private_tmp().map_err(|e| format!("its temp directory: {e}"))?,
+                ),
+                _ => None,
+            };
+            // Removes the temp directory on every early return below.
+            let cleanup = Cleanup {
+                stubs: stubs.clone(),
+                temp_dir: temp.clone(),
+            };
             let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
             let mut cmd = Command::new(&key.argv[0]);
-            cmd.args(&key.argv[1..])
-                .env_clear()
+            cmd.args(&key.argv[1..]);
+            if let Some(t) = &temp {
+                // Not part of the key: the server removes it if the host dies without doing so.
+                cmd.arg(t);
+            }
+            cmd.env_clear()
                 .current_dir("/")
                 .stdin(Stdio::from(theirs))
                 .stdout(Stdio::null())
@@ -669,10 +682,8 @@ mod host {
                 child,
                 control: ours,
                 stderr,
-                _cleanup: Cleanup {
-                    stubs: stubs.clone(),
-                    temp_dir: None,
-                },
+                _cleanup: cleanup,
+                temp,
                 stubs,
                 used: false,
             };
@@ -729,12 +740,12 @@ mod host {
             level: Level,
         ) -> Result<ServerCommand, RunError> {
             self.used = true;
-            let mut cleanup = Cleanup::default();
-            let (private, tmpdir): (Vec<PathBuf>, Option<PathBuf>) = match level {
-                Level::Landlock => {
-                    let temp = crate::make_private_tmp().map_err(RunError::Setup)?;
-                    cleanup.temp_dir = Some(temp.clone());
-                    (vec![temp.clone()], Some(temp))
+            let (private, tmpdir): (Vec<PathBuf>, Option<PathBuf>) = match (level, &self.temp) {
+                (Level::Landlock, Some(temp)) => (vec![temp.clone()], Some(temp.clone())),
+                (Level::Landlock, None) => {
+                    return Err(RunError::Server(
+                        "the server has no temp directory".to_string(),
+                    ));
                 }
                 _ if policy.private_tmp => (
                     vec![PathBuf::from("/tmp"), PathBuf::from("/dev/shm")],
@@ -764,11 +775,7 @@ mod host {
                 .write_all(&request)
                 .map_err(|e| RunError::Server(format!("sending the command: {e}")))?;
             let _ = channel.set_write_timeout(None);
-            Ok(ServerCommand {
-                output,
-                channel,
-                cleanup: CommandCleanup { _cleanup: cleanup },
-            })
+            Ok(ServerCommand { output, channel })
         }
     }
 
@@ -886,16 +893,56 @@ pub(crate) mod inside {
     use crate::helper::imp as h;
     use crate::policy::Network;
 
-    pub(crate) fn serve(config_json: &str) -> Result<ExitCode, HelperError> {
+    /// Set by `SIGTERM` (the landlock-level server's parent-death signal): the server leaves
+    /// its loop and removes its temp directory.
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    extern "C" fn on_stop(_: libc::c_int) {
+        STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn serve(
+        config_json: &str,
+        temp: Option<std::path::PathBuf>,
+    ) -> Result<ExitCode, HelperError> {
+        // Only gg's own temp directory, by its name, is ever removed.
+        let temp = temp.filter(|t| {
+            config_json_standalone(config_json)
+                && t.is_absolute()
+                && t.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(crate::PRIVATE_TMP_PREFIX))
+        });
+        let served = serve_loop(config_json);
+        if let Some(t) = &temp {
+            let _ = std::fs::remove_dir_all(t);
+        }
+        served
+    }
+
+    fn config_json_standalone(config_json: &str) -> bool {
+        serde_json::from_str::<ServerConfig>(config_json).is_ok_and(|c| c.standalone)
+    }
+
+    fn serve_loop(config_json: &str) -> Result<ExitCode, HelperError> {
         let config: ServerConfig = serde_json::from_str(config_json)
             .map_err(|e| HelperError::Usage(format!("bad server config: {e}")))?;
         let filters = crate::seccomp::programs_with(config.network, config.local_sockets)
             .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         h::close_inherited_fds()?;
         if config.standalone {
-            // The host dying closes the control socket too; this also covers a host that hangs.
-            // SAFETY: prctl with integer arguments.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            // The host dying closes the control socket too; the signal also covers a server
+            // that is not reading it. SIGTERM rather than SIGKILL, so that the server still
+            // removes the session's temp directory (the handler interrupts the wait).
+            // SAFETY: sigaction installs a handler that only stores to an atomic (async-signal-
+            // safe), without SA_RESTART so the blocking receive returns EINTR; prctl with
+            // integer arguments.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_stop as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            }
             if config.network == Network::Proxy {
                 // Without a namespace only Landlock's TCP rules (ABI 4) keep the commands from
                 // connecting anywhere but the proxy: refuse rather than run with the network open.
@@ -928,6 +975,9 @@ pub(crate) mod inside {
         let mut rulesets = Rulesets::default();
         loop {
             reap();
+            if STOP.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
             let fds = match recv_fds(0) {
                 Ok(Some(fds)) => fds,
                 Ok(None) => break,
@@ -947,7 +997,7 @@ pub(crate) mod inside {
             // A host that sent the descriptors writes the request at once; one that cannot
             // closes the channel, and the command is dropped (the host reads that as a command
             // that did not run).
-            let Some((request, body)) = read_request(&mut channel) else {
+            let Some(request) = read_request(&mut channel) else {
                 continue;
             };
             rulesets.prepare(&request.landlock);
@@ -959,7 +1009,7 @@ pub(crate) mod inside {
                 unsafe { libc::close(0) };
                 // This process's copy of the ruleset (fork copied the descriptor too).
                 let ruleset = rulesets.take_for(&request.landlock);
-                let code = supervise(channel, output, &config, request, &body, ruleset);
+                let code = supervise(channel, output, &config, request, ruleset);
                 // SAFETY: leave without running the server's destructors twice.
                 unsafe { libc::_exit(code) };
             }
@@ -1000,7 +1050,7 @@ pub(crate) mod inside {
     }
 
     /// Reads one length-prefixed request from a command's channel.
-    fn read_request(channel: &mut UnixStream) -> Option<(Request, Vec<u8>)> {
+    fn read_request(channel: &mut UnixStream) -> Option<Request> {
         let mut len = [0u8; 4];
         channel.read_exact(&mut len).ok()?;
         let len = u32::from_le_bytes(len) as usize;
@@ -1009,7 +1059,7 @@ pub(crate) mod inside {
         }
         let mut body = vec![0u8; len];
         channel.read_exact(&mut body).ok()?;
-        Some((Request::decode(&body)?, body))
+        Request::decode(&body)
     }
 
     /// Reaps finished supervisors.
@@ -1072,7 +1122,6 @@ pub(crate) mod inside {
         output: OwnedFd,
         config: &ServerConfig,
         request: Request,
-        body: &[u8],
         ruleset: Option<crate::fs_rules::Prepared>,
     ) -> i32 {
         // Orphans of the command come to us; SIGCHLD and the stop signals are read from a
@@ -1166,11 +1215,6 @@ pub(crate) mod inside {
         // its group id is its pid); it is our child, so the id cannot be reused before we reap.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
         h::kill_all_children();
-        if config.standalone
-            && let Some(tmp) = &request_tmp_cleanup(body)
-        {
-            let _ = std::fs::remove_dir_all(tmp);
-        }
         if let Some(s) = status {
             let _ = channel.write_all(format!("exit {s}\n").as_bytes());
         }
@@ -1178,14 +1222,6 @@ pub(crate) mod inside {
         // been torn down.
         let _ = channel.shutdown(std::net::Shutdown::Both);
         0
-    }
-
-    /// The per-command temp directory to remove (only gg's own, by its name).
-    fn request_tmp_cleanup(body: &[u8]) -> Option<std::path::PathBuf> {
-        Request::decode(body)?.tmpdir.filter(|t| {
-            t.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(crate::PRIVATE_TMP_PREFIX))
-        })
     }
 
     /// In the command's process: its own session, the output pipe as stdout and stderr, stdin

@@ -783,7 +783,7 @@ impl ToolBox {
         let mut notes: Vec<String> = Vec::new();
         let (run, level, warning, scope) = match &self.sandbox {
             SandboxSetting::Off => (
-                Launch::Command(invocation.unsandboxed(self.cwd()), None),
+                Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
                 "off",
                 None,
                 None,
@@ -829,7 +829,7 @@ impl ToolBox {
                                     w.push_str(&format!("\n[{line}]"));
                                 }
                                 (
-                                    Launch::Command(parts.command, Some(parts.guard)),
+                                    Launch::Command(Box::new(parts.command), Some(parts.guard)),
                                     parts.level.as_str(),
                                     warning,
                                     scope,
@@ -845,7 +845,9 @@ impl ToolBox {
         };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
         let result = match run {
-            Launch::Command(command, _guard) => bash::run(command, timeout, cancel, &log_dir).await,
+            Launch::Command(command, _guard) => {
+                bash::run(*command, timeout, cancel, &log_dir).await
+            }
             #[cfg(target_os = "linux")]
             Launch::Served(command) => bash::run_served(command, timeout, cancel, &log_dir).await,
         };
@@ -899,7 +901,8 @@ impl ToolBox {
 /// How `run_command` runs the script.
 enum Launch {
     /// A process to spawn (unsandboxed, or wrapped per command), with the wrapper's cleanup.
-    Command(std::process::Command, Option<sandbox::Guard>),
+    /// (Boxed: the served variant is two descriptors.)
+    Command(Box<std::process::Command>, Option<sandbox::Guard>),
     /// Already running in the session's sandbox server.
     #[cfg(target_os = "linux")]
     Served(sandbox::server::ServerCommand),

@@ -177,11 +177,7 @@ pub async fn run_served(
     cancel: &CancellationToken,
     log_dir: &Path,
 ) -> std::io::Result<BashOutput> {
-    let sandbox::server::ServerCommand {
-        output,
-        channel,
-        cleanup,
-    } = command;
+    let sandbox::server::ServerCommand { output, channel } = command;
     let output = tokio::net::unix::pipe::Receiver::from_owned_fd(output)?;
     channel.set_nonblocking(true)?;
     let channel = tokio::net::UnixStream::from_std(channel)?;
@@ -192,7 +188,6 @@ pub async fn run_served(
     let running = Running::Served {
         channel,
         report: Vec::new(),
-        _cleanup: cleanup,
     };
     watch(running, readers, timeout, cancel, log_dir).await
 }
@@ -207,7 +202,6 @@ enum Running {
     Served {
         channel: tokio::net::UnixStream,
         report: Vec<u8>,
-        _cleanup: sandbox::server::CommandCleanup,
     },
 }
 
