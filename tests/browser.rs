@@ -20,66 +20,38 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Reply, ScriptedServer, StreamReply};
+use support::{Reply, ScriptedServer, StreamReply, chromium_present};
 
-/// Whether the suite can run; panics when CI requires it and it cannot.
-fn chromium_present() -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("chromium").is_file()));
-    if !found {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!("GG_REQUIRE_BROWSER=1 but chromium is not on PATH");
-        }
-        eprintln!("skipping: chromium is not on PATH");
-    }
-    found
-}
-
+/// The shared gg fixture (home, repository at `home/repo`, sessions) with a `browser` section
+/// in its configuration, and gg's own temp directory.
 struct Env {
-    _tmp: tempfile::TempDir,
+    fx: support::GgFixture,
+    /// The fixture's root (canonical).
     root: PathBuf,
-    home: PathBuf,
-    repo: PathBuf,
-    sessions: PathBuf,
     /// gg's TMPDIR: the browser profile is made here, so its processes can be found by it.
     tmp: PathBuf,
 }
 
-fn env(server: &ScriptedServer, browser: serde_json::Value) -> Env {
-    let tmp = support::fixture_dir();
-    let root = tmp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let repo = home.join("repo");
-    let t = root.join("tmp");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    std::fs::create_dir_all(&t).unwrap();
-    let config = json!({
-        "default": "local:m",
-        "providers": {"local": {"baseURL": server.base_url(), "apiKey": "sk-test", "models": ["m"]}},
-        "browser": browser,
-    });
-    std::fs::write(home.join(".gg/config.json"), config.to_string()).unwrap();
-    Env {
-        root,
-        home,
-        repo,
-        sessions: tmp.path().join("sessions"),
-        tmp: t,
-        _tmp: tmp,
+impl std::ops::Deref for Env {
+    type Target = support::GgFixture;
+
+    fn deref(&self) -> &support::GgFixture {
+        &self.fx
     }
+}
+
+fn env(server: &ScriptedServer, browser: serde_json::Value) -> Env {
+    let fx = support::GgFixture::new(server, json!({ "browser": browser }), "home/repo");
+    let root = fx.tmp.path().canonicalize().unwrap();
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    Env { fx, root, tmp }
 }
 
 /// gg with no terminal.
 fn gg(e: &Env) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
-    cmd.current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("TMPDIR", &e.tmp)
-        .env("GG_SESSION_DIR", &e.sessions)
-        .stdin(Stdio::null())
+    let mut cmd = e.fx.gg();
+    cmd.env("TMPDIR", &e.tmp)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
@@ -577,9 +549,9 @@ fn a_crashed_browser_is_restarted_once_and_reported() {
     let site = site();
     let url = format!("http://127.0.0.1:{}/", site.port);
     let args = json!({"url": url}).to_string();
-    let fixture = support::fixture_dir();
-    let tmp = fixture.path().canonicalize().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    let server = ScriptedServer::start();
+    let e = env(&server, json!({}));
+    let tmp = e.tmp.clone();
     let crash = |tmp: PathBuf, args: String, id: &'static str| {
         Reply::computed(move |_| {
             // The browser crashes while the model thinks.
@@ -593,15 +565,12 @@ fn a_crashed_browser_is_restarted_once_and_reported() {
             Reply::tool_call(id, "browser_navigate", &args)
         })
     };
-    let server = ScriptedServer::with_replies([
-        Reply::tool_call("c1", "browser_navigate", &args),
-        crash(tmp.clone(), args.clone(), "c2"),
-        crash(tmp.clone(), args.clone(), "c3"),
-        Reply::text(&["done"]),
-    ]);
-    let e = env(&server, json!({}));
+    server.push(Reply::tool_call("c1", "browser_navigate", &args));
+    server.push(crash(tmp.clone(), args.clone(), "c2"));
+    server.push(crash(tmp.clone(), args.clone(), "c3"));
+    server.push(Reply::text(&["done"]));
     let mut cmd = gg(&e);
-    cmd.env("TMPDIR", &tmp).args(["--yolo", "-p", "look"]);
+    cmd.args(["--yolo", "-p", "look"]);
     let out = run(cmd);
     assert!(out.status.success(), "{out:?}");
     let second = tool_result(&server, 2);

@@ -44,13 +44,7 @@ fn browser_processes(tmp: &std::path::Path) -> Vec<u32> {
 
 #[test]
 fn ggd_shutdown_closes_the_browser_of_a_running_run() {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("chromium").is_file()));
-    if !found {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!("GG_REQUIRE_BROWSER=1 but chromium is not on PATH");
-        }
-        eprintln!("skipping: chromium is not on PATH");
+    if !support::chromium_present() {
         return;
     }
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

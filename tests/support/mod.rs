@@ -965,3 +965,17 @@ pub fn gg_on_pty(
     });
     (master, child)
 }
+
+/// Whether Debian's `chromium` is on `PATH` for the browser tests; panics when CI requires it
+/// (`GG_REQUIRE_BROWSER=1`) and it is not, and says so when a test is skipped.
+pub fn chromium_present() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("chromium").is_file()));
+    if !found {
+        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
+            panic!("GG_REQUIRE_BROWSER=1 but chromium is not on PATH");
+        }
+        eprintln!("skipping: chromium is not on PATH");
+    }
+    found
+}
