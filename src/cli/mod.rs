@@ -231,22 +231,26 @@ impl Invocation {
 /// positional word is a subcommand or the start of a prompt, turns `gg help [COMMAND…]` into
 /// `--help`, and applies `--color` to clap's own output.
 fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
-    let mut built = Cli::command();
-    built.build();
-    let mut cmd = Cli::command();
     let color = match colour_flag(args.get(1..).unwrap_or_default()) {
         Some(ColorWhen::Always) => clap::ColorChoice::Always,
         Some(ColorWhen::Never) => clap::ColorChoice::Never,
         _ if !terminal::no_color_env() => clap::ColorChoice::Auto,
         _ => clap::ColorChoice::Never,
     };
+    // Built once, with the colour (propagated to the subcommands by the build), both to read the
+    // words and to parse them: building clap's command for this many subcommands and flags is a
+    // good part of gg's start-up. `args_conflicts_with_subcommands` is read when parsing, so
+    // setting it on the built command below still takes effect.
+    let mut cmd = Cli::command().color(color);
+    cmd.build();
+    let built = &cmd;
     let rest = args.get(1..).unwrap_or_default().to_vec();
-    match args::first_word(&built, &rest) {
+    match args::first_word(built, &rest) {
         FirstWord::None => {}
         FirstWord::At(i) if rest[i] == "help" => {
             let after = &rest[i + 1..];
-            let names_a_command = match args::first_word(&built, after) {
-                FirstWord::At(j) => j == 0 && args::is_subcommand(&built, &after[0]),
+            let names_a_command = match args::first_word(built, after) {
+                FirstWord::At(j) => j == 0 && args::is_subcommand(built, &after[0]),
                 _ => after.is_empty(),
             };
             if names_a_command {
@@ -257,7 +261,7 @@ fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
                 cmd = cmd.args_conflicts_with_subcommands(true);
             }
         }
-        FirstWord::At(i) if args::is_subcommand(&built, &rest[i]) => {
+        FirstWord::At(i) if args::is_subcommand(built, &rest[i]) => {
             // `job`, `memory`, `artifact` and `library` have subcommands of their own: the next
             // word decides again.
             let name = rest[i].to_string_lossy().into_owned();
@@ -279,7 +283,7 @@ fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
             cmd = cmd.args_conflicts_with_subcommands(true);
         }
     }
-    (cmd.color(color), args)
+    (cmd, args)
 }
 
 /// The last `--color WHEN` before `--`, read ahead of parsing so that clap's own help and
