@@ -756,3 +756,23 @@ fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
         }
     }
 }
+
+/// A command too large to be written without waiting for the server (over 64 KiB: a long
+/// script) takes the blocking path, and is still served by the session's server.
+#[test]
+fn a_large_command_is_served_too() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let filler = "x".repeat(66 << 10);
+        let script = format!("{PARENT_CMDLINE}; : '{filler}'; echo SMALL-DONE; echo BIG-DONE");
+        let results = session(&fx, level, &[call("echo SMALL-DONE"), call(&script)], &[]);
+        assert!(results[0].contains("SMALL-DONE"), "{level}: {}", results[0]);
+        let big = &results[1];
+        assert!(
+            big.contains("BIG-DONE"),
+            "{level}: {}",
+            &big[..big.len().min(400)]
+        );
+        assert!(served(big), "{level}: {}", &big[..big.len().min(400)]);
+    }
+}

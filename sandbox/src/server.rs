@@ -414,17 +414,8 @@ mod host {
             policy: &Policy,
             backend: Backend,
         ) -> Option<Result<Spawned, SandboxError>> {
+            // What fits in the channel's socket buffer is written without waiting for the server.
             const SMALL: usize = 64 << 10;
-            let size: usize = inner.program.len()
-                + inner.args.iter().map(|a| a.len() + 4).sum::<usize>()
-                + inner
-                    .env
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 8)
-                    .sum::<usize>();
-            if size > SMALL {
-                return None;
-            }
             let mut reasons = Vec::new();
             let level = crate::choose(&PROBE, backend, &mut reasons).ok()?;
             let mut state = self.state.try_lock().ok()?;
@@ -436,7 +427,12 @@ mod host {
             if server.key != key {
                 return None;
             }
-            match server.run(inner, policy, level) {
+            let request = match server.request(inner, policy, level) {
+                Ok(request) if request.len() <= SMALL => request,
+                Ok(_) | Err(RunError::Server(_)) => return None,
+                Err(RunError::Setup(e)) => return Some(Err(e)),
+            };
+            match server.send(&request) {
                 Ok(command) => Some(Ok(Spawned::Served(super::Served {
                     command,
                     level,
@@ -739,7 +735,17 @@ mod host {
             policy: &Policy,
             level: Level,
         ) -> Result<ServerCommand, RunError> {
-            self.used = true;
+            let request = self.request(inner, policy, level)?;
+            self.send(&request)
+        }
+
+        /// The encoded request for `inner` under `policy`.
+        fn request(
+            &self,
+            inner: &Invocation,
+            policy: &Policy,
+            level: Level,
+        ) -> Result<Vec<u8>, RunError> {
             let (private, tmpdir): (Vec<PathBuf>, Option<PathBuf>) = match (level, &self.temp) {
                 (Level::Landlock, Some(temp)) => (vec![temp.clone()], Some(temp.clone())),
                 (Level::Landlock, None) => {
@@ -753,7 +759,7 @@ mod host {
                 ),
                 _ => (Vec::new(), None),
             };
-            let request = Request {
+            Request {
                 cwd: policy.workdir.clone(),
                 landlock: fs_rules::plan(policy, &private),
                 tmpdir,
@@ -762,17 +768,22 @@ mod host {
                 env: inner.env.clone(),
             }
             .encode()
-            .map_err(|e| RunError::Setup(SandboxError::Setup(e)))?;
+            .map_err(|e| RunError::Setup(SandboxError::Setup(e)))
+        }
+
+        /// Hands an encoded request to the server with the command's channel and output pipe.
+        fn send(&mut self, request: &[u8]) -> Result<ServerCommand, RunError> {
+            self.used = true;
             let (mut channel, theirs) =
                 UnixStream::pair().map_err(|e| RunError::Server(format!("socketpair: {e}")))?;
             let (output, output_w) = pipe().map_err(|e| RunError::Server(format!("pipe: {e}")))?;
             send_fds(&self.control, &[theirs.as_raw_fd(), output_w.as_raw_fd()])
                 .map_err(|e| RunError::Server(format!("{}: {e}", self.last_words())))?;
             drop((theirs, output_w));
-            // A stuck server must not hang the host: the supervisor reads the request at once.
+            // A stuck server must not hang the host: the server reads the request at once.
             let _ = channel.set_write_timeout(Some(Duration::from_secs(30)));
             channel
-                .write_all(&request)
+                .write_all(request)
                 .map_err(|e| RunError::Server(format!("sending the command: {e}")))?;
             let _ = channel.set_write_timeout(None);
             Ok(ServerCommand { output, channel })
