@@ -776,3 +776,51 @@ fn a_large_command_is_served_too() {
         assert!(served(big), "{level}: {}", &big[..big.len().min(400)]);
     }
 }
+
+/// A server that dies before it is ready is noticed when its control socket closes, not after
+/// the 60 s ready timeout: gg used to keep the server's end of the socket open (in the spawned
+/// `Command`) while it waited. Here the helper beside gg is the real one behind a script that
+/// makes it exit at once when started as the server, and the first command must report that,
+/// with the session going on, well before the timeout.
+#[test]
+fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
+    let dir = tempfile::Builder::new()
+        .prefix("gg-dying-helper")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let gg = dir.path().join("gg");
+    if std::fs::hard_link(GG, &gg).is_err() {
+        std::fs::copy(GG, &gg).unwrap();
+    }
+    let helper = dir.path().join("gg-sandbox-helper");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\n[ \"$2\" = --server ] && {{ \
+             echo 'the test helper stops before it is ready' >&2; exit 3; }}\nexec '{}' \"$@\"\n",
+            std::fs::canonicalize(env!("CARGO_BIN_EXE_gg-sandbox-helper"))
+                .unwrap()
+                .display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let gg = gg.to_str().unwrap().to_string();
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let started = Instant::now();
+        let results = session_binary(&gg, &fx, level, &[call("echo RAN > ran.txt")], &[]);
+        let took = started.elapsed();
+        assert!(
+            results[0].contains("the sandbox command server could not start")
+                && results[0].contains("the test helper stops before it is ready"),
+            "{level}: {results:?}"
+        );
+        // Generous against the fix (well under a second here), tight against the bug (60 s).
+        assert!(
+            took < Duration::from_secs(45),
+            "{level}: the session took {took:?}: the dead server was waited for"
+        );
+    }
+}
