@@ -596,9 +596,14 @@ fn openat2<Fd: rustix::fd::AsFd, P: rustix::path::Arg + Copy>(
     mode: Mode,
     resolve: ResolveFlags,
 ) -> rustix::io::Result<OwnedFd> {
+    retry_eagain(|| rustix::fs::openat2(&dirfd, path, oflags, mode, resolve))
+}
+
+/// Calls `call` again while it fails with `EAGAIN`, at most 100 times more.
+fn retry_eagain<T>(mut call: impl FnMut() -> rustix::io::Result<T>) -> rustix::io::Result<T> {
     let mut tries = 0;
     loop {
-        match rustix::fs::openat2(&dirfd, path, oflags, mode, resolve) {
+        match call() {
             Err(rustix::io::Errno::AGAIN) if tries < 100 => tries += 1,
             other => return other,
         }
@@ -616,4 +621,38 @@ fn regular_file(fd: OwnedFd) -> io::Result<File> {
         ));
     }
     Ok(File::from(fd))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+    use super::retry_eagain;
+    use rustix::io::Errno;
+
+    /// `EAGAIN` from `openat2` (a rename or mount anywhere during a `RESOLVE_BENEATH` lookup) is
+    /// retried, other answers are returned at once, and the retries are bounded.
+    #[test]
+    fn eagain_is_retried_a_bounded_number_of_times() {
+        let mut calls = 0;
+        let r = retry_eagain(|| {
+            calls += 1;
+            if calls < 5 { Err(Errno::AGAIN) } else { Ok(7) }
+        });
+        assert_eq!((r, calls), (Ok(7), 5));
+
+        let mut calls = 0;
+        let r: rustix::io::Result<()> = retry_eagain(|| {
+            calls += 1;
+            Err(Errno::LOOP)
+        });
+        assert_eq!((r, calls), (Err(Errno::LOOP), 1));
+
+        let mut calls = 0;
+        let r: rustix::io::Result<()> = retry_eagain(|| {
+            calls += 1;
+            Err(Errno::AGAIN)
+        });
+        assert_eq!((r, calls), (Err(Errno::AGAIN), 101));
+    }
 }
