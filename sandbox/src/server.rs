@@ -5,11 +5,13 @@
 //! Starting bubblewrap and re-executing the host binary as the helper costs several
 //! milliseconds per command; forking from a process that already stands in the namespace costs a
 //! fraction of that. Each command still gets every restriction of the per-command path, applied
-//! in its own process after the fork: `no_new_privs`, Landlock (its plan re-computed per command
-//! from the live tree), no capabilities, a new session and process group, its own working
-//! directory, environment and output pipe. The seccomp filters, the same for every command of a
-//! server (their network mode is part of the server's key), are installed once on the server and
-//! inherited.
+//! in its own process after the fork: `no_new_privs`, Landlock, no capabilities, a new session
+//! and process group, its own working directory, environment and output pipe. The Landlock
+//! ruleset comes with the command's plan and is built by the server from the live tree, then
+//! reused for later commands with the same plan while that tree is unchanged
+//! ([`crate::fs_rules::Prepared`]); each command applies its own copy. The seccomp filters, the
+//! same for every command of a server (their network mode is part of the server's key), are
+//! installed once on the server and inherited.
 //!
 //! Process layout inside the namespace:
 //!
