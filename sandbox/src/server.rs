@@ -30,7 +30,7 @@
 //! Protocol: the control socket (a `SOCK_SEQPACKET` pair; the server's end is its stdin) carries
 //! one byte per command with two descriptors attached: the command's channel (a stream socket)
 //! and the write end of its output pipe. The host then writes the request on the channel
-//! ([`Request`], length-prefixed); the supervisor answers `exit <wait status>\n` and closes it.
+//! (`Request`, length-prefixed); the supervisor answers `exit <wait status>\n` and closes it.
 //!
 //! The bubblewrap mounts are fixed when the server starts. Before each command the host renders
 //! the command's policy again; when the arguments differ (a `.git` created meanwhile, another
