@@ -611,31 +611,43 @@ fn the_session_sandbox_runs_in_the_small_helper_binary() {
     }
 }
 
-/// A `gg-sandbox-helper` of another build beside gg is never used: gg asks it who it is, gets
-/// another answer, and runs its own image as the helper; the stale file runs nothing else.
-#[test]
-fn a_helper_of_another_build_beside_gg_is_not_used() {
+/// A copy of gg (a hard link where it can) in a new directory, with an executable
+/// `gg-sandbox-helper` beside it holding `script(dir)`. Returns the directory and gg's path.
+fn gg_beside_helper(
+    prefix: &str,
+    script: impl FnOnce(&std::path::Path) -> String,
+) -> (tempfile::TempDir, String) {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
-        .prefix("gg-stale-helper")
+        .prefix(prefix)
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .unwrap();
     let gg = dir.path().join("gg");
     if std::fs::hard_link(GG, &gg).is_err() {
         std::fs::copy(GG, &gg).unwrap();
     }
-    let stale = dir.path().join("gg-sandbox-helper");
-    let log = dir.path().join("invocations");
-    std::fs::write(
-        &stale,
-        format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\necho 0000000000000000\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let helper = dir.path().join("gg-sandbox-helper");
+    std::fs::write(&helper, script(dir.path())).unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
     let gg = gg.to_str().unwrap().to_string();
+    (dir, gg)
+}
+
+/// A `gg-sandbox-helper` of another build beside gg is never used: gg asks it who it is, gets
+/// another answer, and runs its own image as the helper; the stale file runs nothing else.
+#[test]
+fn a_helper_of_another_build_beside_gg_is_not_used() {
+    let log = std::cell::OnceCell::new();
+    let (_dir, gg) = gg_beside_helper("gg-stale-helper", |dir| {
+        let path = dir.join("invocations");
+        let script = format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\necho 0000000000000000\n",
+            path.display()
+        );
+        let _ = log.set(path);
+        script
+    });
+    let log = log.get().unwrap().clone();
     for level in available_levels() {
         let fx = Fixture::new();
         let results = session_binary(&gg, &fx, level, &[call(PARENT_CMDLINE)], &[]);
@@ -784,29 +796,14 @@ fn a_large_command_is_served_too() {
 /// with the session going on, well before the timeout.
 #[test]
 fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
-    let dir = tempfile::Builder::new()
-        .prefix("gg-dying-helper")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let gg = dir.path().join("gg");
-    if std::fs::hard_link(GG, &gg).is_err() {
-        std::fs::copy(GG, &gg).unwrap();
-    }
-    let helper = dir.path().join("gg-sandbox-helper");
-    std::fs::write(
-        &helper,
+    let real = std::fs::canonicalize(env!("CARGO_BIN_EXE_gg-sandbox-helper")).unwrap();
+    let (_dir, gg) = gg_beside_helper("gg-dying-helper", |_| {
         format!(
             "#!/bin/sh\n[ \"$2\" = --server ] && {{ \
              echo 'the test helper stops before it is ready' >&2; exit 3; }}\nexec '{}' \"$@\"\n",
-            std::fs::canonicalize(env!("CARGO_BIN_EXE_gg-sandbox-helper"))
-                .unwrap()
-                .display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let gg = gg.to_str().unwrap().to_string();
+            real.display()
+        )
+    });
     for level in available_levels() {
         let fx = Fixture::new();
         let started = Instant::now();
