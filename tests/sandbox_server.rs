@@ -791,17 +791,22 @@ fn a_large_command_is_served_too() {
 
 /// A server that dies before it is ready is noticed when its control socket closes, not after
 /// the 60 s ready timeout: gg used to keep the server's end of the socket open (in the spawned
-/// `Command`) while it waited. Here the helper beside gg is the real one behind a script that
-/// makes it exit at once when started as the server, and the first command must report that,
-/// with the session going on, well before the timeout.
+/// `Command`) while it waited. Here the helper beside gg is a script that says it is of this
+/// build and passes the probe but exits at once when started as the server, and the first
+/// command must report that, with the session going on, well before the timeout.
 #[test]
 fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
-    let real = std::fs::canonicalize(env!("CARGO_BIN_EXE_gg-sandbox-helper")).unwrap();
+    // Self-contained: inside bubblewrap only the helper file itself is bound, so it cannot
+    // hand over to another binary (a clone under /tmp sees a private /tmp there).
     let (_dir, gg) = gg_beside_helper("gg-dying-helper", |_| {
         format!(
-            "#!/bin/sh\n[ \"$2\" = --server ] && {{ \
-             echo 'the test helper stops before it is ready' >&2; exit 3; }}\nexec '{}' \"$@\"\n",
-            real.display()
+            "#!/bin/sh\ncase \"$2\" in\n\
+             --identify) echo {build} ;;\n\
+             --probe) echo '{ok} landlock=Full abi=6' ;;\n\
+             *) echo 'the test helper stops before it is ready' >&2; exit 3 ;;\n\
+             esac\n",
+            build = sandbox::helper::BUILD_ID,
+            ok = sandbox::helper::PROBE_OK,
         )
     });
     for level in available_levels() {
