@@ -75,6 +75,12 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
 /// inherits list-only access) — which is also why a hidden path that appears during the run stays
 /// hidden.
 pub fn read_grants(roots: &[PathBuf], deny: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let grants = grants(roots, deny);
+    (grants.full, grants.list_only)
+}
+
+/// [`read_grants`], with the directories it listed.
+fn grants(roots: &[PathBuf], deny: &[PathBuf]) -> Grants {
     let mut grants = Grants::default();
     for root in roots {
         if deny.iter().any(|d| root.starts_with(d)) {
@@ -82,7 +88,7 @@ pub fn read_grants(roots: &[PathBuf], deny: &[PathBuf]) -> (Vec<PathBuf>, Vec<Pa
         }
         split_grant(root, deny, 0, &mut grants);
     }
-    (grants.full, grants.list_only)
+    grants
 }
 
 /// What [`split_grant`] found: the grants, and the directories it listed (with what they were
@@ -150,11 +156,6 @@ pub enum Enforcement {
 /// The rights of a writable root: all but `mknod` of devices (root could create a raw disk node).
 pub fn writable_rights(abi: ABI) -> BitFlags<AccessFs> {
     AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock)
-}
-
-/// Applies `plan` to the calling thread and its future children.
-pub fn apply(plan: &LandlockPlan) -> Result<Enforcement, landlock::RulesetError> {
-    prepare(plan)?.restrict()
 }
 
 /// A ruleset built from a plan but not yet applied, and what its grants were computed from.
@@ -284,12 +285,7 @@ fn prepare_at(
         .chain(&plan.devices)
         .map(|p| Seen::granted(p))
         .collect();
-    let mut grants = Grants::default();
-    for root in &plan.read_only {
-        if !plan.deny_read.iter().any(|d| root.starts_with(d)) {
-            split_grant(root, &plan.deny_read, 0, &mut grants);
-        }
-    }
+    let mut grants = grants(&plan.read_only, &plan.deny_read);
     let reusable = !grants
         .listed
         .iter()

@@ -434,16 +434,13 @@ mod host {
                 Ok(_) | Err(RunError::Server(_)) => return None,
                 Err(RunError::Setup(e)) => return Some(Err(e)),
             };
-            match server.send(&request) {
-                Ok(command) => Some(Ok(Spawned::Served(super::Served {
-                    command,
-                    level,
-                    reasons,
-                    notes: Vec::new(),
-                }))),
-                Err(RunError::Setup(e)) => Some(Err(e)),
-                Err(RunError::Server(_)) => None,
-            }
+            let command = server.send(&request).ok()?;
+            Some(Ok(Spawned::Served(super::Served {
+                command,
+                level,
+                reasons,
+                notes: Vec::new(),
+            })))
         }
 
         /// Runs `inner` under `policy` in the session's sandbox at the level `backend` asks for,
@@ -738,7 +735,7 @@ mod host {
             level: Level,
         ) -> Result<ServerCommand, RunError> {
             let request = self.request(inner, policy, level)?;
-            self.send(&request)
+            self.send(&request).map_err(RunError::Server)
         }
 
         /// The encoded request for `inner` under `policy`.
@@ -773,20 +770,21 @@ mod host {
             .map_err(|e| RunError::Setup(SandboxError::Setup(e)))
         }
 
-        /// Hands an encoded request to the server with the command's channel and output pipe.
-        fn send(&mut self, request: &[u8]) -> Result<ServerCommand, RunError> {
+        /// Hands an encoded request to the server with the command's channel and output pipe;
+        /// an error says why the server did not take it.
+        fn send(&mut self, request: &[u8]) -> Result<ServerCommand, String> {
             self.used = true;
             let (mut channel, theirs) =
-                UnixStream::pair().map_err(|e| RunError::Server(format!("socketpair: {e}")))?;
-            let (output, output_w) = pipe().map_err(|e| RunError::Server(format!("pipe: {e}")))?;
+                UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+            let (output, output_w) = pipe().map_err(|e| format!("pipe: {e}"))?;
             send_fds(&self.control, &[theirs.as_raw_fd(), output_w.as_raw_fd()])
-                .map_err(|e| RunError::Server(format!("{}: {e}", self.last_words())))?;
+                .map_err(|e| format!("{}: {e}", self.last_words()))?;
             drop((theirs, output_w));
             // A stuck server must not hang the host: the server reads the request at once.
             let _ = channel.set_write_timeout(Some(Duration::from_secs(30)));
             channel
                 .write_all(request)
-                .map_err(|e| RunError::Server(format!("sending the command: {e}")))?;
+                .map_err(|e| format!("sending the command: {e}"))?;
             let _ = channel.set_write_timeout(None);
             Ok(ServerCommand { output, channel })
         }
@@ -918,27 +916,23 @@ pub(crate) mod inside {
         config_json: &str,
         temp: Option<std::path::PathBuf>,
     ) -> Result<ExitCode, HelperError> {
+        let config: ServerConfig = serde_json::from_str(config_json)
+            .map_err(|e| HelperError::Usage(format!("bad server config: {e}")))?;
         // Only gg's own temp directory, by its name, is ever removed.
         let temp = temp.filter(|t| {
-            config_json_standalone(config_json)
+            config.standalone
                 && t.is_absolute()
                 && t.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with(crate::PRIVATE_TMP_PREFIX))
         });
-        let served = serve_loop(config_json);
+        let served = serve_loop(&config);
         if let Some(t) = &temp {
             let _ = std::fs::remove_dir_all(t);
         }
         served
     }
 
-    fn config_json_standalone(config_json: &str) -> bool {
-        serde_json::from_str::<ServerConfig>(config_json).is_ok_and(|c| c.standalone)
-    }
-
-    fn serve_loop(config_json: &str) -> Result<ExitCode, HelperError> {
-        let config: ServerConfig = serde_json::from_str(config_json)
-            .map_err(|e| HelperError::Usage(format!("bad server config: {e}")))?;
+    fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
         let filters = crate::seccomp::programs_with(config.network, config.local_sockets)
             .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         h::close_inherited_fds()?;
@@ -1022,7 +1016,7 @@ pub(crate) mod inside {
                 unsafe { libc::close(0) };
                 // This process's copy of the ruleset (fork copied the descriptor too).
                 let ruleset = rulesets.take_for(&request.landlock);
-                let code = supervise(channel, output, &config, request, ruleset);
+                let code = supervise(channel, output, config, request, ruleset);
                 // SAFETY: leave without running the server's destructors twice.
                 unsafe { libc::_exit(code) };
             }

@@ -914,8 +914,6 @@ type ServedCommand = sandbox::server::Served;
 type ServedCommand = std::convert::Infallible;
 
 impl ToolBox {
-    /// Hands the command to the session's sandbox server (starting or replacing it); `None`
-    /// when it runs in a sandbox of its own instead, with the notes for its output either way.
     /// The sandbox policy of this session's commands, before the network's part.
     fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
         let mut policy = sandbox::Policy::new(self.cwd()).map_err(|e| e.to_string())?;
@@ -964,6 +962,8 @@ impl ToolBox {
         }
     }
 
+    /// Hands the command to the session's sandbox server (starting or replacing it); `None`
+    /// when it runs in a sandbox of its own instead, with the notes for its output either way.
     async fn spawn_served(
         &self,
         invocation: &sandbox::Invocation,
