@@ -8,8 +8,11 @@
 
 mod support;
 
+#[cfg(feature = "test-hooks")]
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+#[cfg(feature = "test-hooks")]
+use std::process::Stdio;
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
