@@ -269,6 +269,9 @@ mod host {
     #[derive(Debug, Default)]
     pub struct SessionServer {
         state: Mutex<State>,
+        /// A warm-up was asked for ([`SessionServer::begin_warm`]); read without the state's
+        /// lock, which a start holds for as long as bubblewrap takes.
+        warm_begun: std::sync::atomic::AtomicBool,
         /// The thread that starts the servers (see [`Launcher`]).
         launcher: Launcher,
     }
@@ -373,6 +376,14 @@ mod host {
         /// A session without a server yet (the first sandboxed command starts it).
         pub fn new() -> SessionServer {
             SessionServer::default()
+        }
+
+        /// Claims this session's one warm-up: true the first time only. Never blocks (a host
+        /// calls it on its async thread, maybe while a start holds the state's lock).
+        pub fn begin_warm(&self) -> bool {
+            !self
+                .warm_begun
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
         }
 
         /// How many servers this session has started (tests and benchmarks read it).

@@ -924,11 +924,11 @@ impl ToolBox {
         Ok(policy)
     }
 
-    /// Starts the session's sandbox in the background when a turn begins, so the turn's first
-    /// command finds it running: the model's answer takes longer than bubblewrap and the helper
-    /// take to start. Nothing happens without a sandbox, with a sandbox per command, or once the
-    /// session's sandbox has been started; whatever goes wrong here is left for that first
-    /// command to meet and report.
+    /// Starts the session's sandbox in the background when the conversation opens (and, for a
+    /// host that opens none, when a turn begins), so the first command finds it running: the
+    /// model's answer takes longer than bubblewrap and the helper take to start. Nothing happens
+    /// without a sandbox, with a sandbox per command, or after the session's first warm-up;
+    /// whatever goes wrong here is left for that first command to meet and report.
     pub fn warm_sandbox(&self) {
         #[cfg(target_os = "linux")]
         {
@@ -938,7 +938,10 @@ impl ToolBox {
             let Some(server) = self.sandbox_server.clone() else {
                 return;
             };
-            if server.starts() > 0 {
+            // Once per session (a warm-up that could not begin is left to the first command),
+            // and without taking the server's lock: a start in progress holds it for as long as
+            // bubblewrap takes, and this runs on the async thread.
+            if !server.begin_warm() {
                 return;
             }
             let Ok(forced) = &self.backend_override else {

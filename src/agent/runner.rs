@@ -158,9 +158,10 @@ impl Agent {
         sink: &EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, TurnError> {
+        // Before the session write (an fsync), so that the sandbox's start overlaps it.
+        self.tools.warm_sandbox();
         session.recover_interrupted_tool_calls()?;
         session.append_message(session::Message::text(session::Role::User, user_text))?;
-        self.tools.warm_sandbox();
         let tools = self.tool_definitions();
         let mut outcome = TurnOutcome::default();
         for _ in 0..MAX_REQUESTS_PER_TURN {

@@ -81,12 +81,17 @@ impl Conversation {
             options
                 .config
                 .select(&options.home, wanted.as_deref(), &options.overrides)?;
-        let provider = provider_for(&selection, &options.config)?;
         let mut tools = ToolBox::new(
             &options.cwd,
             options.sandbox.clone(),
             options.config.env.allow.clone(),
         )?;
+        // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it
+        // now, on another thread, so that it overlaps the provider's set-up (its certificate
+        // store), the session write and the first request rather than delaying the first
+        // command. `run_turn` warms again, which does nothing once a server was started.
+        tools.warm_sandbox();
+        let provider = provider_for(&selection, &options.config)?;
         tools.add_tools(options.external_tools.iter().cloned());
         if options.config.tools.computer {
             let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
