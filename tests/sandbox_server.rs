@@ -146,7 +146,7 @@ fn session_binary(
     results
 }
 
-/// The supervisor of a served command is a fork of the server, whose command line says so.
+/// The parent of a served command is the server, whose command line says so.
 const PARENT_CMDLINE: &str = "tr '\\0' ' ' </proc/$PPID/cmdline; echo";
 
 fn served(result: &str) -> bool {
@@ -211,7 +211,7 @@ fn escape_probes_fail_through_the_agent_with_the_server() {
             let mut host = Host::default();
             (case.setup)(&fx, &mut host);
             let env = host.env.clone();
-            // The first line names the command's parent (the server's supervisor); cargo is
+            // The first line names the command's parent (the server); cargo is
             // found as in the `gg sandbox` suite although the agent's shell is a login shell.
             // The probe runs from a file, so that the classifier (which would refuse most of them
             // as dangerous) lets the call through and the sandbox is what stops it.
@@ -355,6 +355,57 @@ fn a_timeout_kills_the_whole_tree_inside_the_server() {
             "{level}: {:?}",
             host_processes("sleep 731")
         );
+    }
+}
+
+/// A command that kills its own server (a prompt-injected model trying to keep a process
+/// running after its command ends: the server is what kills a command's leftovers) leaves
+/// nothing behind either. At the bubblewrap level the server's death takes the whole PID
+/// namespace down; at the landlock level the command cannot signal the server at all (Landlock's
+/// signal scope, ABI 6). The next command runs in a new server and sees none of it.
+#[test]
+fn a_command_that_kills_its_server_leaves_nothing_behind() {
+    for level in available_levels() {
+        if level == "landlock" && sandbox::fs_rules::kernel_abi().unwrap_or(0) < 6 {
+            // Without the signal scope the command can kill its server, and what it detached
+            // then outlives it (the same was true of the per-command supervisor it replaced).
+            eprintln!("landlock: kernel without Landlock ABI 6, signal scope not checked");
+            continue;
+        }
+        let fx = Fixture::new();
+        let results = session(
+            &fx,
+            level,
+            &[
+                call(
+                    "setsid sleep 7351 & (setsid sleep 7352 &); sleep 7353 & \
+                     kill -9 $PPID; echo \"kill said $?\"",
+                ),
+                call(&format!(
+                    "{PARENT_CMDLINE}; for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null; echo; done"
+                )),
+            ],
+            &[],
+        );
+        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        if level == "landlock" {
+            assert!(
+                results[0].contains("kill said 1"),
+                "{level}: {}",
+                results[0]
+            );
+        }
+        assert!(served(&results[1]), "{level}: {}", results[1]);
+        for n in 7351..=7353 {
+            assert!(
+                !results[1].contains(&format!("sleep {n}")),
+                "{level}: the next command sees sleep {n}: {}",
+                results[1]
+            );
+        }
+        eventually("nothing the command started is left on the host", || {
+            host_processes("sleep 735").is_empty()
+        });
     }
 }
 

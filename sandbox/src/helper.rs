@@ -519,7 +519,7 @@ pub(crate) mod imp {
         }
     }
 
-    fn list_children() -> Vec<i32> {
+    pub(crate) fn list_children() -> Vec<i32> {
         let me = std::process::id() as i32;
         if let Ok(text) = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")) {
             return text

@@ -16,21 +16,29 @@
 //! Process layout inside the namespace:
 //!
 //! ```text
-//! server (reads requests on fd 0)
-//!  └─ supervisor (one per command; child subreaper)
-//!      └─ command (setsid, restricted, exec'd)
-//!          └─ whatever it starts; orphans are re-parented to the supervisor
+//! server (reads requests on fd 0; child subreaper)
+//!  ├─ command (setsid, restricted, exec'd; itself a child subreaper)
+//!  │   └─ whatever it starts; its orphans are re-parented to the command
+//!  └─ another command running at the same time
 //! ```
 //!
-//! The supervisor waits for the command, then kills its process group and every process that
-//! was re-parented to it, and reports the wait status; it does the same at once when the host
-//! closes the command's channel (timeout, cancellation) or when the server dies. So nothing a
-//! command started outlives it, and a later command cannot see it.
+//! The server forks each command itself and waits for all of them in one `poll` (the control
+//! socket, a signalfd for `SIGCHLD` and the stop signals, and every running command's channel).
+//! When a command ends, the server kills its process group and every one of its own children
+//! that is not a running command (a command is the subreaper of its own orphans while it runs,
+//! so those children can only be left over from a command that ended: they were re-parented to
+//! the server when it did), reaps them, and only then reports the wait status. It does the same
+//! at once when the host closes the command's channel (timeout, cancellation), and for every
+//! command when it stops. So nothing a command started outlives it, and a later command cannot
+//! see it. (Until the sixth session a supervisor process per command did this; folding it into the
+//! server saves a fork and a hand-over between processes on every command.)
 //!
 //! Protocol: the control socket (a `SOCK_SEQPACKET` pair; the server's end is its stdin) carries
 //! one byte per command with two descriptors attached: the command's channel (a stream socket)
-//! and the write end of its output pipe. The host then writes the request on the channel
-//! (`Request`, length-prefixed); the supervisor answers `exit <wait status>\n` and closes it.
+//! and the write end of its output pipe. The request (`Request`, length-prefixed) is on the
+//! channel, written before the descriptors are sent when it fits the socket buffer; the server
+//! answers `exit <wait status>\n` and closes it. A channel sent without an output pipe carries
+//! only a plan: the server builds its Landlock ruleset ahead of the first command.
 //!
 //! The bubblewrap mounts are fixed when the server starts. Before each command the host renders
 //! the command's policy again; when the arguments differ (a `.git` created meanwhile, another
@@ -62,7 +70,7 @@ pub struct ServerConfig {
     pub local_sockets: bool,
 }
 
-/// One command, as the supervisor receives it.
+/// One command, as the server receives it.
 #[cfg(target_os = "linux")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Request {
@@ -170,20 +178,20 @@ impl Request {
     }
 }
 
-/// How a served command ended, as its supervisor reported it.
+/// How a served command ended, as its server reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {
     /// Exited with this code.
     Exited(i32),
     /// Killed by this signal.
     Signalled(i32),
-    /// The supervisor stopped it because the host asked (closed the channel), or vanished
+    /// The server stopped it because the host asked (closed the channel), or vanished
     /// without a report.
     Stopped,
 }
 
 impl Ended {
-    /// Parses the supervisor's report (`exit <wait status>`); anything else is [`Ended::Stopped`].
+    /// Parses the server's report (`exit <wait status>`); anything else is [`Ended::Stopped`].
     pub fn parse(report: &[u8]) -> Ended {
         let status = std::str::from_utf8(report)
             .ok()
@@ -225,7 +233,7 @@ mod host {
         /// Read end of the pipe that is the command's stdout and stderr.
         pub output: OwnedFd,
         /// The command's channel: reading it to the end gives the report ([`super::Ended`]);
-        /// shutting it down (or dropping it) makes the supervisor kill the command's tree.
+        /// shutting it down (or dropping it) makes the server kill the command's tree.
         pub channel: UnixStream,
     }
 
@@ -365,8 +373,21 @@ mod host {
 
     impl Drop for Server {
         fn drop(&mut self) {
-            // Closing the control socket ends the server and with it every command; the kill
-            // covers a server that does not read it.
+            // At the landlock level the server itself kills what its running commands started
+            // (there is no namespace to tear down): ask it to stop (`SIGTERM`) and give it a
+            // moment. The kill covers a server that does not stop, and is all bubblewrap needs
+            // (its `--die-with-parent` init takes the whole PID namespace down).
+            if self.key.level == Level::Landlock && matches!(self.child.try_wait(), Ok(None)) {
+                // SAFETY: kill with the pid of our child, not yet reaped (try_wait just saw it
+                // running and only this process reaps it), so the pid cannot be reused.
+                unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+                let deadline = std::time::Instant::now() + Duration::from_secs(1);
+                while matches!(self.child.try_wait(), Ok(None))
+                    && std::time::Instant::now() < deadline
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
@@ -411,6 +432,11 @@ mod host {
             let (key, stubs) = key_for(level, policy, &[])?;
             if let Err(note) = state.start(&self.launcher, key, stubs) {
                 state.unreported = Some(note);
+            } else if let Some(server) = &state.server {
+                // Have the server build the command's Landlock ruleset now too, rather than
+                // when the first command arrives (about a millisecond with a home's deny-read
+                // paths to grant around). Best effort: the first command builds it otherwise.
+                let _ = server.prepare_ahead(policy, level);
             }
             Ok(())
         }
@@ -677,7 +703,7 @@ mod host {
             drop(cmd);
             let stderr = child.stderr.take();
             if let Some(err) = &stderr {
-                // Read only what is there when the server has died (a supervisor or the
+                // Read only what is there when the server has died (a command or the
                 // forwarder may still hold the pipe).
                 // SAFETY: fcntl on a descriptor the ChildStderr owns.
                 unsafe { libc::fcntl(err.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
@@ -781,6 +807,33 @@ mod host {
             .map_err(|e| RunError::Setup(SandboxError::Setup(e)))
         }
 
+        /// Sends the server the Landlock plan of `policy`'s commands with no command to run
+        /// (a channel and no output pipe), for it to build the ruleset ahead.
+        fn prepare_ahead(&self, policy: &Policy, level: Level) -> Result<(), String> {
+            let placeholder = Invocation {
+                program: OsString::from("true"),
+                args: Vec::new(),
+                env: Vec::new(),
+            };
+            let request = match self.request(&placeholder, policy, level) {
+                Ok(request) => request,
+                Err(RunError::Server(why)) => return Err(why),
+                Err(RunError::Setup(e)) => return Err(e.to_string()),
+            };
+            let (mut channel, theirs) =
+                UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+            channel
+                .set_nonblocking(true)
+                .map_err(|e| format!("socketpair: {e}"))?;
+            // Small (a plan, no script): it fits the socket buffer, or it is not sent.
+            match channel.write(&request) {
+                Ok(n) if n == request.len() => {}
+                Ok(_) => return Err("plan larger than the socket buffer".to_string()),
+                Err(e) => return Err(format!("plan: {e}")),
+            }
+            send_fds(&self.control, &[theirs.as_raw_fd()]).map_err(|e| e.to_string())
+        }
+
         /// Hands an encoded request to the server with the command's channel and output pipe;
         /// an error says why the server did not take it.
         fn send(&mut self, request: &[u8]) -> Result<ServerCommand, String> {
@@ -788,15 +841,35 @@ mod host {
             let (mut channel, theirs) =
                 UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
             let (output, output_w) = pipe().map_err(|e| format!("pipe: {e}"))?;
+            // As much of the request as the socket buffers hold goes first (all of it for any
+            // ordinary command), so the server finds it complete when the descriptors arrive
+            // instead of going back to sleep until it comes: a wake-up of the server saved.
+            let mut rest = request;
+            channel
+                .set_nonblocking(true)
+                .map_err(|e| format!("sending the command: {e}"))?;
+            while !rest.is_empty() {
+                match channel.write(rest) {
+                    Ok(n) => rest = &rest[n..],
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(format!("sending the command: {e}")),
+                }
+            }
+            channel
+                .set_nonblocking(false)
+                .map_err(|e| format!("sending the command: {e}"))?;
             send_fds(&self.control, &[theirs.as_raw_fd(), output_w.as_raw_fd()])
                 .map_err(|e| format!("{}: {e}", self.last_words()))?;
             drop((theirs, output_w));
-            // A stuck server must not hang the host: the server reads the request at once.
-            let _ = channel.set_write_timeout(Some(Duration::from_secs(30)));
-            channel
-                .write_all(request)
-                .map_err(|e| format!("sending the command: {e}"))?;
-            let _ = channel.set_write_timeout(None);
+            if !rest.is_empty() {
+                // A stuck server must not hang the host: the server reads the request at once.
+                let _ = channel.set_write_timeout(Some(Duration::from_secs(30)));
+                channel
+                    .write_all(rest)
+                    .map_err(|e| format!("sending the command: {e}"))?;
+                let _ = channel.set_write_timeout(None);
+            }
             Ok(ServerCommand { output, channel })
         }
     }
@@ -901,7 +974,7 @@ mod host {
     }
 }
 
-/// The server and supervisor, inside the sandbox (the helper process).
+/// The server, inside the sandbox (the helper process).
 #[cfg(target_os = "linux")]
 pub(crate) mod inside {
     use std::io::{Read, Write};
@@ -914,14 +987,6 @@ pub(crate) mod inside {
     use crate::helper::HelperError;
     use crate::helper::imp as h;
     use crate::policy::Network;
-
-    /// Set by `SIGTERM` (the landlock-level server's parent-death signal): the server leaves
-    /// its loop and removes its temp directory.
-    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-    extern "C" fn on_stop(_: libc::c_int) {
-        STOP.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
 
     pub(crate) fn serve(
         config_json: &str,
@@ -943,24 +1008,54 @@ pub(crate) mod inside {
         served
     }
 
+    /// A command the server forked and has not yet seen end.
+    struct Live {
+        pid: libc::pid_t,
+        /// Its channel: the report goes here; the host closing it stops the command.
+        channel: UnixStream,
+    }
+
+    /// The signals the server waits for on its signalfd (blocked, so they are only read there):
+    /// children ending, and being told to stop (the landlock-level server's parent-death
+    /// signal is `SIGTERM`).
+    fn server_signals() -> libc::sigset_t {
+        // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                libc::sigaddset(&mut set, sig);
+            }
+            set
+        }
+    }
+
     fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
         let filters = crate::seccomp::programs_with(config.network, config.local_sockets)
             .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         h::close_inherited_fds()?;
+        // Block the signals the loop reads from its signalfd before anything can send them;
+        // each command gets the old mask back before it runs.
+        let signal_set = server_signals();
+        // SAFETY: sigprocmask with a local, initialised set; the old mask goes to a local.
+        let old_mask = unsafe {
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigprocmask(libc::SIG_BLOCK, &signal_set, &mut old);
+            old
+        };
+        // SAFETY: signalfd over the initialised set; the descriptor is owned from here on.
+        let signals = unsafe { libc::signalfd(-1, &signal_set, libc::SFD_CLOEXEC) };
+        if signals < 0 {
+            return Err(HelperError::last_os("signalfd"));
+        }
+        // SAFETY: a descriptor signalfd just returned, owned by nothing else.
+        let signals = unsafe { OwnedFd::from_raw_fd(signals) };
         if config.standalone {
             // The host dying closes the control socket too; the signal also covers a server
             // that is not reading it. SIGTERM rather than SIGKILL, so that the server still
-            // removes the session's temp directory (the handler interrupts the wait).
-            // SAFETY: sigaction installs a handler that only stores to an atomic (async-signal-
-            // safe), without SA_RESTART so the blocking receive returns EINTR; prctl with
-            // integer arguments.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_stop as *const () as libc::sighandler_t;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-            }
+            // stops its commands' trees and removes the session's temp directory.
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) };
             if config.network == Network::Proxy {
                 // Without a namespace only Landlock's TCP rules (ABI 4) keep the commands from
                 // connecting anywhere but the proxy: refuse rather than run with the network open.
@@ -976,11 +1071,15 @@ pub(crate) mod inside {
         if let Some(forward) = &config.forward {
             crate::netfwd::start(forward)?;
         }
+        // What a command leaves behind when it ends comes here (not to bubblewrap's init or
+        // the host's init), to be killed (`settle`). After the forwarder's start: it is
+        // detached on purpose and must not be taken for a leftover.
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
         // Every command of this server gets the same seccomp filters, so the server installs
         // them on itself once (after starting the forwarder, which needs the sockets they
-        // refuse) and every supervisor and command forked from it inherits them: loading and
-        // compiling the programs cost about 0.3 ms per command. Nothing the server and the
-        // supervisors do needs a refused call.
+        // refuse) and every command forked from it inherits them: loading and compiling the
+        // programs cost about 0.3 ms per command. Nothing the server does needs a refused call.
         h::set_no_new_privs()?;
         crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         // Read once here rather than by every command.
@@ -991,50 +1090,264 @@ pub(crate) mod inside {
             return Err(HelperError::last_os("ready"));
         }
         let mut rulesets = Rulesets::default();
-        loop {
-            reap();
-            if STOP.load(std::sync::atomic::Ordering::SeqCst) {
-                break;
+        let mut live: Vec<Live> = Vec::new();
+        let served = loop {
+            let mut polls = Vec::with_capacity(2 + live.len());
+            for fd in [0, signals.as_raw_fd()]
+                .into_iter()
+                .chain(live.iter().map(|l| l.channel.as_raw_fd()))
+            {
+                polls.push(libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
             }
-            let fds = match recv_fds(0) {
-                Ok(Some(fds)) => fds,
-                Ok(None) => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(error) => {
-                    return Err(HelperError::Setup {
-                        step: "control socket",
-                        error,
-                    });
+            // SAFETY: poll over a local array of initialised pollfds.
+            let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+            if r < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
                 }
-            };
-            let mut fds = fds.into_iter();
-            let (Some(channel), Some(output)) = (fds.next(), fds.next()) else {
-                continue;
-            };
-            let mut channel = UnixStream::from(channel);
-            // A host that sent the descriptors writes the request at once; one that cannot
-            // closes the channel, and the command is dropped (the host reads that as a command
-            // that did not run).
-            let Some(request) = read_request(&mut channel) else {
-                continue;
-            };
-            rulesets.prepare(&request.landlock);
-            // SAFETY: the server is single-threaded (the helper runs first in main and the
-            // forwarder lives in a process of its own), so the child may run Rust code.
-            let pid = unsafe { libc::fork() };
-            if pid == 0 {
-                // SAFETY: closing the control socket in the supervisor (it must not hold it).
-                unsafe { libc::close(0) };
-                // This process's copy of the ruleset (fork copied the descriptor too).
-                let ruleset = rulesets.take_for(&request.landlock);
-                let code = supervise(channel, output, config, request, ruleset);
-                // SAFETY: leave without running the server's destructors twice.
-                unsafe { libc::_exit(code) };
+                break Err(HelperError::last_os("poll"));
             }
-            // The supervisor owns them now (on a failed fork the command's channel closes,
-            // which the host reads as a command that did not run).
+            // The host closed a command's channel (timeout, cancellation): stop that command
+            // now. (Its tree is killed as it ends, below.) Newest first, so indices hold.
+            let mut ended = false;
+            for i in (0..live.len()).rev() {
+                if polls[2 + i].revents != 0 {
+                    let stopped = live.swap_remove(i);
+                    stop_command(stopped.pid);
+                    ended = true;
+                }
+            }
+            if polls[1].revents != 0 {
+                if !read_signals(&signals) {
+                    break Ok(ExitCode::SUCCESS);
+                }
+                ended = true;
+            }
+            if ended {
+                settle(&mut live);
+            }
+            if polls[0].revents != 0 {
+                match recv_fds(0) {
+                    Ok(Some(fds)) => {
+                        if let Some(started) = start(fds, config, &mut rulesets, &old_mask) {
+                            live.push(started);
+                        }
+                    }
+                    Ok(None) => break Ok(ExitCode::SUCCESS),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(error) => {
+                        break Err(HelperError::Setup {
+                            step: "control socket",
+                            error,
+                        });
+                    }
+                }
+            }
+        };
+        // Stopping (the host is gone or asked): nothing a command started outlives the server.
+        for command in live.drain(..) {
+            stop_command(command.pid);
         }
-        Ok(ExitCode::SUCCESS)
+        h::kill_all_children();
+        served
+    }
+
+    /// Reads the pending signals; false when one of them asks the server to stop.
+    fn read_signals(signals: &OwnedFd) -> bool {
+        let mut info = [0u8; 128 * 8];
+        // SAFETY: reading whole signalfd_siginfo records (128 bytes each) into a local buffer.
+        let n = unsafe { libc::read(signals.as_raw_fd(), info.as_mut_ptr().cast(), info.len()) };
+        if n <= 0 {
+            return true;
+        }
+        info[..n as usize].chunks_exact(128).all(|record| {
+            let signo = u32::from_ne_bytes([record[0], record[1], record[2], record[3]]) as i32;
+            signo == libc::SIGCHLD
+        })
+    }
+
+    /// Kills a command and its process group (it called `setsid`, so the group id is its pid);
+    /// it is not reaped yet, so its pid cannot have been reused.
+    fn stop_command(pid: libc::pid_t) {
+        // SAFETY: kill with the pid and the negative pid of our unreaped child.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+
+    /// Handles every child that ended: a live command's end is reported on its channel once
+    /// its process group is killed; what a command left behind is killed and reaped.
+    ///
+    /// Each command is a child subreaper (set before its `execve`, which keeps it), so while
+    /// it runs, the processes it orphans come to it, not to the server. Any child of the
+    /// server that is not a live command is therefore left over from a command that ended
+    /// (re-parented here when it did), and is killed; its own children come here in turn as
+    /// it dies, and the loop goes on until none is left. Concurrent commands keep theirs.
+    fn settle(live: &mut Vec<Live>) {
+        loop {
+            let mut ended = false;
+            loop {
+                // Which child ended, without reaping it: its process group is killed while its
+                // pid cannot be reused.
+                // SAFETY: an all-zero siginfo_t is valid; waitid writes into the local.
+                let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+                // SAFETY: waitid with a valid pointer to a local siginfo_t.
+                let r = unsafe {
+                    libc::waitid(
+                        libc::P_ALL,
+                        0,
+                        &mut info,
+                        libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                    )
+                };
+                // SAFETY: si_pid is valid to read after waitid filled the record (0 if none).
+                let pid = unsafe { info.si_pid() };
+                if r < 0 || pid <= 0 {
+                    break;
+                }
+                let command = live.iter().position(|l| l.pid == pid);
+                if command.is_some() {
+                    // SAFETY: kill the ended command's process group (see `stop_command`).
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
+                let mut status = 0;
+                // SAFETY: waitpid reaps the child waitid reported, into a local integer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                if let Some(i) = command {
+                    let mut command = live.swap_remove(i);
+                    ended = true;
+                    kill_leftovers(live);
+                    let _ = command
+                        .channel
+                        .write_all(format!("exit {status}\n").as_bytes());
+                    // The host reads the report to the end: end it now.
+                    let _ = command.channel.shutdown(std::net::Shutdown::Both);
+                }
+            }
+            if !ended && !kill_leftovers(live) {
+                return;
+            }
+        }
+    }
+
+    /// Kills the server's children that are not live commands, and reaps them and whatever
+    /// comes here as they die, until only live commands are left. Returns whether it found
+    /// any. (A live command ending meanwhile is left for [`settle`] to report.)
+    fn kill_leftovers(live: &[Live]) -> bool {
+        let mut found = false;
+        loop {
+            let leftovers: Vec<i32> = h::list_children()
+                .into_iter()
+                .filter(|pid| !live.iter().any(|l| l.pid == *pid))
+                .collect();
+            if leftovers.is_empty() {
+                return found;
+            }
+            found = true;
+            for pid in &leftovers {
+                // SAFETY: kill with the pid of our unreaped child (only the server reaps).
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+            }
+            for pid in leftovers {
+                let mut status = 0;
+                // SAFETY: waitpid on our own child, into a local integer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
+        }
+    }
+
+    /// The server pinned to the CPU it runs on, for the length of a fork: the new process
+    /// starts where the server is about to go to sleep, rather than being queued on the other
+    /// CPU, where it waited behind whatever runs there (up to a scheduler tick, several
+    /// milliseconds, on a busy machine). Both the server and the command go back to the
+    /// server's own CPU set at once ([`Pinned::release`]).
+    struct Pinned {
+        all: libc::cpu_set_t,
+    }
+
+    impl Pinned {
+        fn to_this_cpu() -> Option<Pinned> {
+            // SAFETY: sched_getcpu has no arguments; sched_getaffinity/sched_setaffinity read
+            // and write local, initialised cpu_set_t values of the size given.
+            unsafe {
+                let cpu = libc::sched_getcpu();
+                if cpu < 0 {
+                    return None;
+                }
+                let mut all: libc::cpu_set_t = std::mem::zeroed();
+                let size = std::mem::size_of::<libc::cpu_set_t>();
+                if libc::sched_getaffinity(0, size, &mut all) != 0 {
+                    return None;
+                }
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu as usize, &mut one);
+                if libc::sched_setaffinity(0, size, &one) != 0 {
+                    return None;
+                }
+                Some(Pinned { all })
+            }
+        }
+
+        /// Gives the calling process its whole CPU set back.
+        fn release(&self) {
+            // SAFETY: sched_setaffinity reads the saved set, of the size given.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all);
+            }
+        }
+    }
+
+    /// Takes one command from the host: its channel and output pipe, then its request; forks
+    /// it. `None` when the message or the request is unusable (the host reads the closed
+    /// channel as a command that did not run) or the fork failed.
+    fn start(
+        fds: Vec<OwnedFd>,
+        config: &ServerConfig,
+        rulesets: &mut Rulesets,
+        old_mask: &libc::sigset_t,
+    ) -> Option<Live> {
+        let mut fds = fds.into_iter();
+        let mut channel = UnixStream::from(fds.next()?);
+        // A host that sent the descriptors writes the request at once; one that cannot
+        // closes the channel, and the command is dropped.
+        let request = read_request(&mut channel)?;
+        rulesets.prepare(&request.landlock);
+        // A channel without an output pipe only asks for the ruleset to be built ahead (the
+        // host's warm-up): nothing runs.
+        let output = fds.next()?;
+        let pinned = Pinned::to_this_cpu();
+        // SAFETY: the server is single-threaded (the helper runs first in main and the
+        // forwarder lives in a process of its own), so the child may run Rust code.
+        let pid = unsafe { libc::fork() };
+        if let Some(p) = &pinned {
+            p.release();
+        }
+        if pid < 0 {
+            return None;
+        }
+        if pid == 0 {
+            // SAFETY: in the command's process: close the control socket (it must not hold
+            // it), restore the signal mask, die with the server, and become the subreaper of
+            // what it starts (kept across execve; see `settle`).
+            unsafe {
+                libc::close(0);
+                libc::sigprocmask(libc::SIG_SETMASK, old_mask, std::ptr::null_mut());
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            }
+            drop(channel);
+            // This process's copy of the ruleset (fork copied the descriptor too).
+            let ruleset = rulesets.take_for(&request.landlock);
+            let code = command(request, &output, config, ruleset);
+            // SAFETY: leave without running the server's destructors.
+            unsafe { libc::_exit(code) };
+        }
+        Some(Live { pid, channel })
     }
 
     /// The Landlock ruleset of the last plan, built by the server and applied by each command
@@ -1080,17 +1393,6 @@ pub(crate) mod inside {
         Request::decode(&body)
     }
 
-    /// Reaps finished supervisors.
-    fn reap() {
-        loop {
-            let mut status = 0;
-            // SAFETY: waitpid writes into a local integer.
-            if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } <= 0 {
-                return;
-            }
-        }
-    }
-
     /// Receives one message; `None` at end of file (the host is gone).
     fn recv_fds(sock: RawFd) -> std::io::Result<Option<Vec<OwnedFd>>> {
         let mut byte = [0u8; 1];
@@ -1131,115 +1433,6 @@ pub(crate) mod inside {
             return Ok(None);
         }
         Ok(Some(fds))
-    }
-
-    /// One command: read the request, fork it, wait for it or for the host's stop, kill what it
-    /// left, report. Returns the supervisor's exit code.
-    fn supervise(
-        mut channel: UnixStream,
-        output: OwnedFd,
-        config: &ServerConfig,
-        request: Request,
-        ruleset: Option<crate::fs_rules::Prepared>,
-    ) -> i32 {
-        // Orphans of the command come to us; SIGCHLD and the stop signals are read from a
-        // signalfd so that one poll waits for the command and the host's channel alike.
-        // SAFETY: prctl/sigprocmask/signalfd with local, initialised arguments.
-        let (signals, old_mask) = unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for sig in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-                libc::sigaddset(&mut set, sig);
-            }
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
-            (libc::signalfd(-1, &set, libc::SFD_CLOEXEC), old)
-        };
-        if signals < 0 {
-            return 1;
-        }
-        // SAFETY: single-threaded (forked from the single-threaded server).
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return 1;
-        }
-        if pid == 0 {
-            // SAFETY: restoring the mask and setting the parent-death signal in the child.
-            unsafe {
-                libc::sigprocmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut());
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            }
-            let code = command(request, &output, config, ruleset);
-            // SAFETY: leave without running destructors of the supervisor's state.
-            unsafe { libc::_exit(code) };
-        }
-        drop(output);
-        let mut status: Option<i32> = None;
-        loop {
-            let mut polls = [
-                libc::pollfd {
-                    fd: signals,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: channel.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: poll over a local array of two pollfds.
-            let r = unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) };
-            if r < 0 {
-                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                break;
-            }
-            if polls[1].revents != 0 {
-                // The host closed the channel (timeout, cancellation, gone): stop now.
-                break;
-            }
-            if polls[0].revents != 0 {
-                let mut info = [0u8; 128];
-                // SAFETY: reading one signalfd_siginfo (128 bytes) into a local buffer.
-                let n = unsafe { libc::read(signals, info.as_mut_ptr().cast(), info.len()) };
-                if n < 4 {
-                    continue;
-                }
-                let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]) as i32;
-                if signo != libc::SIGCHLD {
-                    break;
-                }
-                loop {
-                    let mut s = 0;
-                    // SAFETY: waitpid writes into a local integer.
-                    let r = unsafe { libc::waitpid(-1, &mut s, libc::WNOHANG) };
-                    if r <= 0 {
-                        break;
-                    }
-                    if r == pid {
-                        status = Some(s);
-                    }
-                }
-                if status.is_some() {
-                    break;
-                }
-            }
-        }
-        // SAFETY: kill with a negative pid = the command's process group (it called setsid, so
-        // its group id is its pid); it is our child, so the id cannot be reused before we reap.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        h::kill_all_children();
-        if let Some(s) = status {
-            let _ = channel.write_all(format!("exit {s}\n").as_bytes());
-        }
-        // The host reads the report to the end: end it now rather than when this process has
-        // been torn down.
-        let _ = channel.shutdown(std::net::Shutdown::Both);
-        0
     }
 
     /// In the command's process: its own session, the output pipe as stdout and stderr, stdin

@@ -169,7 +169,7 @@ pub async fn run(
 
 /// Watches a command that runs in the session's sandbox server (see `sandbox::server`): the
 /// same output handling, timeout and cancellation as [`run`]; stopping it closes its channel, on
-/// which the server's supervisor kills the command's whole tree and then closes its end.
+/// which the server kills the command's whole tree and then closes its end.
 #[cfg(target_os = "linux")]
 pub async fn run_served(
     command: sandbox::server::ServerCommand,
@@ -233,7 +233,7 @@ impl Running {
                 Ok(match sandbox::server::Ended::parse(report) {
                     sandbox::server::Ended::Exited(code) => Ending::Exited(code),
                     sandbox::server::Ended::Signalled(sig) => Ending::Signalled(sig),
-                    // The supervisor went away without a report (its server was killed).
+                    // No report: the server went away (it was killed).
                     sandbox::server::Ended::Stopped => Ending::Signalled(9),
                 })
             }
@@ -241,7 +241,7 @@ impl Running {
     }
 
     /// After the script itself ended: background jobs of the script would hold the pipes open
-    /// forever; the tool returns when the script is done. (A served command's supervisor has
+    /// forever; the tool returns when the script is done. (A served command's server has
     /// already killed its tree when it reports.)
     fn after_exit(&self) {
         if let Running::Process(_, pgid) = self {
@@ -273,7 +273,7 @@ impl Running {
             #[cfg(target_os = "linux")]
             Running::Served { channel, .. } => {
                 use tokio::io::AsyncWriteExt;
-                // The supervisor kills the tree when its channel is closed, then closes it.
+                // The server kills the tree when its channel is closed, then closes it.
                 let _ = channel.shutdown().await;
                 let mut buf = [0u8; 64];
                 let _ = tokio::time::timeout(Duration::from_secs(10), async {
