@@ -1261,47 +1261,6 @@ pub(crate) mod inside {
         }
     }
 
-    /// The server pinned to the CPU it runs on, for the length of a fork: the new process
-    /// starts where the server is about to go to sleep, rather than being queued on the other
-    /// CPU, where it waited behind whatever runs there (up to a scheduler tick, several
-    /// milliseconds, on a busy machine). Both the server and the command go back to the
-    /// server's own CPU set at once ([`Pinned::release`]).
-    struct Pinned {
-        all: libc::cpu_set_t,
-    }
-
-    impl Pinned {
-        fn to_this_cpu() -> Option<Pinned> {
-            // SAFETY: sched_getcpu has no arguments; sched_getaffinity/sched_setaffinity read
-            // and write local, initialised cpu_set_t values of the size given.
-            unsafe {
-                let cpu = libc::sched_getcpu();
-                if cpu < 0 {
-                    return None;
-                }
-                let mut all: libc::cpu_set_t = std::mem::zeroed();
-                let size = std::mem::size_of::<libc::cpu_set_t>();
-                if libc::sched_getaffinity(0, size, &mut all) != 0 {
-                    return None;
-                }
-                let mut one: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu as usize, &mut one);
-                if libc::sched_setaffinity(0, size, &one) != 0 {
-                    return None;
-                }
-                Some(Pinned { all })
-            }
-        }
-
-        /// Gives the calling process its whole CPU set back.
-        fn release(&self) {
-            // SAFETY: sched_setaffinity reads the saved set, of the size given.
-            unsafe {
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.all);
-            }
-        }
-    }
-
     /// Takes one command from the host: its channel and output pipe, then its request; forks
     /// it. `None` when the message or the request is unusable (the host reads the closed
     /// channel as a command that did not run) or the fork failed.
@@ -1320,13 +1279,9 @@ pub(crate) mod inside {
         // A channel without an output pipe only asks for the ruleset to be built ahead (the
         // host's warm-up): nothing runs.
         let output = fds.next()?;
-        let pinned = Pinned::to_this_cpu();
         // SAFETY: the server is single-threaded (the helper runs first in main and the
         // forwarder lives in a process of its own), so the child may run Rust code.
         let pid = unsafe { libc::fork() };
-        if let Some(p) = &pinned {
-            p.release();
-        }
         if pid < 0 {
             return None;
         }
