@@ -378,14 +378,37 @@ mod host {
             // moment. The kill covers a server that does not stop, and is all bubblewrap needs
             // (its `--die-with-parent` init takes the whole PID namespace down).
             if self.key.level == Level::Landlock && matches!(self.child.try_wait(), Ok(None)) {
-                // SAFETY: kill with the pid of our child, not yet reaped (try_wait just saw it
-                // running and only this process reaps it), so the pid cannot be reused.
-                unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+                let pid = self.child.id() as libc::pid_t;
+                // SAFETY: pidfd_open and kill with the pid of our child, not yet reaped
+                // (try_wait just saw it running and only this process reaps it), so the pid
+                // cannot be reused.
+                let pidfd = unsafe {
+                    let fd = libc::syscall(libc::SYS_pidfd_open, pid, 0) as libc::c_int;
+                    libc::kill(pid, libc::SIGTERM);
+                    fd
+                };
                 let deadline = std::time::Instant::now() + Duration::from_secs(1);
-                while matches!(self.child.try_wait(), Ok(None))
-                    && std::time::Instant::now() < deadline
-                {
-                    std::thread::sleep(Duration::from_millis(1));
+                while matches!(self.child.try_wait(), Ok(None)) {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    if pidfd >= 0 {
+                        // Readable when the server has exited: no polling interval to wait out.
+                        let mut poll = libc::pollfd {
+                            fd: pidfd,
+                            events: libc::POLLIN,
+                            revents: 0,
+                        };
+                        // SAFETY: poll on one local pollfd naming the descriptor opened above.
+                        unsafe { libc::poll(&mut poll, 1, left.as_millis() as libc::c_int + 1) };
+                    } else {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+                if pidfd >= 0 {
+                    // SAFETY: closing the descriptor pidfd_open gave us, used nowhere else.
+                    unsafe { libc::close(pidfd) };
                 }
             }
             let _ = self.child.kill();
