@@ -497,25 +497,41 @@ pub(crate) mod imp {
     /// SIGKILLs every child (orphans are reparented to us as subreaper) until none is left.
     pub(crate) fn kill_all_children() {
         loop {
-            let children = list_children();
-            if children.is_empty() {
-                // Reap whatever exited meanwhile; stop when nothing is left.
-                let mut status = 0;
-                // SAFETY: waitpid writes into a local integer.
-                let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-                if r <= 0 {
-                    return;
-                }
-                continue;
-            }
-            for pid in children {
-                // SAFETY: kill with a positive pid. It is our child and not yet reaped (only this
-                // loop reaps), so the pid cannot have been reused by another process.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+            kill_children_except(&[]);
+            // Reap whatever exited meanwhile without being listed; stop when nothing is left.
             let mut status = 0;
             // SAFETY: waitpid writes into a local integer.
-            unsafe { libc::waitpid(-1, &mut status, 0) };
+            if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } <= 0 {
+                return;
+            }
+        }
+    }
+
+    /// Kills this process's children other than `keep`, and reaps them and whatever is
+    /// re-parented here as they die, until only `keep` is left. Returns whether it found any.
+    /// Each child is waited for by its pid, so a child in `keep` that ends meanwhile stays for
+    /// the caller to reap.
+    pub(crate) fn kill_children_except(keep: &[i32]) -> bool {
+        let mut found = false;
+        loop {
+            let others: Vec<i32> = list_children()
+                .into_iter()
+                .filter(|pid| !keep.contains(pid))
+                .collect();
+            if others.is_empty() {
+                return found;
+            }
+            found = true;
+            for pid in &others {
+                // SAFETY: kill with a positive pid. It is our child and not yet reaped (only
+                // this process reaps), so the pid cannot have been reused by another process.
+                unsafe { libc::kill(*pid, libc::SIGKILL) };
+            }
+            for pid in others {
+                let mut status = 0;
+                // SAFETY: waitpid on our own child, into a local integer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
         }
     }
 

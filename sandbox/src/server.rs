@@ -430,11 +430,6 @@ mod host {
                 .swap(true, std::sync::atomic::Ordering::SeqCst)
         }
 
-        /// How many servers this session has started (tests and benchmarks read it).
-        pub fn starts(&self) -> u64 {
-            self.state.lock().map(|s| s.starts).unwrap_or(0)
-        }
-
         /// Starts the server for `policy` ahead of the first command, when none runs yet: a
         /// host calls it when it knows commands are coming (a turn starts, and the model's
         /// answer takes longer than bubblewrap and the helper take to start). Does nothing at
@@ -843,16 +838,10 @@ mod host {
                 Err(RunError::Server(why)) => return Err(why),
                 Err(RunError::Setup(e)) => return Err(e.to_string()),
             };
-            let (mut channel, theirs) =
-                UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
-            channel
-                .set_nonblocking(true)
-                .map_err(|e| format!("socketpair: {e}"))?;
+            let (_channel, theirs, rest) = channel_with(&request)?;
             // Small (a plan, no script): it fits the socket buffer, or it is not sent.
-            match channel.write(&request) {
-                Ok(n) if n == request.len() => {}
-                Ok(_) => return Err("plan larger than the socket buffer".to_string()),
-                Err(e) => return Err(format!("plan: {e}")),
+            if !rest.is_empty() {
+                return Err("plan larger than the socket buffer".to_string());
             }
             send_fds(&self.control, &[theirs.as_raw_fd()]).map_err(|e| e.to_string())
         }
@@ -861,27 +850,8 @@ mod host {
         /// an error says why the server did not take it.
         fn send(&mut self, request: &[u8]) -> Result<ServerCommand, String> {
             self.used = true;
-            let (mut channel, theirs) =
-                UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
             let (output, output_w) = pipe().map_err(|e| format!("pipe: {e}"))?;
-            // As much of the request as the socket buffers hold goes first (all of it for any
-            // ordinary command), so the server finds it complete when the descriptors arrive
-            // instead of going back to sleep until it comes: a wake-up of the server saved.
-            let mut rest = request;
-            channel
-                .set_nonblocking(true)
-                .map_err(|e| format!("sending the command: {e}"))?;
-            while !rest.is_empty() {
-                match channel.write(rest) {
-                    Ok(n) => rest = &rest[n..],
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(format!("sending the command: {e}")),
-                }
-            }
-            channel
-                .set_nonblocking(false)
-                .map_err(|e| format!("sending the command: {e}"))?;
+            let (mut channel, theirs, rest) = channel_with(request)?;
             send_fds(&self.control, &[theirs.as_raw_fd(), output_w.as_raw_fd()])
                 .map_err(|e| format!("{}: {e}", self.last_words()))?;
             drop((theirs, output_w));
@@ -895,6 +865,30 @@ mod host {
             }
             Ok(ServerCommand { output, channel })
         }
+    }
+
+    /// A command's channel (our end, the server's end) with as much of `request` already in it
+    /// as the socket buffers hold (all of it for any ordinary command), so the server finds it
+    /// complete when the descriptors arrive instead of going back to sleep until it comes; and
+    /// what did not fit.
+    fn channel_with(request: &[u8]) -> Result<(UnixStream, UnixStream, &[u8]), String> {
+        let (channel, theirs) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
+        let mut rest = request;
+        channel
+            .set_nonblocking(true)
+            .map_err(|e| format!("sending the command: {e}"))?;
+        while !rest.is_empty() {
+            match (&channel).write(rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(format!("sending the command: {e}")),
+            }
+        }
+        channel
+            .set_nonblocking(false)
+            .map_err(|e| format!("sending the command: {e}"))?;
+        Ok((channel, theirs, rest))
     }
 
     fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -1258,30 +1252,11 @@ pub(crate) mod inside {
         }
     }
 
-    /// Kills the server's children that are not live commands, and reaps them and whatever
-    /// comes here as they die, until only live commands are left. Returns whether it found
-    /// any. (A live command ending meanwhile is left for [`settle`] to report.)
+    /// Kills the server's children that are not live commands (see [`settle`]) and what they
+    /// leave; whether there were any.
     fn kill_leftovers(live: &[Live]) -> bool {
-        let mut found = false;
-        loop {
-            let leftovers: Vec<i32> = h::list_children()
-                .into_iter()
-                .filter(|pid| !live.iter().any(|l| l.pid == *pid))
-                .collect();
-            if leftovers.is_empty() {
-                return found;
-            }
-            found = true;
-            for pid in &leftovers {
-                // SAFETY: kill with the pid of our unreaped child (only the server reaps).
-                unsafe { libc::kill(*pid, libc::SIGKILL) };
-            }
-            for pid in leftovers {
-                let mut status = 0;
-                // SAFETY: waitpid on our own child, into a local integer.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
-            }
-        }
+        let keep: Vec<i32> = live.iter().map(|l| l.pid).collect();
+        h::kill_children_except(&keep)
     }
 
     /// Takes one command from the host: its channel and output pipe, then its request; forks

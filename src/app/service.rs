@@ -89,7 +89,7 @@ impl Conversation {
         // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it
         // now, on another thread, so that it overlaps the provider's set-up (its certificate
         // store), the session write and the first request rather than delaying the first
-        // command. `run_turn` warms again, which does nothing once a server was started.
+        // command. `run_turn` warms too, which does nothing after this first warm-up.
         tools.warm_sandbox();
         let provider = provider_for(&selection, &options.config)?;
         tools.add_tools(options.external_tools.iter().cloned());
