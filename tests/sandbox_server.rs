@@ -820,6 +820,35 @@ fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
     }
 }
 
+/// Symlinks in the home directory never unhide a deny-read path: a dotfiles set-up's
+/// `~/.kube -> dotfiles/kube` (the hidden path is the link's canonical target), a link to
+/// `~/.ssh`, a link to the key inside it, all there before gg starts (the session's ruleset is
+/// built from them). The model reads by every path; at each level nothing secret reaches it,
+/// and a link to an ordinary file still reads. (Landlock rules follow inodes: the landlock level
+/// once granted a link's target, the hidden directory itself, when it granted read around it.)
+#[test]
+fn symlinks_in_the_home_never_unhide_a_deny_read_path() {
+    use std::os::unix::fs::symlink;
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let h = &fx.home;
+        std::fs::create_dir_all(h.join("dotfiles/kube")).unwrap();
+        std::fs::write(h.join("dotfiles/kube/config"), "SECRET-KUBE\n").unwrap();
+        symlink("dotfiles/kube", h.join(".kube")).unwrap();
+        symlink(".ssh", h.join("ssh-link")).unwrap();
+        symlink(h.join(".ssh/id_rsa"), h.join("key-link")).unwrap();
+        std::fs::write(h.join("notes"), "NOTES-OK\n").unwrap();
+        symlink("notes", h.join("notes-link")).unwrap();
+        let read = "for f in .ssh/id_rsa ssh-link/id_rsa key-link .kube/config \
+                    dotfiles/kube/config .aws/credentials notes-link; do cat \"$HOME/$f\" 2>&1; \
+                    done; echo END";
+        let results = session(&fx, level, &[call(read)], &[]);
+        let r = &results[0];
+        assert!(!r.contains("SECRET"), "{level}: a secret was read: {r}");
+        assert!(r.contains("NOTES-OK") && r.contains("END"), "{level}: {r}");
+    }
+}
+
 /// A command too large to be written without waiting for the server (over 64 KiB: a long
 /// script) takes the blocking path, and is still served by the session's server.
 #[test]

@@ -68,7 +68,8 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
 /// Read grants that keep `deny` unreadable under the readable `roots`, computed from the live
 /// tree: Landlock rules only allow, so instead of granting a root that holds a hidden path, each
 /// directory on the way down to it gets list-only access and every other entry of it full read
-/// access. Returns `(full read, list only)`.
+/// access (a symlink among them gets none: see [`listed_entry_rules`]). Returns `(full read,
+/// list only)`.
 ///
 /// What remains visible: the *names* inside a hidden directory (listing is inherited from its
 /// parent), and nothing created later directly in a directory on the way down is readable (it
@@ -293,8 +294,16 @@ fn prepare_at(
     seen.append(&mut grants.listed);
     let ruleset = ruleset
         .create()?
-        .add_rules(path_beneath_rules(&grants.full, AccessFs::from_read(abi)))?
-        .add_rules(path_beneath_rules(&grants.list_only, AccessFs::ReadDir))?
+        .add_rules(listed_entry_rules(
+            &grants.full,
+            AccessFs::from_read(abi),
+            abi,
+        ))?
+        .add_rules(listed_entry_rules(
+            &grants.list_only,
+            AccessFs::ReadDir.into(),
+            abi,
+        ))?
         .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
         .add_rules(
@@ -310,6 +319,69 @@ fn prepare_at(
         seen,
         reusable,
     })
+}
+
+/// Rules for the grants found by listing directories ([`split_grant`]): each path is opened
+/// without following a symlink, and a symlink gets no rule at all.
+///
+/// A rule belongs to the inode its descriptor names, so a followed link grants its target: a
+/// link in the home directory to `~/.ssh` (or to a key inside it), or a dotfiles set-up's
+/// `~/.aws -> dotfiles/aws` (the deny-read path is the link's canonical target), would grant
+/// the hidden directory itself, readable then by its own path too. A link needs no rule: what
+/// it points to is granted, or hidden, where it really lies, and Landlock does not restrict
+/// following it. A path that cannot be opened or inspected any more (it went away since the
+/// listing) gets no rule either: less access, never more.
+fn listed_entry_rules(
+    paths: &[PathBuf],
+    access: BitFlags<AccessFs>,
+    abi: ABI,
+) -> impl Iterator<Item = Result<landlock::PathBeneath<std::os::fd::OwnedFd>, landlock::RulesetError>> + '_
+{
+    paths.iter().filter_map(move |path| {
+        let fd = open_no_follow(path)?;
+        let rights = match file_type(&fd)? {
+            libc::S_IFLNK => return None,
+            libc::S_IFDIR => access,
+            _ => access & AccessFs::from_file(abi),
+        };
+        // A directory's list-only grant on what is no longer a directory: nothing to grant.
+        (!rights.is_empty()).then(|| Ok(landlock::PathBeneath::new(fd, rights)))
+    })
+}
+
+/// `path` opened as `O_PATH` (a handle for the rule, no read access needed) without following a
+/// final symlink; `None` when it cannot be opened.
+fn open_no_follow(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    loop {
+        // SAFETY: `c_path` is NUL-terminated and outlives the call; these flags take no mode.
+        let fd = unsafe {
+            libc::open(
+                c_path.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a descriptor `open` just returned, owned by nothing else.
+            return Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
+/// The `S_IFMT` bits of what `fd` names (for an `O_PATH | O_NOFOLLOW` descriptor of a symlink:
+/// `S_IFLNK`).
+fn file_type(fd: &std::os::fd::OwnedFd) -> Option<libc::mode_t> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fstat on a descriptor we own, into a zeroed local `stat` it fills.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd.as_raw_fd(), &mut st) == 0).then_some(st.st_mode & libc::S_IFMT)
+    }
 }
 
 impl Prepared {
@@ -517,6 +589,88 @@ mod tests {
             prepared.lock().unwrap().is_some(),
             "the parent's copy is untouched"
         );
+    }
+
+    /// Symlinks beside the hidden paths, as a dotfiles set-up makes them (`~/.aws ->
+    /// dotfiles/aws`, whose canonical target is the deny-read path) or as anything could: a
+    /// link to the hidden directory, a link to a key inside it. None of them makes a secret
+    /// readable, by the link or by the hidden path itself; a link to a readable file still
+    /// reads.
+    #[test]
+    fn symlinks_beside_hidden_paths_do_not_unhide_them() {
+        use std::os::unix::fs::symlink;
+        use std::os::unix::process::CommandExt;
+        if kernel_abi().is_err() {
+            let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
+            assert!(
+                !required.split(',').any(|l| l.trim() == "landlock"),
+                "GG_REQUIRE_SANDBOX_LEVELS has landlock but the kernel has none"
+            );
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap();
+        for d in [".ssh", "dotfiles/aws"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".ssh/key"), "SECRET-SSH").unwrap();
+        std::fs::write(home.join("dotfiles/aws/credentials"), "SECRET-AWS").unwrap();
+        std::fs::write(home.join("notes"), "visible").unwrap();
+        symlink("dotfiles/aws", home.join(".aws")).unwrap();
+        symlink(".ssh", home.join("lnk")).unwrap();
+        symlink(home.join(".ssh/key"), home.join("keylink")).unwrap();
+        symlink("notes", home.join("notes-link")).unwrap();
+        let plan = LandlockPlan {
+            read_only: vec![PathBuf::from("/")],
+            read_write: Vec::new(),
+            devices: Vec::new(),
+            deny_tcp: false,
+            connect_tcp: Vec::new(),
+            scoped: false,
+            // As the policy renders them: canonical, so `~/.aws` is its target.
+            deny_read: vec![
+                home.join(".ssh"),
+                std::fs::canonicalize(home.join(".aws")).unwrap(),
+            ],
+        };
+        let prepared = std::sync::Mutex::new(Some(prepare_at(&plan, later()).unwrap()));
+        let prepared = std::sync::Arc::new(prepared);
+        let read = |file: &str| {
+            let mut cmd = std::process::Command::new("cat");
+            cmd.arg(home.join(file));
+            let prepared = std::sync::Arc::clone(&prepared);
+            // SAFETY: the closure runs in the forked child; `restrict_self` makes two system
+            // calls and allocates nothing on success (an error ends the child).
+            unsafe {
+                cmd.pre_exec(move || {
+                    let mut copy = prepared
+                        .try_lock()
+                        .map_err(|_| std::io::Error::other("locked"))?;
+                    let ruleset = copy.take().ok_or_else(|| std::io::Error::other("taken"))?;
+                    ruleset
+                        .restrict()
+                        .map_err(|_| std::io::Error::other("landlock"))?;
+                    Ok(())
+                })
+            };
+            cmd.output().unwrap()
+        };
+        for hidden in [
+            ".ssh/key",
+            "lnk/key",
+            "keylink",
+            ".aws/credentials",
+            "dotfiles/aws/credentials",
+        ] {
+            let out = read(hidden);
+            assert!(
+                !out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("SECRET"),
+                "{hidden}: {out:?}"
+            );
+        }
+        for visible in ["notes", "notes-link"] {
+            assert_eq!(read(visible).stdout, b"visible", "{visible}");
+        }
     }
 
     #[test]
