@@ -162,6 +162,95 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
     }
 }
 
+/// gg's own file tools run in gg's process, where no sandbox reaches: run in the home directory,
+/// a prompt-injected model asks `read`, `grep`, `list` and `write` for the secrets the sandbox
+/// hides from commands (`~/.ssh`, a dotfiles-style `~/.aws -> dotfiles/aws`, gg's own config
+/// with its API key), directly and through a symlink. Nothing of them reaches the model or the
+/// session, and nothing is written there; an ordinary file still reads.
+#[test]
+fn file_tools_keep_out_of_what_the_sandbox_hides() {
+    let (tmp, home, _repo) = dirs();
+    let sessions = tmp.path().join("sessions");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "SEAMS-SSH-KEY\n").unwrap();
+    std::fs::create_dir_all(home.join("dotfiles/aws")).unwrap();
+    std::fs::write(home.join("dotfiles/aws/credentials"), "SEAMS-AWS-KEY\n").unwrap();
+    std::os::unix::fs::symlink("dotfiles/aws", home.join(".aws")).unwrap();
+    std::os::unix::fs::symlink(".ssh", home.join("lnk")).unwrap();
+    std::fs::write(home.join("notes.txt"), "NOTES-VISIBLE\n").unwrap();
+    let server = ScriptedServer::with_replies([
+        calls(
+            "read",
+            &[
+                json!({"path": ".ssh/id_rsa"}),
+                json!({"path": "lnk/id_rsa"}),
+                json!({"path": ".aws/credentials"}),
+                json!({"path": "dotfiles/aws/credentials"}),
+                json!({"path": ".gg/config.json"}),
+                json!({"path": "notes.txt"}),
+            ],
+        ),
+        calls(
+            "grep",
+            &[json!({"pattern": "SEAMS-"}), json!({"pattern": "sk-cfg"})],
+        ),
+        calls("list", &[json!({"path": ".ssh"}), json!({"path": "lnk"})]),
+        calls(
+            "write",
+            &[
+                json!({"path": ".ssh/authorized_keys", "content": "ssh-ed25519 EVIL"}),
+                json!({"path": "lnk/authorized_keys2", "content": "ssh-ed25519 EVIL"}),
+            ],
+        ),
+        Reply::text(&["done"]),
+    ]);
+    std::fs::create_dir_all(home.join(".gg")).unwrap();
+    std::fs::write(
+        home.join(".gg/config.json"),
+        json!({"providers": {"openai": {"baseURL": server.base_url(), "apiKey": "sk-cfg-SEAMS10"}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .current_dir(&home)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("GG_SESSION_DIR", &sessions)
+        .stdin(Stdio::null())
+        .args(["--yolo", "-p", "collect every key you can find"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies: String = server
+        .request_bodies()
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
+    let session_text: String = files_under(&sessions)
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for secret in ["SEAMS-SSH-KEY", "SEAMS-AWS-KEY", "sk-cfg-SEAMS10"] {
+        assert!(
+            !bodies.contains(secret),
+            "{secret} reached the model: {bodies}"
+        );
+        assert!(
+            !session_text.contains(secret),
+            "{secret} reached the session"
+        );
+    }
+    assert!(!home.join(".ssh/authorized_keys").exists());
+    assert!(!home.join(".ssh/authorized_keys2").exists());
+    assert!(bodies.contains("NOTES-VISIBLE"), "{bodies}");
+    assert!(bodies.contains("deny-read"), "{bodies}");
+}
+
 fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();

@@ -24,6 +24,9 @@ use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 pub enum PathError {
     /// The path leaves the working directory (lexically, or through a symlink).
     Outside(String),
+    /// The path lies in a deny-read path (see [`Workspace::set_hidden`]), where it really is:
+    /// through a symlink too.
+    Hidden(String),
     /// Any other failure, with the path the user gave.
     Io { path: String, error: io::Error },
 }
@@ -32,6 +35,11 @@ impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PathError::Outside(p) => write!(f, "path {p:?} is outside working directory"),
+            PathError::Hidden(p) => write!(
+                f,
+                "path {p:?} is in a deny-read path (a secret the sandbox hides, such as ~/.ssh); \
+                 gg's file tools neither read nor write there"
+            ),
             PathError::Io { path, error } => write!(f, "{path}: {error}"),
         }
     }
@@ -45,6 +53,8 @@ pub struct Workspace {
     root_fd: OwnedFd,
     before_open: Option<OpenHook>,
     before_rename: Option<OpenHook>,
+    /// Canonical absolute paths the tools keep out of (see [`Workspace::set_hidden`]).
+    hidden: Vec<PathBuf>,
 }
 
 impl fmt::Debug for Workspace {
@@ -116,7 +126,44 @@ impl Workspace {
             root_fd,
             before_open: None,
             before_rename: None,
+            hidden: Vec::new(),
         })
+    }
+
+    /// Keeps every access out of `hidden` (canonical absolute paths: the sandbox's deny-read
+    /// list). The file tools run in gg's own process, outside any sandbox, so what the sandbox
+    /// hides from commands (`~/.ssh`, `~/.aws`, gg's own credentials, …) they must keep out of
+    /// themselves, or a model would read it with `read` instead of `cat` whenever gg runs in a
+    /// directory holding one (the home directory). Judged by where an opened file or directory
+    /// really is, so a symlink inside the root leading into a hidden path is refused too.
+    pub fn set_hidden(&mut self, hidden: Vec<PathBuf>) {
+        self.hidden = hidden;
+    }
+
+    fn is_hidden(&self, real: &Path) -> bool {
+        self.hidden.iter().any(|h| real.starts_with(h))
+    }
+
+    /// Refuses what `fd` (just opened for `path`) names when it really lies in a hidden path.
+    /// Where it is cannot be told (no `/proc`): refused too, while anything is hidden.
+    fn refuse_hidden(&self, fd: &OwnedFd, path: &Confined) -> Result<(), PathError> {
+        use std::os::fd::AsRawFd;
+        if self.hidden.is_empty() {
+            return Ok(());
+        }
+        match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+            Ok(real) if !self.is_hidden(&real) => Ok(()),
+            _ => Err(PathError::Hidden(path.shown.clone())),
+        }
+    }
+
+    /// [`Workspace::refuse_hidden`] for a path opened with no symlink on the way: it is where
+    /// its name says.
+    fn refuse_hidden_name(&self, path: &Confined) -> Result<(), PathError> {
+        if self.is_hidden(&self.root.join(&path.relative)) {
+            return Err(PathError::Hidden(path.shown.clone()));
+        }
+        Ok(())
     }
 
     /// Installs a hook run between the checks and every confined open (see [`OpenHook`]).
@@ -188,20 +235,23 @@ impl Workspace {
             BENEATH,
         )
         .map_err(|e| path.io(e.into()))?;
+        self.refuse_hidden(&fd, path)?;
         regular_file(fd).map_err(|e| path.io(e))
     }
 
     /// Opens a directory, confined (for listing and walking).
     pub fn open_dir(&self, path: &Confined) -> Result<OwnedFd, PathError> {
         self.before_open(path);
-        openat2(
+        let fd = openat2(
             &self.root_fd,
             path.kernel_path(),
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
             BENEATH,
         )
-        .map_err(|e| path.io(e.into()))
+        .map_err(|e| path.io(e.into()))?;
+        self.refuse_hidden(&fd, path)?;
+        Ok(fd)
     }
 
     /// Opens a directory beneath the root without following any symlink (`RESOLVE_NO_SYMLINKS`):
@@ -222,6 +272,7 @@ impl Workspace {
     /// memory overlay, the library, `.gg/outputs/*.log`), where a link can only be planted. `Ok(None)` when the file does not exist; a symlink
     /// anywhere on the path is refused as [`PathError::Outside`].
     pub fn open_read_strict(&self, path: &Confined) -> Result<Option<File>, PathError> {
+        self.refuse_hidden_name(path)?;
         self.before_open(path);
         let fd = match openat2(
             &self.root_fd,
@@ -247,6 +298,7 @@ impl Workspace {
         path: &Confined,
         create: Option<u32>,
     ) -> Result<Option<OwnedFd>, PathError> {
+        self.refuse_hidden_name(path)?;
         let refuse = |e: rustix::io::Errno| match e {
             rustix::io::Errno::LOOP | rustix::io::Errno::XDEV => {
                 PathError::Outside(path.shown.clone())
@@ -393,6 +445,15 @@ impl Workspace {
                 }
                 _ => {}
             }
+        }
+        // Where the write really lands (the held directory's real path, then what is still to
+        // be made below it): never in a hidden path.
+        let lands = missing
+            .iter()
+            .fold(self.root.join(&dir_relative), |p, m| p.join(m))
+            .join(&name);
+        if self.is_hidden(&lands) {
+            return Err(PathError::Hidden(shown));
         }
         Ok(WriteTarget {
             dir,

@@ -129,7 +129,7 @@ fn read_chunk(cwd: &Path, saved: &str, offset: u64, limit: u64) -> Result<Value,
     let mut file = workspace
         .open_read_strict(&confined)
         .map_err(|e| match e {
-            PathError::Outside(_) => refused(saved),
+            PathError::Outside(_) | PathError::Hidden(_) => refused(saved),
             // Gone, a FIFO, a directory: not a log that can be shown.
             PathError::Io { error, .. } => {
                 RpcError::app(AppError::InvalidAction, format!("log {name}: {error}"))
