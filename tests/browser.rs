@@ -509,6 +509,63 @@ fn file_urls_outside_the_project_are_dangerous_and_denied_without_a_terminal() {
     assert!(browser_pids(&e.tmp).is_empty());
 }
 
+/// Started in the home directory and without the sandbox, the browser never opens a file of the
+/// deny-read list: not `~/.ssh/id_rsa` (inside the working directory, so otherwise "normal"), not
+/// through a symlink in it, not gg's own config with its API key; in `--yolo` too. An ordinary
+/// file beside them opens.
+#[test]
+fn file_urls_into_deny_read_paths_are_never_opened() {
+    if !chromium_present() {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = support::GgFixture::new(&server, json!({ "browser": {} }), "home");
+    let h = &fx.home;
+    std::fs::create_dir_all(h.join(".ssh")).unwrap();
+    std::fs::write(h.join(".ssh/id_rsa"), "SECRET-BROWSER-KEY").unwrap();
+    std::os::unix::fs::symlink(".ssh", h.join("lnk")).unwrap();
+    std::fs::write(h.join("page.html"), "<p>ORDINARY-PAGE</p>").unwrap();
+    let url = |rel: &str| format!("file://{}", h.join(rel).display());
+    for (i, rel) in ["page.html", ".ssh/id_rsa", "lnk/id_rsa", ".gg/config.json"]
+        .iter()
+        .enumerate()
+    {
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "browser_navigate",
+            &json!({ "url": url(rel) }).to_string(),
+        ));
+    }
+    server.push(Reply::tool_call("c9", "browser_read", "{}"));
+    server.push(Reply::text(&["done"]));
+    let tmp = fx.tmp.path().canonicalize().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = fx
+        .gg()
+        .env("TMPDIR", &tmp)
+        .args(["--yolo", "-p", "open my keys"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bodies: String = server
+        .request_bodies()
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
+    assert!(!bodies.contains("SECRET-BROWSER-KEY"), "{bodies}");
+    assert!(!bodies.contains("sk-test"), "{bodies}");
+    for i in 2..=4 {
+        let r = tool_result(&server, i);
+        assert!(r.contains("deny-read"), "call {i}: {r}");
+    }
+    // The page last opened is still the ordinary one: the refused navigations went nowhere.
+    assert!(
+        tool_result(&server, 5).contains("ORDINARY-PAGE"),
+        "{bodies}"
+    );
+    assert_no_browser_left(&tmp);
+}
+
 #[test]
 fn no_chromium_is_left_after_gg_is_killed() {
     if !chromium_present() {

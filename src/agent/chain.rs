@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -419,27 +419,6 @@ pub struct ToolBox {
     backend_override: Result<Option<sandbox::Backend>, String>,
 }
 
-/// What the file tools keep out of, sandbox or not: the sandbox's deny-read list for `root`
-/// (the existing defaults in the home directory, canonical), and the defaults that do not exist
-/// yet, where they would appear. The file tools run in gg's own process, so no sandbox covers
-/// them (see `Workspace::set_hidden`).
-fn hidden_from_file_tools(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
-    let mut hidden = policy.deny_read;
-    if let Some(home) = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| std::fs::canonicalize(h).ok())
-    {
-        for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
-            let path = home.join(rel);
-            if !hidden.contains(&path) {
-                hidden.push(path);
-            }
-        }
-    }
-    Ok(hidden)
-}
-
 impl ToolBox {
     /// Opens `cwd` and loads the policy files and classifier inputs for it, with the built-in
     /// tools. A malformed policy file is an error: gg does not run with a half-read policy.
@@ -450,7 +429,7 @@ impl ToolBox {
     ) -> Result<ToolBox, String> {
         let mut workspace = Workspace::open(cwd)
             .map_err(|e| format!("working directory {}: {e}", cwd.display()))?;
-        workspace.set_hidden(hidden_from_file_tools(workspace.root())?);
+        workspace.set_hidden(crate::tools::paths::deny_read_list(workspace.root())?);
         let workspace = Arc::new(workspace);
         let policy = crate::tools::security::load_policy(workspace.root(), None)
             .map_err(|e| e.to_string())?;

@@ -47,6 +47,27 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
+/// What gg's own tools (files, browser) keep out of, sandbox or not: the sandbox's deny-read list for `root`
+/// (the existing defaults in the home directory, canonical), and the defaults that do not exist
+/// yet, where they would appear. These tools run in gg's own process (or start a browser from it),
+/// so no sandbox covers them (see [`Workspace::set_hidden`]).
+pub fn deny_read_list(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
+    let mut hidden = policy.deny_read;
+    if let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok())
+    {
+        for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
+            let path = home.join(rel);
+            if !hidden.contains(&path) {
+                hidden.push(path);
+            }
+        }
+    }
+    Ok(hidden)
+}
+
 /// The working directory, held open so that every access is resolved beneath it.
 pub struct Workspace {
     root: PathBuf,
