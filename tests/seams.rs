@@ -65,6 +65,25 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// `~/.gg/config.json` with these providers.
+fn write_config(home: &Path, providers: serde_json::Value) {
+    std::fs::create_dir_all(home.join(".gg")).unwrap();
+    std::fs::write(
+        home.join(".gg/config.json"),
+        json!({ "providers": providers }).to_string(),
+    )
+    .unwrap();
+}
+
+/// Every request body the model was sent, as one text to search.
+fn all_bodies(server: &ScriptedServer) -> String {
+    server
+        .request_bodies()
+        .iter()
+        .map(|b| b.to_string())
+        .collect()
+}
+
 fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
     let tmp = support::fixture_dir();
@@ -92,13 +111,10 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
         ]),
         Reply::text(&["done"]),
     ]);
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    std::fs::write(
-        home.join(".gg/config.json"),
-        json!({"providers": {"openai": {"baseURL": server.base_url(), "apiKeyEnv": "ACME_KEY_VAR"}}})
-            .to_string(),
-    )
-    .unwrap();
+    write_config(
+        &home,
+        json!({"openai": {"baseURL": server.base_url(), "apiKeyEnv": "ACME_KEY_VAR"}}),
+    );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
     cmd.current_dir(&repo)
         .env_clear()
@@ -129,11 +145,7 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
         Some(format!("Bearer {FLAG_KEY}").as_str())
     );
 
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies = all_bodies(&server);
     // Every probe ran and its output reached the model.
     for end in [
         "END-ENVIRON",
@@ -169,8 +181,8 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
 /// session, and nothing is written there; an ordinary file still reads.
 #[test]
 fn file_tools_keep_out_of_what_the_sandbox_hides() {
-    let (tmp, home, _repo) = dirs();
-    let sessions = tmp.path().join("sessions");
+    let (_tmp, home, _repo) = dirs();
+    let sessions = home.join("sessions");
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), "SEAMS-SSH-KEY\n").unwrap();
     std::fs::create_dir_all(home.join("dotfiles/aws")).unwrap();
@@ -204,33 +216,17 @@ fn file_tools_keep_out_of_what_the_sandbox_hides() {
         ),
         Reply::text(&["done"]),
     ]);
-    std::fs::create_dir_all(home.join(".gg")).unwrap();
-    std::fs::write(
-        home.join(".gg/config.json"),
-        json!({"providers": {"openai": {"baseURL": server.base_url(), "apiKey": "sk-cfg-SEAMS10"}}})
-            .to_string(),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
-        .current_dir(&home)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("GG_SESSION_DIR", &sessions)
-        .stdin(Stdio::null())
-        .args(["--yolo", "-p", "collect every key you can find"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    write_config(
+        &home,
+        json!({"openai": {"baseURL": server.base_url(), "apiKey": "sk-cfg-SEAMS10"}}),
     );
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    run_gg(
+        &home,
+        &home,
+        &server,
+        &["--yolo", "-p", "collect every key you can find"],
+    );
+    let bodies = all_bodies(&server);
     let session_text: String = files_under(&sessions)
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())

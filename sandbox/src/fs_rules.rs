@@ -536,17 +536,52 @@ mod tests {
         assert!(!prepared.is_current());
     }
 
+    /// True (the test is skipped) when this kernel has no Landlock, unless
+    /// `GG_REQUIRE_SANDBOX_LEVELS` names the landlock level: then the test fails.
+    fn landlock_unavailable() -> bool {
+        if kernel_abi().is_ok() {
+            return false;
+        }
+        let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
+        assert!(
+            !required.split(',').any(|l| l.trim() == "landlock"),
+            "GG_REQUIRE_SANDBOX_LEVELS has landlock but the kernel has none"
+        );
+        true
+    }
+
+    /// `cat file` in a child that applies its copy of the shared prepared ruleset first (as the
+    /// command server's commands do); the parent's copy stays untouched.
+    fn cat_restricted(
+        prepared: &std::sync::Arc<std::sync::Mutex<Option<Prepared>>>,
+        file: &Path,
+    ) -> std::process::Output {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = std::process::Command::new("cat");
+        cmd.arg(file);
+        let prepared = std::sync::Arc::clone(prepared);
+        // SAFETY: the closure runs in the forked child; `restrict_self` makes two system calls
+        // and allocates nothing on success (an error ends the child).
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut copy = prepared
+                    .try_lock()
+                    .map_err(|_| std::io::Error::other("locked"))?;
+                let ruleset = copy.take().ok_or_else(|| std::io::Error::other("taken"))?;
+                ruleset
+                    .restrict()
+                    .map_err(|_| std::io::Error::other("landlock"))?;
+                Ok(())
+            })
+        };
+        cmd.output().unwrap()
+    }
+
     /// The same prepared ruleset applied in two processes (as the command server's commands
     /// do): both are kept out of the hidden directory and can read its sibling.
     #[test]
     fn a_prepared_ruleset_hides_in_every_process_that_applies_it() {
-        use std::os::unix::process::CommandExt;
-        if kernel_abi().is_err() {
-            let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
-            assert!(
-                !required.split(',').any(|l| l.trim() == "landlock"),
-                "GG_REQUIRE_SANDBOX_LEVELS has landlock but the kernel has none"
-            );
+        if landlock_unavailable() {
             return;
         }
         let (_t, root, mut plan) = hidden_tree();
@@ -555,26 +590,7 @@ mod tests {
         let prepared = std::sync::Arc::new(std::sync::Mutex::new(Some(
             prepare_at(&plan, later()).unwrap(),
         )));
-        let run = |file: &str| {
-            let mut cmd = std::process::Command::new("cat");
-            cmd.arg(root.join(file));
-            let prepared = std::sync::Arc::clone(&prepared);
-            // SAFETY: the closure runs in the forked child; `restrict_self` makes two system
-            // calls and allocates nothing on success (an error ends the child).
-            unsafe {
-                cmd.pre_exec(move || {
-                    let mut copy = prepared
-                        .try_lock()
-                        .map_err(|_| std::io::Error::other("locked"))?;
-                    let ruleset = copy.take().ok_or_else(|| std::io::Error::other("taken"))?;
-                    ruleset
-                        .restrict()
-                        .map_err(|_| std::io::Error::other("landlock"))?;
-                    Ok(())
-                })
-            };
-            cmd.output().unwrap()
-        };
+        let run = |file: &str| cat_restricted(&prepared, &root.join(file));
         for round in 0..2 {
             let hidden = run("home/.ssh/key");
             assert!(
@@ -599,13 +615,7 @@ mod tests {
     #[test]
     fn symlinks_beside_hidden_paths_do_not_unhide_them() {
         use std::os::unix::fs::symlink;
-        use std::os::unix::process::CommandExt;
-        if kernel_abi().is_err() {
-            let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
-            assert!(
-                !required.split(',').any(|l| l.trim() == "landlock"),
-                "GG_REQUIRE_SANDBOX_LEVELS has landlock but the kernel has none"
-            );
+        if landlock_unavailable() {
             return;
         }
         let t = tempfile::tempdir().unwrap();
@@ -635,26 +645,7 @@ mod tests {
         };
         let prepared = std::sync::Mutex::new(Some(prepare_at(&plan, later()).unwrap()));
         let prepared = std::sync::Arc::new(prepared);
-        let read = |file: &str| {
-            let mut cmd = std::process::Command::new("cat");
-            cmd.arg(home.join(file));
-            let prepared = std::sync::Arc::clone(&prepared);
-            // SAFETY: the closure runs in the forked child; `restrict_self` makes two system
-            // calls and allocates nothing on success (an error ends the child).
-            unsafe {
-                cmd.pre_exec(move || {
-                    let mut copy = prepared
-                        .try_lock()
-                        .map_err(|_| std::io::Error::other("locked"))?;
-                    let ruleset = copy.take().ok_or_else(|| std::io::Error::other("taken"))?;
-                    ruleset
-                        .restrict()
-                        .map_err(|_| std::io::Error::other("landlock"))?;
-                    Ok(())
-                })
-            };
-            cmd.output().unwrap()
-        };
+        let read = |file: &str| cat_restricted(&prepared, &home.join(file));
         for hidden in [
             ".ssh/key",
             "lnk/key",
