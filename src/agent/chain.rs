@@ -429,7 +429,7 @@ impl ToolBox {
     ) -> Result<ToolBox, String> {
         let mut workspace = Workspace::open(cwd)
             .map_err(|e| format!("working directory {}: {e}", cwd.display()))?;
-        workspace.set_hidden(crate::tools::paths::deny_read_list(workspace.root())?);
+        workspace.set_hidden(crate::tools::paths::DenyRead::for_root(workspace.root())?);
         let workspace = Arc::new(workspace);
         let policy = crate::tools::security::load_policy(workspace.root(), None)
             .map_err(|e| e.to_string())?;

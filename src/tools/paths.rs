@@ -47,25 +47,47 @@ impl fmt::Display for PathError {
 
 impl std::error::Error for PathError {}
 
-/// What gg's own tools (files, browser) keep out of, sandbox or not: the sandbox's deny-read list for `root`
-/// (the existing defaults in the home directory, canonical), and the defaults that do not exist
-/// yet, where they would appear. These tools run in gg's own process (or start a browser from it),
-/// so no sandbox covers them (see [`Workspace::set_hidden`]).
-pub fn deny_read_list(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
-    let mut hidden = policy.deny_read;
-    if let Some(home) = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| std::fs::canonicalize(h).ok())
-    {
-        for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
-            let path = home.join(rel);
-            if !hidden.contains(&path) {
-                hidden.push(path);
+/// What gg's own tools (files, browser) keep out of, sandbox or not. These tools run in gg's own
+/// process (or start a browser from it), so no sandbox covers them (see
+/// [`Workspace::set_hidden`]); the one membership test is [`DenyRead::covers`].
+#[derive(Debug, Clone, Default)]
+pub struct DenyRead(Vec<PathBuf>);
+
+impl DenyRead {
+    /// The sandbox's deny-read list for `root` (the existing defaults in the home directory,
+    /// canonical), and the defaults that do not exist yet, where they would appear.
+    pub fn for_root(root: &Path) -> Result<DenyRead, String> {
+        let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
+        let mut hidden = policy.deny_read;
+        if let Some(home) = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .and_then(|h| std::fs::canonicalize(h).ok())
+        {
+            for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
+                let path = home.join(rel);
+                if !hidden.contains(&path) {
+                    hidden.push(path);
+                }
             }
         }
+        Ok(DenyRead(hidden))
     }
-    Ok(hidden)
+
+    /// Whether `path` (absolute) lies in one of the hidden paths.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.0.iter().any(|h| path.starts_with(h))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What an open descriptor names now, as the kernel tells it (`/proc/self/fd`); `None` where
+/// that cannot be told.
+fn fd_path(fd: &OwnedFd) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
 }
 
 /// The working directory, held open so that every access is resolved beneath it.
@@ -74,8 +96,8 @@ pub struct Workspace {
     root_fd: OwnedFd,
     before_open: Option<OpenHook>,
     before_rename: Option<OpenHook>,
-    /// Canonical absolute paths the tools keep out of (see [`Workspace::set_hidden`]).
-    hidden: Vec<PathBuf>,
+    /// What the tools keep out of (see [`Workspace::set_hidden`]).
+    hidden: DenyRead,
 }
 
 impl fmt::Debug for Workspace {
@@ -147,33 +169,27 @@ impl Workspace {
             root_fd,
             before_open: None,
             before_rename: None,
-            hidden: Vec::new(),
+            hidden: DenyRead::default(),
         })
     }
 
-    /// Keeps every access out of `hidden` (canonical absolute paths: the sandbox's deny-read
-    /// list). The file tools run in gg's own process, outside any sandbox, so what the sandbox
+    /// Keeps every access out of `hidden` (the sandbox's deny-read list). The file tools run in gg's own process, outside any sandbox, so what the sandbox
     /// hides from commands (`~/.ssh`, `~/.aws`, gg's own credentials, …) they must keep out of
     /// themselves, or a model would read it with `read` instead of `cat` whenever gg runs in a
     /// directory holding one (the home directory). Judged by where an opened file or directory
     /// really is, so a symlink inside the root leading into a hidden path is refused too.
-    pub fn set_hidden(&mut self, hidden: Vec<PathBuf>) {
+    pub fn set_hidden(&mut self, hidden: DenyRead) {
         self.hidden = hidden;
-    }
-
-    fn is_hidden(&self, real: &Path) -> bool {
-        self.hidden.iter().any(|h| real.starts_with(h))
     }
 
     /// Refuses what `fd` (just opened for `path`) names when it really lies in a hidden path.
     /// Where it is cannot be told (no `/proc`): refused too, while anything is hidden.
     fn refuse_hidden(&self, fd: &OwnedFd, path: &Confined) -> Result<(), PathError> {
-        use std::os::fd::AsRawFd;
         if self.hidden.is_empty() {
             return Ok(());
         }
-        match std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
-            Ok(real) if !self.is_hidden(&real) => Ok(()),
+        match fd_path(fd) {
+            Some(real) if !self.hidden.covers(&real) => Ok(()),
             _ => Err(PathError::Hidden(path.shown.clone())),
         }
     }
@@ -181,7 +197,7 @@ impl Workspace {
     /// [`Workspace::refuse_hidden`] for a path opened with no symlink on the way: it is where
     /// its name says.
     fn refuse_hidden_name(&self, path: &Confined) -> Result<(), PathError> {
-        if self.is_hidden(&self.root.join(&path.relative)) {
+        if self.hidden.covers(&self.root.join(&path.relative)) {
             return Err(PathError::Hidden(path.shown.clone()));
         }
         Ok(())
@@ -473,7 +489,7 @@ impl Workspace {
             .iter()
             .fold(self.root.join(&dir_relative), |p, m| p.join(m))
             .join(&name);
-        if self.is_hidden(&lands) {
+        if self.hidden.covers(&lands) {
             return Err(PathError::Hidden(shown));
         }
         Ok(WriteTarget {
@@ -488,8 +504,7 @@ impl Workspace {
 
     /// Where an open directory is now, relative to the root (`None` when it is not beneath it).
     fn where_is(&self, dir: &OwnedFd) -> Option<PathBuf> {
-        use std::os::fd::AsRawFd;
-        let now = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?;
+        let now = fd_path(dir)?;
         now.strip_prefix(&self.root).ok().map(Path::to_path_buf)
     }
 

@@ -276,9 +276,9 @@ struct State {
 /// The browser tools of one session.
 pub struct BrowserTools {
     cwd: PathBuf,
-    /// The deny-read list (`paths::deny_read_list`): files there are never opened, whatever
-    /// the approval (a browser started without the sandbox reads what `cat` could not).
-    hidden: Vec<PathBuf>,
+    /// The deny-read list: files there are never opened, whatever the approval (a browser
+    /// started without the sandbox reads what `cat` could not).
+    hidden: crate::tools::paths::DenyRead,
     executable: PathBuf,
     config: BrowserConfig,
     sandbox: SandboxSetting,
@@ -327,7 +327,7 @@ impl BrowserTools {
         );
         Ok(Some(BrowserTools {
             cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
-            hidden: crate::tools::paths::deny_read_list(cwd)?,
+            hidden: crate::tools::paths::DenyRead::for_root(cwd)?,
             executable,
             config: config.clone(),
             sandbox,
@@ -365,11 +365,7 @@ impl BrowserTools {
             Target::File { path, .. } => {
                 let resolved = std::fs::canonicalize(path).ok();
                 let real = resolved.as_deref().unwrap_or(path);
-                if self
-                    .hidden
-                    .iter()
-                    .any(|h| real.starts_with(h) || path.starts_with(h))
-                {
+                if self.hidden.covers(real) || self.hidden.covers(path) {
                     return Err(format!(
                         "{} is in a deny-read path (a secret the sandbox hides, such as \
                          ~/.ssh); the browser never opens it",
