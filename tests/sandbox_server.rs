@@ -906,3 +906,64 @@ fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
         );
     }
 }
+
+/// The spare (the next command's process, which the server forks and restricts ahead of the
+/// request) is out of a running command's reach: what its descriptors are and its environment
+/// cannot be read through /proc (it is not dumpable), and killing it is refused by the signal scope — or, on a
+/// kernel without one, only makes the next command forked. Either way the next command runs,
+/// served, and the hidden paths stay hidden.
+#[test]
+fn the_spare_is_out_of_a_commands_reach() {
+    // Waits (bounded) for the spare: a process with the server's command line whose parent has
+    // it too. The server forks it right after handing this command over.
+    // (The pattern is put together at run time so that this script's own command line, and
+    // its subshells', do not match it.)
+    let probe = r#"s=""; h=__gg-sandbox; pat="${h}-helper=[0-9a-f]* --server"
+for i in $(seq 400); do
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <$p/cmdline 2>/dev/null | grep -q -- "$pat" || continue
+    pp=$(awk '/^PPid:/{print $2}' $p/status 2>/dev/null)
+    tr '\0' ' ' </proc/$pp/cmdline 2>/dev/null | grep -q -- "$pat" && s=${p#/proc/}
+  done
+  [ -n "$s" ] && break
+  sleep 0.05
+done
+echo "spare=[$s]"
+for f in /proc/$s/fd/*; do readlink $f >/dev/null 2>&1 && echo FD-READABLE; done
+cat /proc/$s/environ >/dev/null 2>&1 && echo ENV-READABLE
+kill -9 $s 2>/dev/null && echo SPARE-KILLED || echo KILL-REFUSED"#;
+    let next = format!(
+        "{PARENT_CMDLINE}; echo second-ran; cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\" 2>&1"
+    );
+    let levels = available_levels();
+    let fixtures: Vec<Fixture> = levels.iter().map(|_| Fixture::new()).collect();
+    for fx in &fixtures {
+        std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
+        std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
+    }
+    // No spare is made from a ruleset of a directory changed in the last two seconds (it
+    // would serve one command only, see `a_reused_ruleset_still_hides_and_sees_what_appeared_since`).
+    std::thread::sleep(Duration::from_secs(3));
+    for (level, fx) in levels.iter().zip(&fixtures) {
+        let level = *level;
+        let results = session(fx, level, &[call(probe), call(&next)], &[]);
+        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        let first = &results[0];
+        assert!(
+            !first.contains("spare=[]") && first.contains("spare=["),
+            "{level}: no spare found: {first}"
+        );
+        assert!(
+            !first.contains("FD-READABLE") && !first.contains("ENV-READABLE"),
+            "{level}: the spare's /proc entries were readable: {first}"
+        );
+        assert!(
+            first.contains("KILL-REFUSED") || first.contains("SPARE-KILLED"),
+            "{level}: {first}"
+        );
+        let second = &results[1];
+        assert!(served(second), "{level}: {second}");
+        assert!(second.contains("second-ran"), "{level}: {second}");
+        assert!(!second.contains("SECRET"), "{level}: {second}");
+    }
+}

@@ -251,6 +251,19 @@ pub(crate) mod imp {
         standalone: bool,
         filters: &[seccompiler::BpfProgram],
     ) -> Result<Enforcement, HelperError> {
+        let enforcement = restrict_landlock(ruleset, standalone)?;
+        drop_capabilities()?;
+        seccomp::apply(filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        Ok(enforcement)
+    }
+
+    /// `no_new_privs` and the Landlock ruleset: what a command of the server applies itself
+    /// (the server has dropped the capabilities and installed the seccomp filters for all of
+    /// its commands, which inherit both).
+    pub(crate) fn restrict_landlock(
+        ruleset: Result<fs_rules::Prepared, landlock::RulesetError>,
+        standalone: bool,
+    ) -> Result<Enforcement, HelperError> {
         set_no_new_privs()?;
         let enforcement = match ruleset.and_then(fs_rules::Prepared::restrict) {
             Ok(e) => e,
@@ -263,8 +276,6 @@ pub(crate) mod imp {
                 "not enforced by this kernel; refusing to run".into(),
             ));
         }
-        drop_capabilities()?;
-        seccomp::apply(filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         Ok(enforcement)
     }
 
@@ -333,8 +344,7 @@ pub(crate) mod imp {
         Ok(())
     }
 
-    /// The highest capability number this kernel knows, read once per process (the command
-    /// server reads it before forking, so its commands do not read it again).
+    /// The highest capability number this kernel knows, read once per process.
     pub(crate) fn cap_last_cap() -> libc::c_ulong {
         static LAST: std::sync::OnceLock<libc::c_ulong> = std::sync::OnceLock::new();
         *LAST.get_or_init(|| {
@@ -347,7 +357,7 @@ pub(crate) mod imp {
 
     /// Drops every capability: bounding set, ambient set, and the permitted/effective/inheritable
     /// sets, and locks root's automatic capabilities on exec away (securebits).
-    fn drop_capabilities() -> Result<(), HelperError> {
+    pub(crate) fn drop_capabilities() -> Result<(), HelperError> {
         for cap in 0..=cap_last_cap() {
             // SAFETY: prctl with integer arguments. EINVAL for capabilities the kernel does not
             // know and EPERM without CAP_SETPCAP (then the set is already what it can be) are fine.

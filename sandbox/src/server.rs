@@ -922,7 +922,7 @@ mod host {
     }
 
     /// Sends one byte with `fds` attached.
-    fn send_fds(sock: &OwnedFd, fds: &[i32]) -> std::io::Result<()> {
+    pub(super) fn send_fds(sock: &OwnedFd, fds: &[i32]) -> std::io::Result<()> {
         let payload = [b'C'];
         let mut iov = libc::iovec {
             iov_base: payload.as_ptr() as *mut libc::c_void,
@@ -1098,9 +1098,11 @@ pub(crate) mod inside {
         // refuse) and every command forked from it inherits them: loading and compiling the
         // programs cost about 0.3 ms per command. Nothing the server does needs a refused call.
         h::set_no_new_privs()?;
+        // Likewise the capabilities (bounding and ambient sets, securebits, the sets
+        // themselves), inherited by every fork and kept across its exec: one drop here
+        // rather than some forty system calls per command. Nothing the server does needs one.
+        h::drop_capabilities()?;
         crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
-        // Read once here rather than by every command.
-        h::cap_last_cap();
         // SAFETY: fd 0 is the control socket the host gave us; a one-byte send from a local.
         let ready = unsafe { libc::send(0, b"R".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
         if ready != 1 {
@@ -1108,7 +1110,15 @@ pub(crate) mod inside {
         }
         let mut rulesets = Rulesets::default();
         let mut live: Vec<Live> = Vec::new();
+        let mut spare: Option<Spare> = None;
         let served = loop {
+            if spare.is_none() {
+                // Fork and restrict the next command's process now, off the path from request
+                // to exec: right after a hand-over, while gg only waits for the command's
+                // output, rather than when the command ends, when gg, the model's answer and
+                // the spare would all want the processors at once.
+                spare = Spare::fork(config, &mut rulesets, &old_mask);
+            }
             let mut polls = Vec::with_capacity(2 + live.len());
             for fd in [0, signals.as_raw_fd()]
                 .into_iter()
@@ -1145,12 +1155,14 @@ pub(crate) mod inside {
                 ended = true;
             }
             if ended {
-                settle(&mut live);
+                settle(&mut live, &mut spare);
             }
             if polls[0].revents != 0 {
                 match recv_fds(0) {
                     Ok(Some(fds)) => {
-                        if let Some(started) = start(fds, config, &mut rulesets, &old_mask) {
+                        if let Some(started) =
+                            start(fds, config, &mut rulesets, &mut spare, &old_mask)
+                        {
                             live.push(started);
                         }
                     }
@@ -1205,7 +1217,7 @@ pub(crate) mod inside {
     /// server that is not a live command is therefore left over from a command that ended
     /// (re-parented here when it did), and is killed; its own children come here in turn as
     /// it dies, and the loop goes on until none is left. Concurrent commands keep theirs.
-    fn settle(live: &mut Vec<Live>) {
+    fn settle(live: &mut Vec<Live>, spare: &mut Option<Spare>) {
         loop {
             let mut ended = false;
             loop {
@@ -1235,10 +1247,14 @@ pub(crate) mod inside {
                 let mut status = 0;
                 // SAFETY: waitpid reaps the child waitid reported, into a local integer.
                 unsafe { libc::waitpid(pid, &mut status, 0) };
+                if spare.as_ref().is_some_and(|s| s.pid == pid) {
+                    // It cannot run a command any more; the next idle moment forks another.
+                    *spare = None;
+                }
                 if let Some(i) = command {
                     let mut command = live.swap_remove(i);
                     ended = true;
-                    kill_leftovers(live);
+                    kill_leftovers(live, spare.as_ref());
                     let _ = command
                         .channel
                         .write_all(format!("exit {status}\n").as_bytes());
@@ -1246,37 +1262,57 @@ pub(crate) mod inside {
                     let _ = command.channel.shutdown(std::net::Shutdown::Both);
                 }
             }
-            if !ended && !kill_leftovers(live) {
+            if !ended && !kill_leftovers(live, spare.as_ref()) {
                 return;
             }
         }
     }
 
-    /// Kills the server's children that are not live commands (see [`settle`]) and what they
-    /// leave; whether there were any.
-    fn kill_leftovers(live: &[Live]) -> bool {
-        let keep: Vec<i32> = live.iter().map(|l| l.pid).collect();
+    /// Kills the server's children that are not live commands or the spare (see [`settle`])
+    /// and what they leave; whether there were any.
+    fn kill_leftovers(live: &[Live], spare: Option<&Spare>) -> bool {
+        let keep: Vec<i32> = live
+            .iter()
+            .map(|l| l.pid)
+            .chain(spare.map(|s| s.pid))
+            .collect();
         h::kill_children_except(&keep)
     }
 
-    /// Takes one command from the host: its channel and output pipe, then its request; forks
-    /// it. `None` when the message or the request is unusable (the host reads the closed
-    /// channel as a command that did not run) or the fork failed.
+    /// Takes one command from the host: its channel and output pipe, then its request; hands
+    /// it to the spare when the spare was restricted for the same, still current, ruleset, and
+    /// forks it otherwise. `None` when the message or the request is unusable (the host reads
+    /// the closed channel as a command that did not run) or the fork failed.
     fn start(
         fds: Vec<OwnedFd>,
         config: &ServerConfig,
         rulesets: &mut Rulesets,
+        spare: &mut Option<Spare>,
         old_mask: &libc::sigset_t,
     ) -> Option<Live> {
         let mut fds = fds.into_iter();
         let mut channel = UnixStream::from(fds.next()?);
         // A host that sent the descriptors writes the request at once; one that cannot
         // closes the channel, and the command is dropped.
-        let request = read_request(&mut channel)?;
+        let (request, body) = read_request(&mut channel)?;
         rulesets.prepare(&request.landlock);
         // A channel without an output pipe only asks for the ruleset to be built ahead (the
-        // host's warm-up): nothing runs.
-        let output = fds.next()?;
+        // host's warm-up): nothing runs. (The spare forked next applies it.)
+        let Some(output) = fds.next() else {
+            if let Some(stale) = spare.take() {
+                stale.discard();
+            }
+            return None;
+        };
+        if let Some(ready) = spare.take() {
+            if ready.fits(&request.landlock, rulesets) && ready.hand_over(&output, &body).is_ok() {
+                return Some(Live {
+                    pid: ready.pid,
+                    channel,
+                });
+            }
+            ready.discard();
+        }
         // SAFETY: the server is single-threaded (the helper runs first in main and the
         // forwarder lives in a process of its own), so the child may run Rust code.
         let pid = unsafe { libc::fork() };
@@ -1284,30 +1320,195 @@ pub(crate) mod inside {
             return None;
         }
         if pid == 0 {
-            // SAFETY: in the command's process: close the control socket (it must not hold
-            // it), restore the signal mask, die with the server, and become the subreaper of
-            // what it starts (kept across execve; see `settle`).
-            unsafe {
-                libc::close(0);
-                libc::sigprocmask(libc::SIG_SETMASK, old_mask, std::ptr::null_mut());
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-            }
+            in_child(old_mask);
             drop(channel);
             // This process's copy of the ruleset (fork copied the descriptor too).
             let ruleset = rulesets.take_for(&request.landlock);
-            let code = command(request, &output, config, ruleset);
+            let null = open_null();
+            let restricted = restrict_command(&request.landlock, config, ruleset);
+            let code = exec_request(request, null, &output, restricted);
             // SAFETY: leave without running the server's destructors.
             unsafe { libc::_exit(code) };
         }
         Some(Live { pid, channel })
     }
 
+    /// First thing in a forked command (or spare) process: close the control socket (it must
+    /// not hold it), restore the signal mask, die with the server, and become the subreaper of
+    /// what it starts (kept across execve; see `settle`).
+    fn in_child(old_mask: &libc::sigset_t) {
+        // SAFETY: close, sigprocmask and prctl with a descriptor number, an initialised set
+        // and integer arguments.
+        unsafe {
+            libc::close(0);
+            libc::sigprocmask(libc::SIG_SETMASK, old_mask, std::ptr::null_mut());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    }
+
+    /// The next command's process, forked and restricted while the server is idle, waiting for
+    /// its request.
+    ///
+    /// Forking, a new session and applying Landlock took about half a millisecond between a
+    /// request and its exec; a spare has done all of it before the request comes. It applies exactly what a command forked for the request
+    /// would: the server hands it a command only when the request's Landlock plan is the one
+    /// the spare applied and that ruleset is still current ([`fs_rules::Prepared::is_current`],
+    /// checked at hand-over, as for a forked command), and discards it otherwise. It is in a
+    /// Landlock domain of its own and in a session of its own, so no command can signal or
+    /// trace it; a spare whose restriction failed still takes its command, and reports the
+    /// failure as the forked command would (exit 125).
+    ///
+    /// [`fs_rules::Prepared::is_current`]: crate::fs_rules::Prepared::is_current
+    struct Spare {
+        pid: libc::pid_t,
+        /// The server's end of the hand-over socket.
+        handover: OwnedFd,
+        plan: crate::fs_rules::LandlockPlan,
+        /// Which of the server's rulesets it applied ([`Rulesets::generation`]).
+        generation: u64,
+    }
+
+    impl Spare {
+        /// Forks the spare for the last plan the server built a ruleset for; `None` when there
+        /// is none yet, it is no longer current, or the fork failed.
+        fn fork(
+            config: &ServerConfig,
+            rulesets: &mut Rulesets,
+            old_mask: &libc::sigset_t,
+        ) -> Option<Spare> {
+            // A ruleset that may already be stale (or serves one command only) would only be
+            // discarded at the request.
+            let plan = rulesets
+                .last
+                .as_ref()
+                .filter(|(_, ruleset)| ruleset.is_current())
+                .map(|(plan, _)| plan.clone())?;
+            let generation = rulesets.generation;
+            let (ours, theirs) = UnixStream::pair().ok()?;
+            // SAFETY: as for a command's fork in `start`: the server is single-threaded.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return None;
+            }
+            if pid == 0 {
+                in_child(old_mask);
+                drop(ours);
+                // Until its command comes, no process of the same user can trace it or read
+                // its memory through /proc (its exec makes the command dumpable again).
+                // SAFETY: prctl with integer arguments.
+                unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+                let ruleset = rulesets.take_for(&plan);
+                let null = open_null();
+                let restricted = restrict_command(&plan, config, ruleset);
+                // It waits for as long as the model thinks: it holds nothing of the server's
+                // (the channels of running commands) meanwhile.
+                close_all_but(&[theirs.as_raw_fd(), null]);
+                let code = match receive_handover(theirs) {
+                    Some((request, output)) => exec_request(request, null, &output, restricted),
+                    // Discarded, or the server is gone: nothing ran.
+                    None => 0,
+                };
+                // SAFETY: leave without running the server's destructors.
+                unsafe { libc::_exit(code) };
+            }
+            drop(theirs);
+            Some(Spare {
+                pid,
+                handover: OwnedFd::from(ours),
+                plan,
+                generation,
+            })
+        }
+
+        /// Whether it may run a command whose plan is `plan`, now that `rulesets` has been
+        /// brought up to date for it.
+        fn fits(&self, plan: &crate::fs_rules::LandlockPlan, rulesets: &Rulesets) -> bool {
+            &self.plan == plan
+                && rulesets.generation == self.generation
+                && rulesets.last.as_ref().is_some_and(|(p, _)| p == plan)
+        }
+
+        /// Gives it the command's output pipe and request: from here on it is that command.
+        /// On failure it must be discarded.
+        fn hand_over(&self, output: &OwnedFd, body: &[u8]) -> std::io::Result<()> {
+            super::host::send_fds(&self.handover, &[output.as_raw_fd()])?;
+            let mut stream = UnixStream::from(self.handover.try_clone()?);
+            stream.write_all(&(body.len() as u32).to_le_bytes())?;
+            stream.write_all(body)
+        }
+
+        /// Kills and reaps it (it has run nothing).
+        fn discard(self) {
+            // SAFETY: kill and waitpid on our own unreaped child (only this process reaps, and
+            // `settle` forgets a spare it reaps), into a local integer.
+            unsafe {
+                libc::kill(self.pid, libc::SIGKILL);
+                let mut status = 0;
+                libc::waitpid(self.pid, &mut status, 0);
+            }
+        }
+    }
+
+    /// In the spare: waits for its command (the output pipe, then the request); `None` when
+    /// the server closed the socket instead.
+    fn receive_handover(handover: UnixStream) -> Option<(Request, OwnedFd)> {
+        let output = recv_fds(handover.as_raw_fd()).ok()??.into_iter().next()?;
+        let mut handover = handover;
+        let (request, _) = read_request(&mut handover)?;
+        Some((request, output))
+    }
+
+    /// Closes every descriptor above 2 but `keep`.
+    fn close_all_but(keep: &[RawFd]) {
+        let mut keep: Vec<libc::c_uint> = keep
+            .iter()
+            .filter(|&&fd| fd > 2)
+            .map(|&fd| fd as libc::c_uint)
+            .collect();
+        keep.sort_unstable();
+        let mut from: libc::c_uint = 3;
+        for fd in keep {
+            if fd > from {
+                // SAFETY: close_range only closes descriptors; none in the range is owned by a
+                // live Rust object in this process that is used again (a forked spare).
+                unsafe { libc::close_range(from, fd - 1, 0) };
+            }
+            from = fd + 1;
+        }
+        // SAFETY: as above.
+        unsafe { libc::close_range(from, libc::c_uint::MAX, 0) };
+    }
+
+    /// `/dev/null`, opened before Landlock applies (the command's stdin); -1 if it cannot be.
+    fn open_null() -> RawFd {
+        // SAFETY: open with a NUL-terminated literal path.
+        unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) }
+    }
+
+    /// In a command's process, before its request is needed: its own session, and every
+    /// restriction (the seccomp filters and the dropped capabilities are inherited from the
+    /// server, see `serve_loop`).
+    fn restrict_command(
+        plan: &crate::fs_rules::LandlockPlan,
+        config: &ServerConfig,
+        ruleset: Option<crate::fs_rules::Prepared>,
+    ) -> Result<(), HelperError> {
+        // SAFETY: setsid has no arguments.
+        unsafe { libc::setsid() };
+        let ruleset = ruleset.map_or_else(|| crate::fs_rules::prepare(plan), Ok);
+        h::restrict_landlock(ruleset, config.standalone).map(drop)
+    }
+
     /// The Landlock ruleset of the last plan, built by the server and applied by each command
     /// forked from it while [`fs_rules::Prepared::is_current`] holds (see there for why).
+    ///
+    /// [`fs_rules::Prepared::is_current`]: crate::fs_rules::Prepared::is_current
     #[derive(Default)]
     struct Rulesets {
         last: Option<(crate::fs_rules::LandlockPlan, crate::fs_rules::Prepared)>,
+        /// Counts the rulesets built: a spare fits only the one it applied.
+        generation: u64,
     }
 
     impl Rulesets {
@@ -1319,6 +1520,7 @@ pub(crate) mod inside {
                 .as_ref()
                 .is_some_and(|(p, r)| p == plan && r.is_current());
             if !current {
+                self.generation += 1;
                 self.last = crate::fs_rules::prepare(plan)
                     .ok()
                     .map(|r| (plan.clone(), r));
@@ -1333,8 +1535,8 @@ pub(crate) mod inside {
         }
     }
 
-    /// Reads one length-prefixed request from a command's channel.
-    fn read_request(channel: &mut UnixStream) -> Option<Request> {
+    /// Reads one length-prefixed request from a command's channel, with its encoded body.
+    fn read_request(channel: &mut UnixStream) -> Option<(Request, Vec<u8>)> {
         let mut len = [0u8; 4];
         channel.read_exact(&mut len).ok()?;
         let len = u32::from_le_bytes(len) as usize;
@@ -1343,7 +1545,7 @@ pub(crate) mod inside {
         }
         let mut body = vec![0u8; len];
         channel.read_exact(&mut body).ok()?;
-        Request::decode(&body)
+        Some((Request::decode(&body)?, body))
     }
 
     /// Receives one message; `None` at end of file (the host is gone).
@@ -1388,19 +1590,17 @@ pub(crate) mod inside {
         Ok(Some(fds))
     }
 
-    /// In the command's process: its own session, the output pipe as stdout and stderr, stdin
-    /// closed, every restriction, exec.
-    fn command(
+    /// In the command's process, restricted ([`restrict_command`]): stdin `null`, the output
+    /// pipe as stdout and stderr, no other descriptor, exec. A failed restriction is reported
+    /// on the output and nothing runs.
+    fn exec_request(
         request: Request,
+        null: RawFd,
         output: &OwnedFd,
-        config: &ServerConfig,
-        ruleset: Option<crate::fs_rules::Prepared>,
+        restricted: Result<(), HelperError>,
     ) -> i32 {
-        // SAFETY: setsid/open/dup2 with valid arguments (a NUL-terminated literal path and
-        // descriptors we own).
+        // SAFETY: dup2 with descriptors this process holds.
         unsafe {
-            libc::setsid();
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             if null < 0
                 || libc::dup2(null, 0) < 0
                 || libc::dup2(output.as_raw_fd(), 1) < 0
@@ -1409,12 +1609,6 @@ pub(crate) mod inside {
                 return 125;
             }
         }
-        // The seccomp filters are inherited from the server (see `serve`). Restricted before
-        // the descriptors are closed: the server's ruleset arrives as one of them.
-        let restricted = match ruleset {
-            Some(ruleset) => h::restrict_with(Ok(ruleset), config.standalone, &[]),
-            None => h::restrict(&request.landlock, config.standalone, &[]),
-        };
         if let Err(e) = restricted {
             let _ = writeln!(std::io::stderr(), "gg sandbox: {e}");
             return 125;
