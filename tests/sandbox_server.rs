@@ -758,25 +758,32 @@ fn a_helper_started_by_another_build_refuses() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not meant to be run by hand"));
 }
 
+/// A fixture for each available level, older than two seconds when this returns, with what gg
+/// itself makes at start (its sessions and its probe cache) made ahead: a Landlock ruleset
+/// computed from a directory changed in the last two seconds serves one command only
+/// (directory times are coarse), so tests of reuse start from settled trees.
+fn settled_fixtures(parent: Option<&std::path::Path>) -> Vec<(&'static str, Fixture)> {
+    let fixtures: Vec<(&'static str, Fixture)> = available_levels()
+        .into_iter()
+        .map(|level| (level, parent.map_or_else(Fixture::new, Fixture::new_in)))
+        .collect();
+    for (_, fx) in &fixtures {
+        std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
+        std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    fixtures
+}
+
 /// The server builds each command's Landlock ruleset once and reuses it while the tree it was
 /// computed from is unchanged (`fs_rules::Prepared`). A directory made in the home directory
 /// between two commands (listed to grant read around `~/.ssh`) is readable by the next command,
 /// and the hidden paths stay hidden in every command, reused ruleset or not.
 #[test]
 fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
-    let levels = available_levels();
-    let fixtures: Vec<Fixture> = levels.iter().map(|_| Fixture::new()).collect();
-    for fx in &fixtures {
-        // What gg itself makes at start, made ahead: its sessions and its probe cache.
-        std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
-        std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
-    }
-    // A ruleset computed from a directory changed in the last two seconds is never reused
-    // (directory times are coarse); the fixtures are older than that when gg starts, so the
-    // second command reuses the first one's ruleset and the third must notice the new entry.
-    std::thread::sleep(Duration::from_secs(3));
-    for (level, fx) in levels.iter().zip(&fixtures) {
-        let level = *level;
+    // The second command reuses the first one's ruleset and the third must notice the new entry.
+    for (level, fx) in settled_fixtures(None) {
+        let fx = &fx;
         let server = ScriptedServer::start();
         let read = "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\"; \
                     cat \"$HOME/later/note\" 2>&1 || echo NOT-READABLE";
@@ -935,18 +942,17 @@ kill -9 $s 2>/dev/null && echo SPARE-KILLED || echo KILL-REFUSED"#;
     let next = format!(
         "{PARENT_CMDLINE}; echo second-ran; cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\" 2>&1"
     );
-    let levels = available_levels();
-    let fixtures: Vec<Fixture> = levels.iter().map(|_| Fixture::new()).collect();
-    for fx in &fixtures {
-        std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
-        std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
-    }
-    // No spare is made from a ruleset of a directory changed in the last two seconds (it
-    // would serve one command only, see `a_reused_ruleset_still_hides_and_sees_what_appeared_since`).
-    std::thread::sleep(Duration::from_secs(3));
-    for (level, fx) in levels.iter().zip(&fixtures) {
-        let level = *level;
-        let results = session(fx, level, &[call(probe), call(&next)], &[]);
+    // No spare is made from a ruleset that serves one command only: one built from a directory
+    // changed in the last two seconds, such as the directory where the other tests make their
+    // fixtures. These live in a directory of their own, below /var/tmp (which the sandbox
+    // shows); should an ancestor still change, the server builds the ruleset again once it has
+    // settled, and the probe waits for that.
+    let quiet = tempfile::Builder::new()
+        .prefix("gg-spare-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    for (level, fx) in settled_fixtures(Some(quiet.path())) {
+        let results = session(&fx, level, &[call(probe), call(&next)], &[]);
         assert_eq!(results.len(), 2, "{level}: {results:?}");
         let first = &results[0];
         assert!(

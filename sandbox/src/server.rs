@@ -1025,6 +1025,11 @@ pub(crate) mod inside {
         served
     }
 
+    /// How long the server waits, idle and without a spare, before building the last plan's
+    /// ruleset again (a little more than the two seconds after which a changed directory's
+    /// times can be trusted).
+    const SPARE_RETRY_MS: libc::c_int = 2500;
+
     /// A command the server forked and has not yet seen end.
     struct Live {
         pid: libc::pid_t,
@@ -1130,13 +1135,25 @@ pub(crate) mod inside {
                     revents: 0,
                 });
             }
+            // Without a spare although a plan is known, its ruleset could not be reused (a
+            // listed directory changed in the last two seconds, see `fs_rules::Stamp::recent`):
+            // build it again once that has settled, so that the next command finds a spare.
+            let timeout = if spare.is_none() && rulesets.last.is_some() {
+                SPARE_RETRY_MS
+            } else {
+                -1
+            };
             // SAFETY: poll over a local array of initialised pollfds.
-            let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, -1) };
+            let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout) };
             if r < 0 {
                 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
                 break Err(HelperError::last_os("poll"));
+            }
+            if r == 0 {
+                rulesets.refresh();
+                continue;
             }
             // The host closed a command's channel (timeout, cancellation): stop that command
             // now. (Its tree is killed as it ends, below.) Newest first, so indices hold.
@@ -1524,6 +1541,13 @@ pub(crate) mod inside {
                 self.last = crate::fs_rules::prepare(plan)
                     .ok()
                     .map(|r| (plan.clone(), r));
+            }
+        }
+
+        /// Builds the last plan's ruleset again if it is no longer current.
+        fn refresh(&mut self) {
+            if let Some(plan) = self.last.as_ref().map(|(plan, _)| plan.clone()) {
+                self.prepare(&plan);
             }
         }
 
