@@ -299,17 +299,18 @@ impl Runtime {
             }
         };
         let mut session_back = None;
-        match joined {
+        let (ending, detail) = match joined {
             Ok((conversation, result)) => {
                 // After a conflict the in-memory session is stale: forget it so the next call
                 // reopens the file.
                 let stale = matches!(&result, Some(Err(TurnError::Session(e))) if e.is_retryable_conflict());
                 let model = conversation.selection().label();
                 let session = conversation.into_session();
-                self.finish(&run, result, &model, session.transcript());
+                let ending = self.ending(&run, result, &model, session.transcript());
                 if !stale {
                     session_back = Some(session);
                 }
+                ending
             }
             Err(error) => {
                 let reason = if error.is_panic() {
@@ -324,13 +325,14 @@ impl Runtime {
                 } else {
                     "run task was aborted".to_string()
                 };
-                run.emit(
+                (
                     "run_failed",
                     json!({"error": reason, "errorCode": "internal", "retryable": false}),
-                    true,
-                );
+                )
             }
-        }
+        };
+        // The session is free again before the run says it ended: a client that starts the
+        // next run as soon as it sees `run_completed` (or `done`) must not meet a conflict.
         let lost = session_back.is_none();
         *cell.lock().await = session_back;
         {
@@ -339,19 +341,24 @@ impl Runtime {
             if lost {
                 state.sessions.remove(&run.session_id);
             }
+        }
+        run.emit(ending, detail, true);
+        {
+            let mut state = lock(&self.state);
             prune_runs(&mut state);
             evict(&mut state);
         }
         tracing::info!(sessionID = %run.session_id, runID = %run.id, "run finished");
     }
 
-    pub(super) fn finish(
+    /// The run's last event (its type and data) for how its turns ended.
+    pub(super) fn ending(
         &self,
         run: &Run,
         result: Option<Result<Submitted, TurnError>>,
         model: &str,
         transcript: &Transcript,
-    ) {
+    ) -> (&'static str, Value) {
         let done = |content: &str, usage: Value| {
             json!({"result": {"Content": content, "Usage": usage, "ModelName": model,
                 "TreeItems": transcript.tree_items()}})
@@ -361,39 +368,32 @@ impl Runtime {
                 let u = outcome.usage;
                 let usage = json!({"promptTokens": u.prompt_tokens, "completionTokens": u.completion_tokens,
                     "totalTokens": u.total_tokens});
-                run.emit("run_completed", done(&outcome.final_text, usage), true);
+                ("run_completed", done(&outcome.final_text, usage))
             }
-            Some(Ok(Submitted::Control(text))) => {
-                run.emit("run_completed", done(&text, Value::Null), true)
-            }
-            None => run.emit("run_completed", done("", Value::Null), true),
+            Some(Ok(Submitted::Control(text))) => ("run_completed", done(&text, Value::Null)),
+            None => ("run_completed", done("", Value::Null)),
             Some(Err(TurnError::Canceled)) if run.timed_out.load(Ordering::SeqCst) => {
                 let limit = self.settings.run_timeout;
-                run.emit(
+                (
                     "run_failed",
                     json!({"error": format!("run exceeded the run timeout of {}", format_duration(limit)),
                         "errorCode": "run_timeout", "retryable": false}),
-                    true,
-                );
+                )
             }
-            Some(Err(TurnError::Canceled)) => run.emit("run_canceled", json!({}), true),
-            Some(Err(TurnError::Session(error))) if error.is_retryable_conflict() => {
-                run.emit(
-                    "run_failed",
-                    json!({"error": error.to_string(), "errorCode": "session_conflict", "retryable": true}),
-                    true,
-                );
-            }
+            Some(Err(TurnError::Canceled)) => ("run_canceled", json!({})),
+            Some(Err(TurnError::Session(error))) if error.is_retryable_conflict() => (
+                "run_failed",
+                json!({"error": error.to_string(), "errorCode": "session_conflict", "retryable": true}),
+            ),
             Some(Err(error)) => {
                 let code = match error {
                     TurnError::Provider(_) => "provider_error",
                     _ => "run_failed",
                 };
-                run.emit(
+                (
                     "run_failed",
                     json!({"error": error.to_string(), "errorCode": code, "retryable": false}),
-                    true,
-                );
+                )
             }
         }
     }
