@@ -922,7 +922,7 @@ mod host {
     }
 
     /// Sends one byte with `fds` attached.
-    pub(super) fn send_fds(sock: &OwnedFd, fds: &[i32]) -> std::io::Result<()> {
+    pub(super) fn send_fds(sock: &impl AsRawFd, fds: &[i32]) -> std::io::Result<()> {
         let payload = [b'C'];
         let mut iov = libc::iovec {
             iov_base: payload.as_ptr() as *mut libc::c_void,
@@ -1337,12 +1337,8 @@ pub(crate) mod inside {
             return None;
         }
         if pid == 0 {
-            in_child(old_mask);
             drop(channel);
-            // This process's copy of the ruleset (fork copied the descriptor too).
-            let ruleset = rulesets.take_for(&request.landlock);
-            let null = open_null();
-            let restricted = restrict_command(&request.landlock, config, ruleset);
+            let (null, restricted) = restrict_child(old_mask, &request.landlock, config, rulesets);
             let code = exec_request(request, null, &output, restricted);
             // SAFETY: leave without running the server's destructors.
             unsafe { libc::_exit(code) };
@@ -1350,28 +1346,47 @@ pub(crate) mod inside {
         Some(Live { pid, channel })
     }
 
-    /// First thing in a forked command (or spare) process: close the control socket (it must
-    /// not hold it), restore the signal mask, die with the server, and become the subreaper of
-    /// what it starts (kept across execve; see `settle`).
-    fn in_child(old_mask: &libc::sigset_t) {
-        // SAFETY: close, sigprocmask and prctl with a descriptor number, an initialised set
-        // and integer arguments.
-        unsafe {
+    /// In a process forked for a command (or as the spare), before its request is needed:
+    /// close the control socket (it must not hold it), restore the signal mask, die with the
+    /// server, become the subreaper of what it starts (kept across execve; see `settle`), open
+    /// `/dev/null` (its stdin, before Landlock applies; -1 if it cannot be), start its own
+    /// session and apply `plan`'s Landlock ruleset — this process's copy of the server's when
+    /// it has one for the plan (fork copied the descriptor), built here otherwise. The seccomp
+    /// filters and the dropped capabilities are inherited from the server (see `serve_loop`).
+    /// One function for both, so that a spare applies exactly what a forked command does.
+    fn restrict_child(
+        old_mask: &libc::sigset_t,
+        plan: &crate::fs_rules::LandlockPlan,
+        config: &ServerConfig,
+        rulesets: &mut Rulesets,
+    ) -> (RawFd, Result<(), HelperError>) {
+        // SAFETY: close, sigprocmask, prctl, open and setsid with a descriptor number, an
+        // initialised set, integer arguments and a NUL-terminated literal path.
+        let null = unsafe {
             libc::close(0);
             libc::sigprocmask(libc::SIG_SETMASK, old_mask, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        }
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            libc::setsid();
+            null
+        };
+        let ruleset = rulesets
+            .take_for(plan)
+            .map_or_else(|| crate::fs_rules::prepare(plan), Ok);
+        let restricted = h::restrict_landlock(ruleset, config.standalone).map(drop);
+        (null, restricted)
     }
 
-    /// The next command's process, forked and restricted while the server is idle, waiting for
-    /// its request.
+    /// The next command's process, forked and restricted ahead (right after the previous
+    /// hand-over), waiting for its request.
     ///
     /// Forking, a new session and applying Landlock took about half a millisecond between a
-    /// request and its exec; a spare has done all of it before the request comes. It applies exactly what a command forked for the request
-    /// would: the server hands it a command only when the request's Landlock plan is the one
-    /// the spare applied and that ruleset is still current ([`fs_rules::Prepared::is_current`],
-    /// checked at hand-over, as for a forked command), and discards it otherwise. It is in a
+    /// request and its exec; a spare has done all of it before the request comes. It applies
+    /// exactly what a command forked for the request would ([`restrict_child`]): the server
+    /// hands it a command only when the request's Landlock plan is the one the spare applied
+    /// and that ruleset is still current ([`fs_rules::Prepared::is_current`], checked at
+    /// hand-over, as for a forked command), and discards it otherwise. It is in a
     /// Landlock domain of its own and in a session of its own, so no command can signal or
     /// trace it; a spare whose restriction failed still takes its command, and reports the
     /// failure as the forked command would (exit 125).
@@ -1380,7 +1395,7 @@ pub(crate) mod inside {
     struct Spare {
         pid: libc::pid_t,
         /// The server's end of the hand-over socket.
-        handover: OwnedFd,
+        handover: UnixStream,
         plan: crate::fs_rules::LandlockPlan,
         /// Which of the server's rulesets it applied ([`Rulesets::generation`]).
         generation: u64,
@@ -1409,15 +1424,12 @@ pub(crate) mod inside {
                 return None;
             }
             if pid == 0 {
-                in_child(old_mask);
                 drop(ours);
                 // Until its command comes, no process of the same user can trace it or read
                 // its memory through /proc (its exec makes the command dumpable again).
                 // SAFETY: prctl with integer arguments.
                 unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-                let ruleset = rulesets.take_for(&plan);
-                let null = open_null();
-                let restricted = restrict_command(&plan, config, ruleset);
+                let (null, restricted) = restrict_child(old_mask, &plan, config, rulesets);
                 // It waits for as long as the model thinks: it holds nothing of the server's
                 // (the channels of running commands) meanwhile.
                 close_all_but(&[theirs.as_raw_fd(), null]);
@@ -1432,27 +1444,26 @@ pub(crate) mod inside {
             drop(theirs);
             Some(Spare {
                 pid,
-                handover: OwnedFd::from(ours),
+                handover: ours,
                 plan,
                 generation,
             })
         }
 
         /// Whether it may run a command whose plan is `plan`, now that `rulesets` has been
-        /// brought up to date for it.
+        /// brought up to date for it: the same plan, and no ruleset built since the spare's
+        /// (`Rulesets::prepare` builds one whenever the last is for another plan, missing or no
+        /// longer current).
         fn fits(&self, plan: &crate::fs_rules::LandlockPlan, rulesets: &Rulesets) -> bool {
-            &self.plan == plan
-                && rulesets.generation == self.generation
-                && rulesets.last.as_ref().is_some_and(|(p, _)| p == plan)
+            &self.plan == plan && rulesets.generation == self.generation
         }
 
         /// Gives it the command's output pipe and request: from here on it is that command.
         /// On failure it must be discarded.
         fn hand_over(&self, output: &OwnedFd, body: &[u8]) -> std::io::Result<()> {
             super::host::send_fds(&self.handover, &[output.as_raw_fd()])?;
-            let mut stream = UnixStream::from(self.handover.try_clone()?);
-            stream.write_all(&(body.len() as u32).to_le_bytes())?;
-            stream.write_all(body)
+            (&self.handover).write_all(&(body.len() as u32).to_le_bytes())?;
+            (&self.handover).write_all(body)
         }
 
         /// Kills and reaps it (it has run nothing).
@@ -1495,26 +1506,6 @@ pub(crate) mod inside {
         }
         // SAFETY: as above.
         unsafe { libc::close_range(from, libc::c_uint::MAX, 0) };
-    }
-
-    /// `/dev/null`, opened before Landlock applies (the command's stdin); -1 if it cannot be.
-    fn open_null() -> RawFd {
-        // SAFETY: open with a NUL-terminated literal path.
-        unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) }
-    }
-
-    /// In a command's process, before its request is needed: its own session, and every
-    /// restriction (the seccomp filters and the dropped capabilities are inherited from the
-    /// server, see `serve_loop`).
-    fn restrict_command(
-        plan: &crate::fs_rules::LandlockPlan,
-        config: &ServerConfig,
-        ruleset: Option<crate::fs_rules::Prepared>,
-    ) -> Result<(), HelperError> {
-        // SAFETY: setsid has no arguments.
-        unsafe { libc::setsid() };
-        let ruleset = ruleset.map_or_else(|| crate::fs_rules::prepare(plan), Ok);
-        h::restrict_landlock(ruleset, config.standalone).map(drop)
     }
 
     /// The Landlock ruleset of the last plan, built by the server and applied by each command
@@ -1614,7 +1605,7 @@ pub(crate) mod inside {
         Ok(Some(fds))
     }
 
-    /// In the command's process, restricted ([`restrict_command`]): stdin `null`, the output
+    /// In the command's process, restricted ([`restrict_child`]): stdin `null`, the output
     /// pipe as stdout and stderr, no other descriptor, exec. A failed restriction is reported
     /// on the output and nothing runs.
     fn exec_request(
