@@ -412,6 +412,41 @@ fn unattended_runs_allow_writes_but_deny_dangerous_bash() {
     assert!(e.home.join("project").exists());
 }
 
+/// A client may start the next run the moment it sees the last one's final event. The daemon
+/// is held right after it emitted `run_completed` (a test hook, nothing timed): the session
+/// must already be free then. Emitting the event before giving the session back made this
+/// `run_conflict` (found once on a loaded machine by `cancel_conflict_steer_and_follow_up`).
+#[test]
+fn the_session_is_free_once_a_run_has_ended() {
+    let e = env();
+    let server = ScriptedServer::with_replies([Reply::text(&["one"]), Reply::text(&["two"])]);
+    let pauses = e.tmp.path().join("pauses");
+    std::fs::create_dir_all(&pauses).unwrap();
+    let mut cmd = ggd(&e, &server.base_url(), &[]);
+    cmd.env("GG_TEST_PAUSE_AT", "run.after-last-event")
+        .env("GG_TEST_PAUSE_DIR", &pauses);
+    let client = StdioClient::spawn(cmd);
+    let session = create(&client);
+    let first = start(&client, &session, "first", None);
+    let events = follow(&client, &first, |_| false);
+    assert_eq!(last_type(&events), "run_completed");
+    let reached = pauses.join("run.after-last-event.reached");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !reached.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ggd never reached the hook after the run's last event"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Held there, with its last event out: the next run starts.
+    let second = start(&client, &session, "second", None);
+    std::fs::write(pauses.join("run.after-last-event.go"), "").unwrap();
+    let events = follow(&client, &second, |_| false);
+    assert_eq!(last_type(&events), "run_completed");
+    assert_eq!(events.last().unwrap()["result"]["Content"], "two");
+}
+
 #[test]
 fn cancel_conflict_steer_and_follow_up() {
     let e = env();

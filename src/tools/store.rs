@@ -359,6 +359,17 @@ pub fn pause_point(point: &str) {
     let _ = point;
 }
 
+/// [`pause_point`] for async code: it waits on a blocking thread, so the runtime's other tasks
+/// (the requests a test sends while the process is held) go on.
+pub async fn pause_point_async(point: &'static str) {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_PAUSE_AT").is_some_and(|at| at == OsStr::new(point)) {
+        let _ = tokio::task::spawn_blocking(move || pause_point(point)).await;
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = point;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -343,6 +343,9 @@ impl Runtime {
             }
         }
         run.emit(ending, detail, true);
+        // Where a test holds the run right after its last event, to prove the session was
+        // already free then (`daemon_stdio::the_session_is_free_once_a_run_has_ended`).
+        crate::tools::store::pause_point_async("run.after-last-event").await;
         {
             let mut state = lock(&self.state);
             prune_runs(&mut state);
