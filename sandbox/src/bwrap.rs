@@ -219,7 +219,7 @@ pub fn escalation_sockets(extra: &[PathBuf]) -> Vec<PathBuf> {
     // Through a symlink (/var/run -> /run) the same socket must not be bound twice.
     let mut out: Vec<PathBuf> = Vec::new();
     for p in v {
-        if let Ok(c) = std::fs::canonicalize(&p)
+        if let Some(c) = crate::policy::canonicalize_if_present(&p)
             && !out.contains(&c)
         {
             out.push(c);

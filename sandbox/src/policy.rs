@@ -111,9 +111,13 @@ impl Policy {
                 policy.create_if_missing.push(workdir.join(entry.name));
             }
         }
-        if let Some(home) = home.filter(|h| h.is_absolute()) {
+        // An absent home directory has none of them.
+        if let Some(home) = home
+            .filter(|h| h.is_absolute())
+            .and_then(canonicalize_if_present)
+        {
             for rel in DEFAULT_DENY_READ_IN_HOME {
-                policy.add_deny_read_lenient(&home.join(rel));
+                policy.add_deny_read_lenient(canonicalize_below(&home, Path::new(rel)));
             }
         }
         Ok(policy)
@@ -171,9 +175,10 @@ impl Policy {
         self.all_writable().any(|root| path.starts_with(root))
     }
 
-    fn add_deny_read_lenient(&mut self, path: &Path) {
-        // Defaults name files that usually do not exist; only existing ones can be hidden.
-        if let Ok(canonical) = std::fs::canonicalize(path)
+    /// Hides a default secret: `canonical` is its canonical form, `None` when it does not exist
+    /// (defaults name files that usually do not exist; only existing ones can be hidden).
+    fn add_deny_read_lenient(&mut self, canonical: Option<PathBuf>) {
+        if let Some(canonical) = canonical
             && canonical != Path::new("/")
             && !self.deny_read.contains(&canonical)
         {
@@ -239,6 +244,38 @@ impl Policy {
             }
         }
     }
+}
+
+/// `std::fs::canonicalize` for a path that usually does not exist (the default secrets, the
+/// host's sockets), built again for every sandboxed command: one `lstat` answers "absent" where
+/// `realpath` first reads the link of every component on the way (four system calls for
+/// `~/.aws`). The answer is the same: a path whose `lstat` finds nothing has no canonical form.
+pub(crate) fn canonicalize_if_present(path: &Path) -> Option<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        _ => std::fs::canonicalize(path).ok(),
+    }
+}
+
+/// [`canonicalize_if_present`] of `base.join(rel)` for a `base` that is already canonical (the
+/// home directory, below which every default secret lies): one `lstat` per name of `rel`, where
+/// `realpath` reads the link of every component of the whole path, the home directory's own
+/// again for each secret. A link (or `.`, `..`) on the way leaves it to `realpath`.
+fn canonicalize_below(base: &Path, rel: &Path) -> Option<PathBuf> {
+    let whole = || canonicalize_if_present(&base.join(rel));
+    let mut out = base.to_path_buf();
+    for component in rel.components() {
+        let std::path::Component::Normal(name) = component else {
+            return whole();
+        };
+        out.push(name);
+        match std::fs::symlink_metadata(&out) {
+            Ok(meta) if !meta.file_type().is_symlink() => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Ok(_) | Err(_) => return whole(),
+        }
+    }
+    Some(out)
 }
 
 /// The canonical form of `path`, or for a path that does not exist, the canonical form of its
@@ -344,6 +381,59 @@ mod tests {
         );
         assert_eq!(p.network, Network::On);
         assert!(p.private_tmp);
+    }
+
+    /// The short cuts answer exactly as `canonicalize` does: for a file, an absent path, a
+    /// dangling link, a link to a directory, a path through a linked parent, an absent name
+    /// below a link, `..` and `.` on the way, and a name below a file.
+    #[test]
+    fn canonicalize_if_present_agrees_with_canonicalize() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::write(root.join("dir/file"), "").unwrap();
+        std::os::unix::fs::symlink(root.join("dir"), root.join("link")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling")).unwrap();
+        for rel in [
+            "dir/file",
+            "absent",
+            "absent/below",
+            "dangling",
+            "link",
+            "link/file",
+            "link/absent",
+            "dir/../dir/file",
+        ] {
+            let path = root.join(rel);
+            assert_eq!(
+                canonicalize_if_present(&path),
+                std::fs::canonicalize(&path).ok(),
+                "{rel}"
+            );
+        }
+        assert_eq!(
+            canonicalize_if_present(&root.join("link/file")),
+            Some(root.join("dir/file"))
+        );
+        std::fs::write(root.join("file"), "").unwrap();
+        for rel in [
+            "dir/file",
+            "absent",
+            "absent/below",
+            "dangling",
+            "link",
+            "link/file",
+            "link/absent",
+            "dir/../dir/file",
+            "./dir",
+            "file/below",
+        ] {
+            assert_eq!(
+                canonicalize_below(&root, Path::new(rel)),
+                std::fs::canonicalize(root.join(rel)).ok(),
+                "{rel}"
+            );
+        }
     }
 
     /// The binds come from the one protected list: every entry of it is protected in a root
