@@ -242,16 +242,7 @@ pub(crate) mod imp {
         standalone: bool,
         filters: &[seccompiler::BpfProgram],
     ) -> Result<Enforcement, HelperError> {
-        restrict_with(fs_rules::prepare(plan), standalone, filters)
-    }
-
-    /// [`restrict`] with the Landlock ruleset already built (by the command server, ahead).
-    pub(crate) fn restrict_with(
-        ruleset: Result<fs_rules::Prepared, landlock::RulesetError>,
-        standalone: bool,
-        filters: &[seccompiler::BpfProgram],
-    ) -> Result<Enforcement, HelperError> {
-        let enforcement = restrict_landlock(ruleset, standalone)?;
+        let enforcement = restrict_landlock(fs_rules::prepare(plan), standalone)?;
         drop_capabilities()?;
         seccomp::apply(filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         Ok(enforcement)
