@@ -142,6 +142,7 @@ mod imp {
 #[cfg(target_os = "linux")]
 pub(crate) mod imp {
     use std::ffi::OsString;
+    use std::os::fd::RawFd;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, ExitCode};
     use std::sync::atomic::{AtomicI32, Ordering};
@@ -300,10 +301,35 @@ pub(crate) mod imp {
     /// Closes every descriptor above 2 (a leaked descriptor keeps whatever rights it was opened
     /// with, whatever Landlock says).
     pub(crate) fn close_inherited_fds() -> Result<(), HelperError> {
-        // SAFETY: close_range only closes descriptors; nothing in this single-threaded process
-        // holds descriptors above 2 at this point (std opens none before main).
-        let r = unsafe { libc::close_range(3, libc::c_uint::MAX, 0) };
-        if r == 0 {
+        close_inherited_fds_except(&[])
+    }
+
+    /// [`close_inherited_fds`] but for `keep` (the command server's spare keeps its hand-over
+    /// socket and `/dev/null` while it waits). The caller uses no Rust object owning a closed
+    /// descriptor again: the helper before it opened any, a forked command or spare before its
+    /// exec.
+    pub(crate) fn close_inherited_fds_except(keep: &[RawFd]) -> Result<(), HelperError> {
+        let mut keep: Vec<libc::c_uint> = keep
+            .iter()
+            .filter(|&&fd| fd > 2)
+            .map(|&fd| fd as libc::c_uint)
+            .collect();
+        keep.sort_unstable();
+        // The ranges between the kept descriptors, and above the last.
+        let mut ranges = Vec::with_capacity(keep.len() + 1);
+        let mut from: libc::c_uint = 3;
+        for &fd in &keep {
+            if fd > from {
+                ranges.push((from, fd - 1));
+            }
+            from = fd + 1;
+        }
+        ranges.push((from, libc::c_uint::MAX));
+        let closed_all = ranges.iter().all(|&(first, last)| {
+            // SAFETY: close_range only closes descriptors; see above for who owns them.
+            unsafe { libc::close_range(first, last, 0) == 0 }
+        });
+        if closed_all {
             return Ok(());
         }
         // Kernels before 5.9: close what /proc lists (the directory's own fd fails harmlessly).
@@ -314,10 +340,10 @@ pub(crate) mod imp {
             })?
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .filter(|&fd| fd > 2)
+            .filter(|&fd| fd > 2 && !keep.contains(&(fd as libc::c_uint)))
             .collect();
         for fd in fds {
-            // SAFETY: closing a descriptor number owned by no Rust object in this process.
+            // SAFETY: closing a descriptor number owned by no Rust object used again here.
             unsafe { libc::close(fd) };
         }
         Ok(())

@@ -1432,7 +1432,8 @@ pub(crate) mod inside {
                 let (null, restricted) = restrict_child(old_mask, &plan, config, rulesets);
                 // It waits for as long as the model thinks: it holds nothing of the server's
                 // (the channels of running commands) meanwhile.
-                close_all_but(&[theirs.as_raw_fd(), null]);
+                // (Should that fail, its exec closes them: `exec_request`.)
+                let _ = h::close_inherited_fds_except(&[theirs.as_raw_fd(), null]);
                 let code = match receive_handover(theirs) {
                     Some((request, output)) => exec_request(request, null, &output, restricted),
                     // Discarded, or the server is gone: nothing ran.
@@ -1485,27 +1486,6 @@ pub(crate) mod inside {
         let mut handover = handover;
         let (request, _) = read_request(&mut handover)?;
         Some((request, output))
-    }
-
-    /// Closes every descriptor above 2 but `keep`.
-    fn close_all_but(keep: &[RawFd]) {
-        let mut keep: Vec<libc::c_uint> = keep
-            .iter()
-            .filter(|&&fd| fd > 2)
-            .map(|&fd| fd as libc::c_uint)
-            .collect();
-        keep.sort_unstable();
-        let mut from: libc::c_uint = 3;
-        for fd in keep {
-            if fd > from {
-                // SAFETY: close_range only closes descriptors; none in the range is owned by a
-                // live Rust object in this process that is used again (a forked spare).
-                unsafe { libc::close_range(from, fd - 1, 0) };
-            }
-            from = fd + 1;
-        }
-        // SAFETY: as above.
-        unsafe { libc::close_range(from, libc::c_uint::MAX, 0) };
     }
 
     /// The Landlock ruleset of the last plan, built by the server and applied by each command
