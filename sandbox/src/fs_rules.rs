@@ -391,6 +391,12 @@ impl Prepared {
         self.reusable && self.seen.iter().all(Seen::unchanged)
     }
 
+    /// Whether it may serve more than one command at all (see [`Stamp::recent`]); whether it
+    /// still may is [`Prepared::is_current`].
+    pub fn is_reusable(&self) -> bool {
+        self.reusable
+    }
+
     /// Applies it to the calling thread and its future children.
     pub fn restrict(self) -> Result<Enforcement, landlock::RulesetError> {
         let status = self.ruleset.restrict_self()?;

@@ -1403,18 +1403,20 @@ pub(crate) mod inside {
 
     impl Spare {
         /// Forks the spare for the last plan the server built a ruleset for; `None` when there
-        /// is none yet, it is no longer current, or the fork failed.
+        /// is none yet, it serves one command only, or the fork failed.
         fn fork(
             config: &ServerConfig,
             rulesets: &mut Rulesets,
             old_mask: &libc::sigset_t,
         ) -> Option<Spare> {
-            // A ruleset that may already be stale (or serves one command only) would only be
-            // discarded at the request.
+            // A ruleset that serves one command only would be discarded at the request. Whether
+            // the tree changed is not checked again here: `Rulesets::prepare` has just checked it
+            // for the request handed over, and checks it again at the next one, where a spare
+            // restricted by a ruleset gone stale since is discarded (`Spare::fits`).
             let plan = rulesets
                 .last
                 .as_ref()
-                .filter(|(_, ruleset)| ruleset.is_current())
+                .filter(|(_, ruleset)| ruleset.is_reusable())
                 .map(|(plan, _)| plan.clone())?;
             let generation = rulesets.generation;
             let (ours, theirs) = UnixStream::pair().ok()?;
