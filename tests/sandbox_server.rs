@@ -916,9 +916,9 @@ fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
 
 /// The spare (the next command's process, which the server forks and restricts ahead of the
 /// request) is out of a running command's reach: what its descriptors are and its environment
-/// cannot be read through /proc (it is not dumpable), and killing it is refused by the signal scope — or, on a
-/// kernel without one, only makes the next command forked. Either way the next command runs,
-/// served, and the hidden paths stay hidden.
+/// cannot be read through /proc (it is not dumpable), and killing it is refused by the signal
+/// scope — or, on a kernel without one, only makes the next command forked. Either way the next
+/// command runs, served, and the hidden paths stay hidden.
 #[test]
 fn the_spare_is_out_of_a_commands_reach() {
     // Waits (bounded) for the spare: a process with the server's command line whose parent has
