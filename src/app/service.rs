@@ -33,6 +33,42 @@ pub struct ServiceOptions {
     pub no_memory: bool,
     /// Tools from MCP servers, which live as long as the service that connected them.
     pub external_tools: Vec<Arc<dyn Tool>>,
+    /// The built-in tools, built (and the session's sandbox started) before the session was
+    /// opened; `None` builds them in [`Conversation::open`].
+    pub early_tools: Option<EarlyTools>,
+}
+
+/// A conversation's built-in tools, built ahead of the conversation so that the session's
+/// sandbox starts as early as the host knows the working directory and the sandbox setting.
+///
+/// Bubblewrap and the helper take ~8 ms to stand up, mostly in the kernel, and the first command
+/// waits for whatever of it is left when the model answers. Started here, ahead of the session
+/// file's creation (two `fsync`s) and the MCP servers' start, the set-up overlaps them too.
+pub struct EarlyTools {
+    tools: ToolBox,
+    /// What they were built for; [`Conversation::open`] uses them only for the same.
+    cwd: PathBuf,
+    sandbox: SandboxSetting,
+    env_allow: Vec<String>,
+}
+
+impl EarlyTools {
+    /// Builds the tools for `cwd` (an error for a malformed policy file, as
+    /// [`Conversation::open`] would report) and starts the sandbox's warm-up.
+    pub fn start(
+        cwd: &std::path::Path,
+        sandbox: &SandboxSetting,
+        config: &Config,
+    ) -> Result<EarlyTools, String> {
+        let tools = ToolBox::new(cwd, sandbox.clone(), config.env.allow.clone())?;
+        tools.warm_sandbox();
+        Ok(EarlyTools {
+            tools,
+            cwd: cwd.to_path_buf(),
+            sandbox: sandbox.clone(),
+            env_allow: config.env.allow.clone(),
+        })
+    }
 }
 
 /// What a submitted input produced.
@@ -71,7 +107,7 @@ pub fn provider_for(selection: &Selection, config: &Config) -> Result<Provider, 
 impl Conversation {
     /// Opens a conversation over `session`. The model is `--model`, else the one the session
     /// last used, else the config default.
-    pub fn open(options: ServiceOptions, session: Session) -> Result<Conversation, String> {
+    pub fn open(mut options: ServiceOptions, session: Session) -> Result<Conversation, String> {
         let recorded = session
             .transcript()
             .last_model()
@@ -81,15 +117,26 @@ impl Conversation {
             options
                 .config
                 .select(&options.home, wanted.as_deref(), &options.overrides)?;
-        let mut tools = ToolBox::new(
-            &options.cwd,
-            options.sandbox.clone(),
-            options.config.env.allow.clone(),
-        )?;
+        let mut tools = match options.early_tools.take() {
+            // Built from the same inputs as below (else dropped, which stops their sandbox).
+            Some(early)
+                if early.cwd == options.cwd
+                    && early.sandbox.is_same(&options.sandbox)
+                    && early.env_allow == options.config.env.allow =>
+            {
+                early.tools
+            }
+            _ => ToolBox::new(
+                &options.cwd,
+                options.sandbox.clone(),
+                options.config.env.allow.clone(),
+            )?,
+        };
         // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it
-        // now, on another thread, so that it overlaps the provider's set-up (its certificate
-        // store), the session write and the first request rather than delaying the first
-        // command. `run_turn` warms too, which does nothing after this first warm-up.
+        // now (unless `EarlyTools` already did), on another thread, so that it overlaps the
+        // provider's set-up (its certificate store), the session write and the first request
+        // rather than delaying the first command. `run_turn` warms too, which does nothing after
+        // the first warm-up.
         tools.warm_sandbox();
         let provider = provider_for(&selection, &options.config)?;
         tools.add_tools(options.external_tools.iter().cloned());

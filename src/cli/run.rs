@@ -18,7 +18,7 @@ use super::sessions::{self, SessionFlags};
 use super::terminal::{Lines, TerminalApprover};
 use crate::agent::{AgentEvent, Approver, NobodyToAsk, TurnError};
 use crate::app::config::{Config, Overrides};
-use crate::app::service::{Conversation, ServiceOptions, Submitted};
+use crate::app::service::{Conversation, EarlyTools, ServiceOptions, Submitted};
 use crate::tools::registry::SandboxSetting;
 use crate::tools::security;
 
@@ -176,6 +176,8 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         eprintln!("{line}");
     }
     let sandbox = SandboxSetting::with_network(sandboxed, network);
+    // Before the session file and the MCP servers: the sandbox's start overlaps both.
+    let early_tools = EarlyTools::start(&cwd, &sandbox, &config).map_err(CliError::Usage)?;
     let session = sessions::open_for_run(&flags.session, &cwd, &home).await?;
     // MCP servers live for the whole process; a server that fails is skipped with a warning.
     let mcp_options = crate::mcp::ConnectOptions::new(&home, sandbox.clone());
@@ -197,6 +199,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         skills: !flags.no_skills,
         no_memory: flags.no_memory,
         external_tools: mcp.tools(),
+        early_tools: Some(early_tools),
     };
     let mut conversation = Conversation::open(options, session.session).map_err(CliError::Usage)?;
     for notice in conversation.notices() {

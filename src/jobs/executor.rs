@@ -119,6 +119,7 @@ impl ConversationExecutor {
             // MCP servers are not started for a job: their tools would need the daemon's
             // connections, and a job should not spawn servers on its own.
             external_tools: Vec::new(),
+            early_tools: None,
         };
         let mut conversation = Conversation::open(options, session).map_err(error)?;
         if conversation.selection().api_key.is_empty() {

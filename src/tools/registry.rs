@@ -59,6 +59,23 @@ impl SandboxSetting {
         }
     }
 
+    /// Whether `other` is this very setting: the same level and the same session network (its
+    /// proxy), not merely an equal policy.
+    pub fn is_same(&self, other: &SandboxSetting) -> bool {
+        match (self, other) {
+            (SandboxSetting::Off, SandboxSetting::Off) => true,
+            (
+                SandboxSetting::On { backend, network },
+                SandboxSetting::On {
+                    backend: other_backend,
+                    network: other_network,
+                },
+            ) => backend == other_backend && std::sync::Arc::ptr_eq(network, other_network),
+            (SandboxSetting::Off, SandboxSetting::On { .. })
+            | (SandboxSetting::On { .. }, SandboxSetting::Off) => false,
+        }
+    }
+
     /// The system prompt's line about the network, when the sandbox enforces a policy.
     pub fn network_prompt_line(&self) -> Option<String> {
         match self {
@@ -210,4 +227,25 @@ pub fn truncate(text: &str, max: usize) -> String {
 /// Where bash logs go; exposed for the CLI's messages.
 pub fn outputs_dir(cwd: &Path) -> PathBuf {
     cwd.join(".gg").join("outputs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SandboxSetting;
+
+    #[test]
+    fn a_sandbox_setting_is_the_same_only_as_itself() {
+        let on = SandboxSetting::enabled(true);
+        assert!(
+            on.is_same(&on.clone()),
+            "a clone shares the session network"
+        );
+        assert!(
+            !on.is_same(&SandboxSetting::enabled(true)),
+            "an equal policy with another proxy is another setting"
+        );
+        assert!(!on.is_same(&SandboxSetting::Off));
+        assert!(!SandboxSetting::Off.is_same(&on));
+        assert!(SandboxSetting::Off.is_same(&SandboxSetting::Off));
+    }
 }

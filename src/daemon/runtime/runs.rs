@@ -219,6 +219,7 @@ impl Runtime {
             skills: s.skills,
             no_memory: s.no_memory,
             external_tools: s.external_tools.clone(),
+            early_tools: None,
         };
         let messages_before = session.transcript().messages().len();
         let conversation = match Conversation::open(options, session) {
