@@ -242,6 +242,42 @@ fn configuration_errors_exit_2_without_network() {
     assert!(server.requests().is_empty());
 }
 
+/// The tools (and the sandbox's warm-up) are built before the session file: a policy file gg
+/// cannot read refuses the run with its line, and leaves no session behind and asks no model.
+#[test]
+fn a_malformed_policy_refuses_the_run_before_the_session_exists() {
+    let e = env();
+    let server = ScriptedServer::start();
+    // A repository of its own, so that the project policy is this one's.
+    std::fs::create_dir_all(e.repo.join(".git")).unwrap();
+    std::fs::create_dir_all(e.repo.join(".gg")).unwrap();
+    std::fs::write(
+        e.repo.join(".gg/policy.toml"),
+        "[[forbidden]]\nprefix = \"x\"\n",
+    )
+    .unwrap();
+    for sandbox in [false, true] {
+        let mut cmd = gg(&e, &server);
+        if sandbox {
+            cmd.arg("--sandbox");
+        }
+        cmd.args(["--yolo", "-p", "hi"]);
+        let out = run(cmd);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "sandbox {sandbox}: {stderr}");
+        assert!(
+            stderr.contains(".gg/policy.toml:1: ") && stderr.contains("needs a reason"),
+            "sandbox {sandbox}: {stderr}"
+        );
+        assert!(
+            session_files(&e.sessions).is_empty(),
+            "sandbox {sandbox}: a session file was left: {:?}",
+            session_files(&e.sessions)
+        );
+    }
+    assert!(server.requests().is_empty());
+}
+
 #[test]
 fn provider_failure_exits_1_with_the_error() {
     let e = env();
