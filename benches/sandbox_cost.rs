@@ -1,5 +1,6 @@
 //! What the sandbox costs per command, as ratios measured side by side (A/B interleaved, so the
-//! load of a shared machine hits both sides alike; medians quoted):
+//! load of a shared machine hits both sides alike; medians quoted, and for the turns also the
+//! median of the ratios pair by pair, which a machine drifting between rounds moves less):
 //!
 //! 1. a 20-call agent turn (`bash` running `true` 20 times) of the real `gg --yolo -p`, with
 //!    `--sandbox` against without — at the bwrap level with the session's command server, at
@@ -91,6 +92,19 @@ fn timed(mut cmd: Command) -> Duration {
 fn median(v: &mut [Duration]) -> f64 {
     v.sort();
     v[v.len() / 2].as_secs_f64() * 1000.0
+}
+
+/// The median of the ratios round by round (each sandboxed turn against the unsandboxed turn
+/// run just before it): a machine whose speed drifts between rounds moves both sides of a pair
+/// alike, where the ratio of the two medians takes each side from wherever its median fell.
+fn paired_ratio(sandboxed: &[Duration], plain: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = sandboxed
+        .iter()
+        .zip(plain)
+        .map(|(s, p)| s.as_secs_f64() / p.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 fn gg_sandbox(dir: &Path, home: &Path, backend: &str, network: &str) -> Command {
@@ -209,19 +223,35 @@ fn main() {
         none.push(timed(gg_sandbox(&repo, &home, "none", "on")));
         landlock.push(timed(gg_sandbox(&repo, &home, "landlock", "on")));
     }
+    // Pair by pair first: `median` sorts its runs.
+    let paired_bwrap = bwrap.then(|| paired_ratio(&sandboxed, &plain));
+    let paired_per_command = bwrap.then(|| paired_ratio(&per_command, &plain));
+    let paired_landlock = paired_ratio(&ll_turn, &plain);
     let p = median(&mut plain);
-    let report = |name: &str, s: f64| {
+    let report = |name: &str, s: f64, paired: f64| {
         println!(
-            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2} ({:.2} ms added per call)",
+            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {paired:.2} ({:.2} ms added per call)",
             s / p,
             (s - p) / TOOL_CALLS as f64
         );
     };
-    if bwrap {
-        report("bwrap level, session server", median(&mut sandboxed));
-        report("bwrap level, sandbox per command", median(&mut per_command));
+    if let (Some(server), Some(per)) = (paired_bwrap, paired_per_command) {
+        report(
+            "bwrap level, session server",
+            median(&mut sandboxed),
+            server,
+        );
+        report(
+            "bwrap level, sandbox per command",
+            median(&mut per_command),
+            per,
+        );
     }
-    report("landlock level, session server", median(&mut ll_turn));
+    report(
+        "landlock level, session server",
+        median(&mut ll_turn),
+        paired_landlock,
+    );
     if bwrap {
         let (b, g) = (median(&mut bare), median(&mut gg_bwrap));
         println!(
