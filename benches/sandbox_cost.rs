@@ -89,9 +89,10 @@ fn timed(mut cmd: Command) -> Duration {
     wall
 }
 
-fn median(v: &mut [Duration]) -> f64 {
-    v.sort();
-    v[v.len() / 2].as_secs_f64() * 1000.0
+fn median(runs: &[Duration]) -> f64 {
+    let mut sorted = runs.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2].as_secs_f64() * 1000.0
 }
 
 /// The median of the ratios round by round (each sandboxed turn against the unsandboxed turn
@@ -223,48 +224,34 @@ fn main() {
         none.push(timed(gg_sandbox(&repo, &home, "none", "on")));
         landlock.push(timed(gg_sandbox(&repo, &home, "landlock", "on")));
     }
-    // Pair by pair first: `median` sorts its runs.
-    let paired_bwrap = bwrap.then(|| paired_ratio(&sandboxed, &plain));
-    let paired_per_command = bwrap.then(|| paired_ratio(&per_command, &plain));
-    let paired_landlock = paired_ratio(&ll_turn, &plain);
-    let p = median(&mut plain);
-    let report = |name: &str, s: f64, paired: f64| {
+    let p = median(&plain);
+    let report = |name: &str, turns: &[Duration]| {
+        let s = median(turns);
         println!(
-            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {paired:.2} ({:.2} ms added per call)",
+            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
             s / p,
+            paired_ratio(turns, &plain),
             (s - p) / TOOL_CALLS as f64
         );
     };
-    if let (Some(server), Some(per)) = (paired_bwrap, paired_per_command) {
-        report(
-            "bwrap level, session server",
-            median(&mut sandboxed),
-            server,
-        );
-        report(
-            "bwrap level, sandbox per command",
-            median(&mut per_command),
-            per,
-        );
-    }
-    report(
-        "landlock level, session server",
-        median(&mut ll_turn),
-        paired_landlock,
-    );
     if bwrap {
-        let (b, g) = (median(&mut bare), median(&mut gg_bwrap));
+        report("bwrap level, session server", &sandboxed);
+        report("bwrap level, sandbox per command", &per_command);
+    }
+    report("landlock level, session server", &ll_turn);
+    if bwrap {
+        let (b, g) = (median(&bare), median(&gg_bwrap));
         println!(
             "gg sandbox --network on -- true: {g:.2} ms, bare hardened bwrap: {b:.2} ms, ratio {:.2}",
             g / b
         );
-        let (b, g) = (median(&mut bare_net), median(&mut gg_allow));
+        let (b, g) = (median(&bare_net), median(&gg_allow));
         println!(
             "gg sandbox --network allow-list -- true: {g:.2} ms, bare hardened bwrap --unshare-net: {b:.2} ms, ratio {:.2}",
             g / b
         );
     }
-    let (n, l) = (median(&mut none), median(&mut landlock));
+    let (n, l) = (median(&none), median(&landlock));
     println!(
         "gg sandbox --backend landlock -- true: {l:.2} ms, --backend none: {n:.2} ms, added {:.2} ms",
         l - n
