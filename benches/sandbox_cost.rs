@@ -9,7 +9,11 @@
 //! 2. `gg sandbox -- true` as a whole process against a bare hardened `bwrap … true` (the probe
 //!    result is cached across processes, see `sandbox::probe`);
 //! 3. `gg sandbox --backend landlock -- true` against `gg sandbox --backend none -- true` (the
-//!    helper-only level's added time per call).
+//!    helper-only level's added time per call);
+//! 4. the floor under item 2: bubblewrap run directly with the exact arguments gg gives it
+//!    (`gg sandbox --explain`), once with the helper and once with `/bin/true` in the helper's
+//!    place. No `gg sandbox` can be faster than the first of these without dropping a mount or a
+//!    restriction, so this line says how much of item 2's ratio is gg's own.
 //!
 //! Run: `cargo bench --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11). Figures go to
 //! docs/performance.md by hand.
@@ -161,6 +165,54 @@ fn bare_bwrap(dir: &Path, unshare_net: bool) -> Command {
     c
 }
 
+/// The arguments `gg sandbox --backend bwrap --network on -- /bin/true` gives bubblewrap, read
+/// from `--explain`.
+fn gg_bwrap_argv(dir: &Path, home: &Path) -> Vec<String> {
+    let out = Command::new(GG)
+        .args([
+            "sandbox",
+            "--backend",
+            "bwrap",
+            "--network",
+            "on",
+            "--explain",
+            "--",
+            "/bin/true",
+        ])
+        .current_dir(dir)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gg sandbox --explain failed: {out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let json = &stderr[stderr.find('{').unwrap()..];
+    let explain: serde_json::Value = serde_json::Deserializer::from_str(json)
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    explain["bwrap"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Bubblewrap run directly with gg's arguments: as gg runs it (the helper, then `/bin/true`), or
+/// with `/bin/true` in the helper's place.
+fn bwrap_as_gg(argv: &[String], dir: &Path, home: &Path, helper: bool) -> Command {
+    let end_of_options = argv.iter().position(|a| a == "--").unwrap();
+    let mut c = Command::new("/usr/bin/bwrap");
+    if helper {
+        c.args(argv);
+    } else {
+        c.args(&argv[..=end_of_options]).arg("/bin/true");
+    }
+    c.current_dir(dir).env("HOME", home);
+    c
+}
+
 fn main() {
     let runs: usize = std::env::var("GG_BENCH_RUNS")
         .ok()
@@ -208,6 +260,12 @@ fn main() {
     let (mut bare, mut gg_bwrap) = (Vec::new(), Vec::new());
     let (mut bare_net, mut gg_allow) = (Vec::new(), Vec::new());
     let (mut none, mut landlock) = (Vec::new(), Vec::new());
+    let (mut floor_helper, mut floor_mounts) = (Vec::new(), Vec::new());
+    let gg_argv = if bwrap {
+        gg_bwrap_argv(&repo, &home)
+    } else {
+        Vec::new()
+    };
     for _ in 0..runs {
         plain.push(turn(&repo, &home, Mode::Plain));
         if bwrap {
@@ -220,6 +278,8 @@ fn main() {
             gg_bwrap.push(timed(gg_sandbox(&repo, &home, "bwrap", "on")));
             bare_net.push(timed(bare_bwrap(&repo, true)));
             gg_allow.push(timed(gg_sandbox(&repo, &home, "bwrap", "allow-list")));
+            floor_helper.push(timed(bwrap_as_gg(&gg_argv, &repo, &home, true)));
+            floor_mounts.push(timed(bwrap_as_gg(&gg_argv, &repo, &home, false)));
         }
         none.push(timed(gg_sandbox(&repo, &home, "none", "on")));
         landlock.push(timed(gg_sandbox(&repo, &home, "landlock", "on")));
@@ -244,6 +304,13 @@ fn main() {
         println!(
             "gg sandbox --network on -- true: {g:.2} ms, bare hardened bwrap: {b:.2} ms, ratio {:.2}",
             g / b
+        );
+        let (h, m) = (median(&floor_helper), median(&floor_mounts));
+        println!(
+            "the floor, bwrap run directly with gg's arguments: with the helper {h:.2} ms, ratio {:.2}; with /bin/true in the helper's place {m:.2} ms, ratio {:.2}; gg's own part {:.2} ms",
+            h / b,
+            m / b,
+            g - h
         );
         let (b, g) = (median(&bare_net), median(&gg_allow));
         println!(
