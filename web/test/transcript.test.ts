@@ -16,6 +16,16 @@ describe("escapeText", () => {
     expect(escapeText("line\n\tnext")).toBe("line\n\tnext");
     expect(escapeText("\u0085")).toBe("\\x85");
   });
+
+  it("shows invisible characters escaped: tag characters, zero-width and other ignorables", () => {
+    expect(escapeText("ok\u{e0041}\u{e007f}")).toBe("ok\\u{e0041}\\u{e007f}");
+    expect(escapeText("ig\u200bnore")).toBe("ig\\u{200b}nore");
+    expect(escapeText("\u2060\ufeff\ufe0f\u{1d173}\u{e0100}")).toBe(
+      "\\u{2060}\\u{feff}\\u{fe0f}\\u{1d173}\\u{e0100}",
+    );
+    expect(escapeText("\u00ad")).toBe("\\xad");
+    expect(escapeText("日本語 🙂 é")).toBe("日本語 🙂 é");
+  });
 });
 
 describe("parseDetails", () => {
