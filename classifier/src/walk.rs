@@ -35,6 +35,10 @@ pub(crate) struct Flow {
     pub text: Option<String>,
     /// Standard input is something other than the inherited terminal.
     pub fed: bool,
+    /// Every word of the output is known not to start with `-` (commit ids from `git
+    /// merge-base`, paths under a named directory from `git ls-files DIR`): substituted as an
+    /// argument, it cannot be read as an option.
+    pub no_dash: bool,
 }
 
 impl Flow {
@@ -45,6 +49,7 @@ impl Flow {
         self.credentials |= other.credentials;
         self.shell |= other.shell;
         self.fed |= other.fed;
+        self.no_dash &= other.no_dash;
         self.text = None;
     }
 
@@ -586,11 +591,13 @@ impl<'a> Walker<'a> {
                 flow.merge(&child_flow);
                 if count == 1 {
                     flow.text = child_flow.text;
+                    flow.no_dash = child_flow.no_dash;
                 }
             }
         }
         if count != 1 {
             flow.text = None;
+            flow.no_dash = false;
         }
         flow
     }
@@ -669,6 +676,7 @@ impl<'a> Walker<'a> {
             let text = out.text.clone();
             acc.merge(&out);
             acc.text = text;
+            acc.no_dash = out.no_dash;
         }
         self.in_pipeline -= stages.len().saturating_sub(1).min(1);
         acc

@@ -19,6 +19,9 @@ pub(crate) struct Word {
     pub span: Span,
     /// What the substitutions inside the word did (downloads, decoders …).
     pub flow: Flow,
+    /// The word starts with an unquoted glob pattern (`*`, `?`, `[…]`): bash replaces it with
+    /// file names, any of which may start with `-` and be read as an option.
+    pub glob: bool,
 }
 
 impl Word {
@@ -29,6 +32,7 @@ impl Word {
             dynamic: false,
             span,
             flow: Flow::default(),
+            glob: false,
         }
     }
 
@@ -39,6 +43,7 @@ impl Word {
             dynamic: true,
             span,
             flow: Flow::default(),
+            glob: false,
         }
     }
 
@@ -51,6 +56,57 @@ impl Word {
     pub fn is_option(&self) -> bool {
         !self.dynamic && self.text.len() > 1 && self.text.starts_with('-')
     }
+
+    /// Whether the argument bash passes may start with `-` although the text does not show one:
+    /// a leading glob (a file named `--pre=sh` matches `*`), or a computed word without a known
+    /// first character (`$f`, `"$(cmd)"`) whose substitutions are not known to print words that
+    /// never start with `-`. `<(…)` is a `/dev/fd/N` path.
+    pub fn may_be_option(&self) -> bool {
+        if self.glob {
+            return true;
+        }
+        self.dynamic
+            && (self.prefix.is_empty() || self.prefix.starts_with('-'))
+            && !self.text.starts_with(['<', '>'])
+            && !(self.prefix.is_empty() && self.flow.no_dash)
+    }
+}
+
+/// Whether the unquoted word text `raw`, following the literal text `before` of the same word,
+/// holds a glob pattern (`*`, `?`, `[…]`, extglob `@(…)`) that can decide the word's first
+/// character or follows a leading `-`: then its expansion may be an option. Backslash-escaped
+/// characters are literal.
+pub(crate) fn glob_lead(before: &str, raw: &str) -> bool {
+    if !(before.is_empty() || before.starts_with('-')) {
+        return false;
+    }
+    let bytes = raw.as_bytes();
+    // The first character of the literal text before the glob, if any.
+    let mut first = before.bytes().next();
+    let mut i = 0;
+    while i < bytes.len() {
+        let glob = match bytes[i] {
+            b'\\' => {
+                first = first.or(bytes.get(i + 1).copied());
+                i += 2;
+                continue;
+            }
+            b'*' | b'?' => true,
+            // tree-sitter splits `[a-z]*` into `[`, `a-z`, `]`, `*`: a lone `[` counts too.
+            b'[' => raw[i + 1..].contains(']') || i + 1 == raw.len(),
+            b'@' | b'!' | b'+' => raw[i + 1..].starts_with('('),
+            _ => false,
+        };
+        if glob {
+            return first.is_none_or(|c| c == b'-');
+        }
+        first = first.or(Some(bytes[i]));
+        if first != Some(b'-') {
+            return false;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Accumulates the pieces of one source word, which `${IFS}` or an unquoted expansion may
@@ -62,6 +118,8 @@ pub(crate) struct Builder {
     dynamic: bool,
     range: Option<(usize, usize)>,
     flow: Flow,
+    /// The word so far starts with an unquoted glob (see [`Word::glob`]).
+    glob: bool,
     /// tree-sitter sometimes splits `$NAME` into a `$` token ending one node and `NAME…`
     /// starting the next, adjacent one.
     pending_dollar: bool,
@@ -115,6 +173,7 @@ impl Builder {
             dynamic: self.dynamic,
             span,
             flow,
+            glob: std::mem::take(&mut self.glob),
         });
         self.dynamic = false;
     }
@@ -128,6 +187,9 @@ impl Builder {
             }
             first = false;
             if !piece.is_empty() {
+                if glob_lead(&self.prefix, piece) {
+                    self.glob = true;
+                }
                 self.literal(piece, start, end);
             }
         }
@@ -190,6 +252,9 @@ impl Walker<'_> {
             }
             "word" | "number" if node.named_child_count() == 0 => {
                 let raw = self.source(s, e).to_string();
+                if !quoted && !b.dynamic && glob_lead(&b.prefix, &raw) {
+                    b.glob = true;
+                }
                 let text = if !quoted && b.is_empty() {
                     self.expand_tilde(&raw)
                 } else {

@@ -1050,6 +1050,20 @@ const CASES: &[(&str, Class, &str)] = &[
     ("tar -xzf f.tar.gz", N, ""),
     ("unzip x.zip", N, ""),
     ("openssl rand -hex 16", N, ""),
+    // ----- issue 36 §3: option words from expansions, programs run by path -----
+    (
+        "cd .gg/agent/notes && rg TODO *",
+        N,
+        "readonly.glob-argument",
+    ),
+    ("sort -u *", N, "readonly.glob-argument"),
+    ("rg TODO \"$f\"", N, "readonly.dynamic-argument"),
+    ("rg TODO -- *", R, ""),
+    ("rg TODO src/*", R, ""),
+    ("grep -n foo *", R, ""),
+    ("./ls", N, "readonly.program-path"),
+    ("node_modules/.bin/jq .", N, "readonly.program-path"),
+    ("/usr/bin/ls -la", R, ""),
 ];
 
 #[test]

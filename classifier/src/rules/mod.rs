@@ -120,8 +120,45 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     flow
 }
 
-/// A program run by path (`./x.sh`) that this script wrote or downloaded.
+/// Directories whose programs are the system's own tools: `/usr/bin/grep` is `grep`, while
+/// `./grep`, `bin/grep`, `/tmp/grep` or `node_modules/.bin/jq` are whatever the repository (or
+/// anyone who can write there) put there.
+const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+    "/opt/homebrew/bin",
+    "/run/current-system/sw/bin",
+];
+
+/// A program run by path (`./x.sh`): not the system tool of that name unless it lives in a
+/// system directory; running a file this script wrote or downloaded.
 fn path_invoked(w: &mut Walker, program: &Word) {
+    let name = basename(&program.text);
+    if is_read_only_program(name) {
+        let path = paths::normalize(std::path::Path::new(&program.text));
+        let system = program.text.starts_with('/')
+            && path.parent().is_some_and(|dir| {
+                SYSTEM_BIN_DIRS
+                    .iter()
+                    .any(|d| dir == std::path::Path::new(d))
+            });
+        if !system {
+            let msg = format!(
+                "{} is run by its path, so it is the file there, not the system's \"{name}\"",
+                program.text
+            );
+            w.reason(
+                Class::Normal,
+                RuleId::ReadonlyProgramPath,
+                msg,
+                program.span,
+            );
+        }
+    }
     exec::run_written_script(w, program);
     if net::was_downloaded(w, program) {
         let msg = format!(
@@ -137,27 +174,56 @@ fn path_invoked(w: &mut Walker, program: &Word) {
     }
 }
 
-/// A computed argument of a program with writing or program-running options may be one.
+/// An argument that bash may turn into an option (a leading glob such as `*`, which matches a
+/// file named `--pre=sh`; a computed word such as `"$f"` or `$(cmd)`) makes an otherwise
+/// read-only command normal, unless every option of the program is harmless. `--` ends the
+/// options (not for `find`, whose expression may follow it); `printf` only reads options
+/// before its format.
 fn computed_options(outcome: &mut Outcome, cmd: &Cmd, prog: &str) {
-    if outcome.read_only != ReadOnly::Yes || !FLAG_SENSITIVE.contains(&prog) {
+    if outcome.read_only != ReadOnly::Yes || HARMLESS_OPTIONS.contains(&prog) {
         return;
     }
-    let computed = cmd.argv[1..].iter().find(|a| {
-        a.dynamic
-            && (a.prefix.is_empty() || a.prefix.starts_with('-'))
-            && !a.text.starts_with(['<', '>'])
-    });
+    let mut args = &cmd.argv[1..];
+    if prog == "printf" {
+        args = &args[..args.len().min(1)];
+    }
+    let computed = args
+        .iter()
+        .take_while(|a| prog == "find" || a.dynamic || a.glob || a.text != "--")
+        .find(|a| a.may_be_option());
     if let Some(arg) = computed {
+        let (what, rule) = if arg.glob {
+            (
+                "a glob that may match a file named like an option",
+                RuleId::ReadonlyGlobArgument,
+            )
+        } else {
+            (
+                "computed and could be an option",
+                RuleId::ReadonlyDynamicArgument,
+            )
+        };
         let message = format!(
-            "the argument {} of \"{prog}\" is computed and could be an option that writes or runs programs",
+            "the argument {} of \"{prog}\" is {what} that writes files, runs programs or \
+             changes the shell; put it after \"--\" or give it a fixed prefix such as \"./\"",
             arg.text
         );
-        outcome.read_only = ReadOnly::No {
-            rule: RuleId::ReadonlyDynamicArgument,
-            message,
-        };
+        outcome.read_only = ReadOnly::No { rule, message };
     }
 }
+
+/// Allow-listed programs none of whose options write files, run programs or change the shell's
+/// state: an option word smuggled in by a glob or a substitution cannot do harm. Every other
+/// allow-listed program is treated as if it had such options (fail closed).
+#[rustfmt::skip]
+const HARMLESS_OPTIONS: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "which", "stat",
+    "du", "df", "cut", "tr", "basename", "dirname", "realpath", "readlink", "id", "whoami",
+    "uname", "printenv", "true", "false", "seq", "cmp", ":", "test", "[", "nl", "tac", "comm",
+    "join", "paste", "fold", "column", "od", "hexdump", "strings", "md5sum", "sha1sum",
+    "sha256sum", "sha512sum", "b2sum", "cksum", "type", "jq", "nproc", "arch", "groups", "tty",
+    "locale", "sleep", "exit", "return", "shift", "cd", "pushd", "dirs", "rev",
+];
 
 /// What the command writes to its output, for the next pipeline stage; records downloads and
 /// credential reads on the way.
@@ -330,13 +396,6 @@ const RUNS_OTHER_COMMANDS: &[&str] = &[
     "docker", "podman", "kubectl", "npx", "pnpx", "bunx", "uvx", "pipx", "cargo", "npm", "pnpm",
     "yarn", "uv", "poetry", "bundle", "nix-shell", "nix", "devbox", "direnv", "vagrant", "lxc",
     "incus", "distrobox", "toolbox",
-];
-
-/// Allow-listed programs that have options which write files or run programs: a computed
-/// argument could be such an option (`sort $(cat opts)` with `-o /etc/x`).
-const FLAG_SENSITIVE: &[&str] = &[
-    "sort", "tree", "file", "diff", "find", "rg", "git", "sed", "awk", "gawk", "mawk", "nawk",
-    "date", "uniq", "hostname", "xxd",
 ];
 
 /// A family's entry point: `None` when the program is not one of its own.
