@@ -13,6 +13,7 @@ mod escapes;
 mod exec;
 mod expand;
 mod fs;
+mod gg;
 mod git;
 mod inspect;
 mod interp;
@@ -402,8 +403,9 @@ const RUNS_OTHER_COMMANDS: &[&str] = &[
 type Family = fn(&mut Walker, &Cmd, &str) -> Option<Outcome>;
 
 fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
-    let families: [Family; 13] = [
+    let families: [Family; 14] = [
         wrappers::run,
+        gg::run,
         inspect::run,
         containers::run,
         tools::run,
@@ -803,11 +805,21 @@ const HOME_CREDENTIALS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".docker/config.json",
     ".kube", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store", ".vault-token",
     ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
-    ".gg/config.json", ".config/gg", ".git-credentials", ".config/git/credentials",
+    ".gg", ".config/gg", ".git-credentials", ".config/git/credentials",
     ".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-    ".config/chromium", ".pgpass", ".my.cnf", ".env",
+    ".config/chromium", ".pgpass", ".my.cnf", ".env", ".s3cfg", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gem/credentials", ".config/rclone", ".config/containers/auth.json",
+    ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
+    ".local/share/fish/fish_history", ".python_history", ".psql_history", ".mysql_history",
+    ".node_repl_history", ".sqlite_history", ".rediscli_history", ".config/gh-copilot",
 ];
-const SYSTEM_CREDENTIALS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh"];
+const SYSTEM_CREDENTIALS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh",
+    "/etc/ssl/private",
+];
 #[rustfmt::skip]
 const KEY_FILE_NAMES: &[&str] = &[
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".git-credentials",
@@ -893,7 +905,7 @@ const CREDENTIAL_MARKERS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
     ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
     "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "/hub", "/op",
-    ".mozilla", "/chrom",
+    ".mozilla", "/chrom", ".s3cfg", "settings", "rclone", "auth.json", "history", "/ssl/private",
 ];
 
 /// Cheap pre-check for [`names_credentials`], which is called for every argument.

@@ -36,6 +36,8 @@ const CONDITIONALLY_READ_ONLY: &[&str] = &[
     "getfacl", "ip", "ss", "journalctl", "systemctl", "crontab", "kill", "mount", "timedatectl",
     "npm", "pnpm", "unzip", "fd", "fdfind", "tar", "bsdtar", "7z", "gzip", "gunzip", "xz", "bzip2",
     "zstd",
+    // gg's own inspection commands (`gg classify`, `gg --version`, `ggd status`).
+    "gg", "ggd",
 ];
 
 /// Flags that write files or run programs, per allow-listed program: (short flags, long flags).
