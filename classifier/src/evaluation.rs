@@ -262,6 +262,13 @@ impl Walker<'_> {
             let msg = format!("\"{option}\" makes later assignments arithmetic evaluations");
             self.reason(Class::Normal, RuleId::ArithIntegerAttribute, msg, span);
         }
+        if option[1..].contains(['l', 'u', 'c']) {
+            let msg = format!(
+                "\"{option}\" changes the case of every later value of the variable, so the \
+                 values written in the script are not the values it holds"
+            );
+            self.reason(Class::Normal, RuleId::EvalCaseAttribute, msg, span);
+        }
     }
 
     /// An argument of a declaration builtin that bash reads as an assignment or name but the
@@ -280,6 +287,17 @@ impl Walker<'_> {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if plain {
             if let Some((name, value)) = word.text.split_once('=') {
+                if value.starts_with('(') {
+                    // `declare -a 'x=($(cmd))'`: bash reads a quoted compound assignment as one
+                    // and runs its substitutions.
+                    let msg = format!(
+                        "the declaration {} is a compound assignment that bash evaluates",
+                        word.text
+                    );
+                    self.reason(Class::Normal, RuleId::EvalDeclarationWord, msg, word.span);
+                    let code = word.text.clone();
+                    self.reparse(&code, word.span, &crate::walk::Flow::default(), true);
+                }
                 let value = Word::literal(value, word.span);
                 crate::rules::check_assignment(self, name, &value);
                 self.vars.remove(name);

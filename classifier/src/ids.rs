@@ -137,6 +137,7 @@ rule_ids! {
     ExecPackageScript = "exec.package-script",
     ArithComputedOperand = "arith.computed-operand",
     ArithIntegerAttribute = "arith.integer-attribute",
+    EvalCaseAttribute = "eval.case-attribute",
     EvalComputedVariableName = "eval.computed-variable-name",
     EvalSubscriptSubstitution = "eval.subscript-substitution",
     EvalIndirectExpansion = "eval.indirect-expansion",

@@ -924,8 +924,15 @@ impl<'a> Walker<'a> {
             Some(v) => self.single_word(v),
             None => Word::literal("", self.span_of(node)),
         };
+        // `x+=y` appends to the old value (an array element for an array, a sum for an integer).
+        let append = self
+            .source(name_node.end_byte(), node.end_byte())
+            .starts_with("+=");
         if statement_level {
-            let static_value = value.known().map(str::to_string);
+            let static_value = match value.known() {
+                Some(v) if append => self.vars.get(&name).map(|old| format!("{old}{v}")),
+                known => known.map(str::to_string),
+            };
             match static_value {
                 Some(v) if self.conditional == 0 && !name.contains('[') => {
                     self.maybe_vars.remove(&name);
@@ -951,6 +958,20 @@ impl<'a> Walker<'a> {
     /// `export`, `local`, `declare`, `readonly`, `typeset`, `unset`.
     fn declaration(&mut self, node: Node) -> Flow {
         let mut argv = Vec::new();
+        // After `unset x`, `$x` is empty (`x=/tmp; unset x; rm -rf $x/` deletes `/`).
+        let unsets = node.kind() == "unset_command"
+            && !self
+                .node_text(node)
+                .split_whitespace()
+                .any(|w| w.starts_with("-f"));
+        let forget = |w: &mut Self, name: &str| {
+            w.maybe_vars.remove(name);
+            if unsets && w.conditional == 0 {
+                w.vars.insert(name.to_string(), String::new());
+            } else {
+                w.vars.remove(name);
+            }
+        };
         if let Some(first) = node.child(0).filter(|c| !c.is_named()) {
             argv.push(Word::literal(self.node_text(first), self.span_of(first)));
         }
@@ -963,12 +984,20 @@ impl<'a> Walker<'a> {
                 }
                 "variable_name" => {
                     let name = self.node_text(child).to_string();
-                    self.vars.remove(&name);
+                    forget(self, &name);
                     argv.push(Word::literal(&name, self.span_of(child)));
                 }
                 _ => {
                     let words = self.words(child);
                     for word in &words {
+                        // `unset 'x'`, `local "x"`: a quoted plain name is still that variable.
+                        if !word.dynamic && !word.is_option() {
+                            let name = word
+                                .text
+                                .split_once('=')
+                                .map_or(word.text.as_str(), |(n, _)| n);
+                            forget(self, name);
+                        }
                         self.check_declaration_word(word);
                     }
                     argv.extend(words);

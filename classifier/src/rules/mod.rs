@@ -621,8 +621,35 @@ const LOADER_VARS: &[&str] = &[
 
 /// Checks an assignment (statement-level or command prefix) for variables that change what runs.
 pub(crate) fn check_assignment(w: &mut Walker, name: &str, value: &Word) {
+    // `PATH[0]=/tmp` sets PATH itself (element 0 of a scalar); `BASH_CMDS[ls]=x` one entry.
+    let name = name.split_once('[').map_or(name, |(n, _)| n);
     crate::evaluation::check_env_var(w, name, value);
     let upper = name.to_ascii_uppercase();
+    if let Some(function) = name.strip_prefix("BASH_FUNC_") {
+        // `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`: an exported function replaces a command.
+        let function = function.trim_end_matches('%');
+        let msg = format!("{name}= exports a function that replaces the command \"{function}\"");
+        w.reason(Class::Normal, RuleId::EnvProgramOverride, msg, value.span);
+        if !value.dynamic {
+            let code = format!("f{}", value.text);
+            let (_, risky) = run_code(w, &code, value.span, &Flow::default());
+            if risky {
+                let msg = format!("the exported function {name} runs a shell or dangerous command");
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::ExecProgramOverride,
+                    msg,
+                    value.span,
+                );
+            }
+        }
+        return;
+    }
+    if matches!(upper.as_str(), "BASH_CMDS" | "BASH_ALIASES") {
+        let msg = format!("{name} entries decide which file a command name runs");
+        w.reason(Class::Normal, RuleId::EnvProgramOverride, msg, value.span);
+        return;
+    }
     if PROGRAM_VARS.contains(&upper.as_str()) {
         let code = if value.dynamic {
             String::new()

@@ -77,16 +77,21 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         };
     }
     // `read NAME` and `printf -v NAME` assign variables too (`read PATH <<< /tmp/x`).
+    let attached;
     let assigned: Vec<&Word> = match prog {
         "read" => super::operands(args)
             .into_iter()
             .filter(|a| !a.dynamic)
             .collect(),
-        "printf" => args
-            .windows(2)
-            .filter(|p| p[0].text == "-v")
-            .map(|p| &p[1])
-            .collect(),
+        "printf" => match args.first() {
+            Some(a) if a.text == "-v" => args.get(1).into_iter().collect(),
+            // `printf -vNAME …`
+            Some(a) if a.text.starts_with("-v") && !a.dynamic => {
+                attached = Word::literal(&a.text[2..], a.span);
+                vec![&attached]
+            }
+            _ => Vec::new(),
+        },
         _ => Vec::new(),
     };
     for name in assigned {

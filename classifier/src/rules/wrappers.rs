@@ -143,7 +143,10 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     other_readings(w, cmd, &args[..start]);
     for a in &args[..start] {
         if spec.assignments
-            && let Some((name, value)) = a.text.split_once('=').filter(|(n, _)| is_name(n))
+            && let Some((name, value)) = a
+                .text
+                .split_once('=')
+                .filter(|(n, _)| is_name(n) || n.starts_with("BASH_FUNC_"))
         {
             let prefix = a.prefix.split_once('=').map_or("", |(_, v)| v);
             let value = Word {
@@ -226,7 +229,8 @@ fn payload_start(spec: &Spec, args: &[Word]) -> usize {
             i += 1;
             break;
         }
-        if spec.assignments && t.split_once('=').is_some_and(|(n, _)| is_name(n)) {
+        // env reads any word with `=` as a setting: `'BASH_FUNC_ls%%=() { …; }'` too.
+        if spec.assignments && t.split_once('=').is_some_and(|(n, _)| !n.is_empty()) {
             i += 1;
             continue;
         }
