@@ -56,6 +56,8 @@ fn in_place(w: &mut Walker, args: &[Word], prog: &str) -> Outcome {
         for opt in parsed {
             match opt.name.as_str() {
                 "-c" | "--stdout" | "--to-stdout" => stdout = true,
+                // `lz4 -l` compresses in the legacy format, `pbzip2 -l` sets a load limit.
+                "-l" if matches!(prog, "lz4" | "pbzip2") => {}
                 "-l" | "--list" | "-t" | "--test" => listing = true,
                 "-o" | "--output" => output = opt.value,
                 _ => {}

@@ -164,3 +164,131 @@ pub(crate) fn split_option_with(
     }
     (out, 1)
 }
+
+/// A program's option table, for the positive models of read-only programs: every option the
+/// program accepts that is known to be harmless, plus the risky ones the caller wants to see.
+/// Anything else is reported as [`Item::Unknown`], which callers treat as not read-only.
+#[derive(Default)]
+pub(crate) struct Spec<'s> {
+    /// Short options without a value (`"cdu"`).
+    pub short_flags: &'s str,
+    /// Short options with a value, attached or in the next word (`"dfr"`).
+    pub short_value: &'s str,
+    /// Short options with an optional value, attached only (`date -I[FMT]`).
+    pub short_optional: &'s str,
+    /// Long options without a value.
+    pub long_flags: &'s [&'s str],
+    /// Long options with a value (`--name=v` or `--name v`).
+    pub long_value: &'s [&'s str],
+    /// Long options with an optional value, after `=` only.
+    pub long_optional: &'s [&'s str],
+}
+
+/// One item of a command line read with a [`Spec`].
+#[derive(Debug, Clone)]
+pub(crate) enum Item<'w> {
+    /// A known option by its canonical name (`-d`, `--date`), with its value.
+    Opt { name: String, value: Option<Word> },
+    /// An option word the table does not know, or an ambiguous abbreviation.
+    Unknown(&'w Word),
+    /// An operand (everything after `--` too).
+    Operand(&'w Word),
+}
+
+/// The long option `name` (`--out`) stands for: an exact entry, or the only entry it is a prefix
+/// of (GNU getopt accepts unique abbreviations). `None` when unknown or ambiguous.
+pub(crate) fn resolve_long<'s>(name: &str, table: &[&'s str]) -> Option<&'s str> {
+    if let Some(exact) = table.iter().find(|t| **t == name) {
+        return Some(exact);
+    }
+    let mut found = table.iter().filter(|t| t.starts_with(name));
+    let first = found.next()?;
+    found.next().is_none().then_some(*first)
+}
+
+/// Reads `args` the way GNU getopt does (options and operands in any order, `--` ends options,
+/// clusters, attached values, unique long abbreviations), by `spec`.
+pub(crate) fn getopt<'w>(args: &'w [Word], spec: &Spec) -> Vec<Item<'w>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a.dynamic || !a.is_option() {
+            out.push(Item::Operand(a));
+            continue;
+        }
+        let t = a.text.as_str();
+        if t == "--" {
+            out.extend(args[i..].iter().map(Item::Operand));
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let name = format!("--{name}");
+            let all: Vec<&str> = spec
+                .long_flags
+                .iter()
+                .chain(spec.long_value)
+                .chain(spec.long_optional)
+                .copied()
+                .collect();
+            let Some(full) = resolve_long(&name, &all) else {
+                out.push(Item::Unknown(a));
+                continue;
+            };
+            let offset = t.len() - attached.map_or(0, str::len);
+            let value = if spec.long_value.contains(&full) {
+                match attached {
+                    Some(_) => Some(tail(a, offset)),
+                    None => {
+                        i += 1;
+                        args.get(i - 1).cloned()
+                    }
+                }
+            } else if spec.long_optional.contains(&full) {
+                attached.map(|_| tail(a, offset))
+            } else if attached.is_some() {
+                // `--flag=x` for a flag: getopt rejects it; nothing runs.
+                out.push(Item::Unknown(a));
+                continue;
+            } else {
+                None
+            };
+            out.push(Item::Opt {
+                name: full.to_string(),
+                value,
+            });
+            continue;
+        }
+        for (pos, c) in t.char_indices().skip(1) {
+            let name = format!("-{c}");
+            let rest = pos + c.len_utf8();
+            if spec.short_value.contains(c) {
+                let value = if rest < t.len() {
+                    Some(tail(a, rest))
+                } else {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                };
+                out.push(Item::Opt { name, value });
+                break;
+            }
+            if spec.short_optional.contains(c) {
+                let value = (rest < t.len()).then(|| tail(a, rest));
+                out.push(Item::Opt { name, value });
+                break;
+            }
+            if spec.short_flags.contains(c) {
+                out.push(Item::Opt { name, value: None });
+            } else {
+                out.push(Item::Unknown(a));
+                break;
+            }
+        }
+    }
+    out
+}

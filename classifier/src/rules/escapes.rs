@@ -32,11 +32,22 @@ const FIND_WRITE: &[&str] = &["-fprint", "-fprint0", "-fprintf", "-fls"];
 
 fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
-    let roots_end = args
+    // Global options come before the roots: `-H`, `-L`, `-P`, `-D LIST`, `-O LEVEL`, `--`.
+    let mut start = 0;
+    while let Some(a) = args.get(start).filter(|a| !a.dynamic) {
+        match a.text.as_str() {
+            "-H" | "-L" | "-P" | "--" => start += 1,
+            "-D" => start += 2,
+            t if t.starts_with("-O") || (t.starts_with("-D") && t.len() > 2) => start += 1,
+            _ => break,
+        }
+    }
+    let start = start.min(args.len());
+    let roots_end = args[start..]
         .iter()
         .position(|a| !a.dynamic && (a.text.starts_with('-') || a.text == "(" || a.text == "!"))
-        .unwrap_or(args.len());
-    let mut roots: Vec<Word> = args[..roots_end].to_vec();
+        .map_or(args.len(), |p| start + p);
+    let mut roots: Vec<Word> = args[start..roots_end].to_vec();
     if roots.is_empty() {
         roots.push(Word::literal(".", cmd.span));
     }
@@ -180,13 +191,26 @@ fn tar(w: &mut Walker, cmd: &Cmd) -> Outcome {
         "--delete", "--to-stdout", "--absolute-names", "--catenate", "--concatenate",
     ];
     let mut args = cmd.argv[1..].to_vec();
-    // Old-style first argument: `tar xzf a.tgz` is `tar -xzf a.tgz`.
+    // Old-style first argument: `tar xzf a.tgz` is `tar -x -z -f a.tgz`, and each letter that
+    // takes a value takes the next word in turn (`tar tfI a.tar CMD` runs CMD as `-I`).
     if let Some(first) = args
-        .first_mut()
+        .first()
         .filter(|a| !a.dynamic && !a.text.starts_with('-'))
+        .cloned()
     {
-        first.text = format!("-{}", first.text);
-        first.prefix = first.text.clone();
+        let mut expanded = Vec::new();
+        let mut rest = args[1..].iter();
+        for c in first.text.chars() {
+            let name = format!("-{c}");
+            expanded.push(Word::literal(&name, first.span));
+            if WITH_VALUE.contains(&name.as_str())
+                && let Some(value) = rest.next()
+            {
+                expanded.push(value.clone());
+            }
+        }
+        expanded.extend(rest.cloned());
+        args = expanded;
     }
     let mut mode = None;
     let mut directories = Vec::new();

@@ -27,7 +27,10 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "mv" => all_operands(w, prog, args, 0),
         "rsync" => rsync(w, args),
         "sed" => sed(w, cmd),
-        "sort" => sort(w, args)?,
+        "sort" => match sort(w, args) {
+            Some(outcome) => outcome,
+            None => unknown_option("sort", &super::args::getopt(args, &sort_spec()))?,
+        },
         "uniq" => uniq(w, args)?,
         "dd" => dd(w, args),
         "patch" | "cpio" => Outcome::not(
@@ -288,7 +291,6 @@ fn sed(w: &mut Walker, cmd: &Cmd) -> Outcome {
         "--line-length",
         "-i",
         "--in-place",
-        "-s",
     ];
     let args = &cmd.argv[1..];
     let mut scripts: Vec<Word> = Vec::new();
@@ -467,30 +469,99 @@ fn sort(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
     None
 }
 
-/// `uniq IN OUT` writes OUT.
+/// `uniq IN OUT` writes OUT. Options are read with GNU uniq's table; any other option is not
+/// read-only.
 fn uniq(w: &mut Walker, args: &[Word]) -> Option<Outcome> {
-    let ops = operands(args);
-    let value_opts = [
-        "-f",
-        "-s",
-        "-w",
-        "--skip-fields",
-        "--skip-chars",
-        "--check-chars",
-    ];
-    let ops: Vec<&Word> = ops
-        .into_iter()
-        .filter(|o| !is_value_of(args, o, &value_opts))
+    use super::args::{Item, Spec, getopt};
+    let spec = Spec {
+        short_flags: "cdDiuz0123456789",
+        short_value: "fsw",
+        long_flags: &[
+            "--count",
+            "--repeated",
+            "--ignore-case",
+            "--unique",
+            "--zero-terminated",
+            "--help",
+            "--version",
+        ],
+        long_value: &["--skip-fields", "--skip-chars", "--check-chars"],
+        long_optional: &["--all-repeated", "--group"],
+        ..Spec::default()
+    };
+    let items = getopt(args, &spec);
+    let ops: Vec<&Word> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Operand(a) => Some(*a),
+            _ => None,
+        })
         .collect();
-    if ops.len() < 2 {
-        return Some(Outcome::read_only());
+    if let Some(target) = ops.get(1) {
+        check_write_target(w, target, "uniq", target.span);
+        return Some(Outcome::not(
+            RuleId::ReadonlyFlagWrites,
+            "\"uniq IN OUT\" writes OUT",
+        ));
     }
-    let target = ops[1];
-    check_write_target(w, target, "uniq", target.span);
-    Some(Outcome::not(
-        RuleId::ReadonlyFlagWrites,
-        "\"uniq IN OUT\" writes OUT",
-    ))
+    Some(unknown_option("uniq", &items).unwrap_or_else(Outcome::read_only))
+}
+
+/// The first option a positive model does not know: not read-only.
+fn unknown_option(prog: &str, items: &[super::args::Item]) -> Option<Outcome> {
+    items.iter().find_map(|i| match i {
+        super::args::Item::Unknown(a) => Some(Outcome::not(
+            RuleId::ReadonlyFlagWrites,
+            format!(
+                "\"{prog} {}\" is not a known read-only option of {prog}",
+                a.text
+            ),
+        )),
+        _ => None,
+    })
+}
+
+/// GNU sort's options, for the positive model (`-o`/`--compress-program` are judged first).
+fn sort_spec() -> super::args::Spec<'static> {
+    super::args::Spec {
+        short_flags: "bdfgiMhnRrVcCmsuz",
+        short_value: "kSTto",
+        long_flags: &[
+            "--ignore-leading-blanks",
+            "--dictionary-order",
+            "--ignore-case",
+            "--general-numeric-sort",
+            "--ignore-nonprinting",
+            "--month-sort",
+            "--human-numeric-sort",
+            "--numeric-sort",
+            "--random-sort",
+            "--reverse",
+            "--version-sort",
+            "--merge",
+            "--stable",
+            "--unique",
+            "--zero-terminated",
+            "--debug",
+            "--help",
+            "--version",
+        ],
+        long_value: &[
+            "--key",
+            "--buffer-size",
+            "--field-separator",
+            "--temporary-directory",
+            "--parallel",
+            "--files0-from",
+            "--random-source",
+            "--batch-size",
+            "--sort",
+            "--output",
+            "--compress-program",
+        ],
+        long_optional: &["--check"],
+        ..Default::default()
+    }
 }
 
 fn dd(w: &mut Walker, args: &[Word]) -> Outcome {

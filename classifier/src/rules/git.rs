@@ -22,7 +22,7 @@ const READ_ONLY_SUBCOMMANDS: &[&str] = &[
 #[rustfmt::skip]
 const GLOBAL_WITH_VALUE: &[&str] = &[
     "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
-    "--list-cmds",
+    "--list-cmds", "--attr-source",
 ];
 
 /// Subcommand options that run programs or write, whatever the subcommand.
@@ -114,6 +114,11 @@ fn global_option(w: &mut Walker, opt: &Opt, a: &Word) -> Option<Outcome> {
         "-p" | "--paginate" => Some(Outcome::not(
             RuleId::GitPaginate,
             "\"git --paginate\" runs a pager",
+        )),
+        "--attr-source" => Some(Outcome::not(
+            RuleId::GitConfigOverride,
+            "\"git --attr-source\" reads attributes from a tree, which can select diff and \
+             textconv drivers",
         )),
         "-C" | "--git-dir" | "--work-tree" | "--bare" => Some(Outcome::not(
             RuleId::GitOtherRepository,
@@ -327,10 +332,11 @@ fn branch(args: &[Word]) -> Outcome {
         "--show-current", "--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case",
         "--omit-empty",
     ];
+    // `--abbrev`, `--color`, `--column` take a value only after `=`.
     #[rustfmt::skip]
     const WITH_VALUE: &[&str] = &[
         "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort",
-        "--format", "--abbrev",
+        "--format",
     ];
     let listing_mode = args.iter().any(|a| a.text == "-l" || a.text == "--list");
     let mut i = 0;

@@ -22,7 +22,13 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "lsblk" | "lsof" | "numfmt" | "expr" | "lscpu" | "lsusb" | "lspci" | "findmnt"
         | "zipinfo" | "lsattr" | "getfacl" => true,
         "ip" => ip(args),
-        "ss" => !options(args).any(|a| short_has(&a.text, 'K') || long_is(&a.text, "--kill")),
+        // `-K`/`--kill` closes sockets, `-D FILE`/`--diag=FILE` writes raw diagnostics.
+        "ss" => !options(args).any(|a| {
+            let t = a.text.as_str();
+            short_has(t, 'K')
+                || short_has(t, 'D')
+                || (t.len() > 2 && (long_is(t, "--kill") || long_is(t, "--diag")))
+        }),
         "journalctl" => journalctl(args),
         "systemctl" => systemctl(args),
         "crontab" => {
@@ -57,7 +63,7 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "unzip" => {
             options(args).any(|a| {
                 !a.text.starts_with("--") && a.text[1..].starts_with(['l', 'Z', 'v', 't', 'p', 'z'])
-            }) && !options(args).any(|a| a.text == "-d")
+            }) && !options(args).any(|a| short_has(&a.text, 'd'))
         }
         "fd" | "fdfind" => !args.iter().any(|a| {
             let t = a.text.as_str();
@@ -111,25 +117,74 @@ fn ip(args: &[crate::word::Word]) -> bool {
     )
 }
 
+/// journalctl's read options; anything else (`--cursor-file`, `--vacuum-*`, `--rotate`,
+/// `--flush`, `--setup-keys`, `--update-catalog`, …) is not read-only.
 fn journalctl(args: &[crate::word::Word]) -> bool {
-    !args.iter().any(|a| {
-        let t = a.text.as_str();
-        [
-            "--vacuum-size",
-            "--vacuum-time",
-            "--vacuum-files",
-            "--rotate",
-            "--flush",
-            "--sync",
-            "--relinquish-var",
-            "--smart-relinquish-var",
-            "--setup-keys",
-            "--update-catalog",
-            "--output-fields",
-        ]
+    use super::args::{Item, Spec, getopt};
+    let spec = Spec {
+        // Digits: `-b -1` (a boot offset in the next word).
+        short_flags: "fexqmkralhNr0123456789",
+        short_value: "outpgcSUFMDTI",
+        short_optional: "nb",
+        long_flags: &[
+            "--follow",
+            "--pager-end",
+            "--reverse",
+            "--catalog",
+            "--quiet",
+            "--merge",
+            "--dmesg",
+            "--all",
+            "--full",
+            "--no-full",
+            "--no-pager",
+            "--no-tail",
+            "--no-hostname",
+            "--utc",
+            "--system",
+            "--user",
+            "--list-boots",
+            "--disk-usage",
+            "--header",
+            "--show-cursor",
+            "--version",
+            "--help",
+            "--fields",
+            "--list-catalog",
+            "--dump-catalog",
+            "--list-namespaces",
+            "--list-invocations",
+            "--verify",
+        ],
+        long_value: &[
+            "--output",
+            "--unit",
+            "--user-unit",
+            "--identifier",
+            "--exclude-identifier",
+            "--priority",
+            "--facility",
+            "--grep",
+            "--cursor",
+            "--after-cursor",
+            "--since",
+            "--until",
+            "--field",
+            "--machine",
+            "--directory",
+            "--file",
+            "--root",
+            "--image",
+            "--image-policy",
+            "--namespace",
+            "--invocation",
+            "--verify-key",
+        ],
+        long_optional: &["--boot", "--lines", "--case-sensitive"],
+    };
+    !getopt(args, &spec)
         .iter()
-        .any(|o| long_is(t, o))
-    })
+        .any(|i| matches!(i, Item::Unknown(_)))
 }
 
 fn systemctl(args: &[crate::word::Word]) -> bool {
@@ -154,12 +209,64 @@ fn systemctl(args: &[crate::word::Word]) -> bool {
         "show-environment",
         "get-default",
     ];
-    let remote = options(args).any(|a| {
-        short_has(&a.text, 'H')
-            || short_has(&a.text, 'M')
-            || long_is(&a.text, "--host")
-            || long_is(&a.text, "--machine")
+    use super::args::{Item, Spec, getopt};
+    // Options that take a value are read as such, so the verb is the first real operand
+    // (`systemctl -p status stop sshd` stops sshd).
+    let spec = Spec {
+        short_flags: "arlqifh",
+        short_value: "tpPsnoHM",
+        long_flags: &[
+            "--all",
+            "--recursive",
+            "--reverse",
+            "--after",
+            "--before",
+            "--full",
+            "--value",
+            "--show-types",
+            "--quiet",
+            "--user",
+            "--system",
+            "--global",
+            "--no-pager",
+            "--failed",
+            "--plain",
+            "--help",
+            "--version",
+            "--no-legend",
+            "--with-dependencies",
+        ],
+        long_value: &[
+            "--type",
+            "--property",
+            "--state",
+            "--signal",
+            "--output",
+            "--root",
+            "--image",
+            "--host",
+            "--machine",
+            "--timestamp",
+            "--what",
+            "--kill-whom",
+            "--kill-value",
+            "--job-mode",
+            "--when",
+            "--preset-mode",
+            "--lines",
+        ],
+        long_optional: &["--legend", "--check-inhibitors"],
+        ..Spec::default()
+    };
+    let items = getopt(args, &spec);
+    let remote_or_unknown = items.iter().any(|i| match i {
+        Item::Opt { name, .. } => matches!(name.as_str(), "-H" | "-M" | "--host" | "--machine"),
+        Item::Unknown(_) => true,
+        Item::Operand(_) => false,
     });
-    let verb = operands(args).first().map(|a| a.text.clone());
-    !remote && verb.as_deref().is_none_or(|v| VERBS.contains(&v))
+    let verb = items.iter().find_map(|i| match i {
+        Item::Operand(a) => Some(a.text.as_str()),
+        _ => None,
+    });
+    !remote_or_unknown && verb.is_none_or(|v| VERBS.contains(&v))
 }

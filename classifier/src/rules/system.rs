@@ -273,32 +273,36 @@ fn crontab(w: &mut Walker, cmd: &Cmd) -> Outcome {
     changes("crontab")
 }
 
-/// `date` is read-only unless it sets the clock (`-s`, `--set`, or an operand not starting with `+`).
+/// `date` is read-only unless it sets the clock (`-s`, `--set`, or an operand not starting with
+/// `+`). Options are read with GNU date's table (`-Iseconds` is `-I` with a value, `-ud @N` is
+/// `-u -d @N`, `--rfc-3339 seconds` takes its value); an option outside it is not read-only.
 fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
-    let args = &cmd.argv[1..];
-    let value_opts = [
-        "-d",
-        "--date",
-        "-f",
-        "--file",
-        "-r",
-        "--reference",
-        "-I",
-        "--iso-8601",
-    ];
+    use super::args::{Item, Spec, getopt};
+    let spec = Spec {
+        short_flags: "uR",
+        short_value: "dfrs",
+        short_optional: "I",
+        long_flags: &[
+            "--debug",
+            "--rfc-email",
+            "--utc",
+            "--universal",
+            "--resolution",
+            "--help",
+            "--version",
+        ],
+        long_value: &["--date", "--file", "--reference", "--set", "--rfc-3339"],
+        long_optional: &["--iso-8601"],
+    };
     let mut sets = false;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let t = a.text.as_str();
-        if short_has(t, 's') || long_is(t, "--set") {
-            sets = true;
-        } else if value_opts.contains(&t) && !t.starts_with("-I") {
-            i += 1;
-        } else if !a.is_option() && (a.dynamic || !t.starts_with('+')) {
-            sets = true;
+    let mut unknown = None;
+    for item in getopt(&cmd.argv[1..], &spec) {
+        match item {
+            Item::Opt { name, .. } if name == "-s" || name == "--set" => sets = true,
+            Item::Opt { .. } => {}
+            Item::Unknown(a) => unknown = unknown.or(Some(a.text.clone())),
+            Item::Operand(a) => sets |= a.dynamic || !a.text.starts_with('+'),
         }
-        i += 1;
     }
     if sets {
         w.reason(
@@ -308,6 +312,12 @@ fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
             cmd.span,
         );
         return Some(changes("date"));
+    }
+    if let Some(option) = unknown {
+        return Some(Outcome::not(
+            RuleId::ReadonlyFlagWrites,
+            format!("\"date {option}\" is not a known read-only option of date"),
+        ));
     }
     Some(Outcome::read_only())
 }
