@@ -89,6 +89,8 @@ impl Vars {
 #[derive(Debug, Clone)]
 pub(crate) struct Redirect {
     pub op: String,
+    /// The file descriptor written before the operator (`2>`), empty for the default.
+    pub fd: String,
     pub target: Option<Word>,
     pub span: Span,
 }
@@ -167,6 +169,9 @@ pub(crate) struct Walker<'a> {
     pub downloaded: Vec<std::path::PathBuf>,
     /// Files this script wrote with statically known text (`echo … > x.sh`, heredocs).
     pub written: Vec<(std::path::PathBuf, String)>,
+    /// Files opened for reading on a descriptor by `exec N<FILE` earlier in the script: writing
+    /// to `/dev/fd/N` (or `/dev/stdin` for 0) opens that file again, for writing.
+    pub fd_inputs: Vec<(String, Word)>,
     /// The whole input already had the raw-text scan because the tree cannot be trusted.
     distrusted: bool,
 }
@@ -202,6 +207,7 @@ impl<'a> Walker<'a> {
             procsub_feed: Flow::default(),
             downloaded: Vec::new(),
             written: Vec::new(),
+            fd_inputs: Vec::new(),
             distrusted: false,
         }
     }
@@ -858,7 +864,12 @@ impl<'a> Walker<'a> {
                 *feed = flow;
             }
         }
-        redirects.push(Redirect { op, target, span });
+        redirects.push(Redirect {
+            op,
+            fd,
+            target,
+            span,
+        });
     }
 
     // ----- commands ------------------------------------------------------------------------

@@ -278,7 +278,9 @@ impl Walker<'_> {
                     .and_then(|r| r.strip_suffix('\''))
                     .unwrap_or(raw);
                 let decoded = decode_escapes(inner, Escapes::AnsiC);
-                b.literal(&decoded, s, e);
+                // Arguments are C strings: bash cuts `$'/\0tmp'` at the NUL, to `/`.
+                let decoded = decoded.split('\0').next().unwrap_or("");
+                b.literal(decoded, s, e);
             }
             "string" => self.string_parts(node, b),
             "translated_string" | "concatenation" | "command_name" => {
@@ -466,6 +468,12 @@ pub(crate) fn decode_escapes(text: &str, dialect: Escapes) -> String {
         }
         let e = chars[i];
         i += 1;
+        if e == 'c' && dialect == Escapes::AnsiC && i < chars.len() {
+            // `\cX` is control-X (`\c@` is NUL).
+            out.push(char::from((chars[i] as u32 & 0x1f) as u8));
+            i += 1;
+            continue;
+        }
         let simple = match e {
             'n' => Some('\n'),
             't' => Some('\t'),

@@ -117,7 +117,12 @@ fn shell(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
 /// `positional` are the words after it, which the code sees as `$0`, `$1` …
 fn code_argument(w: &mut Walker, code: &Word, prog: &str, positional: &[Word]) -> Outcome {
     if let Some(text) = code.known() {
-        let text = text.to_string();
+        let foreign = OTHER_DIALECTS.contains(&prog);
+        let text = if prog == "zsh" {
+            zsh_as_bash(text)
+        } else {
+            text.to_string()
+        };
         let saved = w.vars.clone();
         for i in 0..10 {
             w.vars.remove(&i.to_string());
@@ -129,6 +134,15 @@ fn code_argument(w: &mut Walker, code: &Word, prog: &str, positional: &[Word]) -
         }
         let (flow, _) = run_code(w, &text, code.span, &Flow::default());
         w.vars = saved;
+        if foreign {
+            // The code was read as bash; the shell's own expansions (zsh glob qualifiers
+            // `*(e:…:)`, `=cmd`, csh history) may run more.
+            return Outcome::not(
+                RuleId::ExecShellDialect,
+                format!("\"{prog} -c\" code is not bash; it is only read approximately"),
+            )
+            .with_flow(flow);
+        }
         return Outcome::read_only().with_flow(flow);
     }
     untrusted_code_word(w, code, prog);
@@ -146,6 +160,47 @@ fn code_argument(w: &mut Walker, code: &Word, prog: &str, positional: &[Word]) -
         RuleId::DynamicShellCode,
         format!("\"{prog}\" runs code computed at run time: {}", code.text),
     )
+}
+
+/// Shells whose language is not bash's: their `-c` code is read as bash after
+/// [`zsh_as_bash`]-style rewrites, for dangerous commands, but is never read-only.
+const OTHER_DIALECTS: &[&str] = &["zsh", "fish", "csh", "tcsh"];
+
+/// zsh code rewritten to what bash would need to run the same commands: `=cmd` at the start of
+/// a word is the path of `cmd` (`=rm -rf ~`), `>!` and `>>!` are `>|` and `>>`.
+fn zsh_as_bash(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                }
+                out.push(c);
+            }
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    out.push(c);
+                }
+                '=' if " \t\n;&|({`".contains(prev)
+                    && chars
+                        .peek()
+                        .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '/') => {}
+                '!' if prev == '>' => {
+                    if !out.ends_with(">>") {
+                        out.push('|');
+                    }
+                }
+                _ => out.push(c),
+            },
+        }
+        prev = c;
+    }
+    out
 }
 
 fn untrusted_code_word(w: &mut Walker, code: &Word, prog: &str) {

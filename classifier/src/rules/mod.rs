@@ -111,6 +111,7 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     let policy_allowed = apply_policy(w, &cmd, &prog);
     let mut outcome = dispatch(w, &cmd, &prog);
     computed_options(&mut outcome, &cmd, &prog);
+    check_device_reads(w, &cmd, &mut outcome);
     if let ReadOnly::No { rule, message } = &outcome.read_only
         && !policy_allowed
     {
@@ -692,7 +693,71 @@ pub(crate) fn is_network_device(path: &str) -> bool {
 }
 
 fn is_harmless_device(path: &str) -> bool {
-    HARMLESS_DEVICES.contains(&path) || path.starts_with("/dev/fd/")
+    HARMLESS_DEVICES.contains(&path) || fd_number(path).is_some()
+}
+
+/// `N` for `/dev/fd/N` (exactly: `/dev/fd/../../etc/x` is not a descriptor).
+fn fd_number(path: &str) -> Option<&str> {
+    path.strip_prefix("/dev/fd/")
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The descriptor a device path reopens: `/dev/stdin` is 0, `/dev/fd/3` is 3.
+fn reopened_fd(path: &str) -> Option<&str> {
+    match path {
+        "/dev/stdin" => Some("0"),
+        "/dev/stdout" => Some("1"),
+        "/dev/stderr" => Some("2"),
+        _ => fd_number(path),
+    }
+}
+
+/// Devices a read-only program may read without effects. Opening others can do things
+/// (`/dev/watchdog` arms the hardware watchdog, which reboots the machine when it is not fed)
+/// or reads what should not be read (disks, memory, input devices).
+#[rustfmt::skip]
+const READABLE_DEVICES: &[&str] = &[
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdin",
+    "/dev/stdout", "/dev/stderr", "/dev/tty",
+];
+
+/// A device named as an argument or input of a command: reading it is not read-only unless it
+/// is one of [`READABLE_DEVICES`]; the watchdog is dangerous.
+fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcome) {
+    let inputs = cmd
+        .redirects
+        .iter()
+        .filter(|r| r.op.starts_with('<') && r.op != "<<<")
+        .filter_map(|r| r.target.as_ref());
+    for word in cmd.argv[1..].iter().chain(inputs) {
+        let text = if word.dynamic {
+            &word.prefix
+        } else {
+            &word.text
+        };
+        let Some(rest) = text.strip_prefix("/dev/") else {
+            continue;
+        };
+        if is_network_device(text) || (!word.dynamic && fd_number(text).is_some()) {
+            continue;
+        }
+        let path = paths::normalize(std::path::Path::new(text));
+        let path = path.to_string_lossy();
+        if !word.dynamic && READABLE_DEVICES.contains(&path.as_ref()) {
+            continue;
+        }
+        if rest.starts_with("watchdog") || path.starts_with("/dev/watchdog") {
+            let msg =
+                format!("opening {text} arms the hardware watchdog, which reboots the machine");
+            w.reason(Class::Dangerous, RuleId::SystemShutdown, msg, word.span);
+        }
+        if outcome.read_only == ReadOnly::Yes {
+            outcome.read_only = ReadOnly::No {
+                rule: RuleId::ReadonlyDevice,
+                message: format!("opening the device {text} can have effects or expose data"),
+            };
+        }
+    }
 }
 
 /// Output redirections: only `/dev/null`-like devices and fd duplication stay read-only.
@@ -701,7 +766,16 @@ pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
         .argv
         .first()
         .is_some_and(|a| is_code_runner(a) || a.text == "exec");
-    for r in &cmd.redirects {
+    if cmd.argv.len() == 1 && cmd.argv[0].text == "exec" {
+        for r in cmd.redirects.iter().filter(|r| r.op == "<" || r.op == "<>") {
+            if let Some(target) = &r.target {
+                let fd = if r.fd.is_empty() { "0" } else { r.fd.as_str() };
+                w.fd_inputs.push((fd.to_string(), target.clone()));
+            }
+        }
+        w.fd_inputs.truncate(16);
+    }
+    for (index, r) in cmd.redirects.iter().enumerate() {
         let Some(target) = &r.target else { continue };
         if is_network_device(&target.text) || is_network_device(&target.prefix) {
             let (rule, what) = if shell {
@@ -726,6 +800,41 @@ pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
             && (target.text == "-" || target.text.chars().all(|c| c.is_ascii_digit()));
         if reading || dup {
             continue;
+        }
+        // `>/dev/stdin` after `0<FILE` (or `exec 3<FILE` … `>/dev/fd/3`) opens FILE again, for
+        // writing.
+        if !target.dynamic
+            && let Some(fd) = reopened_fd(&target.text)
+        {
+            let earlier = cmd.redirects[..index]
+                .iter()
+                .rev()
+                .find(|e| {
+                    let efd = if e.fd.is_empty() {
+                        if e.op.starts_with('<') { "0" } else { "1" }
+                    } else {
+                        e.fd.as_str()
+                    };
+                    efd == fd && !e.op.starts_with("<<")
+                })
+                .and_then(|e| e.target.clone().filter(|_| e.op.starts_with('<')));
+            let opened = earlier.or_else(|| {
+                w.fd_inputs
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == fd)
+                    .map(|(_, t)| t.clone())
+            });
+            if let Some(file) = opened.filter(|f| f.dynamic || !is_harmless_device(&f.text)) {
+                let what = format!(
+                    "output redirection to {} (reopening {})",
+                    target.text, file.text
+                );
+                check_write_target(w, &file, &what, r.span);
+                let msg = format!("output to {} writes {}", target.text, file.text);
+                w.reason(Class::Normal, RuleId::ReadonlyRedirectWrite, msg, r.span);
+                continue;
+            }
         }
         if !target.dynamic && is_harmless_device(&target.text) {
             continue;
