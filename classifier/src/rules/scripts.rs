@@ -58,7 +58,7 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                     } else {
                         '/'
                     };
-                    match skip_delimited(&chars, i + 1, delim) {
+                    match skip_delimited(&chars, i + 1, delim, true) {
                         Some(end) => i = end,
                         None => return fx,
                     }
@@ -101,9 +101,16 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                 }
             }
             ':' | 'b' | 't' | 'T' | 'v' => {
-                while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
+                // GNU sed reads a label up to a blank or `;` and consumes that character: what
+                // follows a blank is the next command (`b x w FILE` writes FILE).
+                while i < chars.len() && matches!(chars[i], ' ' | '\t') {
                     i += 1;
                 }
+                while i < chars.len() && !chars[i].is_whitespace() && chars[i] != ';' {
+                    i += 1;
+                }
+                i += 1;
+                continue;
             }
             'a' | 'i' | 'c' => {
                 // Text to the end of the line; `a\` continues on the next lines.
@@ -138,10 +145,10 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
                 if delim == '\n' || delim == '\\' {
                     return fx;
                 }
-                let Some(mid) = skip_delimited(&chars, i + 1, delim) else {
+                let Some(mid) = skip_delimited(&chars, i + 1, delim, command == 's') else {
                     return fx;
                 };
-                let Some(end) = skip_delimited(&chars, mid, delim) else {
+                let Some(end) = skip_delimited(&chars, mid, delim, false) else {
                     return fx;
                 };
                 i = end;
@@ -175,14 +182,42 @@ pub(crate) fn sed_effects(script: &str) -> SedEffects {
     fx
 }
 
-/// Index just past the next unescaped `delim` from `start`.
-fn skip_delimited(chars: &[char], start: usize, delim: char) -> Option<usize> {
+/// Index just past the next unescaped `delim` from `start`. In a regular expression (`regex`),
+/// a bracket expression hides the delimiter, as GNU and BSD sed read it (`s/[/]/x/w f` writes f).
+fn skip_delimited(chars: &[char], start: usize, delim: char, regex: bool) -> Option<usize> {
     let mut i = start;
     while i < chars.len() {
         match chars[i] {
             '\\' => i += 2,
             c if c == delim => return Some(i + 1),
             '\n' => return None,
+            '[' if regex => i = skip_bracket(chars, i + 1)?,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Index just past the `]` closing the bracket expression whose content starts at `start`:
+/// a leading `^`, a leading `]`, and `[:class:]`, `[=e=]`, `[.c.]` are part of it.
+fn skip_bracket(chars: &[char], start: usize) -> Option<usize> {
+    let mut i = start;
+    if chars.get(i) == Some(&'^') {
+        i += 1;
+    }
+    if chars.get(i) == Some(&']') {
+        i += 1;
+    }
+    while i < chars.len() {
+        match chars[i] {
+            ']' => return Some(i + 1),
+            '\n' => return None,
+            '[' if matches!(chars.get(i + 1), Some(':' | '=' | '.')) => {
+                let kind = chars[i + 1];
+                let close = (i + 2..chars.len().saturating_sub(1))
+                    .find(|&j| chars[j] == kind && chars[j + 1] == ']')?;
+                i = close + 2;
+            }
             _ => i += 1,
         }
     }
@@ -295,8 +330,13 @@ fn mask_awk_literals(program: &str) -> String {
     let mut out = String::with_capacity(program.len());
     let mut chars = program.char_indices().peekable();
     let mut last_significant: Option<char> = None;
+    // The one before it: `x++ / 2` divides (a `/` after `++` or `--` follows an operand).
+    let mut before_last: Option<char> = None;
     while let Some((_, c)) = chars.next() {
+        let after_increment =
+            matches!(last_significant, Some('+' | '-')) && before_last == last_significant;
         let regex = c == '/'
+            && !after_increment
             && !last_significant
                 .is_some_and(|p| p.is_ascii_alphanumeric() || matches!(p, '_' | ')' | ']' | '$'));
         if c == '"' || regex {
@@ -319,6 +359,7 @@ fn mask_awk_literals(program: &str) -> String {
                 }
                 out.push_str(&" ".repeat(d.len_utf8()));
             }
+            before_last = last_significant;
             last_significant = Some('a');
             continue;
         }
@@ -334,6 +375,7 @@ fn mask_awk_literals(program: &str) -> String {
         }
         out.push(c);
         if !c.is_whitespace() {
+            before_last = last_significant;
             last_significant = Some(c);
         }
     }
@@ -369,6 +411,15 @@ mod tests {
         assert_eq!(sed_effects("/x/W out").writes, ["out"]);
         assert!(!sed_effects("s/a/b").understood);
         assert!(!sed_effects("k").understood);
+        assert!(ro("s/[^/]*$//"));
+        assert!(ro("/[/]/p"));
+        assert_eq!(sed_effects("s/[/]/x/w /etc/x").writes, ["/etc/x"]);
+        assert_eq!(sed_effects("s/[]/]/x/e").exec, [None]);
+        assert_eq!(sed_effects("s/[[:punct:]/]/x/w f").writes, ["f"]);
+        assert_eq!(sed_effects("b x w /etc/x").writes, ["/etc/x"]);
+        assert_eq!(sed_effects(":a w /etc/x").writes, ["/etc/x"]);
+        assert!(ro(":a;N;$!ba;s/\\n/ /g"));
+        assert!(ro("/x/{b end};p;:end"));
     }
 
     #[test]
@@ -386,5 +437,8 @@ mod tests {
         assert!(awk_effects("BEGIN { system(\"id\") }").system);
         assert!(awk_effects("BEGIN { print ENVIRON[\"HOME\"] }").other);
         assert!(awk_effects("BEGIN { f = \"system\"; @f(\"id\") }").other);
+        assert!(awk_effects("{ x++ / 2; system(\"id\") / 1 }").system);
+        assert!(awk_effects("{ x-- / 2; print > \"/etc/x\" / 1 }").redirect);
+        assert!(!awk_effects("{ n++ } /a|b/ { print }").any());
     }
 }
