@@ -64,6 +64,7 @@ rule_ids! {
     GitExecPath = "git.exec-path",
     GitOtherRepository = "git.other-repository",
     GitPaginate = "git.paginate",
+    GitTransportProgram = "git.transport-program",
     GitPush = "git.push",
     GitPushForce = "git.push-force",
     GitRemoteChange = "git.remote-change",

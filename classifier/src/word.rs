@@ -364,12 +364,55 @@ impl Walker<'_> {
             self.expand_name(&var, b, quoted, s, e);
             return;
         }
+        // `${PWD%/*}`, `${f##*/}`: a known value with a static pattern removed.
+        if let Some(value) = self.trimmed_value(&name) {
+            if quoted {
+                b.literal(&value, s, e);
+            } else {
+                b.split_literal(self, &value, s, e);
+            }
+            return;
+        }
         if !is_name(&name) {
             let flow = self.substitution(node);
             b.computed(s, e, &flow);
             return;
         }
         self.expand_name(&name, b, quoted, s, e);
+    }
+
+    /// The value of `NAME%PATTERN`, `NAME%%PATTERN`, `NAME#PATTERN`, `NAME##PATTERN` (the inside
+    /// of `${…}`) when NAME is known and PATTERN is static (`*`, `?` and literal characters).
+    fn trimmed_value(&self, inner: &str) -> Option<String> {
+        let at = inner.find(['%', '#'])?;
+        let (name, op) = inner.split_at(at);
+        let value = self.vars.get(name)?;
+        let (suffix, longest, pattern) = match op.as_bytes() {
+            [b'%', b'%', ..] => (true, true, &op[2..]),
+            [b'%', ..] => (true, false, &op[1..]),
+            [b'#', b'#', ..] => (false, true, &op[2..]),
+            _ => (false, false, &op[1..]),
+        };
+        if pattern.contains(['$', '`', '"', '\'', '\\', '[', '(']) || name.is_empty() {
+            return None;
+        }
+        let cuts: Vec<usize> = (0..=value.len())
+            .filter(|i| value.is_char_boundary(*i))
+            .collect();
+        let matching = |i: &usize| {
+            let part = if suffix { &value[*i..] } else { &value[..*i] };
+            glob_match(pattern, part)
+        };
+        // Shortest suffix starts latest; longest starts earliest (the reverse for prefixes).
+        let cut = match (suffix, longest) {
+            (true, false) | (false, true) => cuts.iter().rev().find(|i| matching(i)),
+            (true, true) | (false, false) => cuts.iter().find(|i| matching(i)),
+        };
+        Some(match cut {
+            Some(&i) if suffix => value[..i].to_string(),
+            Some(&i) => value[i..].to_string(),
+            None => value.clone(),
+        })
     }
 
     /// Expands `$name` spanning `s..e`: `IFS` splits, known variables give their value.
@@ -390,11 +433,20 @@ impl Walker<'_> {
         }
     }
 
-    /// `~` and `~/…` at the start of an unquoted word mean the home directory.
+    /// `~` and `~/…` at the start of an unquoted word mean the home directory; `~+` is `$PWD`,
+    /// `~-` is `$OLDPWD`.
     fn expand_tilde(&self, raw: &str) -> String {
         let Some(rest) = raw.strip_prefix('~') else {
             return raw.to_string();
         };
+        for (sign, var) in [('+', "PWD"), ('-', "OLDPWD")] {
+            if let Some(after) = rest.strip_prefix(sign)
+                && (after.is_empty() || after.starts_with('/'))
+                && let Some(dir) = self.vars.get(var)
+            {
+                return format!("{dir}{after}");
+            }
+        }
         let Some(home) = self.vars.get("HOME") else {
             return raw.to_string();
         };
@@ -404,6 +456,30 @@ impl Walker<'_> {
             raw.to_string()
         }
     }
+}
+
+/// Whether `text` matches the glob `pattern` (only `*`, `?` and literal characters).
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
 }
 
 /// Removes unquoted backslashes: `\r\m` is `rm`, a backslash-newline disappears.

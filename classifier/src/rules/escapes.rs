@@ -337,6 +337,11 @@ fn transform_escapes(expr: &str) -> bool {
 
 fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
+    // `ex f`, `vim -es f` read ex commands from their input.
+    if let Some(text) = &cmd.input.text {
+        let file = args.iter().find(|a| !a.is_option()).cloned();
+        super::fs::ed_script(w, text, file.as_ref(), cmd.span, "ex");
+    }
     for (i, a) in args.iter().enumerate() {
         let command = match a.text.as_str() {
             "-c" | "--cmd" => args.get(i + 1),

@@ -255,7 +255,7 @@ fn script_file(w: &mut Walker, file: &Word, prog: &str) -> Outcome {
 }
 
 /// Code read from standard input: a heredoc or echoed text is read; downloads are dangerous.
-fn stdin_code(w: &mut Walker, cmd: &Cmd, prog: &str, is_shell: bool) -> Outcome {
+pub(crate) fn stdin_code(w: &mut Walker, cmd: &Cmd, prog: &str, is_shell: bool) -> Outcome {
     let input = &cmd.input;
     let span = cmd.span;
     let shell_flow = Flow {

@@ -3,6 +3,7 @@
 //! home or above has rules of its own.
 
 use super::args::split_option;
+use super::basename;
 use super::escapes::program_option;
 use super::scripts::sed_effects;
 use super::{Outcome, check_write_target, long_is, long_value, operands, short_has, value_text};
@@ -33,13 +34,110 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         },
         "uniq" => uniq(w, args)?,
         "dd" => dd(w, args),
-        "patch" | "cpio" => Outcome::not(
+        "sponge" => all_operands(w, prog, args, 0),
+        "patch" => patch(w, cmd),
+        "ed" | "red" => {
+            let file = operands(args).first().map(|f| (*f).clone());
+            if let Some(text) = &cmd.input.text {
+                ed_script(w, text, file.as_ref(), cmd.span, prog);
+            }
+            Outcome::not(RuleId::ReadonlyNotAllowListed, "\"ed\" edits files")
+        }
+        "cpio" => Outcome::not(
             RuleId::ReadonlyNotAllowListed,
             format!("\"{prog}\" writes files"),
         ),
         _ => return None,
     };
     Some(outcome)
+}
+
+/// `patch [FILE]`: FILE, or the files the patch names (`+++ path`, with `-pN` components
+/// removed; without `-p`, GNU patch uses the base name) when its text is known.
+fn patch(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let mut strip: Option<usize> = None;
+    let mut i = 0;
+    let mut ops = Vec::new();
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if let Some(n) = t.strip_prefix("-p").or_else(|| t.strip_prefix("--strip=")) {
+            strip = if n.is_empty() {
+                i += 1;
+                args.get(i).and_then(|v| v.text.parse().ok())
+            } else {
+                n.parse().ok()
+            };
+        } else if matches!(
+            t,
+            "-i" | "-o" | "-d" | "-r" | "-D" | "-B" | "-F" | "-V" | "-Y" | "-z"
+        ) {
+            i += 1;
+        } else if !args[i].is_option() {
+            ops.push(&args[i]);
+        }
+        i += 1;
+    }
+    if let Some(file) = ops.first() {
+        check_write_target(w, file, "patch", file.span);
+    } else if let Some(text) = &cmd.input.text {
+        for line in text.lines() {
+            let Some(path) = line.strip_prefix("+++ ") else {
+                continue;
+            };
+            let path = path.split('\t').next().unwrap_or("").trim();
+            if path == "/dev/null" {
+                continue;
+            }
+            let target = match strip {
+                None => basename(path).to_string(),
+                Some(n) => path.splitn(n + 1, '/').nth(n).unwrap_or("").to_string(),
+            };
+            check_write_target(w, &Word::literal(&target, cmd.span), "patch", cmd.span);
+        }
+    }
+    Outcome::not(RuleId::ReadonlyNotAllowListed, "\"patch\" writes files")
+}
+
+/// An ed (or ex) script: `w FILE` writes FILE (the edited file without a name), `!cmd`,
+/// `r !cmd`, `w !cmd`, `e !cmd` run shell commands.
+pub(crate) fn ed_script(
+    w: &mut Walker,
+    text: &str,
+    file: Option<&Word>,
+    span: crate::Span,
+    prog: &str,
+) {
+    for line in text.lines() {
+        let line = line.trim_start_matches(|c: char| c.is_ascii_digit() || ",.$;'+-/ ".contains(c));
+        let line = line.trim_start_matches(':');
+        if let Some(code) = line.strip_prefix('!').or_else(|| {
+            // `w !cmd` pipes to cmd; in ex, `w! file` (no blank) forces the write.
+            line.split_once('!')
+                .filter(|(c, _)| {
+                    matches!(c.trim(), "r" | "w" | "e" | "W" | "E")
+                        && (matches!(prog, "ed" | "red") || c.ends_with(' '))
+                })
+                .map(|(_, c)| c)
+        }) {
+            super::escapes::program_option(w, code, span, RuleId::ExecToolCommand, prog);
+            continue;
+        }
+        let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
+        if matches!(
+            command,
+            "w" | "wq" | "W" | "x" | "wq!" | "w!" | "write" | "saveas" | "sav"
+        ) {
+            let target = rest.trim();
+            if target.is_empty() {
+                if let Some(f) = file {
+                    check_write_target(w, f, &format!("{prog} w"), span);
+                }
+            } else {
+                check_write_target(w, &Word::literal(target, span), &format!("{prog} w"), span);
+            }
+        }
+    }
 }
 
 fn writes(prog: &str) -> Outcome {
@@ -197,6 +295,20 @@ pub(crate) fn rm_recursive_force(w: &mut Walker, target: &Word) {
                 msg,
                 span,
             );
+        }
+        Place::Unknown
+            if ["OLDPWD", "DIRSTACK", "PWD"]
+                .iter()
+                .any(|v| target.text.contains(v))
+                || target.text.starts_with("~-")
+                || (target.text.starts_with('~')
+                    && target.text[1..].starts_with(|c: char| c.is_ascii_digit())) =>
+        {
+            let msg = format!(
+                "\"rm -rf {shown}\" deletes a directory the shell was in (or its parent), \
+                 which is the project or outside it"
+            );
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceOutside, msg, span);
         }
         Place::Unknown => {
             let msg = format!("\"rm -rf {shown}\": the target cannot be resolved statically");

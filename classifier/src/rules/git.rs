@@ -137,6 +137,24 @@ fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
             "\"git -c\" overrides configuration",
         );
     };
+    // `protocol.ext.allow=always` (or `protocol.allow=always`) enables the `ext::` transport,
+    // whose URL is a command line.
+    if entry.section == "protocol"
+        && entry.key == "allow"
+        && matches!(value.to_ascii_lowercase().as_str(), "always" | "user")
+        && entry
+            .subsection
+            .as_deref()
+            .is_none_or(|s| s.eq_ignore_ascii_case("ext"))
+    {
+        let msg = format!("\"git -c {key}={value}\" lets ext:: URLs run commands");
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitTransportProgram,
+            msg,
+            word.span,
+        );
+    }
     if gitconfig::runs_program(&entry) {
         let program = value.trim_start_matches('!').to_string();
         let (_, risky) = run_code(w, &program, word.span, &Flow::default());
@@ -176,6 +194,7 @@ fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {
 }
 
 fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
+    transport_programs(w, sub, args);
     match sub {
         "push" => return push(w, args),
         "config" => return config(w, args),
@@ -185,6 +204,27 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
     destructive(w, sub, args);
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
+        let output_dir = match sub {
+            "format-patch" => {
+                long_is(t, "--output-directory") || (t.starts_with("-o") && !t.starts_with("--"))
+            }
+            "archive" => t.starts_with("-o") && !t.starts_with("--"),
+            _ => false,
+        };
+        if output_dir {
+            let target = if let Some((_, v)) = t.split_once('=') {
+                Word::literal(v, a.span)
+            } else if t.len() > 2 && !t.starts_with("--") {
+                super::args::tail(a, 2)
+            } else {
+                args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
+            };
+            check_write_target(w, &target, &format!("git {sub} -o"), a.span);
+            return Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                format!("\"git {sub} -o\" writes files"),
+            );
+        }
         if long_is(t, "--output") && !t.starts_with("--output-") {
             let target = if t.contains('=') {
                 Word {
@@ -246,6 +286,48 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
             )
         }
         _ => Outcome::read_only(),
+    }
+}
+
+/// `--upload-pack`, `--receive-pack`, `--exec` (and `clone -u`) name the program git runs for the
+/// other end of a transfer; for a local or ssh remote that is an arbitrary command.
+fn transport_programs(w: &mut Walker, sub: &str, args: &[Word]) {
+    if sub == "rebase" {
+        return;
+    }
+    for (i, a) in args.iter().enumerate() {
+        let t = a.text.as_str();
+        let long = ["--upload-pack", "--receive-pack", "--exec"]
+            .iter()
+            .find(|o| t.len() > 3 && long_is(t, o));
+        let value = if let Some(opt) = long {
+            Some(if t.contains('=') {
+                Word::literal(&value_text(a), a.span)
+            } else {
+                args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
+            })
+            .map(|v| (v, *opt))
+        } else if sub == "clone" && a.is_option() && !t.starts_with("--") && t.contains('u') {
+            let at = t.find('u').map_or(t.len(), |p| p + 1);
+            Some(if at < t.len() {
+                super::args::tail(a, at)
+            } else {
+                args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
+            })
+            .map(|v| (v, "-u"))
+        } else {
+            None
+        };
+        if let Some((program, opt)) = value {
+            if !program.dynamic {
+                run_code(w, &program.text, program.span, &Flow::default());
+            }
+            let msg = format!(
+                "\"git {sub} {opt} {}\" runs that command as the other end of the transfer",
+                program.text
+            );
+            w.reason(Class::Dangerous, RuleId::GitTransportProgram, msg, a.span);
+        }
     }
 }
 

@@ -243,6 +243,17 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
         flow.decode |= printed.decoded;
         flow.text = Some(printed.text);
     }
+    if let Some(text) = &cmd.input.text
+        && TRANSFORMERS.contains(&prog)
+    {
+        // Known text turned into other text: a shell reading it runs something no one wrote
+        // down (`echo 'ez -es ~' | tr a-z n-za-m | sh`). `tr` is worked out; the rest count as
+        // decoders.
+        match tr_output(prog, &cmd.argv[1..], text) {
+            Some(out) => flow.text = Some(out),
+            None => flow.decode = true,
+        }
+    }
     if passes_input_through(prog, &cmd.argv[1..]) {
         let produced = flow.clone();
         flow = cmd.input.clone();
@@ -380,6 +391,74 @@ fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
         }
         _ => None,
     }
+}
+
+/// Programs whose output is their input transformed character by character or field by field.
+#[rustfmt::skip]
+const TRANSFORMERS: &[&str] = &[
+    "tr", "sed", "awk", "gawk", "mawk", "nawk", "rev", "cut", "fold", "paste", "perl", "iconv",
+    "dd", "xxd", "od", "fmt", "column", "expand", "unexpand", "sort", "tac", "nl", "jq", "yq",
+    "python", "python3", "ruby", "node", "base32", "basenc",
+];
+
+/// What `tr SET1 SET2` (or `tr -d SET`) prints for `text`, when the sets are simple (ranges,
+/// `[:lower:]`, `[:upper:]`, escapes); `None` otherwise.
+fn tr_output(prog: &str, args: &[Word], text: &str) -> Option<String> {
+    if prog != "tr" || args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let (delete, sets) = match args {
+        [opt, rest @ ..] if opt.text == "-d" => (true, rest),
+        _ => (false, args),
+    };
+    if sets.iter().any(|a| a.is_option()) {
+        return None;
+    }
+    let set1 = tr_set(&sets.first()?.text)?;
+    if delete {
+        if sets.len() != 1 {
+            return None;
+        }
+        return Some(text.chars().filter(|c| !set1.contains(c)).collect());
+    }
+    let [_, second] = sets else { return None };
+    let set2 = tr_set(&second.text)?;
+    let last = *set2.last()?;
+    Some(
+        text.chars()
+            .map(|c| match set1.iter().rposition(|s| *s == c) {
+                Some(i) => set2.get(i).copied().unwrap_or(last),
+                None => c,
+            })
+            .collect(),
+    )
+}
+
+fn tr_set(spec: &str) -> Option<Vec<char>> {
+    let spec = spec
+        .replace("[:lower:]", "a-z")
+        .replace("[:upper:]", "A-Z")
+        .replace("[:digit:]", "0-9");
+    if spec.contains("[:") || spec.contains("[=") || spec.contains('*') {
+        return None;
+    }
+    let decoded = crate::word::decode_escapes(&spec, crate::word::Escapes::Printf);
+    let chars: Vec<char> = decoded.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 2 < chars.len() && chars[i + 1] == '-' && chars[i] <= chars[i + 2] {
+            out.extend(chars[i]..=chars[i + 2]);
+            i += 3;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+        if out.len() > 4096 {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// `cat` and `tee` without file operands copy their input to their output.
@@ -1024,12 +1103,16 @@ pub(crate) fn names_process_secrets(word: &Word) -> bool {
         return false;
     };
     let file = file.trim_matches(['"', '\'', '}']);
-    let process = pid != "thread-self"
-        && (pid.contains('$')
-            || pid.contains('*')
-            || pid.chars().all(|c| c.is_ascii_digit())
-            || pid == "self");
-    let own_harmless = pid == "self" && file != "environ";
+    // `/proc/self/task/TID/environ` is the same file as `/proc/self/environ`.
+    let file = if file == "task" {
+        parts.nth(1).unwrap_or(file).trim_matches(['"', '\'', '}'])
+    } else {
+        file
+    };
+    let own = pid == "self" || pid == "thread-self";
+    let process =
+        pid.contains('$') || pid.contains('*') || pid.chars().all(|c| c.is_ascii_digit()) || own;
+    let own_harmless = own && file != "environ";
     process && !own_harmless && (PROCESS_SECRETS.contains(&file) || file.contains('*'))
 }
 
@@ -1076,6 +1159,25 @@ fn cwd_has_marker(cwd: &std::path::Path) -> bool {
 }
 
 fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
+    // `/proc/self/root/home/u/.ssh` is `/home/u/.ssh`; `/proc/self/cwd/x` is `./x`.
+    if let Some(rest) = text.strip_prefix("/proc/") {
+        let mut parts = rest.splitn(3, '/');
+        let (pid, link, tail) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+        let any_pid = pid.is_some_and(|p| {
+            p == "self"
+                || p == "thread-self"
+                || p.starts_with('$')
+                || p.bytes().all(|b| b.is_ascii_digit())
+        });
+        match link {
+            Some("root") if any_pid => return absolute_for_match(w, &format!("/{tail}")),
+            Some("cwd") if any_pid => {
+                let tail = if tail.is_empty() { "." } else { tail };
+                return absolute_for_match(w, tail);
+            }
+            _ => {}
+        }
+    }
     if let Some(rest) = text.strip_prefix("~/") {
         return w
             .ctx
@@ -1107,6 +1209,17 @@ pub(crate) fn prints_environment(prog: &str, args: &[Word]) -> bool {
                 || args.is_empty()
         }
         "compgen" => args.iter().any(|a| a.text == "-v" || a.text == "-e"),
+        // `jq -n env`, `jq -n '$ENV'`: the whole environment as JSON.
+        "jq" | "gojq" | "jaq" => args.iter().any(|a| {
+            !a.is_option()
+                && (a.text.contains("$ENV")
+                    || a.text
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                        .any(|w| w == "env"))
+        }),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox" => {
+            args.iter().any(|a| a.text.contains("ENVIRON"))
+        }
         _ => false,
     }
 }

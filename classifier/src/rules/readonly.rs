@@ -62,10 +62,18 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         return None;
     }
     let args = &cmd.argv[1..];
+    let old_pwd = w.vars.get("PWD").cloned();
     match prog {
         "cd" | "pushd" => {
             let target = operands(args).into_iter().next();
-            w.cwds = w.cwds.after_cd(target, w.ctx);
+            // `cd -` goes back to `$OLDPWD`.
+            let previous = target.filter(|t| !t.dynamic && t.text == "-").map(|t| {
+                match w.vars.get("OLDPWD") {
+                    Some(dir) => Word::literal(dir, t.span),
+                    None => Word::computed("$OLDPWD", "", t.span),
+                }
+            });
+            w.cwds = w.cwds.after_cd(previous.as_ref().or(target), w.ctx);
         }
         "popd" => w.cwds = crate::paths::Cwds::unknown(),
         _ => {}
@@ -74,6 +82,11 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         match w.cwds.single().map(|d| d.to_string_lossy().into_owned()) {
             Some(dir) => w.vars.insert("PWD".to_string(), dir),
             None => w.vars.remove("PWD"),
+        };
+        match old_pwd {
+            Some(dir) if w.vars.get("PWD") != Some(&dir) => w.vars.insert("OLDPWD".into(), dir),
+            Some(_) => None,
+            None => w.vars.remove("OLDPWD"),
         };
     }
     // `read NAME` and `printf -v NAME` assign variables too (`read PATH <<< /tmp/x`).

@@ -86,6 +86,18 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     let outcome = match prog {
         "su" => su(w, cmd),
+        "machinectl" => {
+            let verb = super::operands(args).first().map(|a| a.text.as_str());
+            if matches!(verb, Some("shell" | "login")) {
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::PrivilegeWrapper,
+                    "\"machinectl shell\" opens a shell as another user (root on the host by default)",
+                    cmd.span,
+                );
+            }
+            changes(prog)
+        }
         "systemctl" | "service" => systemctl(w, cmd, prog),
         "init" => {
             if args

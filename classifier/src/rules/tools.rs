@@ -15,10 +15,26 @@ use crate::word::Word;
 pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let args = &cmd.argv[1..];
     match prog {
-        "gdb" | "cgdb" | "gdb-multiarch" => gdb(w, cmd),
+        "gdb" | "cgdb" | "gdb-multiarch" => {
+            gdb(w, cmd);
+            if option_reads_stdin(
+                args,
+                &["-x", "--command", "-command", "-ix", "--init-command"],
+            ) {
+                super::exec::stdin_code(w, cmd, prog, false);
+            }
+        }
+        "uv" if args.first().is_some_and(|a| a.text == "run") && args.iter().any(is_stdin) => {
+            super::exec::stdin_code(w, cmd, prog, false);
+        }
         "sqlite3" | "sqlite" => sqlite(w, cmd),
         "m4" => m4(w, cmd),
-        "make" | "gmake" => make(w, args),
+        "make" | "gmake" => {
+            make(w, args);
+            if option_reads_stdin(args, &["-f", "--file", "--makefile"]) {
+                super::exec::stdin_code(w, cmd, prog, false);
+            }
+        }
         "split" | "csplit" => split(w, args, prog),
         "script" => return Some(script(w, cmd)),
         "pip" | "pip3" => pip(w, args),
@@ -27,6 +43,30 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     report_paths(w, prog, args);
     None
+}
+
+/// `-`, `/dev/stdin` and its aliases: the program reads that file from its input.
+fn is_stdin(word: &Word) -> bool {
+    !word.dynamic
+        && matches!(
+            word.text.as_str(),
+            "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+        )
+}
+
+/// Whether one of `opts` (separate, `=` or attached value) names standard input: `make -f -`,
+/// `gdb -x /dev/stdin`.
+fn option_reads_stdin(args: &[Word], opts: &[&str]) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        let t = a.text.as_str();
+        opts.iter().any(|o| {
+            (t == *o && args.get(i + 1).is_some_and(is_stdin))
+                || t.strip_prefix(o).is_some_and(|rest| {
+                    let rest = rest.strip_prefix('=').unwrap_or(rest);
+                    !rest.is_empty() && is_stdin(&Word::literal(rest, a.span))
+                })
+        })
+    })
 }
 
 /// `gdb -ex '!cmd'`, `-ex 'shell cmd'`, `-ex 'python os.system(…)'`, `-iex`, `--eval-command`.
@@ -517,6 +557,11 @@ fn report_paths(w: &mut Walker, prog: &str, args: &[Word]) {
         ("prettier", &["--cache-location"]),
         ("black", &["--cache-dir"]),
         ("gcc", &["-o"]), ("cc", &["-o"]), ("clang", &["-o"]), ("g++", &["-o"]), ("rustc", &["-o", "--out-dir"]),
+        ("pandoc", &["-o", "--output", "--extract-media"]),
+        ("openssl", &["-out", "-keyout", "-signature"]),
+        ("csplit", &["-f", "--prefix"]),
+        ("cpio", &["-D", "--directory", "-O", "-F", "--file"]),
+        ("patch", &["-o", "--output", "-d", "--directory", "-r", "--reject-file"]),
     ];
     let Some((_, flags)) = FLAGS.iter().find(|(p, _)| *p == prog) else {
         return;

@@ -115,6 +115,20 @@ const WRAPPERS: &[Spec] = &[
     ], 0),
     spec("nsenter", Stance::Privilege, &["-t", "--target", "-S", "-G", "--setuid", "--setgid", "-r", "-w"], 0),
     spec("chroot", Stance::Privilege, &["--userspec", "--groups"], 1),
+    spec("runuser", Stance::Privilege, &[
+        "-u", "--user", "-g", "--group", "-G", "--supp-group", "-c", "--command", "-s", "--shell",
+        "-w", "--whitelist-environment",
+    ], 0),
+    spec("setpriv", Stance::Privilege, &[
+        "--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps",
+        "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label",
+        "--apparmor-profile", "--landlock-access", "--landlock-rule", "--rlimit",
+    ], 0),
+    // `capsh [OPTIONS] -- ARGS` runs `/bin/bash ARGS` (see `run`).
+    spec("capsh", Stance::Privilege, &[], 0),
+    spec("gosu", Stance::Privilege, &[], 1),
+    spec("su-exec", Stance::Privilege, &[], 1),
+    spec("ksu", Stance::Privilege, &["-n", "-c", "-C", "-l", "-z", "-Z", "-e"], 0),
 ];
 
 pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
@@ -161,7 +175,24 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     if let Some(outcome) = extra {
         return Some(outcome);
     }
-    let payload: Vec<Word> = args[start..].to_vec();
+    let mut payload: Vec<Word> = args[start..].to_vec();
+    if prog == "capsh" {
+        // Everything after `--` is handed to bash.
+        payload = match args.iter().position(|a| !a.dynamic && a.text == "--") {
+            Some(dashes) => std::iter::once(Word::literal("bash", cmd.argv[0].span))
+                .chain(args[dashes + 1..].iter().cloned())
+                .collect(),
+            None => Vec::new(),
+        };
+    }
+    if prog == "parallel" && payload.is_empty() {
+        // Without a command, parallel runs each input line as a command.
+        let outcome = super::exec::stdin_code(w, cmd, prog, true);
+        return Some(
+            Outcome::not(RuleId::ExecWrapper, "\"parallel\" runs its input")
+                .with_flow(outcome.flow),
+        );
+    }
     let flow = match prog {
         "watch" | "parallel" => joined_code(w, cmd, &payload),
         "xargs" => xargs(w, cmd, spec, &args[..start], payload.clone()),
