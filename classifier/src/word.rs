@@ -65,10 +65,41 @@ impl Word {
         if self.glob {
             return true;
         }
+        if self.is_numeric_special() {
+            return false;
+        }
         self.dynamic
             && (self.prefix.is_empty() || self.prefix.starts_with('-'))
             && !self.text.starts_with(['<', '>'])
             && !(self.prefix.is_empty() && self.flow.no_dash)
+    }
+}
+
+impl Word {
+    /// `$$`, `$PPID`, `$UID` …: shell variables that always hold a non-negative number.
+    pub fn is_numeric_special(&self) -> bool {
+        let t = self.text.trim_matches('"');
+        let name = t
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix('}'))
+            .or_else(|| t.strip_prefix('$'))
+            .unwrap_or("");
+        self.dynamic
+            && matches!(
+                name,
+                "$" | "!"
+                    | "#"
+                    | "?"
+                    | "PPID"
+                    | "UID"
+                    | "EUID"
+                    | "BASHPID"
+                    | "RANDOM"
+                    | "SECONDS"
+                    | "LINENO"
+                    | "SHLVL"
+                    | "OPTIND"
+            )
     }
 }
 
@@ -141,12 +172,16 @@ impl Builder {
     }
 
     fn computed(&mut self, start: usize, end: usize, flow: &Flow) {
+        // Only the part that starts the word decides whether it can start with `-`.
+        let leading = !self.dynamic && self.prefix.is_empty();
+        let kept = self.flow.no_dash;
         if self.is_empty() {
             // A word that is one substitution keeps what it knows (`<(echo …)` has known text).
             self.flow = flow.clone();
         } else {
             self.flow.merge(flow);
         }
+        self.flow.no_dash = if leading { flow.no_dash } else { kept };
         self.dynamic = true;
         self.touch(start, end);
     }

@@ -67,7 +67,8 @@ fn gg(w: &mut Walker, cmd: &Cmd) -> Outcome {
     }
     let help = flag("--help") || flag("-h");
     match texts.as_slice() {
-        ["classify", ..] | ["audit", ..] | ["man"] | ["completions", ..] | ["help", ..] => {
+        // `gg help me out` is a prompt; `gg help` alone prints help.
+        ["classify", ..] | ["audit", ..] | ["man"] | ["completions", ..] | ["help"] => {
             return Outcome::read_only();
         }
         ["sessions", "list"] | ["policy", "show"] => {

@@ -15,7 +15,9 @@ use crate::word::Word;
 const READ_ONLY_SUBCOMMANDS: &[&str] = &[
     "status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "remote",
     "ls-tree", "describe", "shortlog", "rev-list", "cat-file", "merge-base", "show-ref",
-    "whatchanged", "reflog", "grep", "stash", "tag",
+    "whatchanged", "reflog", "grep", "stash", "tag", "for-each-ref", "diff-tree", "diff-index",
+    "diff-files", "check-ignore", "check-attr", "version", "symbolic-ref", "submodule",
+    "name-rev", "count-objects", "cherry",
 ];
 
 /// Global options (before the subcommand) that take a separate value.
@@ -275,6 +277,30 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
         "stash" => stash(args),
         "tag" => tag(args),
         "remote" => remote(args),
+        // `git symbolic-ref [-q] [--short] NAME` reads; a second operand or `-d` changes it.
+        "symbolic-ref"
+            if args.iter().filter(|a| !a.is_option()).count() > 1
+                || args
+                    .iter()
+                    .any(|a| a.text == "-d" || long_is(&a.text, "--delete")) =>
+        {
+            Outcome::not(
+                RuleId::GitBranchChange,
+                "\"git symbolic-ref NAME REF\" changes a reference",
+            )
+        }
+        // Only `git submodule status` (and `summary`) read.
+        "submodule"
+            if !args
+                .iter()
+                .find(|a| !a.is_option())
+                .is_some_and(|a| matches!(a.text.as_str(), "status" | "summary")) =>
+        {
+            Outcome::not(
+                RuleId::ReadonlyNotAllowListed,
+                "\"git submodule\" other than status changes submodules",
+            )
+        }
         "reflog"
             if args
                 .first()
@@ -446,7 +472,11 @@ fn branch(args: &[Word]) -> Outcome {
 }
 
 fn remote(args: &[Word]) -> Outcome {
-    if args.iter().all(|a| a.text == "-v" || a.text == "--verbose") {
+    let get_url = args.first().is_some_and(|a| a.text == "get-url")
+        && args[1..]
+            .iter()
+            .all(|a| !a.is_option() || matches!(a.text.as_str(), "--push" | "--all"));
+    if get_url || args.iter().all(|a| a.text == "-v" || a.text == "--verbose") {
         Outcome::read_only()
     } else {
         Outcome::not(

@@ -7,20 +7,137 @@ use super::{Outcome, long_is, operands, options, short_has};
 use crate::walk::{Cmd, Walker};
 
 #[rustfmt::skip]
-const INSPECTORS: &[&str] = &[
+pub(crate) const INSPECTORS: &[&str] = &[
     "lsblk", "lsof", "numfmt", "expr", "lscpu", "lsusb", "lspci", "findmnt", "zipinfo", "lsattr",
     "getfacl", "ip", "ss", "journalctl", "systemctl", "crontab", "kill", "mount", "timedatectl",
-    "npm", "pnpm", "unzip", "fd", "fdfind",
+    "npm", "pnpm", "unzip", "fd", "fdfind", "yq", "dmesg", "sysctl", "ulimit", "umask", "lsmod",
+    "readelf", "objdump", "nm", "iconv", "shasum", "bc", "getent", "shopt", "tee",
 ];
+
+/// Programs whose `--version` (and the flags in [`version_flags`]) only print a version.
+#[rustfmt::skip]
+pub(crate) const VERSIONED: &[&str] = &[
+    "cargo", "rustc", "rustup", "gcc", "g++", "cc", "clang", "make", "cmake", "java", "javac",
+    "docker", "podman", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "go", "git", "tar", "curl",
+    "wget", "ssh", "rg", "fd", "jq", "gh", "terraform", "kubectl",
+];
+
+/// The flags that only print a version for `prog` (`bash -v` is verbose mode, `ruby -v` reads
+/// a program from its input: only `--version` for those).
+fn version_flags(prog: &str) -> &'static [&'static str] {
+    match prog {
+        p if p.starts_with("python") || p.starts_with("pypy") => &["--version", "-V", "-VV"],
+        "node" | "nodejs" | "bun" | "npm" | "pnpm" | "yarn" => &["--version", "-v"],
+        "perl" | "php" | "lua" | "luajit" => &["--version", "-v"],
+        "deno" | "cargo" | "rustc" | "rustup" | "uv" | "pip" | "pip3" | "rg" | "fd" | "jq" => {
+            &["--version", "-V"]
+        }
+        "java" | "javac" => &["--version", "-version"],
+        "go" => &["version"],
+        "kubectl" => &["version --client"],
+        _ => &["--version"],
+    }
+}
+
+/// `python3 -V`, `node -v`, `bash --version`, `cargo --version`: only a version is printed.
+pub(crate) fn prints_version(prog: &str, args: &[crate::word::Word]) -> bool {
+    let versioned = VERSIONED.contains(&prog)
+        || super::exec::SHELLS.contains(&prog)
+        || super::exec::is_interpreter(prog);
+    if !versioned || args.is_empty() || args.iter().any(|a| a.dynamic) {
+        return false;
+    }
+    let joined: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let joined = joined.join(" ");
+    version_flags(prog).contains(&joined.as_str())
+}
 
 pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let args = &cmd.argv[1..];
-    if !INSPECTORS.contains(&prog) || args.iter().any(|a| a.dynamic) {
+    if prints_version(prog, args) {
+        return Some(Outcome::read_only());
+    }
+    // `$$`, `$PPID` … are numbers, never options.
+    if !INSPECTORS.contains(&prog) || args.iter().any(|a| a.dynamic && !a.is_numeric_special()) {
         return None;
     }
     let read_only = match prog {
         "lsblk" | "lsof" | "numfmt" | "expr" | "lscpu" | "lsusb" | "lspci" | "findmnt"
-        | "zipinfo" | "lsattr" | "getfacl" => true,
+        | "zipinfo" | "lsattr" | "getfacl" | "lsmod" | "readelf" | "shasum" | "bc" => true,
+        // `--plugin` loads a shared object.
+        "objdump" | "nm" => !args.iter().any(|a| a.text.starts_with("--plugin")),
+        "yq" => !args.iter().any(|a| {
+            let t = a.text.as_str();
+            t == "-i"
+                || t == "-s"
+                || (a.is_option()
+                    && !t.starts_with("--")
+                    && (short_has(t, 'i') || short_has(t, 's')))
+                || long_is(t, "--inplace")
+                || long_is(t, "--in-place")
+                || long_is(t, "--split-exp")
+        }),
+        "dmesg" => dmesg(args),
+        "sysctl" => {
+            use super::args::{Item, Spec, getopt};
+            let spec = Spec {
+                short_flags: "aAXnNeqbdh",
+                short_value: "r",
+                long_flags: &[
+                    "--all",
+                    "--values",
+                    "--names",
+                    "--binary",
+                    "--ignore",
+                    "--deprecated",
+                    "--help",
+                    "--version",
+                ],
+                long_value: &["--pattern"],
+                ..Spec::default()
+            };
+            getopt(args, &spec).iter().all(|i| match i {
+                Item::Opt { .. } => true,
+                Item::Unknown(_) => false,
+                Item::Operand(a) => !a.text.contains('='),
+            })
+        }
+        // Queries only: `ulimit -n`, `ulimit -a`; a value sets the limit.
+        "ulimit" => args
+            .iter()
+            .all(|a| a.is_option() && !a.text.starts_with("--")),
+        "umask" => args.iter().all(|a| a.text == "-S" || a.text == "-p"),
+        "iconv" => {
+            use super::args::{Item, Spec, getopt};
+            let spec = Spec {
+                short_flags: "csl",
+                short_value: "ft",
+                long_flags: &[
+                    "--silent",
+                    "--list",
+                    "--verbose",
+                    "--help",
+                    "--version",
+                    "--usage",
+                ],
+                long_value: &["--from-code", "--to-code"],
+                ..Spec::default()
+            };
+            !getopt(args, &spec)
+                .iter()
+                .any(|i| matches!(i, Item::Unknown(_)))
+        }
+        // The shadow databases hold password hashes.
+        "getent" => !operands(args)
+            .first()
+            .is_some_and(|db| matches!(db.text.as_str(), "shadow" | "gshadow")),
+        "shopt" => shopt(args),
+        "tee" => args.iter().all(|a| {
+            matches!(
+                a.text.as_str(),
+                "-a" | "-i" | "-p" | "--append" | "--ignore-interrupts"
+            ) || matches!(a.text.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr")
+        }),
         "ip" => ip(args),
         // `-K`/`--kill` closes sockets, `-D FILE`/`--diag=FILE` writes raw diagnostics.
         "ss" => !options(args).any(|a| {
@@ -65,16 +182,106 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 !a.text.starts_with("--") && a.text[1..].starts_with(['l', 'Z', 'v', 't', 'p', 'z'])
             }) && !options(args).any(|a| short_has(&a.text, 'd'))
         }
-        "fd" | "fdfind" => !args.iter().any(|a| {
-            let t = a.text.as_str();
-            short_has(t, 'x')
-                || short_has(t, 'X')
-                || long_is(t, "--exec")
-                || long_is(t, "--exec-batch")
-        }),
+        "fd" | "fdfind" => fd(args),
         _ => return None,
     };
     read_only.then(Outcome::read_only)
+}
+
+/// fd without `-x`/`-X`/`--exec`/`--exec-batch`, with options that take a value read as such
+/// (`-tx` is `--type x`, executables).
+fn fd(args: &[crate::word::Word]) -> bool {
+    use super::args::split_option;
+    #[rustfmt::skip]
+    const WITH_VALUE: &[&str] = &[
+        "-t", "-e", "-E", "-d", "-j", "-c", "-S", "-o", "--type", "--extension", "--exclude",
+        "--max-depth", "--min-depth", "--exact-depth", "--threads", "--color", "--size", "--owner",
+        "--changed-within", "--changed-before", "--newer", "--older", "--max-results",
+        "--base-directory", "--path-separator", "--search-path", "--format", "--ignore-file",
+        "--batch-size", "--max-buffer-time", "--hyperlink",
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() || args[i].text == "--" {
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(args, i, WITH_VALUE);
+        if parsed.iter().any(|o| {
+            matches!(o.name.as_str(), "-x" | "-X")
+                || long_is(&o.name, "--exec")
+                || long_is(&o.name, "--exec-batch")
+        }) {
+            return false;
+        }
+        i += used;
+    }
+    true
+}
+
+/// dmesg's reading options; `-C`/`-c` clear the ring buffer, `-D`/`-E`/`-n` change the console.
+fn dmesg(args: &[crate::word::Word]) -> bool {
+    use super::args::{Item, Spec, getopt};
+    let spec = Spec {
+        short_flags: "THLktxruwWdePJS",
+        short_value: "lfs",
+        long_flags: &[
+            "--ctime",
+            "--human",
+            "--kernel",
+            "--userspace",
+            "--decode",
+            "--notime",
+            "--raw",
+            "--syslog",
+            "--follow",
+            "--follow-new",
+            "--show-delta",
+            "--json",
+            "--nopager",
+            "--reltime",
+            "--help",
+            "--version",
+            "--noescape",
+        ],
+        long_value: &[
+            "--level",
+            "--facility",
+            "--since",
+            "--until",
+            "--time-format",
+            "--buffer-size",
+            "--file",
+        ],
+        long_optional: &["--color"],
+        ..Spec::default()
+    };
+    !getopt(args, &spec)
+        .iter()
+        .any(|i| matches!(i, Item::Unknown(_) | Item::Operand(_)))
+}
+
+/// `shopt` lists; `shopt -s/-u` of globbing options is read-only. Options that change how later
+/// text is read or run (`expand_aliases`, `extdebug`, `xpg_echo`, `sourcepath` …) are not.
+fn shopt(args: &[crate::word::Word]) -> bool {
+    #[rustfmt::skip]
+    const HARMLESS: &[&str] = &[
+        "globstar", "nullglob", "dotglob", "nocaseglob", "failglob", "nocasematch",
+        "globasciiranges", "checkwinsize", "histappend", "cmdhist", "lithist",
+    ];
+    let setting = args
+        .iter()
+        .any(|a| a.text.starts_with('-') && (a.text.contains('s') || a.text.contains('u')));
+    args.iter()
+        .filter(|a| !a.is_option())
+        .all(|a| !setting || HARMLESS.contains(&a.text.as_str()))
+        && args
+            .iter()
+            .filter(|a| a.is_option())
+            .all(|a| a.text[1..].chars().all(|c| "supqo".contains(c)))
+        && !args
+            .iter()
+            .any(|a| a.text.starts_with('-') && a.text.contains('o') && setting)
 }
 
 /// `ip [OPTIONS] OBJECT [show|list|get]`.

@@ -93,7 +93,15 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if let Some(first) = cmd.argv.first().filter(|f| !f.dynamic) {
         crate::evaluation::check_command(w, &cmd, basename(&first.text));
     }
+    // `IFS=, read a b`, `IFS= read -r line`: the prefix only changes how this builtin splits.
+    let splits_only = cmd
+        .argv
+        .first()
+        .is_some_and(|f| !f.dynamic && matches!(f.text.as_str(), "read" | "mapfile" | "readarray"));
     for (name, value) in &cmd.assigns {
+        if splits_only && name == "IFS" {
+            continue;
+        }
         check_assignment(w, name, value);
     }
     check_redirects(w, &cmd);
@@ -291,7 +299,93 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
         // Reading one's own environment is fine; sending it anywhere is not.
         flow.credentials = true;
     }
+    flow.no_dash = output_never_dashed(prog, &cmd.argv[1..]);
     flow
+}
+
+/// Whether every word `prog ARGS` prints is known not to start with `-`, so that substituting
+/// it as an argument cannot make an option: commit ids (`git merge-base`, `git rev-parse REV`,
+/// `git rev-list`), branch names (`git branch --show-current`, `git symbolic-ref --short`,
+/// `git rev-parse --abbrev-ref`; git refuses names starting with `-`), paths under a named
+/// directory (`git ls-files src`), absolute paths (`pwd`, `git rev-parse --show-toplevel`),
+/// numbers (`nproc`, `id -u`).
+fn output_never_dashed(prog: &str, args: &[Word]) -> bool {
+    if args.iter().any(|a| a.dynamic || a.glob) {
+        return false;
+    }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let plain_operands = |allowed: &[&str], rest: &[&str]| {
+        rest.iter()
+            .all(|t| !t.starts_with('-') || allowed.contains(t))
+    };
+    match prog {
+        "pwd" | "nproc" => texts.iter().all(|t| matches!(*t, "-P" | "-L")),
+        "id" => matches!(texts.as_slice(), ["-u" | "-g" | "-ur" | "-gr"]),
+        "git" => match texts.as_slice() {
+            ["merge-base", rest @ ..] => {
+                plain_operands(&["--fork-point", "--octopus", "--all"], rest)
+            }
+            ["rev-parse", rest @ ..] => {
+                !rest.is_empty()
+                    && !rest.contains(&"--")
+                    && plain_operands(
+                        &[
+                            "--verify",
+                            "-q",
+                            "--quiet",
+                            "--short",
+                            "--abbrev-ref",
+                            "--symbolic-full-name",
+                            "--show-toplevel",
+                            "--absolute-git-dir",
+                        ],
+                        rest,
+                    )
+            }
+            ["rev-list", rest @ ..] => {
+                plain_operands(
+                    &[
+                        "--reverse",
+                        "--first-parent",
+                        "--no-merges",
+                        "--merges",
+                        "--count",
+                        "--all",
+                        "--topo-order",
+                        "--date-order",
+                    ],
+                    rest,
+                ) && !rest.contains(&"--")
+            }
+            ["branch", "--show-current"] => true,
+            ["symbolic-ref", "--short" | "-q", ..] => texts.len() <= 4,
+            ["ls-files", rest @ ..] => {
+                let (options, paths): (Vec<&&str>, Vec<&&str>) =
+                    rest.iter().partition(|t| t.starts_with('-'));
+                !paths.is_empty()
+                    && options.iter().all(|o| {
+                        matches!(
+                            **o,
+                            "--cached"
+                                | "-c"
+                                | "--modified"
+                                | "-m"
+                                | "--others"
+                                | "-o"
+                                | "--exclude-standard"
+                                | "--deleted"
+                                | "-d"
+                        )
+                    })
+                    && paths.iter().all(|p| {
+                        p.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                            && !p.contains(['*', '?', '[', ':'])
+                    })
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Records files written with statically known text, so that running them later is read.

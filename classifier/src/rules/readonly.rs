@@ -18,7 +18,7 @@ const READ_ONLY_PROGRAMS: &[&str] = &[
     "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "type", "jq", "nproc", "arch",
     "groups", "tty", "locale", "sleep", "exit", "return", "shift", "wait", "read", "cd", "pushd",
     "popd", "dirs", "set", "alias", "export", "local", "declare", "readonly", "typeset", "unset",
-    "ps", "uptime", "free",
+    "ps", "uptime", "free", "mapfile", "readarray",
 ];
 
 /// Programs judged by other modules that can be read-only with the right arguments.
@@ -38,6 +38,9 @@ const CONDITIONALLY_READ_ONLY: &[&str] = &[
     "zstd",
     // gg's own inspection commands (`gg classify`, `gg --version`, `ggd status`).
     "gg", "ggd",
+    // Inspectors with read-only forms (see `inspect`).
+    "yq", "dmesg", "sysctl", "ulimit", "umask", "lsmod", "readelf", "objdump", "nm", "iconv",
+    "shasum", "bc", "getent", "shopt", "tee", "sqlite3",
 ];
 
 /// Flags that write files or run programs, per allow-listed program: (short flags, long flags).
@@ -55,6 +58,9 @@ pub(crate) fn is_read_only_program(name: &str) -> bool {
         || CONDITIONALLY_READ_ONLY.contains(&name)
         // `bash -c 'ls'` is as read-only as `ls`.
         || super::exec::SHELLS.contains(&name)
+        // `python3 -V`, `cargo --version`.
+        || super::inspect::VERSIONED.contains(&name)
+        || super::exec::is_interpreter(name)
 }
 
 pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
@@ -91,11 +97,33 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     // `read NAME` and `printf -v NAME` assign variables too (`read PATH <<< /tmp/x`).
     let attached;
+    let mut callback: Option<Word> = None;
     let assigned: Vec<&Word> = match prog {
         "read" => super::operands(args)
             .into_iter()
             .filter(|a| !a.dynamic)
             .collect(),
+        // `mapfile [-t] [-d D] [-n N] [-O N] [-s N] [-u FD] [-C CODE -c N] [ARRAY]`.
+        "mapfile" | "readarray" => {
+            let mut i = 0;
+            let mut names = Vec::new();
+            while i < args.len() {
+                let t = args[i].text.as_str();
+                if args[i].is_option() && t.len() == 2 && "dnOsuCc".contains(&t[1..]) {
+                    if t == "-C" {
+                        callback = args.get(i + 1).cloned();
+                    }
+                    i += 2;
+                    continue;
+                }
+                if !args[i].is_option() {
+                    names.push(&args[i]);
+                }
+                i += 1;
+            }
+            names.truncate(1);
+            names
+        }
         "printf" => match args.first() {
             Some(a) if a.text == "-v" => args.get(1).into_iter().collect(),
             // `printf -vNAME …`
@@ -108,9 +136,24 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         _ => Vec::new(),
     };
     for name in assigned {
+        if name.dynamic {
+            let msg = format!(
+                "\"{prog}\" assigns the computed variable name {}",
+                name.text
+            );
+            return Some(Outcome::not(RuleId::EvalComputedVariableName, msg));
+        }
         let value = Word::computed("<input>", "", name.span);
         super::check_assignment(w, &name.text, &value);
         w.vars.remove(&name.text);
+    }
+    if let Some(code) = callback {
+        // `mapfile -C CODE` evaluates CODE every few lines.
+        if !code.dynamic {
+            super::run_code(w, &code.text, code.span, &crate::walk::Flow::default());
+        }
+        let msg = format!("\"{prog} -C\" runs {} as code", code.text);
+        return Some(Outcome::not(RuleId::DynamicShellCode, msg));
     }
     if matches!(
         prog,

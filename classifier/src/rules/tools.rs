@@ -27,7 +27,12 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "uv" if args.first().is_some_and(|a| a.text == "run") && args.iter().any(is_stdin) => {
             super::exec::stdin_code(w, cmd, prog, false);
         }
-        "sqlite3" | "sqlite" => sqlite(w, cmd),
+        "sqlite3" | "sqlite" => {
+            sqlite(w, cmd);
+            if sqlite_read_only(cmd) {
+                return Some(Outcome::read_only());
+            }
+        }
         "m4" => m4(w, cmd),
         "make" | "gmake" => {
             make(w, args);
@@ -191,6 +196,74 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
             }
         }
     }
+}
+
+/// `sqlite3 -readonly DB 'SQL'` with only display options, and SQL without dot commands other
+/// than listing ones, without `ATTACH`, `VACUUM`, `load_extension`, the CLI's `writefile`,
+/// `readfile` and `edit`: it only prints.
+fn sqlite_read_only(cmd: &Cmd) -> bool {
+    #[rustfmt::skip]
+    const FLAGS: &[&str] = &[
+        "-readonly", "-header", "-noheader", "-csv", "-json", "-line", "-list", "-column", "-box",
+        "-markdown", "-table", "-tabs", "-html", "-quote", "-batch", "-bail", "-safe",
+    ];
+    const WITH_VALUE: &[&str] = &["-separator", "-newline", "-nullvalue"];
+    #[rustfmt::skip]
+    const DOT: &[&str] = &[
+        ".tables", ".schema", ".indexes", ".indices", ".headers", ".mode", ".databases", ".show",
+        ".fullschema", ".width", ".nullvalue", ".separator", ".timer", ".changes", ".stats",
+        ".dbinfo", ".print",
+    ];
+    if cmd.input.fed && cmd.input.text.is_none() {
+        return false;
+    }
+    let args = &cmd.argv[1..];
+    let mut readonly = false;
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.dynamic {
+            return false;
+        }
+        let t = a.text.trim_start_matches('-');
+        let t = format!("-{t}");
+        if a.text.starts_with('-') {
+            if WITH_VALUE.contains(&t.as_str()) {
+                i += 2;
+                continue;
+            }
+            if !FLAGS.contains(&t.as_str()) {
+                return false;
+            }
+            readonly |= t == "-readonly";
+        } else {
+            operands.push(a.text.as_str());
+        }
+        i += 1;
+    }
+    let input = cmd.input.text.as_deref().unwrap_or("");
+    let sql: Vec<&str> = operands.iter().skip(1).copied().chain([input]).collect();
+    readonly
+        && !operands.is_empty()
+        && sql.iter().all(|text| {
+            let lower = text.to_ascii_lowercase();
+            ![
+                "attach",
+                "vacuum",
+                "load_extension",
+                "writefile",
+                "readfile",
+                "edit(",
+            ]
+            .iter()
+            .any(|w| lower.contains(w))
+                && text.split(['\n', ';']).all(|line| {
+                    let line = line.trim();
+                    !line.starts_with('.')
+                        || DOT.contains(&line.split_whitespace().next().unwrap_or(""))
+                })
+        })
 }
 
 /// `m4` runs `syscmd(…)`/`esyscmd(…)` from its input or arguments.
