@@ -460,22 +460,26 @@ pub fn main(args: Vec<String>) -> ExitCode {
     code
 }
 
-/// ggd's log lines are JSON, whose encoder escapes C0 controls but writes DEL, C1 controls and
-/// bidi overrides raw; a log on a terminal could so be rewritten by a value the model chose. They
-/// are written as `\uXXXX` escapes instead, which leaves the line the same JSON.
+/// ggd's log lines are JSON, whose encoder escapes C0 controls but writes DEL, C1 controls, bidi
+/// overrides and invisible characters (tag characters, zero-width spaces) raw; a log on a
+/// terminal could so be rewritten, or carry text no one sees, by a value the model chose. They
+/// are written as `\uXXXX` escapes instead (a surrogate pair above U+FFFF), which leaves the line
+/// the same JSON.
 struct TerminalSafeJson<W>(W);
 
 impl<W: std::io::Write> std::io::Write for TerminalSafeJson<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        if !crate::display::has_controls(&text) {
+        if !crate::display::needs_escaping(&text) {
             self.0.write_all(buf)?;
             return Ok(buf.len());
         }
         let mut out = String::with_capacity(text.len() + 16);
         for c in text.chars() {
-            if crate::display::is_control(c) && c as u32 >= 0x20 {
-                out.push_str(&format!("\\u{:04x}", c as u32));
+            if crate::display::needs_escape(c) && c as u32 >= 0x20 {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
             } else {
                 out.push(c);
             }
@@ -807,6 +811,19 @@ mod tests {
         assert_eq!(out, "{\"m\":\"a\\u001b[2Kb\\u007f\\u009b\\u202ec\"}\n");
         let back: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back["m"], "a\u{1b}[2Kb\u{7f}\u{9b}\u{202e}c");
+    }
+
+    #[test]
+    fn log_lines_escape_invisible_characters_as_json() {
+        use std::io::Write;
+        let mut w = TerminalSafeJson(Vec::new());
+        let m = "ok\u{200b}\u{e0041}\u{e007f}";
+        let line = serde_json::json!({ "m": m }).to_string() + "\n";
+        w.write_all(line.as_bytes()).unwrap();
+        let out = String::from_utf8(w.0).unwrap();
+        assert_eq!(out, "{\"m\":\"ok\\u200b\\udb40\\udc41\\udb40\\udc7f\"}\n");
+        let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back["m"], m);
     }
 
     fn args(list: &[&str]) -> Vec<String> {
