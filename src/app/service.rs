@@ -157,6 +157,12 @@ impl Conversation {
         } else {
             None
         };
+        // AGENTS.md holding text no one sees: the model gets it escaped; the person is told.
+        notices.extend(crate::agent::prompt::hidden_in_instructions(
+            &options.home,
+            &options.cwd,
+            options.context_files,
+        ));
         if options.config.artifacts.enabled {
             let store = options.config.artifact_store(&options.home);
             tools.add_tools(crate::agent::artifacts::tools(store));
