@@ -415,7 +415,8 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                         r.job_name.clone(),
                         r.started_at.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
                         r.status.as_str().to_string(),
-                        r.summary.replace(['\n', '\r'], " "),
+                        crate::display::visible_inline(&r.summary.replace(['\n', '\r'], " "))
+                            .into_owned(),
                     ]
                 })
                 .collect();
@@ -451,7 +452,8 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 println!("session: {}", record.session_path);
             }
             if !record.summary.is_empty() {
-                println!("{}", record.summary);
+                // The model's last words: escaped like every other model text on a terminal.
+                println!("{}", crate::display::visible(&record.summary));
             }
             return Ok(if record.status == RunStatus::Ok {
                 ExitCode::SUCCESS

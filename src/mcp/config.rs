@@ -135,12 +135,18 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A name (of a server or a tool) as it can safely appear in a one-line message: no control
-/// characters, at most 200 characters.
+/// A name (of a server or a tool) as it can safely appear in a one-line message: no control,
+/// bidi or invisible characters (each becomes `?`), at most 200 characters.
 pub(crate) fn printable(name: &str) -> String {
     name.chars()
         .take(200)
-        .map(|c| if c.is_control() { '?' } else { c })
+        .map(|c| {
+            if c.is_control() || crate::display::needs_escape(c) {
+                '?'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 

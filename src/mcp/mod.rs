@@ -311,11 +311,12 @@ async fn connect_one(
     }
 }
 
-/// Text for a terminal: control characters other than newline and tab become `?`.
+/// Text for a terminal: control characters other than newline and tab, bidi controls and
+/// invisible characters (tag characters, zero-width spaces) become `?`.
 fn displayable(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if (c.is_control() || crate::display::needs_escape(c)) && c != '\n' && c != '\t' {
                 '?'
             } else {
                 c
@@ -333,7 +334,13 @@ fn describe(spec: &ServerSpec) -> String {
                 text.push_str(arg);
             }
             text.chars()
-                .map(|c| if c.is_control() { '?' } else { c })
+                .map(|c| {
+                    if c.is_control() || crate::display::needs_escape(c) {
+                        '?'
+                    } else {
+                        c
+                    }
+                })
                 .collect()
         }
         ServerSpec::Http { url } => format!("http: {}", redacted(url)),

@@ -44,14 +44,15 @@ impl StderrTail {
         }
     }
 
-    /// The tail as text, control characters other than newlines and tabs replaced.
+    /// The tail as text, control characters other than newlines and tabs, bidi controls and
+    /// invisible characters replaced.
     pub(crate) fn text(&self) -> String {
         let buf = self.0.lock().unwrap_or_else(|p| p.into_inner());
         String::from_utf8_lossy(&buf)
             .trim()
             .chars()
             .map(|c| {
-                if c.is_control() && c != '\n' && c != '\t' {
+                if (c.is_control() || crate::display::needs_escape(c)) && c != '\n' && c != '\t' {
                     '?'
                 } else {
                     c
