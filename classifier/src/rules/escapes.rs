@@ -83,10 +83,50 @@ fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 RuleId::ReadonlyFlagWrites,
                 format!("\"find {t}\" writes a file"),
             );
+        } else if let Some(values) = find_known(t) {
+            i += 1 + values;
+            continue;
+        } else if !args[i].dynamic
+            && t.starts_with('-')
+            && t != "-delete"
+            && outcome.read_only == super::ReadOnly::Yes
+        {
+            outcome = Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                format!("\"find {t}\" is not a known read-only part of a find expression"),
+            );
         }
         i += 1;
     }
     outcome
+}
+
+/// The positive model of a find expression: tests, options, read-only actions and operators,
+/// with how many value words each takes. `None` for anything else.
+fn find_known(word: &str) -> Option<usize> {
+    #[rustfmt::skip]
+    const NO_VALUE: &[&str] = &[
+        "-empty", "-executable", "-readable", "-writable", "-nouser", "-nogroup", "-true", "-false",
+        "-depth", "-d", "-mount", "-xdev", "-follow", "-noleaf", "-ignore_readdir_race",
+        "-noignore_readdir_race", "-daystart", "-warn", "-nowarn", "-help", "--help", "-version",
+        "--version", "-print", "-print0", "-ls", "-prune", "-quit", "-not", "-a", "-and", "-o",
+        "-or", "(", ")", "!", ",", "-s", "-x",
+    ];
+    #[rustfmt::skip]
+    const ONE_VALUE: &[&str] = &[
+        "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+        "-type", "-xtype", "-size", "-newer", "-anewer", "-cnewer", "-mtime", "-mmin", "-atime",
+        "-amin", "-ctime", "-cmin", "-used", "-user", "-group", "-uid", "-gid", "-perm", "-links",
+        "-inum", "-samefile", "-lname", "-ilname", "-fstype", "-context", "-maxdepth", "-mindepth",
+        "-regextype", "-printf", "-files0-from", "-Bmin", "-Btime", "-Bnewer", "-flags",
+    ];
+    if NO_VALUE.contains(&word) {
+        return Some(0);
+    }
+    if ONE_VALUE.contains(&word) || (word.starts_with("-newer") && word.len() == 8) {
+        return Some(1);
+    }
+    None
 }
 
 /// `find … -exec CMD {} ;`: the payload runs once per match, with `{}` standing for paths under
