@@ -197,6 +197,22 @@ fn computed_options(outcome: &mut Outcome, cmd: &Cmd, prog: &str) {
     if prog == "printf" {
         args = &args[..args.len().min(1)];
     }
+    if TRANSPARENT_WRAPPERS.contains(&prog) {
+        // The payload was judged as a command of its own; only the wrapper's own options
+        // (before the first plain word) are the wrapper's. `command -v` only looks names up.
+        if prog == "command"
+            && args
+                .first()
+                .is_some_and(|a| matches!(a.text.as_str(), "-v" | "-V"))
+        {
+            return;
+        }
+        let own = args
+            .iter()
+            .take_while(|a| a.is_option() || a.dynamic || a.glob)
+            .count();
+        args = &args[..own];
+    }
     let computed = args
         .iter()
         .take_while(|a| prog == "find" || a.dynamic || a.glob || a.text != "--")
@@ -221,6 +237,13 @@ fn computed_options(outcome: &mut Outcome, cmd: &Cmd, prog: &str) {
         outcome.read_only = ReadOnly::No { rule, message };
     }
 }
+
+/// Wrappers whose payload is classified as a command of its own.
+#[rustfmt::skip]
+const TRANSPARENT_WRAPPERS: &[&str] = &[
+    "env", "command", "builtin", "exec", "nice", "ionice", "time", "timeout", "stdbuf", "setsid",
+    "chrt", "taskset", "busybox", "unbuffer", "caffeinate",
+];
 
 /// Allow-listed programs none of whose options write files, run programs or change the shell's
 /// state: an option word smuggled in by a glob or a substitution cannot do harm. Every other
@@ -462,7 +485,9 @@ fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
             }
             let joined: Vec<&str> = args[i..].iter().map(|a| a.text.as_str()).collect();
             let raw = joined.join(" ");
-            let decoded = escapes && has_escapes(&raw);
+            // dash's echo (and bash's with `xpg_echo`) decodes escapes without `-e`: a text
+            // with escape sequences is obfuscated content either way.
+            let decoded = has_escapes(&raw);
             let mut text = if escapes {
                 decode_escapes(&raw, Escapes::Printf)
             } else {
