@@ -3,9 +3,13 @@
 //! median of the ratios pair by pair, which a machine drifting between rounds moves less):
 //!
 //! 1. a 20-call agent turn (`bash` running `true` 20 times) of the real `gg --yolo -p`, with
-//!    `--sandbox` against without — at the bwrap level with the session's command server, at
-//!    the landlock level (helper only) with it, and at the bwrap level with a sandbox per command
-//!    (`GG_SANDBOX_NO_SERVER=1`, the fallback path);
+//!    `--sandbox` (the calls marked `"writes": true`, so they run in the workspace sandbox)
+//!    against the same turn unconfined — at the bwrap level with the session's command server,
+//!    at the landlock level (helper only) with it, and at the bwrap level with a sandbox per
+//!    command (`GG_SANDBOX_NO_SERVER=1`, the fallback path); and the turn as it runs by default,
+//!    `true` being read-only, in the read-only sandbox without `--sandbox`, at both levels. The
+//!    unconfined baseline is the test-hooks knob `GG_TEST_READ_ONLY_UNENFORCED=1` (read-only
+//!    commands run unconfined, as before read-only was enforced), hence the feature;
 //! 2. `gg sandbox -- true` as a whole process against a bare hardened `bwrap … true` (the probe
 //!    result is cached across processes, see `sandbox::probe`);
 //! 3. `gg sandbox --backend landlock -- true` against `gg sandbox --backend none -- true` (the
@@ -15,7 +19,7 @@
 //!    place. No `gg sandbox` can be faster than the first of these without dropping a mount or a
 //!    restriction, so this line says how much of item 2's ratio is gg's own.
 //!
-//! Run: `cargo bench --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11). Figures go to
+//! Run: `cargo bench --features test-hooks --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11). Figures go to
 //! docs/performance.md by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -35,25 +39,36 @@ const GG: &str = env!("CARGO_BIN_EXE_gg");
 /// How the turn's bash calls run.
 #[derive(Clone, Copy)]
 enum Mode {
+    /// No confinement at all: the unenforced baseline.
     Plain,
+    /// `--sandbox`, the calls asking to write: the workspace sandbox's server at this level.
     Server(&'static str),
+    /// `--sandbox` with a sandbox per command.
     PerCommand,
+    /// No `--sandbox`: the read-only sandbox's server at this level (how `true` runs by default).
+    ReadOnly(&'static str),
 }
 
 fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
     let server = ScriptedServer::start();
+    let writes = matches!(mode, Mode::Server(_) | Mode::PerCommand);
     for i in 0..TOOL_CALLS {
         server.push(Reply::tool_call(
             &format!("c{i}"),
             "bash",
-            &json!({"command": "true"}).to_string(),
+            &json!({"command": "true", "writes": writes}).to_string(),
         ));
     }
     server.push(Reply::text(&["done"]));
     let mut cmd = Command::new(GG);
     cmd.arg("--yolo").env_remove("GG_SANDBOX_NO_SERVER");
     match mode {
-        Mode::Plain => {}
+        Mode::Plain => {
+            cmd.env("GG_TEST_READ_ONLY_UNENFORCED", "1");
+        }
+        Mode::ReadOnly(level) => {
+            cmd.env("GG_SANDBOX_BACKEND", level);
+        }
         Mode::Server(level) => {
             cmd.arg("--sandbox").env("GG_SANDBOX_BACKEND", level);
         }
@@ -257,6 +272,7 @@ fn main() {
 
     let (mut plain, mut sandboxed) = (Vec::new(), Vec::new());
     let (mut ll_turn, mut per_command) = (Vec::new(), Vec::new());
+    let (mut ro_bwrap, mut ro_landlock) = (Vec::new(), Vec::new());
     let (mut bare, mut gg_bwrap) = (Vec::new(), Vec::new());
     let (mut bare_net, mut gg_allow) = (Vec::new(), Vec::new());
     let (mut none, mut landlock) = (Vec::new(), Vec::new());
@@ -274,6 +290,10 @@ fn main() {
         }
         ll_turn.push(turn(&repo, &home, Mode::Server("landlock")));
         if bwrap {
+            ro_bwrap.push(turn(&repo, &home, Mode::ReadOnly("bwrap")));
+        }
+        ro_landlock.push(turn(&repo, &home, Mode::ReadOnly("landlock")));
+        if bwrap {
             bare.push(timed(bare_bwrap(&repo, false)));
             gg_bwrap.push(timed(gg_sandbox(&repo, &home, "bwrap", "on")));
             bare_net.push(timed(bare_bwrap(&repo, true)));
@@ -288,7 +308,7 @@ fn main() {
     let report = |name: &str, turns: &[Duration]| {
         let s = median(turns);
         println!(
-            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unsandboxed {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
+            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unconfined {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
             s / p,
             paired_ratio(turns, &plain),
             (s - p) / TOOL_CALLS as f64
@@ -299,6 +319,13 @@ fn main() {
         report("bwrap level, sandbox per command", &per_command);
     }
     report("landlock level, session server", &ll_turn);
+    if bwrap {
+        report("read-only enforced (no --sandbox), bwrap level", &ro_bwrap);
+    }
+    report(
+        "read-only enforced (no --sandbox), landlock level",
+        &ro_landlock,
+    );
     if bwrap {
         let (b, g) = (median(&bare), median(&gg_bwrap));
         println!(

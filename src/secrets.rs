@@ -101,17 +101,39 @@ fn configured_key_variables() -> Vec<String> {
     let Ok(config) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return Vec::new();
     };
-    config["providers"]
+    let providers = config["providers"]
         .as_object()
-        .map(|providers| {
-            providers
-                .values()
-                .filter_map(|p| p["apiKeyEnv"].as_str())
-                .filter(|n| !n.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|providers| providers.values());
+    // Every place the configuration names a key variable: each provider's, and the knowledge
+    // base's embeddings endpoint's.
+    providers
+        .chain(std::iter::once(&config["kb"]["embeddings"]))
+        .filter_map(|p| p["apiKeyEnv"].as_str())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Files gg read a secret from in this process (`--api-key-file`, `--token-file`,
+/// `GG_API_KEY_FILE`, …): each joins the deny-read policy of every actor for the rest of the
+/// session, as the home's credential stores do, wherever it lies.
+static SECRET_FILES: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Records that a secret was read from `path` (see [`secret_files`]). The canonical path is
+/// kept, and the path as given when it cannot be resolved.
+pub fn add_secret_file(path: &std::path::Path) {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Ok(mut files) = SECRET_FILES.lock()
+        && !files.contains(&path)
+    {
+        files.push(path);
+    }
+}
+
+/// The files recorded by [`add_secret_file`].
+pub fn secret_files() -> Vec<std::path::PathBuf> {
+    SECRET_FILES.lock().map(|f| f.clone()).unwrap_or_default()
 }
 
 /// Whether the variable `name=value` must not reach a child: a secret name, or a value with a

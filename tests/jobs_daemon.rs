@@ -136,8 +136,9 @@ fn a_job_fires_while_ggd_runs_sandboxed_and_is_auditable() {
     assert_eq!(a["classification"]["verdict"], "read-only");
     assert_eq!(a["decision"]["mode"], "unattended");
     let level = a["sandbox"]["level"].as_str().unwrap();
+    // A read-only command runs in the read-only sandbox, at the job's sandbox level.
     assert!(
-        ["bwrap", "landlock"].contains(&level),
+        ["bwrap+read-only", "landlock+read-only"].contains(&level),
         "jobs run sandboxed: {a}"
     );
     let transcript = std::fs::read_to_string(&session_path).unwrap();

@@ -45,6 +45,11 @@ pub struct LandlockPlan {
     /// siblings instead of on the tree above them (see [`read_grants`]).
     #[serde(default)]
     pub deny_read: Vec<PathBuf>,
+    /// A command run read-only ([`Policy::read_only`]): in a session server whose seccomp
+    /// filters allow sockets (the workspace sandbox of `--sandbox`), the command adds a filter
+    /// of its own that refuses them (filters stack, as Landlock rulesets do).
+    #[serde(default)]
+    pub no_sockets: bool,
 }
 
 /// Renders the ruleset for `policy`; `private_dirs` are the command's temp directories.
@@ -62,6 +67,7 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
         },
         scoped: true,
         deny_read: policy.deny_read.clone(),
+        no_sockets: !policy.workdir_writable,
     }
 }
 
@@ -507,6 +513,7 @@ mod tests {
             connect_tcp: Vec::new(),
             scoped: false,
             deny_read: vec![root.join("home/.ssh")],
+            no_sockets: false,
         };
         (t, root, plan)
     }
@@ -648,6 +655,7 @@ mod tests {
                 home.join(".ssh"),
                 std::fs::canonicalize(home.join(".aws")).unwrap(),
             ],
+            no_sockets: false,
         };
         let prepared = std::sync::Mutex::new(Some(prepare_at(&plan, later()).unwrap()));
         let prepared = std::sync::Arc::new(prepared);

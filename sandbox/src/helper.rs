@@ -182,8 +182,9 @@ pub(crate) mod imp {
         let program = &args[2];
         let program_args = &args[3..];
         // Build everything that can fail before restricting anything.
-        let filters = seccomp::programs_with(config.network, config.local_sockets)
-            .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        let filters =
+            seccomp::programs_with(config.network, config.local_sockets, config.standalone)
+                .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         close_inherited_fds()?;
         if config.standalone && config.network == Network::Proxy {
             // Without a namespace only Landlock's TCP rules (ABI 4) keep the command from
@@ -282,6 +283,7 @@ pub(crate) mod imp {
             connect_tcp: Vec::new(),
             scoped: true,
             deny_read: Vec::new(),
+            no_sockets: false,
         };
         let abi = fs_rules::kernel_abi().unwrap_or(0);
         let enforcement = restrict(&plan, false, &filters)?;

@@ -747,6 +747,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 local_sockets: false,
             };
             cleanup.temp_dir = Some(temp);
+            refuse_unhideable(&config.landlock)?;
             let exe = standalone_helper_exe()?;
             let argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;
             explain["landlock"] = serde_json::json!(config.landlock);
@@ -877,6 +878,24 @@ fn forward(policy: &Policy) -> Option<netfwd::Forward> {
         socket: netfwd::socket_in_sandbox(route, policy.private_tmp),
         port: route.port,
     })
+}
+
+/// At the landlock level, a deny-read path inside a writable root cannot be hidden (Landlock
+/// rights are inherited by everything below a grant), so the run is refused rather than go ahead
+/// with the secret readable: only bubblewrap's mounts can hide it.
+#[cfg(target_os = "linux")]
+pub(crate) fn refuse_unhideable(plan: &fs_rules::LandlockPlan) -> Result<(), SandboxError> {
+    let unhideable = fs_rules::unhideable(plan);
+    if unhideable.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unhideable.iter().map(|p| p.display().to_string()).collect();
+    Err(SandboxError::InvalidPolicy(format!(
+        "the landlock level cannot hide {} inside a writable directory; run at the bubblewrap \
+         level (install bubblewrap, or --backend bwrap) or start gg in a directory that does \
+         not contain it",
+        list.join(", ")
+    )))
 }
 
 #[cfg(target_os = "linux")]

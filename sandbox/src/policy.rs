@@ -34,8 +34,13 @@ pub const DEFAULT_DENY_READ_IN_HOME: &[&str] = crate::protected::DENY_READ_IN_HO
 /// defaults of the issue (git carve-outs, `.gg/` read-only, deny-read list, private `/tmp`) apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
-    /// The working directory: writable, and the command's current directory.
+    /// The working directory: the command's current directory, and writable unless
+    /// [`Policy::workdir_writable`] says otherwise.
     pub workdir: PathBuf,
+    /// Whether the working directory is writable. False only in a [`Policy::read_only`]
+    /// policy, where nothing but the private `/tmp` is.
+    #[serde(default = "yes")]
+    pub workdir_writable: bool,
     /// Further writable directories.
     pub writable_roots: Vec<PathBuf>,
     /// Paths inside writable roots that stay read-only. A path that does not exist when the
@@ -90,6 +95,7 @@ impl Policy {
         }
         let mut policy = Policy {
             workdir: workdir.clone(),
+            workdir_writable: true,
             writable_roots: Vec::new(),
             read_only: Vec::new(),
             pinned: Vec::new(),
@@ -164,10 +170,33 @@ impl Policy {
         }
     }
 
-    /// All writable directories: the working directory first.
+    /// All writable directories: the working directory first (when it is writable).
     pub fn all_writable(&self) -> impl Iterator<Item = &Path> {
         std::iter::once(self.workdir.as_path())
+            .filter(|_| self.workdir_writable)
             .chain(self.writable_roots.iter().map(|p| p.as_path()))
+    }
+
+    /// The policy a command classified read-only runs under: the same view of the filesystem
+    /// with the same secrets hidden, but nothing writable except its private `/tmp`, and no
+    /// network at all (no proxy, no host sockets). The classifier's verdict becomes a
+    /// capability the kernel enforces: a "read-only" command that would write or run code
+    /// through an option nobody listed meets a read-only filesystem instead.
+    ///
+    /// The carve-outs of the writable policy go (nothing under the working directory is
+    /// writable, so there is nothing to pin or bind read-only, and no empty directory needs to
+    /// be created on the host), while the deny-read list stays whole.
+    pub fn read_only(mut self) -> Policy {
+        self.workdir_writable = false;
+        self.writable_roots.clear();
+        self.read_only.clear();
+        self.pinned.clear();
+        self.create_if_missing.clear();
+        self.network = Network::Off;
+        self.proxy = None;
+        self.local_sockets = false;
+        self.private_tmp = true;
+        self
     }
 
     /// Whether `path` lies inside one of the writable directories.
@@ -244,6 +273,11 @@ impl Policy {
             }
         }
     }
+}
+
+/// Serde's default for [`Policy::workdir_writable`] (policies written before the field).
+fn yes() -> bool {
+    true
 }
 
 /// `std::fs::canonicalize` for a path that usually does not exist (the default secrets, the
@@ -375,10 +409,7 @@ mod tests {
             p.create_if_missing,
             vec![wd.join(".git/hooks"), wd.join(".gg")]
         );
-        assert_eq!(
-            p.deny_read,
-            vec![hd.join(".ssh"), hd.join(".gg/config.json")]
-        );
+        assert_eq!(p.deny_read, vec![hd.join(".gg"), hd.join(".ssh")]);
         assert_eq!(p.network, Network::On);
         assert!(p.private_tmp);
     }

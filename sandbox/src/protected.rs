@@ -96,19 +96,50 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
     },
 ];
 
-/// Files under the home directory that a sandboxed command must never read.
+/// Files under the home directory that no actor may read: a sandboxed command, a command run
+/// read-only, gg's file tools, the browser, `kb add`/`library add`. By class:
+/// - **gg's own state**, all of `~/.gg`: ggd's bearer token (`web.json`), provider keys
+///   (`config.json`, `credentials.json`), MCP and connector credentials, and past sessions, whose
+///   tool outputs can hold secrets;
+/// - **credential stores**: ssh, gpg, cloud and container registries, package registries, git
+///   credentials, password managers and keyrings;
+/// - **shell history**, which holds what people typed (tokens on command lines included).
 pub const DENY_READ_IN_HOME: &[&str] = &[
+    ".gg",
     ".ssh",
     ".gnupg",
     ".aws",
+    ".azure",
+    ".config/gcloud",
     ".config/gh",
-    ".netrc",
+    ".config/hub",
+    ".config/rclone",
+    ".config/containers/auth.json",
+    ".config/op",
     ".docker",
     ".kube",
-    ".gg/config.json",
-    ".gg/credentials.json",
-    ".gg/connectors",
-    ".gg/mcp.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".s3cfg",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".password-store",
+    ".local/share/keyrings",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".lesshst",
 ];
 
 /// Whether writing `relative` (a path relative to a writable root, symlinks already resolved)

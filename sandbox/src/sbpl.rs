@@ -89,6 +89,7 @@ mod tests {
     fn policy(network: Network) -> Policy {
         Policy {
             workdir: PathBuf::from("/Users/me/proj"),
+            workdir_writable: true,
             writable_roots: vec![PathBuf::from("/Users/me/cache")],
             read_only: vec![
                 PathBuf::from("/Users/me/proj/.git/hooks"),

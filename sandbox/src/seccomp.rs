@@ -85,12 +85,15 @@ macro_rules! deny {
 
 /// The syscalls refused with `EPERM` under `network`.
 pub fn deny_list(network: Network) -> Vec<Deny> {
-    deny_list_with(network, false)
+    deny_list_with(network, false, false)
 }
 
 /// [`deny_list`], with `socket(AF_UNIX)` left allowed when `local_sockets` is set (see
-/// [`crate::Policy::local_sockets`]).
-pub fn deny_list_with(network: Network, local_sockets: bool) -> Vec<Deny> {
+/// [`crate::Policy::local_sockets`]), and `listen(2)` refused when `standalone` (no network
+/// namespace around the command: `listen` on an unbound socket binds it to `0.0.0.0` on an
+/// ephemeral port, which no Landlock rule covers, and would serve what the command can read to
+/// other hosts).
+pub fn deny_list_with(network: Network, local_sockets: bool, standalone: bool) -> Vec<Deny> {
     let mut v = vec![
         deny!(SYS_ptrace),
         deny!(SYS_process_vm_readv),
@@ -193,6 +196,9 @@ pub fn deny_list_with(network: Network, local_sockets: bool) -> Vec<Deny> {
             }
         ));
     }
+    if standalone {
+        v.push(deny!(SYS_listen));
+    }
     if network.isolated() {
         v.push(deny!(
             SYS_socketpair,
@@ -228,18 +234,22 @@ pub type Error = seccompiler::BackendError;
 
 /// The BPF programs for `network`, in installation order.
 pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
-    programs_with(network, false)
+    programs_with(network, false, false)
 }
 
 /// [`programs`] for [`deny_list_with`].
-pub fn programs_with(network: Network, local_sockets: bool) -> Result<Vec<BpfProgram>, Error> {
+pub fn programs_with(
+    network: Network,
+    local_sockets: bool,
+    standalone: bool,
+) -> Result<Vec<BpfProgram>, Error> {
     let arch = target_arch()?;
     let mut out = Vec::new();
     if arch == TargetArch::x86_64 {
         out.push(x32_guard());
     }
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for d in deny_list_with(network, local_sockets) {
+    for d in deny_list_with(network, local_sockets, standalone) {
         let entry = rules.entry(d.nr).or_default();
         match d.when {
             When::Always => {}
@@ -391,15 +401,29 @@ mod tests {
     }
 
     #[test]
+    fn listen_is_refused_only_without_a_namespace() {
+        for n in [Network::On, Network::Off, Network::Proxy] {
+            let listen = |standalone| {
+                deny_list_with(n, false, standalone)
+                    .iter()
+                    .any(|d| d.nr == libc::SYS_listen)
+            };
+            assert!(listen(true), "{n:?}");
+            assert!(!listen(false), "{n:?}");
+            assert!(programs_with(n, false, true).is_ok());
+        }
+    }
+
+    #[test]
     fn local_sockets_allow_only_unix_besides_the_network_rules() {
-        let proxy = deny_list_with(Network::Proxy, true);
+        let proxy = deny_list_with(Network::Proxy, true, false);
         assert!(proxy.iter().any(|d| d.name == "socket"
             && d.when
                 == When::ArgNotIn {
                     arg: 0,
                     values: INET_AND_UNIX_FAMILIES
                 }));
-        let off = deny_list_with(Network::Off, true);
+        let off = deny_list_with(Network::Off, true, false);
         let socket: Vec<&Deny> = off.iter().filter(|d| d.name == "socket").collect();
         assert_eq!(socket.len(), 1);
         assert_eq!(
@@ -409,8 +433,11 @@ mod tests {
                 value: libc::AF_UNIX as u64
             }
         );
-        assert_eq!(deny_list_with(Network::On, true), deny_list(Network::On));
-        assert!(programs_with(Network::Proxy, true).is_ok());
+        assert_eq!(
+            deny_list_with(Network::On, true, false),
+            deny_list(Network::On)
+        );
+        assert!(programs_with(Network::Proxy, true, false).is_ok());
     }
 
     #[test]

@@ -469,6 +469,7 @@ mod host {
             &self,
             inner: &Invocation,
             policy: &Policy,
+            command_policy: &Policy,
             backend: Backend,
         ) -> Option<Result<Spawned, SandboxError>> {
             // What fits in the channel's socket buffer is written without waiting for the server.
@@ -484,7 +485,7 @@ mod host {
             if server.key != key {
                 return None;
             }
-            let request = match server.request(inner, policy, level) {
+            let request = match server.request(inner, command_policy, level) {
                 Ok(request) if request.len() <= SMALL => request,
                 Ok(_) | Err(RunError::Server(_)) => return None,
                 Err(RunError::Setup(e)) => return Some(Err(e)),
@@ -498,13 +499,17 @@ mod host {
             })))
         }
 
-        /// Runs `inner` under `policy` in the session's sandbox at the level `backend` asks for,
-        /// starting or replacing the server as needed. An explicitly requested backend that is
+        /// Runs `inner` in the session's sandbox at the level `backend` asks for, starting or
+        /// replacing the server as needed. `policy` is the server's (its mounts and network);
+        /// `command_policy` is the command's own Landlock ruleset, the same policy or a stricter
+        /// one ([`Policy::read_only`]: rulesets and seccomp filters stack, so a command can only
+        /// restrict itself further within the server). An explicitly requested backend that is
         /// unavailable is an error, as with [`crate::wrap`].
         pub fn spawn(
             &self,
             inner: &Invocation,
             policy: &Policy,
+            command_policy: &Policy,
             backend: Backend,
         ) -> Result<Spawned, SandboxError> {
             let mut reasons = Vec::new();
@@ -560,7 +565,7 @@ mod host {
                 let Some(server) = &mut state.server else {
                     continue;
                 };
-                match server.run(inner, policy, level) {
+                match server.run(inner, command_policy, level) {
                     Ok(command) => {
                         return Ok(Spawned::Served(super::Served {
                             command,
@@ -813,9 +818,13 @@ mod host {
                 ),
                 _ => (Vec::new(), None),
             };
+            let landlock = fs_rules::plan(policy, &private);
+            if level == Level::Landlock {
+                crate::refuse_unhideable(&landlock).map_err(RunError::Setup)?;
+            }
             Request {
                 cwd: policy.workdir.clone(),
-                landlock: fs_rules::plan(policy, &private),
+                landlock,
                 tmpdir,
                 program: inner.program.clone(),
                 args: inner.args.clone(),
@@ -1053,8 +1062,9 @@ pub(crate) mod inside {
     }
 
     fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
-        let filters = crate::seccomp::programs_with(config.network, config.local_sockets)
-            .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        let filters =
+            crate::seccomp::programs_with(config.network, config.local_sockets, config.standalone)
+                .map_err(|e| HelperError::Seccomp(e.to_string()))?;
         h::close_inherited_fds()?;
         // Block the signals the loop reads from its signalfd before anything can send them;
         // each command gets the old mask back before it runs.
@@ -1374,7 +1384,18 @@ pub(crate) mod inside {
         let ruleset = rulesets
             .take_for(plan)
             .map_or_else(|| crate::fs_rules::prepare(plan), Ok);
-        let restricted = h::restrict_landlock(ruleset, config.standalone).map(drop);
+        let mut restricted = h::restrict_landlock(ruleset, config.standalone).map(drop);
+        if restricted.is_ok() && plan.no_sockets && config.network != Network::Off {
+            // A command run read-only in a server whose filters allow sockets: one more filter
+            // of its own, stacked on the server's, refuses every socket (Network::Off's rules).
+            // Built here, after the fork: the server is single-threaded, and only read-only
+            // commands of `--sandbox` sessions with a network pay for it.
+            restricted = crate::seccomp::programs_with(Network::Off, false, config.standalone)
+                .map_err(|e| HelperError::Seccomp(e.to_string()))
+                .and_then(|filters| {
+                    crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))
+                });
+        }
         (null, restricted)
     }
 
@@ -1652,6 +1673,7 @@ mod tests {
                 connect_tcp: Vec::new(),
                 scoped: true,
                 deny_read: vec!["/root/.ssh".into()],
+                no_sockets: false,
             },
             tmpdir: Some("/tmp".into()),
             program: "/bin/sh".into(),

@@ -60,6 +60,10 @@ struct BashArgs {
     command: String,
     /// Seconds.
     timeout: Option<f64>,
+    /// The command must write or reach the network: run it as a normal command (approval
+    /// as the mode says, the workspace sandbox) rather than read-only.
+    #[serde(default)]
+    writes: bool,
 }
 
 impl Tool for Bash {
@@ -79,7 +83,7 @@ impl Tool for Bash {
         let args: BashArgs =
             serde_json::from_str(arguments).map_err(|e| format!("invalid arguments: {e}"))?;
         let timeout = registry::bash_timeout(args.timeout)?;
-        Ok(Proposal::command(args.command, timeout))
+        Ok(Proposal::command(args.command, timeout, args.writes))
     }
 }
 

@@ -113,7 +113,11 @@ pub struct Proposal {
 
 enum Action {
     /// A shell script: the chain classifies it, wraps it in the sandbox and runs it.
-    Command { script: String, timeout: Duration },
+    Command {
+        script: String,
+        timeout: Duration,
+        writes: bool,
+    },
     /// Any other call: the tool's assessment and its bound action.
     Tool { assessment: Assessment, run: Run },
 }
@@ -149,13 +153,18 @@ impl Proposal {
     }
 
     /// A shell script to run in the working directory: classified, decided and sandboxed by the
-    /// chain. The grant key is the script itself.
-    pub fn command(script: String, timeout: Duration) -> Proposal {
+    /// chain. The grant key is the script itself. `writes`: the caller says it must write, so
+    /// a read-only verdict is raised to normal (it would meet a read-only filesystem).
+    pub fn command(script: String, timeout: Duration, writes: bool) -> Proposal {
         Proposal {
             summary: format!("bash {}", truncate(&script, 120)),
             details: String::new(),
             grant_key: format!("bash\0{script}"),
-            action: Action::Command { script, timeout },
+            action: Action::Command {
+                script,
+                timeout,
+                writes,
+            },
         }
     }
 }
@@ -417,6 +426,16 @@ pub struct ToolBox {
     /// tests of each level through the agent); a value that names no backend fails every
     /// sandboxed command rather than pick one.
     backend_override: Result<Option<sandbox::Backend>, String>,
+    /// The read-only sandbox server of a session without `--sandbox`: every command classified
+    /// read-only runs in it (nothing writable but a private `/tmp`, no network). With
+    /// `--sandbox` they run in `sandbox_server` instead, restricted further.
+    #[cfg(target_os = "linux")]
+    read_only_server: Option<Arc<sandbox::server::SessionServer>>,
+    /// Whether commands classified read-only run under the read-only policy (always, except in
+    /// the benchmark's unenforced baseline of test-hooks builds).
+    enforce_read_only: bool,
+    /// The session said once that no level can enforce read-only here.
+    read_only_unenforced_said: std::sync::atomic::AtomicBool,
 }
 
 impl ToolBox {
@@ -454,6 +473,12 @@ impl ToolBox {
                     .map_err(|e| format!("GG_SANDBOX_BACKEND: {e}")),
                 _ => Ok(None),
             },
+            #[cfg(target_os = "linux")]
+            read_only_server: std::env::var_os("GG_SANDBOX_NO_SERVER")
+                .is_none_or(|v| v.is_empty() || v == "0")
+                .then(|| Arc::new(sandbox::server::SessionServer::new())),
+            enforce_read_only: enforce_read_only(),
+            read_only_unenforced_said: std::sync::atomic::AtomicBool::new(false),
             tools,
             session_tag: crate::tools::computer::SessionTag::new(),
         })
@@ -519,9 +544,32 @@ impl ToolBox {
             action,
         } = tool.propose(&call.arguments).map_err(failed)?;
         let checked = match action {
-            Action::Command { script, timeout } => {
-                let verdict = classifier::classify(&script, &self.classifier_ctx)
+            Action::Command {
+                script,
+                timeout,
+                writes,
+            } => {
+                let mut verdict = classifier::classify(&script, &self.classifier_ctx)
                     .map_err(|e| failed(e.to_string()))?;
+                #[cfg(feature = "test-hooks")]
+                if std::env::var_os("GG_TEST_CLASSIFY_READ_ONLY").is_some_and(|v| v == "1") {
+                    // Test-hooks builds only: a classifier that calls everything read-only, so
+                    // the tests can show that what runs read-only cannot write, whatever the
+                    // classifier missed.
+                    verdict.class = Class::ReadOnly;
+                    verdict.reasons.clear();
+                }
+                if writes && verdict.class == Class::ReadOnly {
+                    verdict.class = Class::Normal;
+                    verdict.reasons.push(classifier::Reason {
+                        rule: "request.writes".into(),
+                        class: Class::Normal,
+                        message: "the call asks to write or use the network, which read-only \
+                                  commands cannot"
+                            .into(),
+                        span: (0, script.len()),
+                    });
+                }
                 let forbidden = self.policy.forbidden_match(&verdict);
                 details = self.command_details(&script, &verdict, timeout);
                 Checked::Command {
@@ -762,7 +810,9 @@ impl ToolBox {
     ) -> Outcome {
         let shell = bash::shell();
         let mut env = bash::scrubbed_env(&self.env_allow);
-        env.retain(|(name, _)| !self.child_env.iter().any(|(n, _)| n == name));
+        env.retain(|(name, _)| {
+            !bash::is_shell_startup_var(name) && !self.child_env.iter().any(|(n, _)| n == name)
+        });
         env.extend(self.child_env.iter().cloned());
         let (tag_name, tag_value) = self.session_tag.env();
         env.push((tag_name.into(), tag_value.into()));
@@ -776,75 +826,28 @@ impl ToolBox {
         }
         let invocation = sandbox::Invocation {
             program: shell.clone().into_os_string(),
-            args: vec!["-lc".into(), script.into()],
+            args: bash::shell_args(script),
             env,
         };
-        let mut network_mode = None;
-        let mut notes: Vec<String> = Vec::new();
-        let (run, level, warning, scope) = match &self.sandbox {
-            SandboxSetting::Off => (
-                Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
-                "off",
-                None,
-                None,
-            ),
-            SandboxSetting::On { backend, network } => {
-                let backend = match &self.backend_override {
-                    Ok(forced) => &forced.unwrap_or(*backend),
-                    Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
-                };
-                network_mode = Some(network.policy.mode.as_str().to_string());
-                // The network policy: for the allow-list, this call's proxy variables and the
-                // scope that collects what the proxy refuses during it.
-                let mut invocation = invocation;
-                let prepared = self.sandbox_policy().and_then(|mut policy| {
-                    let scope = network.prepare(&mut policy, &mut invocation.env)?;
-                    Ok((policy, scope))
-                });
-                let (policy, scope) = match prepared {
-                    Ok(p) => p,
-                    Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
-                };
-                let (served, mut served_notes) =
-                    self.spawn_served(&invocation, &policy, *backend).await;
-                notes.append(&mut served_notes);
-                match served {
-                    #[cfg(target_os = "linux")]
-                    Some(served) => (
-                        Launch::Served(served.command),
-                        served.level.as_str(),
-                        None,
-                        scope,
-                    ),
-                    _ => {
-                        let wrapped =
-                            sandbox::wrap(invocation, &policy, *backend).map_err(|e| e.to_string());
-                        match wrapped {
-                            Ok(wrapped) => {
-                                let parts = wrapped.into_parts();
-                                let mut warning = parts.warning;
-                                if let (Some(w), Some(line)) =
-                                    (&mut warning, network.policy.unenforced_warning())
-                                {
-                                    w.push_str(&format!("\n[{line}]"));
-                                }
-                                (
-                                    Launch::Command(Box::new(parts.command), Some(parts.guard)),
-                                    parts.level.as_str(),
-                                    warning,
-                                    scope,
-                                )
-                            }
-                            Err(e) => {
-                                return Outcome::error(format!("sandbox could not be set up: {e}"));
-                            }
-                        }
-                    }
-                }
-            }
+        let confined = if class == Class::ReadOnly && self.enforce_read_only {
+            self.confine_read_only(invocation).await
+        } else {
+            self.confine_workspace(invocation).await
+        };
+        let Confined {
+            launch,
+            level,
+            warning,
+            scope,
+            network_mode,
+            notes,
+            read_only,
+        } = match confined {
+            Ok(c) => c,
+            Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
         };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
-        let result = match run {
+        let result = match launch {
             Launch::Command(command, _guard) => {
                 bash::run(*command, timeout, cancel, &log_dir).await
             }
@@ -860,7 +863,7 @@ impl ToolBox {
                 return Outcome {
                     text: format!("failed to start {}: {e}", shell.display()),
                     is_error: true,
-                    sandbox_level: Some(level.to_string()),
+                    sandbox_level: Some(level),
                     sandbox_warning: warning,
                     network_mode,
                     network_refused,
@@ -885,10 +888,13 @@ impl ToolBox {
                 r.host, r.port, r.rule
             ));
         }
+        if read_only && output.is_error() && bash::looks_refused(&output.text) {
+            text.push_str(READ_ONLY_REFUSED);
+        }
         Outcome {
             text,
             is_error: output.is_error(),
-            sandbox_level: Some(level.to_string()),
+            sandbox_level: Some(level),
             sandbox_warning: warning,
             network_mode,
             network_refused,
@@ -896,6 +902,214 @@ impl ToolBox {
             image: None,
         }
     }
+
+    /// How a command classified read-only runs: in the session's read-only sandbox, at the
+    /// level the session's sandbox setting asks for (the strongest available without
+    /// `--sandbox`), with nothing writable but a private `/tmp`, no network and the deny-read
+    /// policy. Where no level exists it runs unconfined, and the session says so once.
+    async fn confine_read_only(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
+        let asked = match &self.sandbox {
+            SandboxSetting::On { backend, .. } => *backend,
+            // Without --sandbox the person chose no level, so the strongest there is.
+            SandboxSetting::Off => sandbox::Backend::Auto,
+        };
+        let backend = match &self.backend_override {
+            Ok(forced) => forced.unwrap_or(asked),
+            Err(e) => return Err(e.clone()),
+        };
+        let policy = self.sandbox_policy()?.read_only();
+        // With --sandbox the command runs in the session's workspace sandbox, restricted further
+        // on its own (the server's mounts and /tmp, the read-only policy's Landlock ruleset and
+        // no sockets): what a normal command left in /tmp stays readable. Without it, in the
+        // session's read-only sandbox.
+        let (which, server_policy) = match &self.sandbox {
+            SandboxSetting::On { network, .. } => {
+                let mut workspace = self.sandbox_policy()?;
+                network.route(&mut workspace)?;
+                (ServerFor::Workspace, workspace)
+            }
+            SandboxSetting::Off => (ServerFor::ReadOnly, policy.clone()),
+        };
+        let (served, mut notes) = self
+            .spawn_served(which, &invocation, &server_policy, &policy, backend)
+            .await;
+        let network_mode = Some("off".to_string());
+        #[cfg(target_os = "linux")]
+        if let Some(served) = served {
+            return Ok(Confined {
+                launch: Launch::Served(served.command),
+                level: format!("{}{READ_ONLY_SUFFIX}", served.level.as_str()),
+                warning: None,
+                scope: None,
+                network_mode,
+                notes,
+                read_only: true,
+            });
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = served;
+        let wrapped = sandbox::wrap(invocation, &policy, backend).map_err(|e| e.to_string())?;
+        let parts = wrapped.into_parts();
+        if parts.level == sandbox::Level::None {
+            // Nothing can enforce it here: the classifier's verdict is all there is. Said once
+            // per session, not on every read.
+            let first = !self
+                .read_only_unenforced_said
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+            if first {
+                notes.push(READ_ONLY_UNENFORCED.to_string());
+            }
+            return Ok(Confined {
+                launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
+                level: "off".to_string(),
+                warning: None,
+                scope: None,
+                network_mode: None,
+                notes,
+                read_only: false,
+            });
+        }
+        Ok(Confined {
+            launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
+            level: format!("{}{READ_ONLY_SUFFIX}", parts.level.as_str()),
+            warning: None,
+            scope: None,
+            network_mode,
+            notes,
+            read_only: true,
+        })
+    }
+
+    /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
+    /// workspace sandbox (the working directory writable, the network policy applied).
+    async fn confine_workspace(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
+        let (backend, network) = match &self.sandbox {
+            SandboxSetting::Off => {
+                let command = invocation.unsandboxed(self.cwd());
+                return Ok(Confined {
+                    launch: Launch::Command(Box::new(command), None),
+                    level: "off".to_string(),
+                    warning: None,
+                    scope: None,
+                    network_mode: None,
+                    notes: Vec::new(),
+                    read_only: false,
+                });
+            }
+            SandboxSetting::On { backend, network } => (backend, network),
+        };
+        let backend = match &self.backend_override {
+            Ok(forced) => forced.unwrap_or(*backend),
+            Err(e) => return Err(e.clone()),
+        };
+        let network_mode = Some(network.policy.mode.as_str().to_string());
+        // The network policy: for the allow-list, this call's proxy variables and the scope
+        // that collects what the proxy refuses during it.
+        let mut invocation = invocation;
+        let mut policy = self.sandbox_policy()?;
+        refuse_home_as_writable_root(&policy)?;
+        let scope = network.prepare(&mut policy, &mut invocation.env)?;
+        let (served, notes) = self
+            .spawn_served(ServerFor::Workspace, &invocation, &policy, &policy, backend)
+            .await;
+        #[cfg(target_os = "linux")]
+        if let Some(served) = served {
+            return Ok(Confined {
+                launch: Launch::Served(served.command),
+                level: served.level.as_str().to_string(),
+                warning: None,
+                scope,
+                network_mode,
+                notes,
+                read_only: false,
+            });
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = served;
+        let wrapped = sandbox::wrap(invocation, &policy, backend).map_err(|e| e.to_string())?;
+        let parts = wrapped.into_parts();
+        let mut warning = parts.warning;
+        if let (Some(w), Some(line)) = (&mut warning, network.policy.unenforced_warning()) {
+            w.push_str(&format!("\n[{line}]"));
+        }
+        Ok(Confined {
+            launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
+            level: parts.level.as_str().to_string(),
+            warning,
+            scope,
+            network_mode,
+            notes,
+            read_only: false,
+        })
+    }
+}
+
+/// Whether read-only commands are confined. Always in release builds; a test-hooks build lets
+/// the benchmark measure the unenforced baseline side by side (`GG_TEST_READ_ONLY_UNENFORCED=1`).
+fn enforce_read_only() -> bool {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_READ_ONLY_UNENFORCED").is_some_and(|v| v == "1") {
+        return false;
+    }
+    true
+}
+
+/// The audit's sandbox level of a command run read-only (`bwrap+read-only`, …).
+pub const READ_ONLY_SUFFIX: &str = "+read-only";
+
+/// The line a read-only command's output gets when it failed the way a refused write or
+/// connection fails, so the model knows why and what to do.
+const READ_ONLY_REFUSED: &str = "\n[gg: ran read-only: writes and network are refused; if the \
+    command must write, ask again with \"writes\": true, as a normal command]";
+
+/// Said once per session when read-only commands cannot be confined.
+const READ_ONLY_UNENFORCED: &str = "[gg: no sandbox level is available here (bubblewrap, \
+    Landlock); commands classified read-only run unconfined, on the classifier's word alone]";
+
+/// A command made ready to run: how, at which level, and what to say about it.
+struct Confined {
+    launch: Launch,
+    /// The audit's level: `off`, `bwrap`, `landlock`, …, with [`READ_ONLY_SUFFIX`] when run
+    /// read-only.
+    level: String,
+    warning: Option<String>,
+    scope: Option<crate::tools::network::CallScope>,
+    network_mode: Option<String>,
+    notes: Vec<String>,
+    /// Run under the read-only policy.
+    read_only: bool,
+}
+
+/// A writable sandbox root at or above the home directory would make every dotfile of the
+/// person's writable: shell start-up files, `~/.config/autostart`, `~/.config/systemd/user`,
+/// `~/.local/bin` — each runs later on the host, outside any sandbox. Refused, with the way out.
+/// (Commands classified read-only still run there: nothing is writable to them.)
+fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), String> {
+    let Some(home) = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok())
+    else {
+        return Ok(());
+    };
+    match policy.all_writable().find(|root| home.starts_with(root)) {
+        Some(root) => Err(format!(
+            "{} is the home directory or contains it: a sandboxed command could write the \
+             person's start-up files there, which run outside the sandbox later; start gg in a \
+             project directory",
+            root.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Which of the session's two sandbox servers a command goes to.
+#[derive(Clone, Copy)]
+enum ServerFor {
+    /// The workspace sandbox of `--sandbox`: every command of such a session (read-only ones
+    /// restricted further).
+    Workspace,
+    /// The read-only sandbox of sessions without `--sandbox`, for commands classified read-only.
+    ReadOnly,
 }
 
 /// How `run_command` runs the script.
@@ -917,6 +1131,9 @@ impl ToolBox {
     /// The sandbox policy of this session's commands, before the network's part.
     fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
         let mut policy = sandbox::Policy::new(self.cwd()).map_err(|e| e.to_string())?;
+        for file in crate::secrets::secret_files() {
+            policy.add_deny_read(&file).map_err(|e| e.to_string())?;
+        }
         // gg keeps the agent socket out of its own environment: hide it by the value it holds.
         if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
             policy.hide_socket(std::path::Path::new(&sock));
@@ -924,44 +1141,60 @@ impl ToolBox {
         Ok(policy)
     }
 
-    /// Starts the session's sandbox in the background when the conversation opens (and, for a
-    /// host that opens none, when a turn begins), so the first command finds it running: the
-    /// model's answer takes longer than bubblewrap and the helper take to start. Nothing happens
-    /// without a sandbox, with a sandbox per command, or after the session's first warm-up;
-    /// whatever goes wrong here is left for that first command to meet and report.
+    /// Starts the session's sandboxes in the background when the conversation opens (and, for
+    /// a host that opens none, when a turn begins), so the first command finds them running:
+    /// the model's answer takes longer than bubblewrap and the helper take to start. The
+    /// read-only sandbox always (read-only commands run in it in every mode), the workspace
+    /// sandbox with `--sandbox`. Nothing happens with a sandbox per command or after the
+    /// session's first warm-up; whatever goes wrong here is left for the first command to meet
+    /// and report.
     pub fn warm_sandbox(&self) {
         #[cfg(target_os = "linux")]
         {
-            let SandboxSetting::On { backend, network } = &self.sandbox else {
-                return;
-            };
-            let Some(server) = self.sandbox_server.clone() else {
-                return;
-            };
-            // Once per session (a warm-up that could not begin is left to the first command),
-            // and without taking the server's lock: a start in progress holds it for as long as
-            // bubblewrap takes, and this runs on the async thread.
-            if !server.begin_warm() {
-                return;
-            }
             let Ok(forced) = &self.backend_override else {
                 return;
             };
-            let backend = forced.unwrap_or(*backend);
-            let Ok(mut policy) = self.sandbox_policy() else {
-                return;
-            };
-            if network.route(&mut policy).is_err() {
-                return;
-            }
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                 return;
             };
-            runtime.spawn_blocking(move || {
-                if let Err(e) = server.warm(&policy, backend) {
-                    tracing::debug!("sandbox warm-up: {e}");
+            let warm = |server: &Option<Arc<sandbox::server::SessionServer>>,
+                        policy: Result<sandbox::Policy, String>,
+                        backend: sandbox::Backend| {
+                let Some(server) = server.clone() else {
+                    return;
+                };
+                // Once per session (a warm-up that could not begin is left to the first
+                // command), and without taking the server's lock: a start in progress holds it
+                // for as long as bubblewrap takes, and this runs on the async thread.
+                if !server.begin_warm() {
+                    return;
                 }
-            });
+                let Ok(policy) = policy else {
+                    return;
+                };
+                runtime.spawn_blocking(move || {
+                    if let Err(e) = server.warm(&policy, backend) {
+                        tracing::debug!("sandbox warm-up: {e}");
+                    }
+                });
+            };
+            match &self.sandbox {
+                SandboxSetting::On { backend, network } => {
+                    let backend = forced.unwrap_or(*backend);
+                    let workspace = self.sandbox_policy().and_then(|mut policy| {
+                        network.route(&mut policy)?;
+                        Ok(policy)
+                    });
+                    // Read-only commands run in this one too, restricted further.
+                    warm(&self.sandbox_server, workspace, backend);
+                }
+                SandboxSetting::Off if self.enforce_read_only => {
+                    let backend = forced.unwrap_or(sandbox::Backend::Auto);
+                    let read_only = self.sandbox_policy().map(sandbox::Policy::read_only);
+                    warm(&self.read_only_server, read_only, backend);
+                }
+                SandboxSetting::Off => {}
+            }
         }
     }
 
@@ -969,21 +1202,30 @@ impl ToolBox {
     /// when it runs in a sandbox of its own instead, with the notes for its output either way.
     async fn spawn_served(
         &self,
+        which: ServerFor,
         invocation: &sandbox::Invocation,
         policy: &sandbox::Policy,
+        command_policy: &sandbox::Policy,
         backend: sandbox::Backend,
     ) -> (Option<ServedCommand>, Vec<String>) {
         #[cfg(target_os = "linux")]
         {
-            let Some(server) = self.sandbox_server.clone() else {
+            let server = match which {
+                ServerFor::Workspace => &self.sandbox_server,
+                ServerFor::ReadOnly => &self.read_only_server,
+            };
+            let Some(server) = server.clone() else {
                 return (None, Vec::new());
             };
-            let spawned = match server.spawn_now(invocation, policy, backend) {
+            let spawned = match server.spawn_now(invocation, policy, command_policy, backend) {
                 Some(now) => Ok(now),
                 None => {
-                    let (invocation, policy) = (invocation.clone(), policy.clone());
-                    tokio::task::spawn_blocking(move || server.spawn(&invocation, &policy, backend))
-                        .await
+                    let (invocation, policy, command_policy) =
+                        (invocation.clone(), policy.clone(), command_policy.clone());
+                    tokio::task::spawn_blocking(move || {
+                        server.spawn(&invocation, &policy, &command_policy, backend)
+                    })
+                    .await
                 }
             };
             match spawned {
@@ -1004,7 +1246,7 @@ impl ToolBox {
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = (invocation, policy, backend);
+            let _ = (which, invocation, policy, command_policy, backend);
             (None, Vec::new())
         }
     }

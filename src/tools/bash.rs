@@ -64,13 +64,63 @@ pub fn git_protective_env() -> Vec<(String, String)> {
     env
 }
 
-/// The shell that runs scripts: `$SHELL` when it is an absolute path to an executable file,
-/// else `/bin/sh`.
+/// Where bash is looked for, in this order: fixed system paths only, never `PATH` (a planted
+/// `node_modules/.bin/bash` or `~/.local/bin/bash` must not become the shell).
+const BASH_PATHS: &[&str] = &[
+    "/bin/bash",
+    "/usr/bin/bash",
+    "/usr/local/bin/bash",
+    "/opt/homebrew/bin/bash",
+];
+
+/// The shell that runs scripts: bash from a fixed system path, else `/bin/sh`.
+///
+/// Not `$SHELL`: the classifier reads bash, and another shell reads the same text differently
+/// (zsh's `=cmd` expansion, `>!`); and zsh sources `~/.zshenv` for every shell, so a planted
+/// start-up file would run with each command.
 pub fn shell() -> PathBuf {
-    std::env::var_os("SHELL")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute() && p.is_file())
-        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+    BASH_PATHS
+        .iter()
+        .map(Path::new)
+        .find(|p| p.is_file())
+        .unwrap_or(Path::new("/bin/sh"))
+        .to_path_buf()
+}
+
+/// The shell's arguments for `script`: a non-login, non-interactive shell. A login shell
+/// (`-l`) would source the person's profile files (`~/.bash_profile`, `~/.profile`) before each
+/// command, so a profile planted by an earlier command would run in every later one, the
+/// unsandboxed ones included. gg's own environment (its `PATH`) is what commands get instead;
+/// the variables that make a non-interactive shell read a file are removed
+/// ([`is_shell_startup_var`]).
+pub fn shell_args(script: &str) -> Vec<std::ffi::OsString> {
+    vec!["-c".into(), script.into()]
+}
+
+/// Variables that make a shell read and run a file or code before the script: never passed to
+/// commands.
+pub fn is_shell_startup_var(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    matches!(
+        name,
+        b"BASH_ENV" | b"ENV" | b"SHELLOPTS" | b"BASHOPTS" | b"PROMPT_COMMAND" | b"PS4" | b"ZDOTDIR"
+    ) || name.starts_with(b"BASH_FUNC_")
+}
+
+/// Whether a failed command's output reads like a refused write or connection (what a
+/// read-only filesystem and an absent network answer), so its result can say why.
+pub fn looks_refused(output: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "Read-only file system",
+        "Permission denied",
+        "Operation not permitted",
+        "Network is unreachable",
+        "Could not resolve host",
+        "Temporary failure in name resolution",
+        "Address family not supported",
+        "Name or service not known",
+    ];
+    SIGNS.iter().any(|sign| output.contains(sign))
 }
 
 /// How a bash run ended.

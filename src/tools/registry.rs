@@ -167,7 +167,8 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             description: "Run a bash command in the working directory. Output keeps the last 50 KiB. Read-only commands run at once; others may need approval, and dangerous ones always do.",
             parameters: json!({"type": "object", "properties": {
                 "command": {"type": "string", "description": "The command or script"},
-                "timeout": {"type": "number", "description": "Seconds before the command is killed (default 120)"}},
+                "timeout": {"type": "number", "description": "Seconds before the command is killed (default 120)"},
+                "writes": {"type": "boolean", "description": "Set when the command must write files or use the network: commands classified read-only otherwise run with a read-only filesystem and no network"}},
                 "required": ["command"], "additionalProperties": false}),
         },
         ToolSpec {
