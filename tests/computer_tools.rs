@@ -85,6 +85,11 @@ fn info_and_process_list_show_the_machine_with_secrets_redacted() {
     let server = ScriptedServer::with_replies([
         Reply::tool_call("c1", "computer_info", "{}"),
         Reply::tool_call("c2", "process_list", r#"{"limit": 200, "sort_by": "mem"}"#),
+        Reply::tool_call(
+            "c3",
+            "process_list",
+            r#"{"limit": 200, "sort_by": "mem", "command_lines": true}"#,
+        ),
         Reply::text(&["done"]),
     ]);
     let e = env(&server);
@@ -133,7 +138,12 @@ fn info_and_process_list_show_the_machine_with_secrets_redacted() {
         .lines()
         .find(|l| l.starts_with(&format!("{}\t", child.0.id())))
         .unwrap_or_else(|| panic!("pid {} not in:\n{list}", child.0.id()));
-    assert!(line.contains("--token [redacted]"), "{line}");
+    // By default the program's name only: none of its arguments.
+    assert!(line.contains("python3"), "{line}");
+    assert!(!line.contains("--token"), "{line}");
+    // Full command lines are a normal call: without a terminal to ask, refused.
+    let asked = tool_result(&server, 3);
+    assert!(asked.contains("denied"), "{asked}");
     // The secret reaches neither the model nor the session file.
     for body in server.request_bodies() {
         assert!(!body.to_string().contains(secret));
@@ -146,6 +156,16 @@ fn info_and_process_list_show_the_machine_with_secrets_redacted() {
         c
     });
     let rows = audit_rows(&audit);
+    let full = rows
+        .iter()
+        .filter(|r| r["tool"] == "process_list")
+        .nth(1)
+        .unwrap();
+    assert_eq!(
+        full["audit"]["classification"]["verdict"], "normal",
+        "{full}"
+    );
+    assert_eq!(full["audit"]["decision"]["action"], "deny", "{full}");
     for tool in ["computer_info", "process_list"] {
         let row = rows.iter().find(|r| r["tool"] == tool).unwrap();
         assert_eq!(

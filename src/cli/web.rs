@@ -212,19 +212,21 @@ fn reported_port(log: &Path, offset: u64) -> Option<u16> {
 
 /// Hands the address to the desktop's opener; failing that, the printed address is enough.
 fn open(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else {
-        "xdg-open"
+    let Some(opener) = crate::tools::computer::opener() else {
+        eprintln!("gg web: no desktop opener (/usr/bin/xdg-open); open the address above yourself");
+        return;
     };
-    let opened = Command::new(opener)
+    let opened = Command::new(&opener)
         .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
     if let Err(e) = opened {
-        eprintln!("gg web: could not run {opener} ({e}); open the address above yourself");
+        eprintln!(
+            "gg web: could not run {} ({e}); open the address above yourself",
+            opener.display()
+        );
     }
 }
 

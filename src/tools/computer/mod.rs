@@ -62,9 +62,10 @@ pub fn specs() -> Vec<(&'static str, &'static str, serde_json::Value)> {
         ),
         (
             "process_list",
-            "Running processes (pid, parent, user, CPU %, memory, start time, command line with secrets redacted). `*` marks processes this session started.",
+            "Running processes (pid, parent, user, CPU %, memory, start time, program name). `*` marks processes this session started. Full command lines (redacted) need command_lines: true, which is asked like a normal command.",
             json!({"type": "object", "properties": {
                 "limit": {"type": "integer", "minimum": 1, "maximum": procs::MAX_LIST, "description": "Rows (default 50, at most 200)"},
+                "command_lines": {"type": "boolean", "description": "Show full command lines (redacted) instead of program names; needs approval"},
                 "sort_by": {"type": "string", "enum": ["cpu", "mem"], "description": "Order (default cpu)"}},
                 "additionalProperties": false}),
         ),
@@ -117,7 +118,7 @@ pub fn availability() -> Vec<(&'static str, Option<String>)> {
                 "notify" => desktop::notifications_missing(),
                 "open" => opener()
                     .is_none()
-                    .then(|| "no desktop opener (xdg-open) on PATH".to_string()),
+                    .then(|| "no desktop opener (/usr/bin/xdg-open)".to_string()),
                 _ => None,
             };
             (name, missing)
@@ -152,6 +153,8 @@ enum Plan {
     List {
         limit: usize,
         sort_by: procs::SortBy,
+        /// Full command lines rather than program names.
+        commands: bool,
     },
     Kill(procs::KillPlan),
     Open(target::OpenTarget),
@@ -170,6 +173,9 @@ enum Plan {
 struct ListArgs {
     limit: Option<i64>,
     sort_by: Option<String>,
+    /// Full command lines (redacted) instead of program names: asked, as a normal call.
+    #[serde(default)]
+    command_lines: bool,
 }
 
 #[derive(Deserialize)]
@@ -265,12 +271,35 @@ impl ComputerTools {
                     }
                 };
                 let sort_by = procs::SortBy::parse(a.sort_by.as_deref())?;
+                let commands = a.command_lines;
+                // Other processes' command lines carry their secrets in shapes no redaction
+                // list keeps up with (headers, `-p` values, connection strings): by default
+                // only the program's name is shown; full command lines are asked for.
+                let (class, reason) = if commands {
+                    (
+                        Class::Normal,
+                        "lists processes with their full command lines (redacted), which can \
+                         hold other programs' secrets",
+                    )
+                } else {
+                    (
+                        Class::ReadOnly,
+                        "lists processes by program name (no command lines)",
+                    )
+                };
                 Ok(call(
-                    Class::ReadOnly,
-                    "lists processes; command lines are redacted".into(),
-                    format!("process_list limit={limit}"),
+                    class,
+                    reason.into(),
+                    format!(
+                        "process_list limit={limit}{}",
+                        if commands { " command_lines" } else { "" }
+                    ),
                     String::new(),
-                    Plan::List { limit, sort_by },
+                    Plan::List {
+                        limit,
+                        sort_by,
+                        commands,
+                    },
                 ))
             }
             "process_kill" => {
@@ -361,8 +390,15 @@ impl ComputerTools {
         };
         let text = match plan {
             Plan::Info => blocking(Box::new(|_| Ok(info::describe()))).await?,
-            Plan::List { limit, sort_by } => {
-                blocking(Box::new(move |t| Ok(procs::list(limit, sort_by, &t.tag)))).await?
+            Plan::List {
+                limit,
+                sort_by,
+                commands,
+            } => {
+                blocking(Box::new(move |t| {
+                    Ok(procs::list(limit, sort_by, commands, &t.tag))
+                }))
+                .await?
             }
             Plan::Kill(plan) => blocking(Box::new(move |t| procs::kill(&plan, &t.tag))).await?,
             Plan::Open(target) => open(&target.argument, cancel).await?,
@@ -397,21 +433,28 @@ fn truncate(text: String) -> String {
     }
 }
 
-/// The desktop's opener: `xdg-open` on Linux, `open` on macOS.
-fn opener() -> Option<PathBuf> {
-    let name = if cfg!(target_os = "macos") {
-        "open"
+/// The desktop's opener: `xdg-open` on Linux, `open` on macOS, from fixed system paths only.
+/// It runs outside the sandbox, so it is never looked up through `PATH`: a relative entry or a
+/// user-writable one (`node_modules/.bin`, `~/.local/bin`) would let a planted `xdg-open` run
+/// unsandboxed.
+pub fn opener() -> Option<PathBuf> {
+    const PLACES: &[&str] = if cfg!(target_os = "macos") {
+        &["/usr/bin/open"]
     } else {
-        "xdg-open"
+        &[
+            "/usr/bin/xdg-open",
+            "/bin/xdg-open",
+            "/usr/local/bin/xdg-open",
+        ]
     };
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
+    PLACES
+        .iter()
+        .map(PathBuf::from)
         .find(|candidate| candidate.is_file())
 }
 
 async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, String> {
-    let program = opener().ok_or("no desktop opener (xdg-open) on PATH")?;
+    let program = opener().ok_or("no desktop opener (/usr/bin/xdg-open)")?;
     let mut command = tokio::process::Command::new(&program);
     command
         .arg(argument)

@@ -260,15 +260,20 @@ impl SortBy {
     }
 }
 
-/// The process table: pid, parent, user, name, CPU %, memory, start time and the command line
-/// with secrets redacted, one process a line. Blocking (CPU usage needs two samples).
-pub fn list(limit: usize, sort_by: SortBy, tag: &SessionTag) -> String {
+/// The process table: pid, parent, user, CPU %, memory, start time and the program's name (with
+/// `commands`, the command line with secrets redacted instead), one process a line. Blocking
+/// (CPU usage needs two samples).
+pub fn list(limit: usize, sort_by: SortBy, commands: bool, tag: &SessionTag) -> String {
     use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind, Users};
     let refresh = ProcessRefreshKind::nothing()
         .with_cpu()
         .with_memory()
         .with_user(UpdateKind::OnlyIfNotSet)
-        .with_cmd(UpdateKind::OnlyIfNotSet);
+        .with_cmd(if commands {
+            UpdateKind::OnlyIfNotSet
+        } else {
+            UpdateKind::Never
+        });
     let mut system = System::new();
     system.refresh_processes_specifics(ProcessesToUpdate::All, true, refresh);
     if sort_by == SortBy::Cpu {
@@ -312,8 +317,8 @@ pub fn list(limit: usize, sort_by: SortBy, tag: &SessionTag) -> String {
             .iter()
             .map(|w| w.to_string_lossy().into_owned())
             .collect();
-        let command = if argv.is_empty() {
-            format!("[{}]", process.name().to_string_lossy())
+        let command = if !commands || argv.is_empty() {
+            one_line(&process.name().to_string_lossy())
         } else {
             cut(one_line(&redact::command_line(&argv)), MAX_COMMAND_CHARS)
         };
@@ -438,7 +443,8 @@ mod tests {
             .env(name, value)
             .spawn()
             .unwrap();
-        let text = list(MAX_LIST * 50, SortBy::Mem, &tag);
+        let text = list(MAX_LIST * 50, SortBy::Mem, true, &tag);
+        let names = list(MAX_LIST * 50, SortBy::Mem, false, &tag);
         let _ = child.kill();
         let _ = child.wait();
         let line = text
@@ -447,5 +453,12 @@ mod tests {
             .unwrap_or_else(|| panic!("child {} not listed:\n{text}", child.id()));
         assert!(line.contains("--token [redacted]"), "{line}");
         assert!(!text.contains("visible-only-to-gg-7c1f"));
+        // By default only the program's name: no argument at all.
+        let line = names
+            .lines()
+            .find(|l| l.starts_with(&format!("{}*\t", child.id())))
+            .unwrap_or_else(|| panic!("child {} not listed:\n{names}", child.id()));
+        assert!(line.ends_with("\tsh"), "{line}");
+        assert!(!names.contains("--token"), "{names}");
     }
 }

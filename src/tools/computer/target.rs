@@ -54,10 +54,12 @@ fn classify_url(url: url::Url, cwd: &Path) -> OpenTarget {
                 Some(url::Host::Domain(name)) => name_class(name),
                 None => (Class::Dangerous, "URL without a host".to_string()),
             };
-            let class = if url.username() != "" || url.password().is_some() {
-                Class::Dangerous
+            let (class, reason) = if url.username() != "" || url.password().is_some() {
+                (Class::Dangerous, reason)
+            } else if let Some(why) = carries_data_off_the_allow_list(&url) {
+                (Class::Dangerous, why)
             } else {
-                class
+                (class, reason)
             };
             OpenTarget {
                 argument: url.to_string(),
@@ -79,6 +81,41 @@ fn classify_url(url: url::Url, cwd: &Path) -> OpenTarget {
             reason: format!("the {other}: scheme hands the target to whatever program handles it"),
         },
     }
+}
+
+/// The person's browser opens a URL outside the sandbox and the network policy, so a URL that
+/// carries data (a query or a fragment) to a host off the default network allow-list could send
+/// whatever the model read (`https://collector.example/?d=SECRET`): a person must see it first.
+/// Loopback hosts (the project's own dev server) are not data leaving the machine.
+fn carries_data_off_the_allow_list(url: &url::Url) -> Option<String> {
+    let data =
+        url.query().is_some_and(|q| !q.is_empty()) || url.fragment().is_some_and(|f| !f.is_empty());
+    if !data {
+        return None;
+    }
+    let host = url.host_str()?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => {
+            let lower = name.trim_end_matches('.').to_ascii_lowercase();
+            lower == "localhost" || lower.ends_with(".localhost")
+        }
+        None => false,
+    };
+    if loopback {
+        return None;
+    }
+    let allowed = crate::tools::network::NetworkPolicy::default()
+        .allow
+        .check_host(host)
+        .is_ok();
+    (!allowed).then(|| {
+        format!(
+            "the URL carries data (a query or fragment) to {host}, which is not on the network \
+             allow-list; the browser would send it outside the sandbox"
+        )
+    })
 }
 
 /// Host names: loopback names are the project's own dev server; names are otherwise judged by
