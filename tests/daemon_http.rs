@@ -85,19 +85,31 @@ fn authentication_host_check_cors_and_endpoints() {
         200
     );
 
-    // CORS: loopback origins only; the preflight needs no token.
+    // CORS: ggd's own origin only (not another loopback port, where a dev server whose pages a
+    // sandboxed command wrote may answer); the preflight needs no token.
+    let own = format!("http://localhost:{port}");
     let preflight = http(
         d.addr,
         "OPTIONS",
         "/rpc",
-        &[("Host", &host), ("Origin", "http://localhost:5173")],
+        &[("Host", &host), ("Origin", &own)],
         None,
     );
     assert_eq!(preflight.status, 204);
-    assert_eq!(
-        preflight.headers["access-control-allow-origin"],
-        "http://localhost:5173"
-    );
+    assert_eq!(preflight.headers["access-control-allow-origin"], own);
+    for other_port in ["http://localhost:5173", "http://127.0.0.1:5173"] {
+        let dev = http(
+            d.addr,
+            "OPTIONS",
+            "/rpc",
+            &[("Host", &host), ("Origin", other_port)],
+            None,
+        );
+        assert!(
+            !dev.headers.contains_key("access-control-allow-origin"),
+            "{other_port}"
+        );
+    }
     assert_eq!(
         preflight.headers["access-control-allow-methods"],
         "GET, POST, OPTIONS"
@@ -137,13 +149,13 @@ fn authentication_host_check_cors_and_endpoints() {
         &[
             ("Host", &host),
             ("Authorization", &auth),
-            ("Origin", "http://127.0.0.1:5173"),
+            ("Origin", &format!("http://127.0.0.1:{port}")),
         ],
         None,
     );
     assert_eq!(
         loopback.headers["access-control-allow-origin"],
-        "http://127.0.0.1:5173"
+        format!("http://127.0.0.1:{port}")
     );
     assert_eq!(loopback.headers["vary"], "Origin");
 

@@ -42,6 +42,10 @@ struct Http {
     token: Arc<str>,
     /// `Host` values accepted; empty with `--allow-remote` (the token is then the only guard).
     allowed_hosts: Arc<Vec<String>>,
+    /// The port ggd listens on: the only origins granted CORS are ggd's own
+    /// (`http://localhost|127.0.0.1|[::1]:<port>`), not any loopback port, where the person's dev
+    /// server (whose pages a sandboxed command may have written) also answers.
+    port: u16,
     stop: CancellationToken,
 }
 
@@ -65,6 +69,7 @@ pub async fn serve(
         } else {
             allowed_hosts(local)
         }),
+        port: local.port(),
         stop: stop.clone(),
     };
     let app = Router::new()
@@ -149,6 +154,16 @@ pub fn loopback_origin(origin: &str) -> bool {
     host_ok && port_ok
 }
 
+/// Whether `origin` is ggd's own page: a loopback origin over plain HTTP with ggd's `port`
+/// spelled out (the page is served from there, so its origin always carries the port).
+pub fn own_origin(origin: &str, port: u16) -> bool {
+    loopback_origin(origin)
+        && origin
+            .strip_prefix("http://")
+            .and_then(|rest| rest.rsplit_once(':'))
+            .is_some_and(|(_, p)| p.parse::<u16>() == Ok(port))
+}
+
 /// Compares without an early exit, so timing does not reveal how much of a guess matched.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
@@ -211,7 +226,7 @@ async fn guard(State(http): State<Http>, request: Request, next: Next) -> Respon
         .headers()
         .get(header::ORIGIN)
         .and_then(|o| o.to_str().ok())
-        .filter(|o| loopback_origin(o))
+        .filter(|o| own_origin(o, http.port))
         .and_then(|o| HeaderValue::from_str(o).ok());
     let path = request.uri().path();
     if web::is_asset(path) {
@@ -220,7 +235,7 @@ async fn guard(State(http): State<Http>, request: Request, next: Next) -> Respon
         let foreign_origin = request
             .headers()
             .get(header::ORIGIN)
-            .is_some_and(|o| o.to_str().map_or(true, |o| !loopback_origin(o)));
+            .is_some_and(|o| o.to_str().map_or(true, |o| !own_origin(o, http.port)));
         let cross_site = request
             .headers()
             .get("sec-fetch-site")
@@ -498,6 +513,27 @@ mod tests {
             "",
         ] {
             assert!(!loopback_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_ggds_own_origin() {
+        for ok in [
+            "http://localhost:4321",
+            "http://127.0.0.1:4321",
+            "http://[::1]:4321",
+        ] {
+            assert!(own_origin(ok, 4321), "{ok}");
+        }
+        for bad in [
+            "http://localhost:3000",
+            "http://localhost",
+            "https://localhost:4321",
+            "http://evil.com:4321",
+            "http://127.0.0.1:43210",
+            "null",
+        ] {
+            assert!(!own_origin(bad, 4321), "{bad}");
         }
     }
 
