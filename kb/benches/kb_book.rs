@@ -26,6 +26,7 @@ fn measure(label: &str, book: &Path, embedder: Option<&dyn Embedder>, cases: &[k
     let options = AddOptions {
         excludes: vec!["print.html".to_string()],
         embedder,
+        deny_read: Vec::new(),
     };
     let started = Instant::now();
     let report = store

@@ -224,6 +224,10 @@ pub struct AddOptions<'a> {
     pub excludes: Vec<String>,
     /// Builds vectors for dense retrieval. Changing the model (or adding/removing it) rebuilds.
     pub embedder: Option<&'a dyn Embedder>,
+    /// Canonical paths never read (the caller's deny-read policy: credential stores, gg's own
+    /// state, secret files): a root that lies inside one is refused, and a file inside one is
+    /// skipped, wherever the walk meets it (`kb add ~/.config`, a symlink named as a root).
+    pub deny_read: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -513,6 +517,17 @@ impl Store {
         for path in paths {
             let absolute = fs::canonicalize(path)
                 .map_err(|e| KbError::BadPath(format!("{}: {e}", path.display())))?;
+            if let Some(secret) = options.deny_read.iter().find(|d| absolute.starts_with(d)) {
+                return Err(KbError::BadPath(format!(
+                    "{} is {}: secrets are never indexed",
+                    path.display(),
+                    if absolute == *secret {
+                        format!("{} (hidden from every tool)", secret.display())
+                    } else {
+                        format!("inside {} (hidden from every tool)", secret.display())
+                    }
+                )));
+            }
             new_roots.push(absolute);
         }
         let existed = dir.is_dir();
@@ -571,7 +586,7 @@ impl Store {
             }
         }
 
-        let (candidates, walk_skipped) = walk(&roots, &excludes)?;
+        let (candidates, walk_skipped) = walk(&roots, &excludes, &options.deny_read)?;
         progress.start(candidates.len() + walk_skipped.len());
         let mut report = AddReport {
             rebuilt: rebuild,
@@ -869,7 +884,7 @@ fn kind_of(path: &Path) -> Result<Kind, String> {
 type Walked = (Vec<(PathBuf, Kind)>, Vec<(PathBuf, String)>);
 
 /// The files under `roots` worth indexing, and the ones skipped by type.
-fn walk(roots: &[PathBuf], excludes: &[String]) -> Result<Walked, KbError> {
+fn walk(roots: &[PathBuf], excludes: &[String], deny: &[PathBuf]) -> Result<Walked, KbError> {
     let mut seen = BTreeSet::new();
     let mut files = Vec::new();
     let mut skipped = Vec::new();
@@ -909,6 +924,11 @@ fn walk(roots: &[PathBuf], excludes: &[String]) -> Result<Walked, KbError> {
             }
             let path = entry.into_path();
             if !seen.insert(path.clone()) {
+                continue;
+            }
+            // The roots are canonical and links are not followed, so a prefix is exact.
+            if deny.iter().any(|d| path.starts_with(d)) {
+                skipped.push((path, "a secret (hidden from every tool)".to_string()));
                 continue;
             }
             match kind_of(&path) {

@@ -38,6 +38,7 @@ fn bm25_recall_and_mrr_on_the_rust_book_stay_above_their_floors() {
     let options = AddOptions {
         excludes: vec!["print.html".to_string()],
         embedder: None,
+        deny_read: Vec::new(),
     };
     let report = store
         .add(

@@ -281,6 +281,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
     let options = AddOptions {
         excludes: Vec::new(),
         embedder: Some(&embedder),
+        deny_read: Vec::new(),
     };
     store
         .add("h", std::slice::from_ref(&docs), &options, &mut NoProgress)
@@ -324,6 +325,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
     let failing = AddOptions {
         excludes: Vec::new(),
         embedder: Some(&down),
+        deny_read: Vec::new(),
     };
     assert!(store.add("h", &[], &failing, &mut NoProgress).is_err());
     assert_eq!(files_of(&store, "h", "oven"), vec!["kitchen.md"]);
@@ -332,6 +334,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
     let switched = AddOptions {
         excludes: Vec::new(),
         embedder: Some(&other),
+        deny_read: Vec::new(),
     };
     let report = store.add("h", &[], &switched, &mut NoProgress).unwrap();
     assert!(report.rebuilt);

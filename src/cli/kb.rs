@@ -134,6 +134,8 @@ fn add(cx: &Context, args: AddArgs) -> Result<ExitCode, String> {
     let options = kb::AddOptions {
         excludes: args.exclude,
         embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
+        // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
+        deny_read: crate::tools::paths::DenyRead::everywhere().into_paths(),
     };
     let started = Instant::now();
     let mut progress = Progress::new();

@@ -128,6 +128,8 @@ pub async fn add(settings: &Settings, p: AddParams) -> Result<Value, RpcError> {
         let options = kb::AddOptions {
             excludes: exclude,
             embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
+            // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
+            deny_read: crate::tools::paths::DenyRead::everywhere().into_paths(),
         };
         let report = store
             .add(&name, &paths, &options, &mut kb::NoProgress)

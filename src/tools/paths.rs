@@ -59,6 +59,7 @@ impl DenyRead {
     pub fn for_root(root: &Path) -> Result<DenyRead, String> {
         let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
         let mut hidden = policy.deny_read;
+        hidden.extend(crate::secrets::secret_files());
         if let Some(home) = std::env::var_os("HOME")
             .map(PathBuf::from)
             .and_then(|h| std::fs::canonicalize(h).ok())
@@ -71,6 +72,37 @@ impl DenyRead {
             }
         }
         Ok(DenyRead(hidden))
+    }
+
+    /// What every actor keeps out of wherever it works: the home's credential stores and gg's
+    /// own state (each canonical where it exists, and as named where it does not yet), and the
+    /// files gg read a secret from this session. For actors with no working directory of their
+    /// own (`kb add`, `library add`).
+    pub fn everywhere() -> DenyRead {
+        let mut hidden = crate::secrets::secret_files();
+        if let Some(home) = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .and_then(|h| std::fs::canonicalize(h).ok())
+        {
+            for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
+                let path = home.join(rel);
+                if let Ok(canonical) = std::fs::canonicalize(&path)
+                    && !hidden.contains(&canonical)
+                {
+                    hidden.push(canonical);
+                }
+                if !hidden.contains(&path) {
+                    hidden.push(path);
+                }
+            }
+        }
+        DenyRead(hidden)
+    }
+
+    /// The hidden paths.
+    pub fn into_paths(self) -> Vec<PathBuf> {
+        self.0
     }
 
     /// Whether `path` (absolute) lies in one of the hidden paths.

