@@ -259,6 +259,17 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
                 "\"git grep -O\" opens files in a pager",
             );
         }
+        // Signature checks run gpg (`gpg.program`), which writes its trust database.
+        if long_is(t, "--show-signature")
+            || (t.len() > 2 && long_is(t, "--verify-signatures"))
+            || t.contains("%G")
+            || t.contains("%(signature")
+        {
+            return Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                format!("\"git {sub} {t}\" verifies signatures with gpg"),
+            );
+        }
         if let Some(opt) = RUNS_PROGRAMS.iter().find(|o| long_is(t, o)) {
             return Outcome::not(
                 RuleId::ReadonlyFlagWrites,
