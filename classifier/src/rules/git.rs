@@ -242,10 +242,13 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
         if t == "--text" {
             continue;
         }
-        if sub == "grep" && (t.starts_with("-O") || long_is(t, "--open-files-in-pager")) {
-            // `-O` takes its program attached (`-Ovim`, `-O'sh -c …'`) or none (the pager).
-            let program = if let Some(p) = t.strip_prefix("-O") {
-                p.to_string()
+        // `-O` takes its program attached (`-Ovim`, `-iO'sh -c …'` inside a cluster) or none.
+        let clustered_o = (sub == "grep" && a.is_option() && !t.starts_with("--"))
+            .then(|| grep_cluster_pager(t))
+            .flatten();
+        if sub == "grep" && (clustered_o.is_some() || long_is(t, "--open-files-in-pager")) {
+            let program = if let Some(p) = clustered_o {
+                p
             } else {
                 t.split_once('=')
                     .map(|(_, v)| v.to_string())
@@ -324,6 +327,19 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
         }
         _ => Outcome::read_only(),
     }
+}
+
+/// The program of `-O` inside a `git grep` short-option cluster (`-iOsh` is `-i -O sh`), when
+/// the cluster has one: letters before it may not take a value.
+fn grep_cluster_pager(cluster: &str) -> Option<String> {
+    for (pos, c) in cluster.char_indices().skip(1) {
+        match c {
+            'O' => return Some(cluster[pos + 1..].to_string()),
+            'A' | 'B' | 'C' | 'e' | 'f' | 'm' | 'j' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `--upload-pack`, `--receive-pack`, `--exec` (and `clone -u`) name the program git runs for the

@@ -291,8 +291,9 @@ fn crontab(w: &mut Walker, cmd: &Cmd) -> Outcome {
 fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
     use super::args::{Item, Spec, getopt};
     let spec = Spec {
-        short_flags: "uR",
-        short_value: "dfrs",
+        // `-j` (BSD): do not set the clock, only parse and print; `-v ADJ` (BSD) adjusts.
+        short_flags: "uRjn",
+        short_value: "dfrsv",
         short_optional: "I",
         long_flags: &[
             "--debug",
@@ -307,15 +308,19 @@ fn date(w: &mut Walker, cmd: &Cmd) -> Option<Outcome> {
         long_optional: &["--iso-8601"],
     };
     let mut sets = false;
+    let mut operand_sets = false;
+    let mut no_set = false;
     let mut unknown = None;
     for item in getopt(&cmd.argv[1..], &spec) {
         match item {
             Item::Opt { name, .. } if name == "-s" || name == "--set" => sets = true,
+            Item::Opt { name, .. } if name == "-j" => no_set = true,
             Item::Opt { .. } => {}
             Item::Unknown(a) => unknown = unknown.or(Some(a.text.clone())),
-            Item::Operand(a) => sets |= a.dynamic || !a.text.starts_with('+'),
+            Item::Operand(a) => operand_sets |= a.dynamic || !a.text.starts_with('+'),
         }
     }
+    sets |= operand_sets && !no_set;
     if sets {
         w.reason(
             Class::Dangerous,
