@@ -1118,9 +1118,14 @@ const CASES: &[(&str, Class, &str)] = &[
     ("xxd -l 64 f", R, ""),
     ("IFS=, read a b < f", R, ""),
     ("python3 -V", R, ""),
+    ("node -v", R, ""),
     ("git diff $(git merge-base main HEAD)", R, ""),
     ("rg TODO $(git ls-files src)", R, ""),
     ("sqlite3 -readonly db 'select 1'", R, ""),
+    // Not in the labelled corpus, whose read-only cases the execution oracle runs.
+    ("ggd status", R, ""),
+    ("echo x >/dev/stdin 0<~/.bashrc", R, ""),
+    ("cargo --version", N, ""),
 ];
 
 #[test]

@@ -14,12 +14,13 @@ pub(crate) const INSPECTORS: &[&str] = &[
     "readelf", "objdump", "nm", "iconv", "shasum", "bc", "getent", "shopt", "tee",
 ];
 
-/// Programs whose `--version` (and the flags in [`version_flags`]) only print a version.
+/// Programs whose `--version` (and the flags in [`version_flags`]) only print a version. Not
+/// here: tools that may fetch or install something first (`cargo`/`rustc` through rustup, `go`
+/// with `GOTOOLCHAIN`) or write update-check state (`npm`, `gh`, `terraform`).
 #[rustfmt::skip]
 pub(crate) const VERSIONED: &[&str] = &[
-    "cargo", "rustc", "rustup", "gcc", "g++", "cc", "clang", "make", "cmake", "java", "javac",
-    "docker", "podman", "npm", "pnpm", "yarn", "pip", "pip3", "uv", "go", "git", "tar", "curl",
-    "wget", "ssh", "rg", "fd", "jq", "gh", "terraform", "kubectl",
+    "gcc", "g++", "cc", "clang", "make", "cmake", "java", "javac", "docker", "podman", "pip",
+    "pip3", "git", "tar", "curl", "wget", "rg", "fd", "jq",
 ];
 
 /// The flags that only print a version for `prog` (`bash -v` is verbose mode, `ruby -v` reads
@@ -27,14 +28,10 @@ pub(crate) const VERSIONED: &[&str] = &[
 fn version_flags(prog: &str) -> &'static [&'static str] {
     match prog {
         p if p.starts_with("python") || p.starts_with("pypy") => &["--version", "-V", "-VV"],
-        "node" | "nodejs" | "bun" | "npm" | "pnpm" | "yarn" => &["--version", "-v"],
+        "node" | "nodejs" | "bun" => &["--version", "-v"],
         "perl" | "php" | "lua" | "luajit" => &["--version", "-v"],
-        "deno" | "cargo" | "rustc" | "rustup" | "uv" | "pip" | "pip3" | "rg" | "fd" | "jq" => {
-            &["--version", "-V"]
-        }
+        "deno" | "pip" | "pip3" | "rg" | "fd" | "jq" => &["--version", "-V"],
         "java" | "javac" => &["--version", "-version"],
-        "go" => &["version"],
-        "kubectl" => &["version --client"],
         _ => &["--version"],
     }
 }
