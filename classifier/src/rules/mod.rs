@@ -922,12 +922,23 @@ const READABLE_DEVICES: &[&str] = &[
 /// A device named as an argument or input of a command: reading it is not read-only unless it
 /// is one of [`READABLE_DEVICES`]; the watchdog is dangerous.
 fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcome) {
+    // Programs that only look at names and metadata do not open what they are given.
+    #[rustfmt::skip]
+    const METADATA_ONLY: &[&str] = &[
+        "ls", "stat", "df", "du", "readlink", "realpath", "dirname", "basename", "test", "[",
+        "lsblk", "findmnt", "getfacl", "which", "type", "echo", "printf", "cd", "pushd",
+    ];
+    let by_name = cmd
+        .argv
+        .first()
+        .is_some_and(|p| !p.dynamic && METADATA_ONLY.contains(&basename(&p.text)));
+    let args = if by_name { &[][..] } else { &cmd.argv[1..] };
     let inputs = cmd
         .redirects
         .iter()
         .filter(|r| r.op.starts_with('<') && r.op != "<<<")
         .filter_map(|r| r.target.as_ref());
-    for word in cmd.argv[1..].iter().chain(inputs) {
+    for word in args.iter().chain(inputs) {
         let text = if word.dynamic {
             &word.prefix
         } else {
@@ -936,6 +947,10 @@ fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcome) {
         let Some(rest) = text.strip_prefix("/dev/") else {
             continue;
         };
+        // Shared memory and message queues are ordinary files.
+        if rest.starts_with("shm/") || rest.starts_with("mqueue/") {
+            continue;
+        }
         if is_network_device(text) || (!word.dynamic && fd_number(text).is_some()) {
             continue;
         }
