@@ -224,8 +224,11 @@ impl Policy {
     fn add_root_carve_outs(&mut self, root: &Path) {
         for entry in PROTECTED_IN_ROOT {
             let p = root.join(entry.name);
-            if entry.bind == Bind::ReadOnlyIfPresent && std::fs::symlink_metadata(&p).is_ok() {
-                self.push_read_only(p);
+            let present = || std::fs::symlink_metadata(&p).is_ok();
+            match entry.bind {
+                Bind::Placeholder => self.push_read_only(p),
+                Bind::ReadOnlyIfPresent if present() => self.push_read_only(p),
+                Bind::ReadOnlyIfPresent | Bind::GitDir | Bind::ReadOnlyTree => {}
             }
         }
         let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
@@ -471,8 +474,29 @@ mod tests {
                     assert!(p.read_only.contains(&path), "{}", entry.name);
                     assert!(p.create_if_missing.contains(&path), "{}", entry.name);
                 }
-                Bind::ReadOnlyIfPresent => assert!(p.read_only.contains(&path), "{}", entry.name),
+                Bind::ReadOnlyIfPresent | Bind::Placeholder => {
+                    assert!(p.read_only.contains(&path), "{}", entry.name)
+                }
             }
+        }
+    }
+
+    /// What must not be created is covered when absent too: first creation is refused.
+    #[test]
+    fn placeholders_are_read_only_when_absent() {
+        let w = tempfile::tempdir().unwrap();
+        let p = Policy::with_home(w.path(), None).unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        for name in [
+            ".envrc",
+            ".vscode",
+            ".idea",
+            ".mcp.json",
+            "AGENTS.md",
+            ".agents",
+        ] {
+            assert!(p.read_only.contains(&wd.join(name)), "{name}");
+            assert!(!wd.join(name).exists(), "{name} created on the host");
         }
     }
 

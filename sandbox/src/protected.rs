@@ -15,6 +15,12 @@ pub enum Bind {
     ReadOnlyTree,
     /// Read-only when it exists.
     ReadOnlyIfPresent,
+    /// Read-only, and when absent covered for the run by an empty read-only directory (its
+    /// mount point removed afterwards), so a command cannot create it either: files that run
+    /// code, or become instructions, when a person or a tool opens the project. At the landlock
+    /// level, which cannot cover a name, gg moves what a command created there aside instead
+    /// ([`placeholders`]).
+    Placeholder,
 }
 
 /// One protected entry, relative to a working directory (or any writable root).
@@ -76,25 +82,45 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
     },
     ProtectedPath {
         name: ".mcp.json",
-        bind: Bind::ReadOnlyIfPresent,
+        bind: Bind::Placeholder,
         why: "MCP server configuration: it starts programs when an agent or editor opens the project",
     },
     ProtectedPath {
         name: ".envrc",
-        bind: Bind::ReadOnlyIfPresent,
+        bind: Bind::Placeholder,
         why: "direnv configuration: it runs when a shell enters the project",
     },
     ProtectedPath {
         name: ".vscode",
-        bind: Bind::ReadOnlyIfPresent,
+        bind: Bind::Placeholder,
         why: "editor settings: they can run tasks and programs when the project is opened",
     },
     ProtectedPath {
         name: ".idea",
-        bind: Bind::ReadOnlyIfPresent,
+        bind: Bind::Placeholder,
         why: "editor settings: they can run programs when the project is opened",
     },
+    ProtectedPath {
+        name: "AGENTS.md",
+        bind: Bind::Placeholder,
+        why: "agent instructions: the next session (gg's or another agent's) takes them as the \
+              person's own",
+    },
+    ProtectedPath {
+        name: ".agents",
+        bind: Bind::Placeholder,
+        why: "agent skills and instructions: the next session takes them as the person's own",
+    },
 ];
+
+/// The entries of `root` that must not be created by a command ([`Bind::Placeholder`]), as
+/// paths.
+pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '_ {
+    PROTECTED_IN_ROOT
+        .iter()
+        .filter(|entry| entry.bind == Bind::Placeholder)
+        .map(move |entry| root.join(entry.name))
+}
 
 /// Files under the home directory that no actor may read: a sandboxed command, a command run
 /// read-only, gg's file tools, the browser, `kb add`/`library add`. By class:

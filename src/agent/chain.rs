@@ -846,6 +846,17 @@ impl ToolBox {
             Ok(c) => c,
             Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
         };
+        // A level that cannot cover an absent name (Landlock) lets a command create a file that
+        // runs code when the project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …): what was
+        // absent before is moved aside after the command, whose whole tree has ended by then.
+        let uncovered: Vec<std::path::PathBuf> =
+            if !read_only && level != "off" && !level.starts_with("bwrap") {
+                sandbox::protected::placeholders(self.cwd())
+                    .filter(|p| std::fs::symlink_metadata(p).is_err())
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
         let result = match launch {
             Launch::Command(command, _guard) => {
@@ -890,6 +901,10 @@ impl ToolBox {
         }
         if read_only && output.is_error() && bash::looks_refused(&output.text) {
             text.push_str(READ_ONLY_REFUSED);
+        }
+        for line in quarantine_created(self.cwd(), &uncovered) {
+            text.push('\n');
+            text.push_str(&line);
         }
         Outcome {
             text,
@@ -1078,6 +1093,42 @@ struct Confined {
     notes: Vec<String>,
     /// Run under the read-only policy.
     read_only: bool,
+}
+
+/// Moves each of `paths` (absent before the command) that exists now into
+/// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so;
+/// nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
+fn quarantine_created(root: &Path, paths: &[std::path::PathBuf]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for path in paths {
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let dir = root.join(".gg").join("quarantine");
+        let target = dir.join(format!("{stamp}-{name}"));
+        let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target));
+        lines.push(match moved {
+            Ok(()) => format!(
+                "[gg: the command created {name}, which runs code or becomes instructions when the \
+                 project is opened; moved to {}]",
+                target.display()
+            ),
+            Err(e) => format!(
+                "[gg: the command created {name}, which runs code or becomes instructions when the \
+                 project is opened, and it could not be moved aside ({e}): remove it before \
+                 opening the project]"
+            ),
+        });
+    }
+    lines
 }
 
 /// A writable sandbox root at or above the home directory would make every dotfile of the
