@@ -79,6 +79,31 @@ fn no_labelled_command_classified_read_only_changes_anything() {
     );
 }
 
+/// Read-only is enforced: every labelled corpus command the classifier calls read-only also runs
+/// as the agent runs it (`gg sandbox --read-only`: nothing writable but a private temp
+/// directory, no network), and nothing changes on the host, whatever a verdict missed.
+#[test]
+fn every_read_only_verdict_runs_in_the_enforced_sandbox_without_effect() {
+    let dir = support::fixture_dir();
+    let tree = Tree::new(dir.path());
+    let commands = corpus();
+    let verdicts = oracle_support::classify_all(Path::new(GG), &tree, &commands);
+    let read_only: Vec<String> = commands
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| *v == "read-only")
+        .map(|(c, _)| c.clone())
+        .collect();
+    assert!(read_only.len() > 100, "only {} read-only", read_only.len());
+    let changed = oracle_support::execute_enforced(Path::new(GG), &tree, &read_only);
+    assert!(
+        changed.is_empty(),
+        "{} read-only commands ran enforced and the host changed:\n{}",
+        read_only.len(),
+        changed.join("\n")
+    );
+}
+
 #[test]
 fn no_generated_command_classified_read_only_changes_anything() {
     let dir = support::fixture_dir();

@@ -33,6 +33,10 @@ pub struct SandboxArgs {
     /// A path to hide from the command (repeatable).
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
+    /// The policy of commands classified read-only: nothing writable but a private temp
+    /// directory, no network, the same secrets hidden.
+    #[arg(long, conflicts_with_all = ["writable", "network", "allow_domain"])]
+    pub read_only: bool,
     /// Print the chosen level, fallback reasons and effective policy as JSON on stderr.
     #[arg(long)]
     pub explain: bool,
@@ -114,12 +118,18 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         env: std::env::vars_os().collect(),
     };
     let session = SessionNetwork::new(network);
-    // At level none the proxy still serves the tools that honour the variables, but nothing
-    // stops the others: the warning line below says so.
-    let scope = session.apply(&mut policy).map_err(|e| (SETUP_ERROR, e))?;
-    if let Some(scope) = &scope {
-        crate::tools::network::set_proxy_env(&mut inner.env, &scope.url());
-    }
+    let scope = if args.read_only {
+        policy = policy.read_only();
+        None
+    } else {
+        // At level none the proxy still serves the tools that honour the variables, but nothing
+        // stops the others: the warning line below says so.
+        let scope = session.apply(&mut policy).map_err(|e| (SETUP_ERROR, e))?;
+        if let Some(scope) = &scope {
+            crate::tools::network::set_proxy_env(&mut inner.env, &scope.url());
+        }
+        scope
+    };
     let wrapped = sandbox::wrap(inner, &policy, backend).map_err(error)?;
     if args.explain {
         let mut explain = wrapped.explain().clone();

@@ -235,6 +235,90 @@ pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
     changes
 }
 
+/// Every file and directory below `dirs` with its type, size, mode and modification time, as
+/// the host sees it.
+fn host_snapshot(dirs: &[&Path]) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| d.to_path_buf()).collect();
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        out.push(format!(
+            "{}|{:o}|{}|{}.{}",
+            path.display(),
+            meta.mode(),
+            meta.len(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        ));
+        if meta.is_dir()
+            && let Ok(entries) = std::fs::read_dir(&path)
+        {
+            stack.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs `commands` as the agent runs a command classified read-only (`gg sandbox --read-only`:
+/// nothing writable but a private temp directory, no network) and returns what changed on the
+/// host below the work tree and the home, which must be nothing, whatever the commands do.
+pub fn execute_enforced(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<String> {
+    let list = tree.base.join("commands-enforced.bin");
+    let runner = tree.base.join("runner.sh");
+    let mut bytes = Vec::new();
+    for c in commands {
+        bytes.extend_from_slice(c.as_bytes());
+        bytes.push(0);
+    }
+    std::fs::write(&list, bytes).expect("write command list");
+    std::fs::write(&runner, RUNNER).expect("write runner");
+    // gg's own probe cache (written by gg on the host, under $HOME/.cache/gg) is filled first,
+    // so the snapshots compare only what the commands could do.
+    let _ = Command::new(gg)
+        .current_dir(&tree.work)
+        .env("HOME", &tree.home)
+        .args(["sandbox", "--read-only", "--", "true"])
+        .stdin(Stdio::null())
+        .output();
+    let before = host_snapshot(&[&tree.work, &tree.home]);
+    let out = Command::new(gg)
+        .current_dir(&tree.work)
+        .env("HOME", &tree.home)
+        .args(["sandbox", "--read-only", "--"])
+        .arg("bash")
+        .arg(&runner)
+        .arg(&list)
+        .arg(&tree.work)
+        .arg(&tree.home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run gg sandbox --read-only");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("DONE {}", commands.len())),
+        "the read-only batch did not finish (status {:?}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = host_snapshot(&[&tree.work, &tree.home]);
+    let mut changed: Vec<String> = after
+        .iter()
+        .filter(|l| !before.contains(l))
+        .map(|l| format!("> {l}"))
+        .collect();
+    changed.extend(
+        before
+            .iter()
+            .filter(|l| !after.contains(l))
+            .map(|l| format!("< {l}")),
+    );
+    changed
+}
+
 /// Classifies `commands` and executes the read-only ones; returns how many ran and the
 /// false-safes. `GG_ORACLE_CLASSIFY_BIN` names another `gg` to take the verdicts from (to measure
 /// an older classifier against the same oracle); the sandbox is always `gg`'s.
