@@ -334,3 +334,60 @@ fn persistence_vectors_cannot_be_created_fresh() {
         }
     }
 }
+
+/// A gg started by one of the agent's commands never runs looser than the session that started
+/// it: `gg --yolo` from a session in `--approval never` runs in `never`, and says so.
+#[test]
+fn a_nested_gg_inherits_its_parents_mode_as_a_ceiling() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let gg_bin = env!("CARGO_BIN_EXE_gg");
+    server.push(Reply::tool_call(
+        "outer",
+        "bash",
+        &json!({"command": format!("{gg_bin} --yolo -p inner 2>&1; echo nested-exit $?"), "writes": true})
+            .to_string(),
+    ));
+    server.push(Reply::tool_call(
+        "inner",
+        "bash",
+        &json!({"command": "echo inner-ran", "writes": true}).to_string(),
+    ));
+    server.push(Reply::text(&["inner done"]));
+    server.push(Reply::text(&["outer done"]));
+    let out = fx
+        .gg()
+        .args(["--approval", "never", "-p", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bodies = server.request_bodies();
+    let last = bodies.last().unwrap();
+    let outer = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        outer.contains("approval mode never (that session's ceiling), not yolo"),
+        "{outer}"
+    );
+    assert!(outer.contains("nested-exit 0"), "{outer}");
+    // The nested session (under the fixture's ~/.gg/sessions: GG_* never reach commands)
+    // recorded its call in mode never.
+    let audit = std::process::Command::new(gg_bin)
+        .current_dir(&fx.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &fx.home)
+        .args(["audit", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(text.contains("\"mode\":\"never\""), "{text}");
+    assert!(!text.contains("\"mode\":\"yolo\""), "{text}");
+}

@@ -787,6 +787,7 @@ impl ToolBox {
         if cancel.is_cancelled() {
             return Outcome::error(CANCELLED);
         }
+        let mode = crate::app::ceiling::mode_named(&approved.decision.mode);
         match approved.prepared.checked {
             Checked::Tool { run, .. } => run(cancel.clone()).await,
             Checked::Command {
@@ -795,7 +796,7 @@ impl ToolBox {
                 timeout,
                 ..
             } => {
-                self.run_command(&script, verdict.class, timeout, cancel)
+                self.run_command(&script, verdict.class, mode, timeout, cancel)
                     .await
             }
         }
@@ -805,6 +806,7 @@ impl ToolBox {
         &self,
         script: &str,
         class: Class,
+        mode: Option<Mode>,
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Outcome {
@@ -816,6 +818,17 @@ impl ToolBox {
         env.extend(self.child_env.iter().cloned());
         let (tag_name, tag_value) = self.session_tag.env();
         env.push((tag_name.into(), tag_value.into()));
+        // A gg this command starts can never run looser than this session (an unknown mode is
+        // the strictest ceiling).
+        let ceiling = crate::app::ceiling::Ceiling {
+            mode: mode.unwrap_or(Mode::Unattended { allow_all: false }),
+            sandbox: matches!(self.sandbox, SandboxSetting::On { .. }),
+            network: match &self.sandbox {
+                SandboxSetting::On { network, .. } => network.policy.mode,
+                SandboxSetting::Off => crate::tools::network::NetworkMode::On,
+            },
+        };
+        env.push((crate::app::ceiling::ENV.into(), ceiling.encode().into()));
         if class == Class::ReadOnly {
             // Commands that ran without approval cannot make git run the repository's programs.
             env.extend(

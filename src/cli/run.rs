@@ -102,7 +102,17 @@ pub fn sandbox_note(mode: Mode, sandboxed: bool) -> Option<&'static str> {
 }
 
 async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
-    let mode = mode_of(&flags)?;
+    // Started by a command of another gg session: never looser than that session.
+    let ceiling = crate::app::ceiling::Ceiling::from_env();
+    let wanted = mode_of(&flags)?;
+    let mode = ceiling.map_or(wanted, |c| c.clamp_mode(wanted));
+    if mode != wanted {
+        eprintln!(
+            "gg: note: started by another gg session's command: approval mode {} (that session's ceiling), not {}",
+            mode.as_str(),
+            wanted.as_str()
+        );
+    }
     let terminal = super::terminal_present();
     // Decided before anything else happens, so no request reaches a server.
     policies::check_startup(mode, terminal).map_err(|e| CliError::Usage(e.message))?;
@@ -152,7 +162,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         }
         _ => Arc::new(NobodyToAsk),
     };
-    let sandboxed = flags.sandbox || config.sandbox;
+    let sandboxed = flags.sandbox || config.sandbox || ceiling.is_some_and(|c| c.sandbox);
     if let Some(note) = sandbox_note(mode, sandboxed) {
         eprintln!("{note}");
     }
@@ -162,7 +172,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         .map(str::parse::<crate::tools::network::NetworkMode>)
         .transpose()
         .map_err(|e| CliError::Usage(format!("--network: {e}")))?;
-    let (network, explicit) = crate::tools::network::session_policy(
+    let (mut network, explicit) = crate::tools::network::session_policy(
         &config.network,
         network_mode,
         &flags.allow_domains,
@@ -174,6 +184,9 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         && let Some(line) = network.unenforced_warning()
     {
         eprintln!("{line}");
+    }
+    if let Some(c) = ceiling {
+        network.mode = c.clamp_network(network.mode);
     }
     let sandbox = SandboxSetting::with_network(sandboxed, network);
     // Before the session file and the MCP servers: the sandbox's start overlaps both.
