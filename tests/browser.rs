@@ -715,6 +715,10 @@ fn under_the_sandbox_the_browser_works_and_cannot_write_outside_its_profile() {
         let mut cmd = gg(&e);
         if sandboxed {
             cmd.arg("--sandbox");
+        } else {
+            // The control: without --sandbox the browser still runs under the deny-read policy
+            // (its profile its only writable directory), unless no level is available, as here.
+            cmd.env("GG_SANDBOX_BACKEND", "none");
         }
         cmd.args([
             "--yolo",
@@ -940,4 +944,72 @@ fn own_browser_profile() -> String {
         }
     }
     panic!("no browser child of this process");
+}
+
+/// A page inside the project that frames the home's secrets (`~/.ssh/id_rsa`, `~/.gg/config.json`)
+/// in iframes gets nothing of them, with or without `--sandbox`: the browser runs under the
+/// deny-read policy, so the files are never even opened (inotify on the host sees no open), and
+/// the screenshot that goes to the model cannot show them. The control run, with no sandbox
+/// level (`GG_SANDBOX_BACKEND=none`), shows the check can fail.
+#[test]
+fn frames_of_a_project_page_cannot_load_secrets() {
+    if !chromium_present() {
+        return;
+    }
+    use rustix::fs::inotify;
+    for control in [false, true] {
+        let server = ScriptedServer::start();
+        let e = env(&server, json!({}));
+        let ssh = e.home.join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(ssh.join("id_rsa"), "SECRET-FRAMED-KEY").unwrap();
+        std::fs::write(
+            e.repo.join("page.html"),
+            format!(
+                "<p>docs</p><iframe src=\"file://{}\"></iframe><iframe src=\"file://{}\"></iframe>\
+                 <img src=\"file://{}\">",
+                ssh.join("id_rsa").display(),
+                e.home.join(".gg/config.json").display(),
+                ssh.join("id_rsa").display()
+            ),
+        )
+        .unwrap();
+        let watch =
+            inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).unwrap();
+        // (Not ~/.gg/config.json: gg itself reads that on the host.)
+        inotify::add_watch(&watch, ssh.join("id_rsa"), inotify::WatchFlags::OPEN).unwrap();
+        let page = format!("file://{}", e.repo.join("page.html").display());
+        server.push(Reply::tool_call(
+            "c1",
+            "browser_navigate",
+            &json!({ "url": page }).to_string(),
+        ));
+        server.push(Reply::tool_call("c2", "browser_screenshot", "{}"));
+        server.push(Reply::text(&["done"]));
+        let mut cmd = gg(&e);
+        if control {
+            cmd.env("GG_SANDBOX_BACKEND", "none");
+        }
+        let out = run({
+            cmd.args(["--yolo", "-p", "open the docs page"]);
+            cmd
+        });
+        assert!(out.status.success(), "{out:?}");
+        let shot = tool_result(&server, 2);
+        assert!(shot.contains("screenshot: "), "{shot}");
+        let mut buf = [0u8; 4096];
+        let opened = rustix::io::read(&watch, &mut buf).unwrap_or(0) > 0;
+        if control {
+            assert!(
+                opened,
+                "control: the unconfined browser should open the framed files"
+            );
+        } else {
+            assert!(
+                !opened,
+                "the browser opened a secret framed by a project page"
+            );
+        }
+        assert_no_browser_left(&e.tmp);
+    }
 }

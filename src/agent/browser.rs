@@ -67,8 +67,10 @@ impl Tool for BrowserTool {
                             let mut text = done.text;
                             if let Some((source, label, page)) = &done.page_text {
                                 text.push('\n');
-                                text.push_str(label);
-                                text.push('\n');
+                                if !label.is_empty() {
+                                    text.push_str(label);
+                                    text.push('\n');
+                                }
                                 text.push_str(&untrusted::wrap(source, page));
                             }
                             Outcome {
@@ -80,7 +82,14 @@ impl Tool for BrowserTool {
                                 ..Outcome::default()
                             }
                         }
-                        Err(e) => Outcome::error(e),
+                        // A page's exception text is page content: inside the wrapper.
+                        Err(e) => match e.split_once(crate::tools::browser::PAGE_THREW) {
+                            Some((before, page)) => Outcome::error(format!(
+                                "{before}the page threw an exception:\n{}",
+                                untrusted::wrap("page exception", page)
+                            )),
+                            None => Outcome::error(e),
+                        },
                     }
                 })
             },

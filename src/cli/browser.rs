@@ -141,8 +141,9 @@ async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String
     let work = async {
         let loaded = tools.execute(&navigate, &cancel).await?;
         let mut done = tools.execute(&then, &cancel).await?;
-        let title = loaded.page_text.map(|(_, _, t)| t).unwrap_or_default();
-        done.text = format!("{}\ntitle: {title}\n{}", loaded.text, done.text);
+        // The navigation's page block: the URL as loaded, and the title.
+        let page = loaded.page_text.map(|(_, _, t)| t).unwrap_or_default();
+        done.text = format!("{page}\n{}", done.text);
         Ok::<Done, String>(done)
     };
     let result = tokio::time::timeout(TIMEOUT, work)

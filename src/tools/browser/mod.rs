@@ -617,8 +617,8 @@ impl BrowserTools {
                 let v = evaluate(&cdp, &page, expression, true).await?;
                 let text = serde_json::to_string_pretty(&v).unwrap_or_default();
                 Done {
-                    text: format!("url: {url}"),
-                    page_text: Some((url.clone(), "result:", text)),
+                    text: "the page's URL and the result:".to_string(),
+                    page_text: Some((url.clone(), "", format!("url: {url}\nresult:\n{text}"))),
                     record: record(&url, None, None),
                     refused: Vec::new(),
                     network: String::new(),
@@ -776,7 +776,6 @@ impl BrowserTools {
         let final_url = current_url(cdp, page).await?;
         let title = info[0].as_str().unwrap_or_default().to_string();
         let status = info[1].as_u64().filter(|s| *s > 0).map(|s| s as u16);
-        text.push_str(&format!("loaded: {final_url}\n"));
         if let Some(s) = status {
             text.push_str(&format!("status: {s}\n"));
         }
@@ -789,10 +788,16 @@ impl BrowserTools {
                 judged.rule
             ));
         }
-        let text = text.trim_end().to_string();
+        text.push_str("loaded (the URL as the page reports it, and its title):");
+        // The URL comes from the page's history, which its scripts rewrite
+        // (`history.replaceState`): page content, inside the untrusted block like the title.
         Ok(Done {
             text,
-            page_text: Some((final_url.clone(), "title:", title)),
+            page_text: Some((
+                final_url.clone(),
+                "",
+                format!("loaded: {final_url}\ntitle: {title}"),
+            )),
             record: record(&final_url, status, None),
             refused: Vec::new(),
             network: String::new(),
@@ -827,8 +832,8 @@ impl BrowserTools {
             ));
         }
         Ok(Done {
-            text: format!("url: {url}"),
-            page_text: Some((url.to_string(), "page text:", body)),
+            text: "the page's URL and text:".to_string(),
+            page_text: Some((url.to_string(), "", format!("url: {url}\n\n{body}"))),
             record: record(url, None, None),
             refused: Vec::new(),
             network: String::new(),
@@ -1034,6 +1039,10 @@ async fn current_url(cdp: &cdp::Cdp, page: &str) -> Result<String, String> {
 
 /// Evaluates `expression` in the page and returns its value (by value). `user` marks the
 /// model's own expression (its exceptions are reported as such).
+/// How an error whose rest is page content begins (a page's exception text, which its scripts
+/// choose): whoever shows it to the model puts the rest inside the untrusted-content wrapper.
+pub const PAGE_THREW: &str = "the page threw: ";
+
 async fn evaluate(
     cdp: &cdp::Cdp,
     page: &str,
@@ -1053,7 +1062,7 @@ async fn evaluate(
             .as_str()
             .or_else(|| ex["text"].as_str())
             .unwrap_or("exception");
-        return Err(format!("the page threw: {text}"));
+        return Err(format!("{PAGE_THREW}{text}"));
     }
     Ok(r["result"]["value"].clone())
 }

@@ -301,7 +301,41 @@ fn spawn(
     let log = std::fs::File::create(profile.join("chromium.log"))
         .map_err(|e| format!("browser log: {e}"))?;
     let (command, level, guard) = match setting {
-        SandboxSetting::Off => (invocation.unsandboxed(profile), "off".to_string(), None),
+        SandboxSetting::Off => {
+            // Without --sandbox the browser still never reads a secret: a page the model opened
+            // can frame `file:///~/.ssh/id_rsa` in any frame or load it as a subresource, and a
+            // screenshot shows it. So Chromium runs under the deny-read policy at the strongest
+            // level there is, with its network as without the sandbox (the guard's proxy, by
+            // its flags). Only where no level exists does it run as before.
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let mut policy = sandbox::Policy::with_home(profile, home.as_deref())
+                .map_err(|e| format!("browser sandbox: {e}"))?;
+            for file in crate::secrets::secret_files() {
+                policy
+                    .add_deny_read(&file)
+                    .map_err(|e| format!("browser sandbox: {e}"))?;
+            }
+            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+                policy.hide_socket(Path::new(&sock));
+            }
+            policy.network = sandbox::Network::On;
+            // `GG_SANDBOX_BACKEND` forces the level, as for commands (`none`: a control run).
+            let backend = std::env::var("GG_SANDBOX_BACKEND")
+                .ok()
+                .and_then(|b| b.parse().ok())
+                .unwrap_or(sandbox::Backend::Auto);
+            match sandbox::wrap(invocation.clone(), &policy, backend) {
+                Ok(wrapped) if wrapped.level() != sandbox::Level::None => {
+                    let parts = wrapped.into_parts();
+                    (
+                        parts.command,
+                        format!("{}+deny-read", parts.level.as_str()),
+                        Some(parts.guard),
+                    )
+                }
+                _ => (invocation.unsandboxed(profile), "off".to_string(), None),
+            }
+        }
         SandboxSetting::On { backend, .. } => {
             // Only the profile is writable; the project and everything else are read-only, the
             // home directory's secrets hidden; the network is the guard's proxy and nothing else.
