@@ -24,6 +24,7 @@ mod memory;
 mod policy;
 pub mod run;
 mod sandbox;
+mod self_test;
 mod sessions;
 mod shell;
 pub mod terminal;

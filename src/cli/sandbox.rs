@@ -40,8 +40,16 @@ pub struct SandboxArgs {
     /// Print the chosen level, fallback reasons and effective policy as JSON on stderr.
     #[arg(long)]
     pub explain: bool,
+    /// Prove each protection of the resource policy at every Linux level available here, with
+    /// canaries, and print the table (exit 1 when one does not hold).
+    #[arg(long, conflicts_with_all = ["command", "explain", "read_only"])]
+    pub self_test: bool,
     /// The command to run, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "self_test",
+        value_name = "COMMAND"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -77,6 +85,9 @@ const SETUP_ERROR: u8 = 125;
 
 /// Runs `gg sandbox`.
 pub fn run(args: SandboxArgs) -> ExitCode {
+    if args.self_test {
+        return super::self_test::run();
+    }
     match run_inner(args) {
         Ok(code) => code,
         Err((code, message)) => {
