@@ -132,6 +132,9 @@ pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '
 /// - **shell history**, which holds what people typed (tokens on command lines included).
 pub const DENY_READ_IN_HOME: &[&str] = &[
     ".gg",
+    // The units `ggd install-service` writes hold ggd's token too.
+    ".config/systemd/user/ggd.service",
+    "Library/LaunchAgents/com.gg.ggd.plist",
     ".ssh",
     ".gnupg",
     ".aws",
