@@ -87,13 +87,7 @@ fn every_read_only_verdict_runs_in_the_enforced_sandbox_without_effect() {
     let dir = support::fixture_dir();
     let tree = Tree::new(dir.path());
     let commands = corpus();
-    let verdicts = oracle_support::classify_all(Path::new(GG), &tree, &commands);
-    let read_only: Vec<String> = commands
-        .iter()
-        .zip(&verdicts)
-        .filter(|(_, v)| *v == "read-only")
-        .map(|(c, _)| c.clone())
-        .collect();
+    let read_only = oracle_support::read_only_of(Path::new(GG), &tree, &commands);
     assert!(read_only.len() > 100, "only {} read-only", read_only.len());
     let changed = oracle_support::execute_enforced(Path::new(GG), &tree, &read_only);
     assert!(

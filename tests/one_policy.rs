@@ -38,20 +38,7 @@ fn run_calls(
         cmd.env(k, v);
     }
     let out = cmd.args(args).args(["-p", "go"]).output().unwrap();
-    let bodies = server.request_bodies();
-    let results = bodies
-        .last()
-        .map(|last| {
-            last["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    (out, results)
+    (out, server.tool_results())
 }
 
 /// Everything under `~/.gg` (ggd's token in `web.json`, sessions, connectors), the home's other
@@ -361,17 +348,7 @@ fn a_nested_gg_inherits_its_parents_mode_as_a_ceiling() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let bodies = server.request_bodies();
-    let last = bodies.last().unwrap();
-    let outer = last["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rfind(|m| m["role"] == "tool")
-        .unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let outer = server.tool_results().pop().unwrap();
     assert!(
         outer.contains("approval mode never (that session's ceiling), not yolo"),
         "{outer}"

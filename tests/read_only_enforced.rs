@@ -49,20 +49,7 @@ fn run_calls(
     }
     cmd.args(extra_args).args(["-p", "go"]);
     let out = cmd.output().unwrap();
-    let bodies = server.request_bodies();
-    let results = bodies
-        .last()
-        .map(|last| {
-            last["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|m| m["role"] == "tool")
-                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    (out, results)
+    (out, server.tool_results())
 }
 
 fn fixture(server: &ScriptedServer) -> GgFixture {
@@ -339,17 +326,7 @@ fn under_sandbox_read_only_commands_share_tmp_but_not_writes_or_network() {
             vec![level.to_string(), format!("{level}+read-only")],
             "{level}"
         );
-        let bodies = server.request_bodies();
-        let last = bodies.last().unwrap();
-        let result = last["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .rfind(|m| m["role"] == "tool")
-            .unwrap()["content"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let result = server.tool_results().pop().unwrap();
         assert!(result.contains("kept"), "{level}: {result}");
         assert!(!result.contains("CONNECTED"), "{level}: {result}");
         assert!(!fx.repo.join("planted.txt").exists(), "{level}");

@@ -180,13 +180,10 @@ pub struct Change {
     pub diff: String,
 }
 
-/// Runs `commands` one after the other in one `gg sandbox`, and returns the ones that changed
-/// the tree. Panics when the sandbox could not run the batch at all.
-pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
-    if commands.is_empty() {
-        return Vec::new();
-    }
-    let list = tree.base.join("commands.bin");
+/// Writes `commands` NUL-separated to `name` beside the tree, and the runner script; returns
+/// both paths.
+fn write_batch(tree: &Tree, name: &str, commands: &[String]) -> (PathBuf, PathBuf) {
+    let list = tree.base.join(name);
     let runner = tree.base.join("runner.sh");
     let mut bytes = Vec::new();
     for c in commands {
@@ -195,6 +192,16 @@ pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
     }
     std::fs::write(&list, bytes).expect("write command list");
     std::fs::write(&runner, RUNNER).expect("write runner");
+    (list, runner)
+}
+
+/// Runs `commands` one after the other in one `gg sandbox`, and returns the ones that changed
+/// the tree. Panics when the sandbox could not run the batch at all.
+pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
+    if commands.is_empty() {
+        return Vec::new();
+    }
+    let (list, runner) = write_batch(tree, "commands.bin", commands);
     let out = Command::new(gg)
         .current_dir(&tree.work)
         .env("HOME", &tree.home)
@@ -267,15 +274,7 @@ fn host_snapshot(dirs: &[&Path]) -> Vec<String> {
 /// nothing writable but a private temp directory, no network) and returns what changed on the
 /// host below the work tree and the home, which must be nothing, whatever the commands do.
 pub fn execute_enforced(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<String> {
-    let list = tree.base.join("commands-enforced.bin");
-    let runner = tree.base.join("runner.sh");
-    let mut bytes = Vec::new();
-    for c in commands {
-        bytes.extend_from_slice(c.as_bytes());
-        bytes.push(0);
-    }
-    std::fs::write(&list, bytes).expect("write command list");
-    std::fs::write(&runner, RUNNER).expect("write runner");
+    let (list, runner) = write_batch(tree, "commands-enforced.bin", commands);
     // gg's own probe cache (written by gg on the host, under $HOME/.cache/gg) is filled first,
     // so the snapshots compare only what the commands could do.
     let _ = Command::new(gg)
@@ -323,16 +322,21 @@ pub fn execute_enforced(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Stri
 /// false-safes. `GG_ORACLE_CLASSIFY_BIN` names another `gg` to take the verdicts from (to measure
 /// an older classifier against the same oracle); the sandbox is always `gg`'s.
 pub fn false_safes(gg: &Path, tree: &Tree, commands: &[String]) -> (usize, Vec<Change>) {
+    let read_only = read_only_of(gg, tree, commands);
+    let changes = execute_all(gg, tree, &read_only);
+    (read_only.len(), changes)
+}
+
+/// The commands classified read-only (by `GG_ORACLE_CLASSIFY_BIN` when set, else `gg`).
+pub fn read_only_of(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<String> {
     let classifier_bin = std::env::var_os("GG_ORACLE_CLASSIFY_BIN").map(PathBuf::from);
     let verdicts = classify_all(classifier_bin.as_deref().unwrap_or(gg), tree, commands);
-    let read_only: Vec<String> = commands
+    commands
         .iter()
         .zip(&verdicts)
         .filter(|(_, v)| *v == "read-only")
         .map(|(c, _)| c.clone())
-        .collect();
-    let changes = execute_all(gg, tree, &read_only);
-    (read_only.len(), changes)
+        .collect()
 }
 
 // ----- the grammar ------------------------------------------------------------------------------

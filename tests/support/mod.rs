@@ -467,6 +467,24 @@ impl ScriptedServer {
         self.requests().iter().map(RecordedRequest::json).collect()
     }
 
+    /// The tool results gg sent back, in order (from the last request, which carries them all).
+    pub fn tool_results(&self) -> Vec<String> {
+        let bodies = self.request_bodies();
+        let Some(last) = bodies.last() else {
+            return Vec::new();
+        };
+        last["messages"]
+            .as_array()
+            .map(|messages| {
+                messages
+                    .iter()
+                    .filter(|m| m["role"] == "tool")
+                    .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// How each finished connection ended, in completion order.
     pub fn outcomes(&self) -> Vec<Outcome> {
         self.state.lock().outcomes.clone()
