@@ -274,6 +274,31 @@ fn jobs_settings_and_mcp_methods() {
     assert_eq!(settings["network"], "allow-list");
     let domains = settings["allowDomains"].to_string();
     assert!(domains.contains("extra.example"), "{domains}");
+    // The daemon's start is a floor a run request cannot go below: no run without the sandbox,
+    // no network wider than the daemon's.
+    let session = sandboxed.ok("session.create", json!({"name": "floor"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (params, said) in [
+        (json!({"sandbox": false}), "cannot turn it off"),
+        (
+            json!({"sandbox": true, "network": "on"}),
+            "cannot open it to on",
+        ),
+    ] {
+        let mut start = json!({"sessionId": session, "prompt": "go"});
+        start
+            .as_object_mut()
+            .unwrap()
+            .extend(params.as_object().unwrap().clone());
+        let refused = sandboxed.rpc("run.start", start);
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        assert!(
+            refused["error"]["message"].as_str().unwrap().contains(said),
+            "{refused}"
+        );
+    }
     assert_eq!(d.ok("mcp.list", json!({})), json!({"servers": []}));
     let extra = d.rpc("settings.get", json!({"x": 1}));
     assert_eq!(extra["error"]["code"], -32602);

@@ -89,6 +89,14 @@ impl Runtime {
         network: &RunNetwork,
     ) -> Result<SandboxSetting, RpcError> {
         let daemon_sandboxed = matches!(self.settings.sandbox, SandboxSetting::On { .. });
+        // The daemon's start sets a floor that a run request cannot go below: a client (the web
+        // UI, or a page that got hold of the token) cannot turn the sandbox off for its run or
+        // open the network wider than the daemon's policy.
+        if daemon_sandboxed && sandbox == Some(false) {
+            return Err(RpcError::invalid_params(
+                "sandbox: the daemon was started with --sandbox; a run cannot turn it off",
+            ));
+        }
         let sandboxed = sandbox.unwrap_or(daemon_sandboxed);
         let own_network = network.mode.is_some() || !network.allow_domains.is_empty();
         if !sandboxed {
@@ -116,6 +124,14 @@ impl Runtime {
             &self.settings.cwd,
         )
         .map_err(|e| RpcError::invalid_params(format!("network: {e}")))?;
+        if let SandboxSetting::On { network: floor, .. } = &self.settings.sandbox
+            && policy.mode > floor.policy.mode
+        {
+            return Err(RpcError::invalid_params(format!(
+                "network: the daemon's policy is {}; a run cannot open it to {}",
+                floor.policy.mode, policy.mode
+            )));
+        }
         Ok(SandboxSetting::with_network(true, policy))
     }
 
