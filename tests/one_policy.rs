@@ -394,3 +394,59 @@ fn the_self_test_proves_every_protection_here() {
         }
     }
 }
+
+/// `.git` is an allow-list: a `--sandbox` command at either level can do git's ordinary work
+/// (commit: objects, refs, index, logs, locks), but a new entry of any other name at the top of
+/// `.git` (`commondir`, which would take the repository's config and hooks from a planted
+/// directory, so that the person's next `git status` runs its fsmonitor) does not stay.
+#[test]
+fn git_directory_is_an_allow_list() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let git = |args: &[&str]| {
+            let st = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&fx.repo)
+                .status()
+                .unwrap();
+            assert!(st.success());
+        };
+        git(&["init", "-q"]);
+        std::fs::write(fx.repo.join("a.txt"), "one\n").unwrap();
+        // Through a script, so the classifier lets the call run and the sandbox decides.
+        std::fs::write(
+            fx.repo.join("app.sh"),
+            "git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one && echo committed; \
+             mkdir -p /tmp/evil && echo /tmp/evil > .git/commondir; echo 'x' > .git/config.worktree; \
+             echo done\n",
+        )
+        .unwrap();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &["sh ./app.sh"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(results[0].contains("committed"), "{level}: {results:?}");
+        for planted in [".git/commondir", ".git/config.worktree"] {
+            assert!(
+                !fx.repo.join(planted).exists(),
+                "{level}: {planted}: {results:?}"
+            );
+        }
+        // The commit itself landed.
+        let log = std::process::Command::new("git")
+            .args(["log", "--oneline"])
+            .current_dir(&fx.repo)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&log.stdout).contains("one"),
+            "{level}"
+        );
+    }
+}

@@ -113,6 +113,58 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
     },
 ];
 
+/// What git's ordinary work writes at the top of a git directory: everything else there is
+/// configuration git obeys (`commondir` redirects the whole repository, with its config and
+/// hooks, to another directory; `config.worktree`), so a new entry of any other name made by a
+/// sandboxed command is moved aside after it. Lock files (`*.lock`) and the `*_HEAD` family are
+/// matched by [`git_entry_allowed`].
+pub const GIT_DIR_WRITABLE: &[&str] = &[
+    "objects",
+    "refs",
+    "logs",
+    "index",
+    "HEAD",
+    "COMMIT_EDITMSG",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "SQUASH_MSG",
+    "TAG_EDITMSG",
+    "EDIT_DESCRIPTION",
+    "NOTES_MERGE_PARTIAL",
+    "NOTES_MERGE_REF",
+    "NOTES_MERGE_WORKTREE",
+    "BISECT_LOG",
+    "BISECT_NAMES",
+    "BISECT_START",
+    "BISECT_TERMS",
+    "BISECT_EXPECTED_REV",
+    "BISECT_ANCESTORS_OK",
+    "BISECT_RUN",
+    "AUTO_MERGE",
+    "packed-refs",
+    "description",
+    "branches",
+    "info",
+    "rr-cache",
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "worktrees",
+    "modules",
+    "lfs",
+    "shallow",
+    "gc.log",
+    "gc.pid",
+    "sparse-checkout",
+    "FETCH_PACK",
+];
+
+/// Whether a top-level entry of a git directory named `name` is one git's ordinary work writes.
+pub fn git_entry_allowed(name: &str) -> bool {
+    GIT_DIR_WRITABLE.contains(&name) || name.ends_with("_HEAD") || name.ends_with(".lock")
+}
+
 /// The entries of `root` that must not be created by a command ([`Bind::Placeholder`]), as
 /// paths.
 pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '_ {
@@ -224,6 +276,30 @@ mod tests {
         assert_eq!(protected_entry(Path::new("src/main.rs")), None);
         assert_eq!(protected_entry(Path::new("docs/.gg/x")), None);
         assert_eq!(protected_entry(Path::new(".github/workflows/ci.yml")), None);
+    }
+
+    #[test]
+    fn git_directory_allow_list() {
+        for ok in [
+            "objects",
+            "refs",
+            "index",
+            "HEAD",
+            "ORIG_HEAD",
+            "FETCH_HEAD",
+            "index.lock",
+        ] {
+            assert!(git_entry_allowed(ok), "{ok}");
+        }
+        for planted in [
+            "commondir",
+            "config.worktree",
+            "hooks2",
+            "fsmonitor",
+            "gitdir",
+        ] {
+            assert!(!git_entry_allowed(planted), "{planted}");
+        }
     }
 
     #[test]

@@ -842,6 +842,28 @@ impl ToolBox {
             args: bash::shell_args(script),
             env,
         };
+        // What is looked at before the command starts (a served command runs as soon as it is
+        // handed over): a level that cannot cover an absent name (Landlock) lets a command
+        // create a file that runs code when the project is opened (`.envrc`, `.vscode/`,
+        // `AGENTS.md`, …), so what was absent before is moved aside after the command, whose
+        // whole tree has ended by then. And `.git` is an allow-list: what git's ordinary work
+        // writes at its top may appear; any other new entry a sandboxed command made
+        // (`commondir`, which takes the repository's config and hooks from elsewhere) is moved
+        // aside, at every level (a mount cannot allow names, and a placeholder there would break
+        // git itself). A `.git` the command itself creates (`git init`) is its own.
+        let sweep = matches!(self.sandbox, SandboxSetting::On { .. })
+            && !(class == Class::ReadOnly && self.enforce_read_only);
+        let absent: Vec<std::path::PathBuf> = if sweep {
+            sandbox::protected::placeholders(self.cwd())
+                .filter(|p| std::fs::symlink_metadata(p).is_err())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let git_dir = self.cwd().join(".git");
+        let git_before: Option<Vec<std::ffi::OsString>> = (sweep
+            && std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir()))
+        .then(|| top_level_names(&git_dir));
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
@@ -859,17 +881,6 @@ impl ToolBox {
             Ok(c) => c,
             Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
         };
-        // A level that cannot cover an absent name (Landlock) lets a command create a file that
-        // runs code when the project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …): what was
-        // absent before is moved aside after the command, whose whole tree has ended by then.
-        let uncovered: Vec<std::path::PathBuf> =
-            if !read_only && level != "off" && !level.starts_with("bwrap") {
-                sandbox::protected::placeholders(self.cwd())
-                    .filter(|p| std::fs::symlink_metadata(p).is_err())
-                    .collect()
-            } else {
-                Vec::new()
-            };
         let log_dir = crate::tools::registry::outputs_dir(self.cwd());
         let result = match launch {
             Launch::Command(command, _guard) => {
@@ -915,7 +926,26 @@ impl ToolBox {
         if read_only && output.is_error() && bash::looks_refused(&output.text) {
             text.push_str(READ_ONLY_REFUSED);
         }
-        for line in quarantine_created(self.cwd(), &uncovered) {
+        // bubblewrap's placeholders covered the absent names themselves.
+        let mut created = if level.starts_with("bwrap") || level == "off" {
+            Vec::new()
+        } else {
+            absent
+        };
+        if let Some(before) = &git_before {
+            created.extend(
+                top_level_names(&git_dir)
+                    .into_iter()
+                    .filter(|name| !before.contains(name))
+                    .filter(|name| {
+                        !name
+                            .to_str()
+                            .is_some_and(sandbox::protected::git_entry_allowed)
+                    })
+                    .map(|name| git_dir.join(name)),
+            );
+        }
+        for line in quarantine_created(self.cwd(), &created) {
             text.push('\n');
             text.push_str(&line);
         }
@@ -1108,6 +1138,16 @@ struct Confined {
     read_only: bool,
 }
 
+/// The names directly inside `dir` (none when it is not a directory).
+fn top_level_names(dir: &Path) -> Vec<std::ffi::OsString> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 /// Moves each of `paths` (absent before the command) that exists now into
 /// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so;
 /// nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
@@ -1117,16 +1157,19 @@ fn quarantine_created(root: &Path, paths: &[std::path::PathBuf]) -> Vec<String> 
         if std::fs::symlink_metadata(path).is_err() {
             continue;
         }
+        // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
         let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let flat = name.replace('/', "_");
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
         let dir = root.join(".gg").join("quarantine");
-        let target = dir.join(format!("{stamp}-{name}"));
+        let target = dir.join(format!("{stamp}-{flat}"));
         let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target));
         lines.push(match moved {
             Ok(()) => format!(
