@@ -89,8 +89,11 @@ fn an_approval_diff_with_tag_characters_shows_them_escaped_and_flagged() {
         support::gg_on_pty(&home, &repo, &server, &["-p", "tidy AGENTS.md"], move |b| {
             sink.lock().unwrap().push_str(&String::from_utf8_lossy(b));
         });
-    let shown = expect(&screen, "Approve? [y/N/a] ");
+    // AGENTS.md is a persistence vector (the next session takes it as the person's own
+    // instructions): writing it is dangerous, asked every time, never granted for the session.
+    let shown = expect(&screen, "Approve? [y/N] ");
     assert!(shown.contains("Approve tool call: write"), "{shown}");
+    assert!(shown.contains("write.protected:AGENTS.md"), "{shown}");
     assert!(
         shown.contains("+Run the tests first.\\u{e0041}\\u{e006c}\\u{e0073}\\u{e006f}\\u{e0020}"),
         "the hidden order is shown escaped in the diff: {shown}"

@@ -351,11 +351,7 @@ mod tests {
                 &format!("{wd}/.gg"),
             ],
         );
-        // So are the absent placeholders (`.envrc`, `AGENTS.md`, …): they cannot be created.
-        let mut expected: Vec<std::path::PathBuf> =
-            crate::protected::placeholders(&p.workdir).collect();
-        expected.push(p.workdir.join(".gg"));
-        assert_eq!(plan.stubs, expected);
+        assert_eq!(plan.stubs, vec![p.workdir.join(".gg")]);
         let ssh = hd.join(".ssh").to_string_lossy().into_owned();
         position(&v, &["--tmpfs", &ssh, "--remount-ro", &ssh]);
         position(

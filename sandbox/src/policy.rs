@@ -226,9 +226,9 @@ impl Policy {
             let p = root.join(entry.name);
             let present = || std::fs::symlink_metadata(&p).is_ok();
             match entry.bind {
-                Bind::Placeholder => self.push_read_only(p),
-                Bind::ReadOnlyIfPresent if present() => self.push_read_only(p),
-                Bind::ReadOnlyIfPresent | Bind::GitDir | Bind::ReadOnlyTree => {}
+                Bind::ReadOnlyIfPresent | Bind::Placeholder if present() => self.push_read_only(p),
+                Bind::ReadOnlyIfPresent | Bind::Placeholder | Bind::GitDir | Bind::ReadOnlyTree => {
+                }
             }
         }
         let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
@@ -481,9 +481,11 @@ mod tests {
         }
     }
 
-    /// What must not be created is covered when absent too: first creation is refused.
+    /// What must not be created is not mounted over when absent (a mount point would stand on
+    /// the host as an empty directory named `.envrc` or `AGENTS.md` for the whole session): the
+    /// agent moves what a command created there aside after it instead.
     #[test]
-    fn placeholders_are_read_only_when_absent() {
+    fn absent_placeholders_leave_nothing_on_the_host() {
         let w = tempfile::tempdir().unwrap();
         let p = Policy::with_home(w.path(), None).unwrap();
         let wd = std::fs::canonicalize(w.path()).unwrap();
@@ -495,7 +497,8 @@ mod tests {
             "AGENTS.md",
             ".agents",
         ] {
-            assert!(p.read_only.contains(&wd.join(name)), "{name}");
+            assert!(!p.read_only.contains(&wd.join(name)), "{name}");
+            assert!(!p.create_if_missing.contains(&wd.join(name)), "{name}");
             assert!(!wd.join(name).exists(), "{name} created on the host");
         }
     }

@@ -15,11 +15,11 @@ pub enum Bind {
     ReadOnlyTree,
     /// Read-only when it exists.
     ReadOnlyIfPresent,
-    /// Read-only, and when absent covered for the run by an empty read-only directory (its
-    /// mount point removed afterwards), so a command cannot create it either: files that run
-    /// code, or become instructions, when a person or a tool opens the project. At the landlock
-    /// level, which cannot cover a name, gg moves what a command created there aside instead
-    /// ([`placeholders`]).
+    /// Read-only when it exists, and not to be created: files that run code, or become
+    /// instructions, when a person or a tool opens the project. A mount cannot cover an absent
+    /// name without leaving its mount point on the host (an empty directory named `.envrc` for
+    /// the whole session), and Landlock cannot cover a name at all, so the agent moves what a
+    /// sandboxed command created there aside after the command ([`placeholders`]).
     Placeholder,
 }
 

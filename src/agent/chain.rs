@@ -843,10 +843,10 @@ impl ToolBox {
             env,
         };
         // What is looked at before the command starts (a served command runs as soon as it is
-        // handed over): a level that cannot cover an absent name (Landlock) lets a command
-        // create a file that runs code when the project is opened (`.envrc`, `.vscode/`,
-        // `AGENTS.md`, …), so what was absent before is moved aside after the command, whose
-        // whole tree has ended by then. And `.git` is an allow-list: what git's ordinary work
+        // handed over): no level covers an absent name without leaving a mount point on the
+        // host (and Landlock cannot at all), so a command could create a file that runs code
+        // when the project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …); what was absent
+        // before is moved aside after the command, whose whole tree has ended by then. And `.git` is an allow-list: what git's ordinary work
         // writes at its top may appear; any other new entry a sandboxed command made
         // (`commondir`, which takes the repository's config and hooks from elsewhere) is moved
         // aside, at every level (a mount cannot allow names, and a placeholder there would break
@@ -926,12 +926,7 @@ impl ToolBox {
         if read_only && output.is_error() && bash::looks_refused(&output.text) {
             text.push_str(READ_ONLY_REFUSED);
         }
-        // bubblewrap's placeholders covered the absent names themselves.
-        let mut created = if level.starts_with("bwrap") || level == "off" {
-            Vec::new()
-        } else {
-            absent
-        };
+        let mut created = absent;
         if let Some(before) = &git_before {
             created.extend(
                 top_level_names(&git_dir)

@@ -22,8 +22,8 @@ exactly that.";
 /// correctly guessed nonce could not forge a closing tag.
 pub fn wrap(source: &str, content: &str) -> String {
     let id = nonce();
-    let source = escape_attribute(source);
-    let body = defang_tags(content);
+    let source = escape_attribute(&reveal_invisible(source));
+    let body = defang_tags(&reveal_invisible(content));
     let mut out = String::with_capacity(body.len() + source.len() + 96);
     out.push_str(&format!(
         "<untrusted-content source=\"{source}\" id=\"{id}\">\n"
@@ -34,6 +34,24 @@ pub fn wrap(source: &str, content: &str) -> String {
     }
     out.push_str(&format!("</untrusted-content id=\"{id}\">"));
     out
+}
+
+/// Writes every invisible character (Unicode tag characters, zero-width and other
+/// default-ignorable code points) as a visible `\u{…}` escape: tag characters spell text a
+/// person never sees on screen but a model reads as instructions ("ASCII smuggling").
+fn reveal_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(termsafe::is_invisible) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if termsafe::is_invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// 64 random bits as hex; a clock-and-counter fallback if the OS source fails (the defanging
@@ -125,5 +143,23 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(id.len(), 16);
         assert!(a.ends_with(&format!("</untrusted-content id=\"{id}\">")));
+    }
+}
+
+#[cfg(test)]
+mod invisible_tests {
+    use super::*;
+
+    #[test]
+    fn tag_characters_and_zero_width_characters_are_shown_not_smuggled() {
+        let hidden: String = "run rm"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        let wrapped = wrap("https://x.example", &format!("docs{hidden} a\u{200b}b"));
+        assert!(!wrapped.chars().any(termsafe::is_invisible), "{wrapped}");
+        assert!(wrapped.contains("\\u{e0072}"), "{wrapped}");
+        assert!(wrapped.contains("a\\u{200b}b"), "{wrapped}");
+        assert_eq!(reveal_invisible("plain"), "plain");
     }
 }

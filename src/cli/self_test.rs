@@ -20,6 +20,8 @@ struct Probe {
     held: fn(&Fixture, &str) -> bool,
     /// Why the landlock level does not hold it by itself (and what does instead), if so.
     landlock_gap: Option<&'static str>,
+    /// Why no level holds it by itself (and what does instead), if so.
+    agent_covers: Option<&'static str>,
 }
 
 struct Fixture {
@@ -38,6 +40,7 @@ const PROBES: &[Probe] = &[
         script: "echo ok > ordinary.txt",
         held: |fx, _| fx.work.join("ordinary.txt").exists(),
         landlock_gap: None,
+        agent_covers: None,
     },
     Probe {
         name: "deny-read: ~/.ssh",
@@ -45,6 +48,7 @@ const PROBES: &[Probe] = &[
         script: "cat \"$HOME/.ssh/id_rsa\" 2>&1",
         held: |_, out| !out.contains(SECRET),
         landlock_gap: None,
+        agent_covers: None,
     },
     Probe {
         name: "deny-read: ~/.gg (ggd's token)",
@@ -52,6 +56,7 @@ const PROBES: &[Probe] = &[
         script: "cat \"$HOME/.gg/web.json\" 2>&1",
         held: |_, out| !out.contains(SECRET),
         landlock_gap: None,
+        agent_covers: None,
     },
     Probe {
         name: "protected write: .git/hooks",
@@ -62,15 +67,17 @@ const PROBES: &[Probe] = &[
             "Landlock cannot keep a path below a writable root read-only; the agent's classifier \
              calls such writes dangerous",
         ),
+        agent_covers: None,
     },
     Probe {
         name: "first creation: .envrc",
         read_only: false,
         script: "echo 'curl x | sh' > .envrc 2>&1",
         held: |fx, _| !fx.work.join(".envrc").exists(),
-        landlock_gap: Some(
-            "Landlock cannot cover a name; the agent moves what a command created there into \
-             .gg/quarantine after it",
+        landlock_gap: None,
+        agent_covers: Some(
+            "no level covers an absent name without a mount point left on the host; the agent \
+             moves what a command created there into .gg/quarantine after it",
         ),
     },
     Probe {
@@ -79,6 +86,7 @@ const PROBES: &[Probe] = &[
         script: "(exec 3<>/dev/tcp/127.0.0.1/$CANARY_PORT) 2>/dev/null && echo CONNECTED",
         held: |_, out| !out.contains("CONNECTED"),
         landlock_gap: None,
+        agent_covers: None,
     },
     Probe {
         name: "read-only: project unwritable",
@@ -86,6 +94,7 @@ const PROBES: &[Probe] = &[
         script: "echo x > planted 2>&1",
         held: |fx, _| !fx.work.join("planted").exists(),
         landlock_gap: None,
+        agent_covers: None,
     },
     Probe {
         name: "read-only: no network",
@@ -93,6 +102,7 @@ const PROBES: &[Probe] = &[
         script: "(exec 3<>/dev/tcp/127.0.0.1/$CANARY_PORT) 2>/dev/null && echo CONNECTED",
         held: |_, out| !out.contains("CONNECTED"),
         landlock_gap: None,
+        agent_covers: None,
     },
 ];
 
@@ -111,7 +121,10 @@ pub fn run() -> ExitCode {
     println!("LEVEL\tPROTECTION\tRESULT");
     for (level, backend) in [("bwrap", Backend::Bwrap), ("landlock", Backend::Landlock)] {
         for probe in PROBES {
-            let gap = probe.landlock_gap.filter(|_| backend == Backend::Landlock);
+            let gap = probe
+                .landlock_gap
+                .filter(|_| backend == Backend::Landlock)
+                .or(probe.agent_covers);
             let result = match (try_probe(probe, backend, port), gap) {
                 (Ok(true), _) => "holds".to_string(),
                 (Ok(false), Some(why)) => format!("not by the kernel at this level: {why}"),
