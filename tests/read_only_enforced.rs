@@ -220,9 +220,15 @@ fn git_status_run_read_only_does_not_rewrite_the_index() {
         std::fs::write(fx.repo.join("a.txt"), "one\n").unwrap();
         git(&["add", "a.txt"]);
         git(&["commit", "-qm", "one"]);
-        // Same size, new mtime: git would rewrite the index to record the new stat data.
-        std::thread::sleep(Duration::from_millis(1100));
+        // Same size, new mtime (set, not waited for): git would rewrite the index to record the
+        // new stat data.
         std::fs::write(fx.repo.join("a.txt"), "two\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(fx.repo.join("a.txt"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + Duration::from_secs(10))
+            .unwrap();
         let index = fx.repo.join(".git/index");
         let before = std::fs::read(&index).unwrap();
         let mtime = std::fs::metadata(&index).unwrap().modified().unwrap();
@@ -230,11 +236,36 @@ fn git_status_run_read_only_does_not_rewrite_the_index() {
         assert!(out.status.success(), "{level}: {out:?}");
         assert!(results[0].contains("a.txt"), "{level}: {results:?}");
         assert!(results[0].contains("+read-only"), "{level}: {results:?}");
+        // Even a git told to take its optional locks (gg's own GIT_OPTIONAL_LOCKS=0 undone by the
+        // command) cannot write: the kernel refuses, not the environment.
+        let forced = "GIT_OPTIONAL_LOCKS=1 git status";
+        let (out, _) = run_calls(&fx, &server, level, true, &[forced], &[]);
+        assert!(out.status.success(), "{level}: {out:?}");
         assert_eq!(std::fs::read(&index).unwrap(), before, "{level}");
         assert_eq!(
             std::fs::metadata(&index).unwrap().modified().unwrap(),
             mtime,
             "{level}"
+        );
+        // The control: unenforced, the same command does rewrite the index.
+        server.push(Reply::tool_call(
+            "c0",
+            "bash",
+            &json!({ "command": forced }).to_string(),
+        ));
+        server.push(Reply::text(&["done"]));
+        let out = fx
+            .gg()
+            .env("GG_TEST_CLASSIFY_READ_ONLY", "1")
+            .env("GG_TEST_READ_ONLY_UNENFORCED", "1")
+            .args(["-p", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert_ne!(
+            std::fs::metadata(&index).unwrap().modified().unwrap(),
+            mtime,
+            "{level}: the control run should have refreshed the index"
         );
     }
 }
