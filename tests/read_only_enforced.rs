@@ -207,15 +207,7 @@ fn git_status_run_read_only_does_not_rewrite_the_index() {
     for level in available_levels() {
         let server = ScriptedServer::start();
         let fx = fixture(&server);
-        let git = |args: &[&str]| {
-            let st = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(&fx.repo)
-                .status()
-                .unwrap();
-            assert!(st.success());
-        };
+        let git = |args: &[&str]| support::git(&fx.repo, args);
         git(&["init", "-q"]);
         std::fs::write(fx.repo.join("a.txt"), "one\n").unwrap();
         git(&["add", "a.txt"]);

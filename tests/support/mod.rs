@@ -882,6 +882,17 @@ pub fn fixture_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(&base).expect("fixture directory")
 }
 
+/// Runs `git args…` in `dir` with a throw-away identity, and fails the test when git fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?} failed in {}", dir.display());
+}
+
 /// A place to run the real `gg` against a scripted server: a home whose `~/.gg/config.json` names
 /// the server as provider `local:m` (plus the keys of `extra`), a repository at `repo` inside the
 /// fixture (`"home/repo"` or `"repo"`), and a session directory, all under [`fixture_dir`].
