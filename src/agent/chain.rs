@@ -843,14 +843,16 @@ impl ToolBox {
             env,
         };
         // What is looked at before the command starts (a served command runs as soon as it is
-        // handed over): no level covers an absent name without leaving a mount point on the
-        // host (and Landlock cannot at all), so a command could create a file that runs code
-        // when the project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …); what was absent
-        // before is moved aside after the command, whose whole tree has ended by then. And `.git` is an allow-list: what git's ordinary work
-        // writes at its top may appear; any other new entry a sandboxed command made
-        // (`commondir`, which takes the repository's config and hooks from elsewhere) is moved
-        // aside, at every level (a mount cannot allow names, and a placeholder there would break
-        // git itself). A `.git` the command itself creates (`git init`) is its own.
+        // handed over):
+        // - no level covers an absent name without leaving a mount point on the host (and
+        //   Landlock cannot at all), so a command could create a file that runs code when the
+        //   project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …): what was absent before is
+        //   moved aside after the command, whose whole tree has ended by then;
+        // - `.git` is an allow-list: what git's ordinary work writes at its top may appear; any
+        //   other new entry a sandboxed command made (`commondir`, which takes the repository's
+        //   config and hooks from elsewhere) is moved aside, at every level (a mount cannot
+        //   allow names, and a placeholder there would break git itself). A `.git` the command
+        //   itself creates (`git init`) is its own.
         let sweep = matches!(self.sandbox, SandboxSetting::On { .. })
             && !(class == Class::ReadOnly && self.enforce_read_only);
         let absent: Vec<std::path::PathBuf> = if sweep {
