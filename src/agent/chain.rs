@@ -972,14 +972,17 @@ impl ToolBox {
             Ok(forced) => forced.unwrap_or(asked),
             Err(e) => return Err(e.clone()),
         };
-        let policy = self.sandbox_policy()?.read_only();
+        // Built once: the read-only policy is this session's policy with writes and network
+        // taken away.
+        let session_policy = self.sandbox_policy()?;
+        let policy = session_policy.clone().read_only();
         // With --sandbox the command runs in the session's workspace sandbox, restricted further
         // on its own (the server's mounts and /tmp, the read-only policy's Landlock ruleset and
         // no sockets): what a normal command left in /tmp stays readable. Without it, in the
         // session's read-only sandbox.
         let (which, server_policy) = match &self.sandbox {
             SandboxSetting::On { network, .. } => {
-                let mut workspace = self.sandbox_policy()?;
+                let mut workspace = session_policy;
                 network.route(&mut workspace)?;
                 (ServerFor::Workspace, workspace)
             }

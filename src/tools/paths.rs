@@ -57,21 +57,10 @@ impl DenyRead {
     /// The sandbox's deny-read list for `root` (the existing defaults in the home directory,
     /// canonical), and the defaults that do not exist yet, where they would appear.
     pub fn for_root(root: &Path) -> Result<DenyRead, String> {
-        let policy = sandbox::Policy::new(root).map_err(|e| e.to_string())?;
-        let mut hidden = policy.deny_read;
-        hidden.extend(crate::secrets::secret_files());
-        if let Some(home) = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .and_then(|h| std::fs::canonicalize(h).ok())
-        {
-            for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
-                let path = home.join(rel);
-                if !hidden.contains(&path) {
-                    hidden.push(path);
-                }
-            }
-        }
-        Ok(DenyRead(hidden))
+        // The root's own sandbox policy is refused where the sandbox would refuse it (`/`); its
+        // deny-read list is the home's defaults, which `everywhere` holds too.
+        sandbox::Policy::new(root).map_err(|e| e.to_string())?;
+        Ok(DenyRead::everywhere())
     }
 
     /// What every actor keeps out of wherever it works: the home's credential stores and gg's

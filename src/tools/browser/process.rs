@@ -280,6 +280,23 @@ pub fn launch(
 
 type Spawned = (tokio::process::Child, String, Option<sandbox::Guard>);
 
+/// The browser's filesystem policy, with or without `--sandbox`: only its profile writable, the
+/// home's secrets and the files gg read a secret from hidden, the ssh agent's socket hidden.
+fn browser_policy(profile: &Path) -> Result<sandbox::Policy, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut policy = sandbox::Policy::with_home(profile, home.as_deref())
+        .map_err(|e| format!("browser sandbox: {e}"))?;
+    for file in crate::secrets::secret_files() {
+        policy
+            .add_deny_read(&file)
+            .map_err(|e| format!("browser sandbox: {e}"))?;
+    }
+    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+        policy.hide_socket(Path::new(&sock));
+    }
+    Ok(policy)
+}
+
 fn spawn(
     executable: &Path,
     proxy: &ProxyHandle,
@@ -307,17 +324,7 @@ fn spawn(
             // screenshot shows it. So Chromium runs under the deny-read policy at the strongest
             // level there is, with its network as without the sandbox (the guard's proxy, by
             // its flags). Only where no level exists does it run as before.
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            let mut policy = sandbox::Policy::with_home(profile, home.as_deref())
-                .map_err(|e| format!("browser sandbox: {e}"))?;
-            for file in crate::secrets::secret_files() {
-                policy
-                    .add_deny_read(&file)
-                    .map_err(|e| format!("browser sandbox: {e}"))?;
-            }
-            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
-                policy.hide_socket(Path::new(&sock));
-            }
+            let mut policy = browser_policy(profile)?;
             policy.network = sandbox::Network::On;
             // `GG_SANDBOX_BACKEND` forces the level, as for commands (`none`: a control run).
             let backend = std::env::var("GG_SANDBOX_BACKEND")
@@ -339,12 +346,7 @@ fn spawn(
         SandboxSetting::On { backend, .. } => {
             // Only the profile is writable; the project and everything else are read-only, the
             // home directory's secrets hidden; the network is the guard's proxy and nothing else.
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            let mut policy = sandbox::Policy::with_home(profile, home.as_deref())
-                .map_err(|e| format!("browser sandbox: {e}"))?;
-            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
-                policy.hide_socket(Path::new(&sock));
-            }
+            let mut policy = browser_policy(profile)?;
             policy.network = sandbox::Network::Proxy;
             policy.proxy = Some(proxy.route());
             policy.local_sockets = true;
