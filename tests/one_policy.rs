@@ -25,20 +25,7 @@ fn run_calls(
     scripts: &[&str],
     args: &[&str],
 ) -> (Output, Vec<String>) {
-    for (i, script) in scripts.iter().enumerate() {
-        server.push(Reply::tool_call(
-            &format!("c{i}"),
-            "bash",
-            &json!({ "command": script, "writes": true }).to_string(),
-        ));
-    }
-    server.push(Reply::text(&["done"]));
-    let mut cmd = fx.gg();
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.args(args).args(["-p", "go"]).output().unwrap();
-    (out, server.tool_results())
+    support::run_bash_calls(fx, server, env, true, scripts, args)
 }
 
 /// Writes `script` to `app.sh` in the project and has the model run `sh ./app.sh` in a

@@ -34,22 +34,11 @@ fn run_calls(
     scripts: &[&str],
     extra_args: &[&str],
 ) -> (Output, Vec<String>) {
-    for (i, script) in scripts.iter().enumerate() {
-        server.push(Reply::tool_call(
-            &format!("c{i}"),
-            "bash",
-            &json!({ "command": script }).to_string(),
-        ));
-    }
-    server.push(Reply::text(&["done"]));
-    let mut cmd = fx.gg();
-    cmd.env("GG_SANDBOX_BACKEND", level);
+    let mut env = vec![("GG_SANDBOX_BACKEND", level)];
     if force_read_only {
-        cmd.env("GG_TEST_CLASSIFY_READ_ONLY", "1");
+        env.push(("GG_TEST_CLASSIFY_READ_ONLY", "1"));
     }
-    cmd.args(extra_args).args(["-p", "go"]);
-    let out = cmd.output().unwrap();
-    (out, server.tool_results())
+    support::run_bash_calls(fx, server, &env, false, scripts, extra_args)
 }
 
 fn fixture(server: &ScriptedServer) -> GgFixture {

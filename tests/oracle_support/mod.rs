@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // each user of this module uses part of it
 
+use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -180,9 +181,10 @@ pub struct Change {
     pub diff: String,
 }
 
-/// Writes `commands` NUL-separated to `name` beside the tree, and the runner script; returns
-/// both paths.
-fn write_batch(tree: &Tree, name: &str, commands: &[String]) -> (PathBuf, PathBuf) {
+/// Writes `commands` NUL-separated to `name` beside the tree, runs them one after the other in
+/// one `gg sandbox FLAGS… -- bash runner` (see [`RUNNER`]) and returns what it printed. Panics
+/// when the sandbox could not run the whole batch.
+fn run_batch(gg: &Path, tree: &Tree, name: &str, flags: &[&OsStr], commands: &[String]) -> String {
     let list = tree.base.join(name);
     let runner = tree.base.join("runner.sh");
     let mut bytes = Vec::new();
@@ -192,22 +194,11 @@ fn write_batch(tree: &Tree, name: &str, commands: &[String]) -> (PathBuf, PathBu
     }
     std::fs::write(&list, bytes).expect("write command list");
     std::fs::write(&runner, RUNNER).expect("write runner");
-    (list, runner)
-}
-
-/// Runs `commands` one after the other in one `gg sandbox`, and returns the ones that changed
-/// the tree. Panics when the sandbox could not run the batch at all.
-pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
-    if commands.is_empty() {
-        return Vec::new();
-    }
-    let (list, runner) = write_batch(tree, "commands.bin", commands);
     let out = Command::new(gg)
         .current_dir(&tree.work)
         .env("HOME", &tree.home)
         .arg("sandbox")
-        .arg("--writable")
-        .arg(&tree.home)
+        .args(flags)
         .arg("--")
         .arg("bash")
         .arg(&runner)
@@ -217,13 +208,24 @@ pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
         .stdin(Stdio::null())
         .output()
         .expect("run gg sandbox");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         stdout.contains(&format!("DONE {}", commands.len())),
-        "the sandboxed batch did not finish (status {:?}):\n{stdout}\n{}",
+        "the sandboxed batch ({flags:?}) did not finish (status {:?}):\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+/// Runs `commands` one after the other in one `gg sandbox`, and returns the ones that changed
+/// the tree. Panics when the sandbox could not run the batch at all.
+pub fn execute_all(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Change> {
+    if commands.is_empty() {
+        return Vec::new();
+    }
+    let writable = [OsStr::new("--writable"), tree.home.as_os_str()];
+    let stdout = run_batch(gg, tree, "commands.bin", &writable, commands);
     let mut changes: Vec<Change> = Vec::new();
     for line in stdout.lines() {
         if let Some(index) = line.strip_prefix("CHANGED ") {
@@ -274,7 +276,6 @@ fn host_snapshot(dirs: &[&Path]) -> Vec<String> {
 /// nothing writable but a private temp directory, no network) and returns what changed on the
 /// host below the work tree and the home, which must be nothing, whatever the commands do.
 pub fn execute_enforced(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<String> {
-    let (list, runner) = write_batch(tree, "commands-enforced.bin", commands);
     // gg's own probe cache (written by gg on the host, under $HOME/.cache/gg) is filled first,
     // so the snapshots compare only what the commands could do.
     let _ = Command::new(gg)
@@ -284,24 +285,12 @@ pub fn execute_enforced(gg: &Path, tree: &Tree, commands: &[String]) -> Vec<Stri
         .stdin(Stdio::null())
         .output();
     let before = host_snapshot(&[&tree.work, &tree.home]);
-    let out = Command::new(gg)
-        .current_dir(&tree.work)
-        .env("HOME", &tree.home)
-        .args(["sandbox", "--read-only", "--"])
-        .arg("bash")
-        .arg(&runner)
-        .arg(&list)
-        .arg(&tree.work)
-        .arg(&tree.home)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run gg sandbox --read-only");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains(&format!("DONE {}", commands.len())),
-        "the read-only batch did not finish (status {:?}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    run_batch(
+        gg,
+        tree,
+        "commands-enforced.bin",
+        &[OsStr::new("--read-only")],
+        commands,
     );
     let after = host_snapshot(&[&tree.work, &tree.home]);
     let mut changed: Vec<String> = after

@@ -882,6 +882,35 @@ pub fn fixture_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(&base).expect("fixture directory")
 }
 
+/// Runs the real `gg ARGS… -p go` in `fx` with `env` added, the scripted model calling bash
+/// once per script (each marked `"writes": true` when `writes`), then ending the turn. Returns
+/// gg's output and the tool results it sent back.
+pub fn run_bash_calls(
+    fx: &GgFixture,
+    server: &ScriptedServer,
+    env: &[(&str, &str)],
+    writes: bool,
+    scripts: &[&str],
+    args: &[&str],
+) -> (std::process::Output, Vec<String>) {
+    for (i, script) in scripts.iter().enumerate() {
+        let mut call = json!({ "command": script });
+        if writes {
+            call["writes"] = json!(true);
+        }
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "bash",
+            &call.to_string(),
+        ));
+    }
+    server.push(Reply::text(&["done"]));
+    let mut cmd = fx.gg();
+    cmd.envs(env.iter().copied());
+    let out = cmd.args(args).args(["-p", "go"]).output().expect("gg runs");
+    (out, server.tool_results())
+}
+
 /// Runs `git args…` in `dir` with a throw-away identity, and fails the test when git fails.
 pub fn git(dir: &std::path::Path, args: &[&str]) {
     let status = std::process::Command::new("git")
