@@ -329,6 +329,7 @@ fn the_approval_shows_the_edit_as_a_before_after_diff() {
         &e.repo,
         &server,
         &["-p", "edit it"],
+        &[],
         move |bytes| {
             sink.lock()
                 .unwrap()

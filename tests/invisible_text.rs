@@ -85,10 +85,16 @@ fn an_approval_diff_with_tag_characters_shows_them_escaped_and_flagged() {
     ]);
     let screen = Arc::new(Mutex::new(String::new()));
     let sink = Arc::clone(&screen);
-    let (mut master, mut child) =
-        support::gg_on_pty(&home, &repo, &server, &["-p", "tidy AGENTS.md"], move |b| {
+    let (mut master, mut child) = support::gg_on_pty(
+        &home,
+        &repo,
+        &server,
+        &["-p", "tidy AGENTS.md"],
+        &[],
+        move |b| {
             sink.lock().unwrap().push_str(&String::from_utf8_lossy(b));
-        });
+        },
+    );
     // AGENTS.md is a persistence vector (the next session takes it as the person's own
     // instructions): writing it is dangerous, asked every time, never granted for the session.
     let shown = expect(&screen, "Approve? [y/N] ");

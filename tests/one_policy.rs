@@ -374,13 +374,27 @@ fn the_self_test_proves_every_protection_here() {
             .lines()
             .filter(|l| l.starts_with(&format!("{level}\t")))
             .collect();
-        assert_eq!(rows.len(), 8, "{table}");
+        assert_eq!(rows.len(), 9, "{table}");
         for row in rows {
             assert!(
-                row.ends_with("\tholds") || row.contains("not by the kernel at this level"),
+                row.ends_with("\tholds")
+                    || row.contains("not by the kernel at this level")
+                    || row.ends_with("\tnot declared at this level"),
                 "{row}"
             );
         }
+        // Listening is proven where it is declared (python3 is on every machine the README's
+        // test command runs on: .ci/run installs it).
+        let listen = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{level}\tno listen")))
+            .unwrap();
+        let expected = if level == "landlock" {
+            "\tholds"
+        } else {
+            "\tnot declared at this level"
+        };
+        assert!(listen.ends_with(expected), "{listen}");
     }
 }
 
@@ -423,4 +437,125 @@ fn git_directory_is_an_allow_list() {
             "{level}"
         );
     }
+}
+
+/// Every session proves the level it uses before its first confined command (the self-test's
+/// canaries, as `gg sandbox --self-test` runs them). Here one protection is broken for real in
+/// the probes (a test-hooks build: the probes' policy without deny-read, so the canary in
+/// `~/.ssh` is read). A run nobody watches (no terminal) then runs no confined command, neither a
+/// read-only one nor a `--sandbox` one, and says why; a sound level is remembered across sessions,
+/// a broken one never.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_protection_that_does_not_hold_fails_a_run_nobody_watches() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        std::fs::write(fx.repo.join("README.md"), "readme text\n").unwrap();
+        let cached = fx
+            .home
+            .join(format!(".cache/gg/sandbox-probe-self-test-{level}"));
+        let weak = [
+            ("GG_SANDBOX_BACKEND", level),
+            ("GG_TEST_SELF_TEST_WEAKEN", "1"),
+        ];
+        // A read-only command, which runs confined without --sandbox.
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &weak,
+            false,
+            &["cat README.md"],
+            &["--approval", "never"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(
+            results[0].contains("deny-read: ~/.ssh: does not hold"),
+            "{level}: {results:?}"
+        );
+        assert!(
+            results[0].contains("no command runs"),
+            "{level}: {results:?}"
+        );
+        assert!(!results[0].contains("readme text"), "{level}: {results:?}");
+        // A normal command under --sandbox.
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &weak,
+            true,
+            &["echo x > made.txt"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(
+            results[0].contains("no command runs"),
+            "{level}: {results:?}"
+        );
+        assert!(!fx.repo.join("made.txt").exists(), "{level}: {results:?}");
+        assert!(!cached.exists(), "{level}: a failed proof was remembered");
+        // The same session sound: the command runs, nothing is said, and the proof is kept.
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            false,
+            &["cat README.md"],
+            &["--approval", "never"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(results[0].contains("readme text"), "{level}: {results:?}");
+        assert!(!results[0].contains("self-test"), "{level}: {results:?}");
+        assert!(cached.exists(), "{level}: the proof was not remembered");
+    }
+}
+
+/// With a person at the terminal, a protection that does not hold is said loudly, once, and
+/// the commands still run (the person decides).
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_protection_that_does_not_hold_is_said_loudly_to_a_person() {
+    use std::sync::{Arc, Mutex};
+    let level = available_levels()[0];
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    std::fs::write(fx.repo.join("README.md"), "readme text\n").unwrap();
+    std::fs::remove_file(fx.home.join(".gg/config.json")).unwrap();
+    for (i, script) in ["cat README.md", "cat README.md"].iter().enumerate() {
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "bash",
+            &json!({ "command": script }).to_string(),
+        ));
+    }
+    server.push(Reply::text(&["done"]));
+    let screen = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&screen);
+    let (_master, mut child) = support::gg_on_pty(
+        &fx.home,
+        &fx.repo,
+        &server,
+        &["--yolo", "-p", "go"],
+        &[
+            ("GG_SANDBOX_BACKEND", level),
+            ("GG_TEST_SELF_TEST_WEAKEN", "1"),
+        ],
+        move |bytes| {
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(bytes))
+        },
+    );
+    let status = child.wait().unwrap();
+    let results = server.tool_results();
+    assert!(status.success(), "{}", screen.lock().unwrap());
+    assert!(results[0].contains("WARNING"), "{results:?}");
+    assert!(
+        results[0].contains("deny-read: ~/.ssh: does not hold"),
+        "{results:?}"
+    );
+    assert!(results[0].contains("readme text"), "{results:?}");
+    // Once a session.
+    assert!(!results[1].contains("WARNING"), "{results:?}");
+    assert!(results[1].contains("readme text"), "{results:?}");
 }

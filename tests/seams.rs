@@ -455,7 +455,7 @@ impl Pty {
     fn spawn(home: &Path, repo: &Path, server: &ScriptedServer, args: &[&str]) -> Pty {
         let screen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&screen);
-        let (master, child) = support::gg_on_pty(home, repo, server, args, move |bytes| {
+        let (master, child) = support::gg_on_pty(home, repo, server, args, &[], move |bytes| {
             sink.lock().unwrap().extend_from_slice(bytes);
         });
         Pty {

@@ -29,6 +29,7 @@ pub mod protected;
 pub mod sbpl;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+pub mod self_test;
 pub mod server;
 
 use std::ffi::{OsStr, OsString};

@@ -436,7 +436,19 @@ pub struct ToolBox {
     enforce_read_only: bool,
     /// The session said once that no level can enforce read-only here.
     read_only_unenforced_said: std::sync::atomic::AtomicBool,
+    /// The proof of the level this session's commands run at (`sandbox::self_test`): started
+    /// with the warm-up, awaited by the first confined command.
+    self_test: Arc<tokio::sync::OnceCell<SelfTest>>,
+    /// No person is here to read a warning (unattended, or no terminal): a protection that does
+    /// not hold fails every confined command instead of being said.
+    no_person: std::sync::atomic::AtomicBool,
+    /// The session said once that a protection does not hold here.
+    self_test_said: std::sync::atomic::AtomicBool,
 }
+
+/// What the self-test of the session's level found: `Err` names the protections that do not
+/// hold (or could not be tried) and the level.
+type SelfTest = Result<(), String>;
 
 impl ToolBox {
     /// Opens `cwd` and loads the policy files and classifier inputs for it, with the built-in
@@ -479,9 +491,65 @@ impl ToolBox {
                 .then(|| Arc::new(sandbox::server::SessionServer::new())),
             enforce_read_only: enforce_read_only(),
             read_only_unenforced_said: std::sync::atomic::AtomicBool::new(false),
+            self_test: Arc::new(tokio::sync::OnceCell::new()),
+            no_person: std::sync::atomic::AtomicBool::new(false),
+            self_test_said: std::sync::atomic::AtomicBool::new(false),
             tools,
             session_tag: crate::tools::computer::SessionTag::new(),
         })
+    }
+
+    /// Whether a person is there to read a warning. Without one (unattended runs, no terminal),
+    /// a protection the self-test finds not holding fails every confined command.
+    pub fn set_person_present(&self, present: bool) {
+        self.no_person
+            .store(!present, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The level every confined command of this session asks for: `GG_SANDBOX_BACKEND`, else
+    /// `--sandbox`'s, else (read-only commands of a session without it) the strongest there is.
+    fn confining_backend(&self) -> Result<sandbox::Backend, String> {
+        let asked = match &self.sandbox {
+            SandboxSetting::On { backend, .. } => *backend,
+            // Without --sandbox the person chose no level, so the strongest there is.
+            SandboxSetting::Off => sandbox::Backend::Auto,
+        };
+        match &self.backend_override {
+            Ok(forced) => Ok(forced.unwrap_or(asked)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The self-test of `backend`'s level, run once per session (in the background from the
+    /// warm-up, or here by the first confined command) and remembered across sessions when it
+    /// holds (`sandbox::self_test::prove_cached`).
+    async fn self_test(&self, backend: sandbox::Backend) -> &SelfTest {
+        self_test_once(&self.self_test, backend).await
+    }
+
+    /// What a confined command meets after the self-test: an error when a protection does not
+    /// hold and no person is here, once a loud note when one is, nothing when all hold.
+    async fn after_self_test(&self, backend: sandbox::Backend) -> Result<Option<String>, String> {
+        let Err(unproven) = self.self_test(backend).await else {
+            return Ok(None);
+        };
+        if self.no_person.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(format!(
+                "{unproven}; no person is here to decide, so no command runs (see `gg sandbox \
+                 --self-test`)"
+            ));
+        }
+        let first = !self
+            .self_test_said
+            .swap(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(first.then(|| {
+            let note = format!(
+                "[gg: WARNING: {unproven}. Commands still run because a person is here; see `gg \
+                 sandbox --self-test`]"
+            );
+            tracing::warn!("{note}");
+            note
+        }))
     }
 
     /// The tag this session's commands carry in their environment.
@@ -963,15 +1031,8 @@ impl ToolBox {
     /// `--sandbox`), with nothing writable but a private `/tmp`, no network and the deny-read
     /// policy. Where no level exists it runs unconfined, and the session says so once.
     async fn confine_read_only(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
-        let asked = match &self.sandbox {
-            SandboxSetting::On { backend, .. } => *backend,
-            // Without --sandbox the person chose no level, so the strongest there is.
-            SandboxSetting::Off => sandbox::Backend::Auto,
-        };
-        let backend = match &self.backend_override {
-            Ok(forced) => forced.unwrap_or(asked),
-            Err(e) => return Err(e.clone()),
-        };
+        let backend = self.confining_backend()?;
+        let proof = self.after_self_test(backend).await?;
         // Built once: the read-only policy is this session's policy with writes and network
         // taken away.
         let session_policy = self.sandbox_policy()?;
@@ -991,6 +1052,7 @@ impl ToolBox {
         let (served, mut notes) = self
             .spawn_served(which, &invocation, &server_policy, &policy, backend)
             .await;
+        notes.splice(0..0, proof);
         let network_mode = Some("off".to_string());
         #[cfg(target_os = "linux")]
         if let Some(served) = served {
@@ -1041,7 +1103,7 @@ impl ToolBox {
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
     /// workspace sandbox (the working directory writable, the network policy applied).
     async fn confine_workspace(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
-        let (backend, network) = match &self.sandbox {
+        let network = match &self.sandbox {
             SandboxSetting::Off => {
                 let command = invocation.unsandboxed(self.cwd());
                 return Ok(Confined {
@@ -1054,12 +1116,10 @@ impl ToolBox {
                     read_only: false,
                 });
             }
-            SandboxSetting::On { backend, network } => (backend, network),
+            SandboxSetting::On { network, .. } => network,
         };
-        let backend = match &self.backend_override {
-            Ok(forced) => forced.unwrap_or(*backend),
-            Err(e) => return Err(e.clone()),
-        };
+        let backend = self.confining_backend()?;
+        let proof = self.after_self_test(backend).await?;
         let network_mode = Some(network.policy.mode.as_str().to_string());
         // The network policy: for the allow-list, this call's proxy variables and the scope
         // that collects what the proxy refuses during it.
@@ -1067,9 +1127,10 @@ impl ToolBox {
         let mut policy = self.sandbox_policy()?;
         refuse_home_as_writable_root(&policy)?;
         let scope = network.prepare(&mut policy, &mut invocation.env)?;
-        let (served, notes) = self
+        let (served, mut notes) = self
             .spawn_served(ServerFor::Workspace, &invocation, &policy, &policy, backend)
             .await;
+        notes.splice(0..0, proof);
         #[cfg(target_os = "linux")]
         if let Some(served) = served {
             return Ok(Confined {
@@ -1100,6 +1161,47 @@ impl ToolBox {
             read_only: false,
         })
     }
+}
+
+/// Proves `backend`'s level once into `cell`, on a blocking thread (the probes start sandboxes).
+async fn self_test_once(
+    cell: &tokio::sync::OnceCell<SelfTest>,
+    backend: sandbox::Backend,
+) -> &SelfTest {
+    cell.get_or_init(|| async move {
+        tokio::task::spawn_blocking(move || prove_level(backend))
+            .await
+            .unwrap_or_else(|e| Err(format!("the sandbox self-test did not finish: {e}")))
+    })
+    .await
+}
+
+/// The self-test of `backend`'s level, in one line when something does not hold.
+fn prove_level(backend: sandbox::Backend) -> SelfTest {
+    let report = match weakened_self_test() {
+        Some(adjust) => sandbox::self_test::prove(backend, adjust),
+        None => sandbox::self_test::prove_cached(backend),
+    };
+    let unproven = report.unproven();
+    if unproven.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the sandbox self-test at level {} found protections that do not hold here: {}",
+        report.level.as_str(),
+        unproven.join("; ")
+    ))
+}
+
+/// A test-hooks build can break one protection for real in the self-test's own probes
+/// (`GG_TEST_SELF_TEST_WEAKEN=1`: no deny-read), to show what a session does when one does not
+/// hold. Nothing else changes: the session's commands keep the full policy.
+fn weakened_self_test() -> Option<sandbox::self_test::Adjust> {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_SELF_TEST_WEAKEN").is_some_and(|v| v == "1") {
+        return Some(|policy| policy.deny_read.clear());
+    }
+    None
 }
 
 /// Whether read-only commands are confined. Always in release builds; a test-hooks build lets
@@ -1256,6 +1358,18 @@ impl ToolBox {
     /// session's first warm-up; whatever goes wrong here is left for the first command to meet
     /// and report.
     pub fn warm_sandbox(&self) {
+        // The level is proven alongside (every confined command waits for the proof).
+        let confines = matches!(self.sandbox, SandboxSetting::On { .. }) || self.enforce_read_only;
+        if confines
+            && !self.self_test.initialized()
+            && let Ok(backend) = self.confining_backend()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let cell = Arc::clone(&self.self_test);
+            runtime.spawn(async move {
+                self_test_once(&cell, backend).await;
+            });
+        }
         #[cfg(target_os = "linux")]
         {
             let Ok(forced) = &self.backend_override else {

@@ -192,6 +192,12 @@ impl Conversation {
                 tools.add_tools([tool]);
             }
         }
+        // A protection the sandbox self-test finds not holding is said to a person, and fails
+        // the run where nobody would read it (unattended, or no terminal: CI).
+        tools.set_person_present(
+            options.terminal.is_present()
+                && !matches!(options.mode, policies::Mode::Unattended { .. }),
+        );
         let gate = Gate::new(
             options.mode,
             options.terminal,

@@ -970,13 +970,15 @@ impl GgFixture {
 
 /// Starts the real `gg` with `args` on a new pseudo-terminal that is its controlling terminal
 /// (`setsid -c`), in `repo`, with `home` as HOME, sessions under `home/sessions`, no colour, and
-/// the scripted `server` as its model. Every byte gg writes to the terminal is passed to
-/// `on_output` from a reader thread. Returns the master side (write to it to type) and the child.
+/// the scripted `server` as its model, and `env` added. Every byte gg writes to the terminal is
+/// passed to `on_output` from a reader thread. Returns the master side (write to it to type) and
+/// the child.
 pub fn gg_on_pty(
     home: &std::path::Path,
     repo: &std::path::Path,
     server: &ScriptedServer,
     args: &[&str],
+    env: &[(&str, &str)],
     mut on_output: impl FnMut(&[u8]) + Send + 'static,
 ) -> (std::fs::File, std::process::Child) {
     use std::io::Read;
@@ -1005,6 +1007,7 @@ pub fn gg_on_pty(
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", server.base_url())
         .env("GG_SESSION_DIR", home.join("sessions"))
+        .envs(env.iter().copied())
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave))
