@@ -439,6 +439,91 @@ fn git_directory_is_an_allow_list() {
     }
 }
 
+/// The git directory is an allow-list below its top too, and a git directory a command creates
+/// stays only when it is one git would have written. At each level, in a `--sandbox` session:
+/// a new `.git/info/attributes` (filter and diff drivers for every checkout), a planted
+/// submodule git directory whose config runs a program, a planted worktree directory that takes
+/// its repository from elsewhere, and a `.git` made by `git init` with an fsmonitor in a project
+/// that had none are all moved aside; git's own work (`info/exclude`, a real `git submodule
+/// add`, a real `git worktree add`, a plain `git init`) stays.
+#[test]
+fn git_directories_a_command_creates_are_checked() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let git = |dir: &std::path::Path, args: &[&str]| support::git(dir, args);
+        // A repository to take as a submodule, beside the project (readable, not writable).
+        let sub = fx.tmp.path().join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        git(&sub, &["init", "-q"]);
+        std::fs::write(sub.join("s.txt"), "s\n").unwrap();
+        git(&sub, &["add", "s.txt"]);
+        git(&sub, &["commit", "-qm", "s"]);
+        git(&fx.repo, &["init", "-q"]);
+        std::fs::write(fx.repo.join("a.txt"), "one\n").unwrap();
+        git(&fx.repo, &["add", "a.txt"]);
+        git(&fx.repo, &["commit", "-qm", "one"]);
+        let script = format!(
+            "set -e\n\
+             export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t\n\
+             echo '*.txt filter=evil' > .git/info/attributes\n\
+             echo 'ignored' > .git/info/exclude\n\
+             mkdir -p .git/modules/evil/hooks && echo 'ref: refs/heads/main' > .git/modules/evil/HEAD\n\
+             printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > .git/modules/evil/config\n\
+             mkdir -p .git/worktrees/w && echo /tmp/evil > .git/worktrees/w/commondir\n\
+             git -c protocol.file.allow=always submodule -q add {} sub\n\
+             git worktree add -q wt 2>&1\n\
+             echo done\n",
+            sub.display()
+        );
+        let (out, results) = run_script_sandboxed(&fx, &server, level, &script);
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(results[0].contains("done"), "{level}: {results:?}");
+        let git_dir = fx.repo.join(".git");
+        for planted in ["info/attributes", "modules/evil", "worktrees/w"] {
+            assert!(
+                !git_dir.join(planted).exists(),
+                "{level}: {planted}: {results:?}"
+            );
+        }
+        for kept in ["info/exclude", "modules/sub/HEAD", "worktrees/wt/commondir"] {
+            assert!(git_dir.join(kept).exists(), "{level}: {kept}: {results:?}");
+        }
+        assert!(fx.repo.join("sub/s.txt").exists(), "{level}: {results:?}");
+
+        // A project without a repository: `git init` is the command's own, unless it plants.
+        for (name, extra, kept) in [
+            ("plain", "", true),
+            (
+                "planted",
+                "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> .git/config\n",
+                false,
+            ),
+            (
+                "hooked",
+                "printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > .git/hooks/post-checkout\n",
+                false,
+            ),
+        ] {
+            let server = ScriptedServer::start();
+            let fx = GgFixture::new(&server, json!({}), "repo");
+            let (out, results) = run_script_sandboxed(
+                &fx,
+                &server,
+                level,
+                &format!("git init -q\n{extra}echo done\n"),
+            );
+            assert!(out.status.success(), "{level} {name}: {out:?}");
+            assert!(results[0].contains("done"), "{level} {name}: {results:?}");
+            assert_eq!(
+                fx.repo.join(".git/HEAD").exists(),
+                kept,
+                "{level} {name}: {results:?}"
+            );
+        }
+    }
+}
+
 /// Every session proves the level it uses before its first confined command (the self-test's
 /// canaries, as `gg sandbox --self-test` runs them). Here one protection is broken for real in
 /// the probes (a test-hooks build: the probes' policy without deny-read, so the canary in

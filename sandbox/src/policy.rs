@@ -254,7 +254,8 @@ impl Policy {
         }
     }
 
-    /// Hooks and config of a git directory, and of every submodule repository stored inside it.
+    /// Hooks, config (`config.worktree` too) and `info/attributes` of a git directory, and of
+    /// every submodule repository stored inside it.
     fn protect_git_dir(&mut self, git_dir: &Path, depth: usize) {
         if depth > 8 || !self.is_inside_writable(git_dir) {
             // Outside every writable root it is read-only anyway.
@@ -265,8 +266,10 @@ impl Policy {
             self.create_if_missing.push(git_dir.join("hooks"));
         }
         self.push_read_only(git_dir.join("config"));
-        if git_dir.join("config.worktree").exists() {
-            self.push_read_only(git_dir.join("config.worktree"));
+        for file in ["config.worktree", "info/attributes"] {
+            if git_dir.join(file).exists() {
+                self.push_read_only(git_dir.join(file));
+            }
         }
         if let Ok(entries) = std::fs::read_dir(git_dir.join("modules")) {
             for entry in entries.flatten() {

@@ -160,6 +160,12 @@ pub const GIT_DIR_WRITABLE: &[&str] = &[
     "FETCH_PACK",
 ];
 
+/// What git's ordinary work writes in a git directory's `info/`: the local excludes, the sparse
+/// checkout's patterns and the dumb-HTTP ref list. `attributes` there selects filter and diff
+/// drivers for every checkout, so it is read-only when present and moved aside when a sandboxed
+/// command creates it; so is anything else new.
+pub const GIT_INFO_WRITABLE: &[&str] = &["exclude", "sparse-checkout", "refs"];
+
 /// Whether a top-level entry of a git directory named `name` is one git's ordinary work writes.
 pub fn git_entry_allowed(name: &str) -> bool {
     GIT_DIR_WRITABLE.contains(&name) || name.ends_with("_HEAD") || name.ends_with(".lock")

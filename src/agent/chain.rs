@@ -910,30 +910,13 @@ impl ToolBox {
             args: bash::shell_args(script),
             env,
         };
-        // What is looked at before the command starts (a served command runs as soon as it is
-        // handed over):
-        // - no level covers an absent name without leaving a mount point on the host (and
-        //   Landlock cannot at all), so a command could create a file that runs code when the
-        //   project is opened (`.envrc`, `.vscode/`, `AGENTS.md`, …): what was absent before is
-        //   moved aside after the command, whose whole tree has ended by then;
-        // - `.git` is an allow-list: what git's ordinary work writes at its top may appear; any
-        //   other new entry a sandboxed command made (`commondir`, which takes the repository's
-        //   config and hooks from elsewhere) is moved aside, at every level (a mount cannot
-        //   allow names, and a placeholder there would break git itself). A `.git` the command
-        //   itself creates (`git init`) is its own.
-        let sweep = matches!(self.sandbox, SandboxSetting::On { .. })
-            && !(class == Class::ReadOnly && self.enforce_read_only);
-        let absent: Vec<std::path::PathBuf> = if sweep {
-            sandbox::protected::placeholders(self.cwd())
-                .filter(|p| std::fs::symlink_metadata(p).is_err())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let git_dir = self.cwd().join(".git");
-        let git_before: Option<Vec<std::ffi::OsString>> = (sweep
-            && std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir()))
-        .then(|| top_level_names(&git_dir));
+        // What a sandboxed command may not leave behind although no mount can cover it
+        // (persistence vectors: `.envrc`, a new `.git/commondir`, a planted submodule's git
+        // directory, …) is looked at before it starts (a served command runs as soon as it is
+        // handed over) and moved aside after it. A command run read-only can create nothing.
+        let before = (matches!(self.sandbox, SandboxSetting::On { .. })
+            && !(class == Class::ReadOnly && self.enforce_read_only))
+            .then(|| crate::tools::persistence::Before::look(self.cwd()));
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
@@ -996,21 +979,10 @@ impl ToolBox {
         if read_only && output.is_error() && bash::looks_refused(&output.text) {
             text.push_str(READ_ONLY_REFUSED);
         }
-        let mut created = absent;
-        if let Some(before) = &git_before {
-            created.extend(
-                top_level_names(&git_dir)
-                    .into_iter()
-                    .filter(|name| !before.contains(name))
-                    .filter(|name| {
-                        !name
-                            .to_str()
-                            .is_some_and(sandbox::protected::git_entry_allowed)
-                    })
-                    .map(|name| git_dir.join(name)),
-            );
-        }
-        for line in quarantine_created(self.cwd(), &created) {
+        for line in before
+            .map(crate::tools::persistence::Before::sweep)
+            .unwrap_or_default()
+        {
             text.push('\n');
             text.push_str(&line);
         }
@@ -1238,55 +1210,6 @@ struct Confined {
     notes: Vec<String>,
     /// Run under the read-only policy.
     read_only: bool,
-}
-
-/// The names directly inside `dir` (none when it is not a directory).
-fn top_level_names(dir: &Path) -> Vec<std::ffi::OsString> {
-    match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => std::fs::read_dir(dir)
-            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    }
-}
-
-/// Moves each of `paths` (absent before the command) that exists now into
-/// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so;
-/// nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
-fn quarantine_created(root: &Path, paths: &[std::path::PathBuf]) -> Vec<String> {
-    let mut lines = Vec::new();
-    for path in paths {
-        if std::fs::symlink_metadata(path).is_err() {
-            continue;
-        }
-        // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
-        let name = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
-        let flat = name.replace('/', "_");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let dir = root.join(".gg").join("quarantine");
-        let target = dir.join(format!("{stamp}-{flat}"));
-        let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target));
-        lines.push(match moved {
-            Ok(()) => format!(
-                "[gg: the command created {name}, which runs code or becomes instructions when the \
-                 project is opened; moved to {}]",
-                target.display()
-            ),
-            Err(e) => format!(
-                "[gg: the command created {name}, which runs code or becomes instructions when the \
-                 project is opened, and it could not be moved aside ({e}): remove it before \
-                 opening the project]"
-            ),
-        });
-    }
-    lines
 }
 
 /// A writable sandbox root at or above the home directory would make every dotfile of the

@@ -10,6 +10,7 @@ pub mod library;
 pub mod memory;
 pub mod network;
 pub mod paths;
+pub mod persistence;
 pub mod registry;
 pub mod security;
 pub mod store;
