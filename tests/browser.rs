@@ -1013,3 +1013,82 @@ fn frames_of_a_project_page_cannot_load_secrets() {
         assert_no_browser_left(&e.tmp);
     }
 }
+
+/// The browser tool never reaches gg's own daemon: with a real `ggd --http` serving the same
+/// home, a navigation to its port is refused by the guard (rule `ggd-port`) while the project's
+/// own loopback server stays reachable; the port's record goes when ggd stops.
+#[test]
+fn the_browser_never_reaches_ggds_own_port() {
+    if !chromium_present() {
+        return;
+    }
+    let site = site();
+    let server = ScriptedServer::start();
+    let e = env(&server, json!({}));
+    let mut daemon = Command::new(env!("CARGO_BIN_EXE_ggd"))
+        .args(["--http", "127.0.0.1:0", "--token", "t0ken"])
+        .current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let records = e.home.join(".gg/daemons");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let port = loop {
+        let found = std::fs::read_dir(&records)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned());
+        if let Some(port) = found {
+            break port;
+        }
+        assert!(std::time::Instant::now() < deadline, "ggd recorded no port");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    for (i, url) in [
+        format!("http://127.0.0.1:{port}/health"),
+        format!("http://localhost:{port}/"),
+        format!("http://127.0.0.1:{}/", site.port),
+    ]
+    .iter()
+    .enumerate()
+    {
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "browser_navigate",
+            &json!({ "url": url }).to_string(),
+        ));
+    }
+    server.push(Reply::text(&["done"]));
+    let out = run({
+        let mut cmd = gg(&e);
+        cmd.args(["--yolo", "-p", "look"]);
+        cmd
+    });
+    assert!(out.status.success(), "{out:?}");
+    for index in [1, 2] {
+        let result = tool_result(&server, index);
+        assert!(
+            refused(&result)
+                .iter()
+                .any(|r| r.ends_with(&format!(":{port} (ggd-port)"))),
+            "{result}"
+        );
+    }
+    let own_site = tool_result(&server, 3);
+    assert!(refused(&own_site).is_empty(), "{own_site}");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&daemon),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    daemon.wait().unwrap();
+    assert!(!records.join(&port).exists(), "the record outlived ggd");
+    assert_no_browser_left(&e.tmp);
+}

@@ -639,6 +639,15 @@ async fn serve(flags: Flags) -> Result<(), Failure> {
                 .local_addr()
                 .map_err(|e| Failure::Failed(e.to_string()))?;
             tracing::info!(mode = "http", addr = %local, "ggd serving");
+            // The browser tool never reaches this port (`own_ports`); kept until ggd stops.
+            let _own_port = match crate::tools::network::own_ports::record(&home, local.port()) {
+                Ok(recorded) => Some(recorded),
+                Err(e) => {
+                    return Err(Failure::Failed(format!(
+                        "record the port so that the browser tool never reaches it: {e}"
+                    )));
+                }
+            };
             if flags.exit_on_stdin_eof {
                 spawn_stdin_watch(stop.clone());
             }

@@ -44,6 +44,8 @@ pub struct Guard {
     approved: Mutex<HashSet<String>>,
     /// Names resolved without DNS (tests only, see [`crate::tools::network::test_resolver`]).
     overrides: Overrides,
+    /// The home whose ggd ports are never reached (`tools::network::own_ports`).
+    home: Option<std::path::PathBuf>,
 }
 
 impl Guard {
@@ -52,6 +54,7 @@ impl Guard {
         list: AllowList,
         private: AllowList,
         overrides: Overrides,
+        home: Option<std::path::PathBuf>,
     ) -> Guard {
         Guard {
             mode,
@@ -59,6 +62,7 @@ impl Guard {
             private,
             approved: Mutex::new(HashSet::new()),
             overrides,
+            home,
         }
     }
 
@@ -120,25 +124,28 @@ impl Guard {
         rx.recv_timeout(DESCRIBE_LOOKUP_TIMEOUT).unwrap_or_default()
     }
 
+    /// The addresses a connection to `host:port` may use, or why it may not.
     async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Denial> {
-        let shown: String = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .escape_debug()
-            .collect();
-        let deny = |rule: &str, why: String| Denial {
-            quiet: rule == "browser-background",
-            refusal: Refusal {
-                host: shown.clone(),
+        let addrs = self.judge(host, port).await?;
+        // gg's own daemon: a page must never drive ggd's API, whatever its token and CORS say.
+        if addrs.iter().any(|a| a.ip().is_loopback())
+            && self
+                .home
+                .as_deref()
+                .is_some_and(|home| crate::tools::network::own_ports::is_own(home, port))
+        {
+            return Err(denial(
+                host,
                 port,
-                rule: rule.to_string(),
-            },
-            message: format!(
-                "gg browser guard: connection to {shown}:{port} refused ({rule}): {why}. \
-                 A person can approve browser_navigate to it, or add the host to \
-                 \"browser.allowPrivateHosts\" in ~/.gg/config.json.\n"
-            ),
-        };
+                "ggd-port",
+                "it is gg's own daemon (ggd), which the browser never reaches".into(),
+            ));
+        }
+        Ok(addrs)
+    }
+
+    async fn judge(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Denial> {
+        let deny = |rule: &str, why: String| denial(host, port, rule, why);
         let lower = host.trim_end_matches('.').to_ascii_lowercase();
         if BACKGROUND_HOSTS.contains(&lower.as_str()) {
             return Err(deny(
@@ -206,6 +213,32 @@ impl Guard {
     }
 }
 
+/// A refused connection, in the words the proxy answers with.
+fn denial(host: &str, port: u16, rule: &str, why: String) -> Denial {
+    let shown: String = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .escape_debug()
+        .collect();
+    Denial {
+        quiet: rule == "browser-background",
+        message: if rule == "ggd-port" {
+            format!("gg browser guard: connection to {shown}:{port} refused ({rule}): {why}.\n")
+        } else {
+            format!(
+                "gg browser guard: connection to {shown}:{port} refused ({rule}): {why}. \
+                 A person can approve browser_navigate to it, or add the host to \
+                 \"browser.allowPrivateHosts\" in ~/.gg/config.json.\n"
+            )
+        },
+        refusal: Refusal {
+            host: shown,
+            port,
+            rule: rule.to_string(),
+        },
+    }
+}
+
 impl Admit for Guard {
     fn admit<'a>(&'a self, host: &'a str, port: u16) -> AdmitFuture<'a> {
         Box::pin(self.check(host, port))
@@ -226,6 +259,7 @@ mod tests {
             AllowList::parse(list).unwrap(),
             AllowList::parse(private).unwrap(),
             overrides,
+            None,
         )
     }
 

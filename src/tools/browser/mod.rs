@@ -324,6 +324,7 @@ impl BrowserTools {
             network.allow,
             private,
             crate::tools::network::test_resolver(),
+            Some(home.to_path_buf()),
         );
         Ok(Some(BrowserTools {
             cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),

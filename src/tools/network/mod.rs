@@ -6,6 +6,7 @@
 //! `gg`, `gg sandbox`, `ggd` and `gg job add`. The sandbox crate only builds the route
 //! ([`sandbox::Network::Proxy`]); the list is enforced here, outside the sandbox.
 
+pub mod own_ports;
 pub mod proxy;
 pub mod rules;
 
