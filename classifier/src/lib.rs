@@ -110,6 +110,15 @@ pub struct Context {
     /// `rust-toolchain.toml` naming a path toolchain, anything found through a relative `PATH`
     /// entry. The caller finds them (it does the I/O); running one is never read-only.
     pub repo_programs: Vec<(String, String)>,
+    /// Where git, run in a directory below `cwd` (`cd sub && git diff`, `git -C sub log`), may
+    /// find a repository other than the one `git_config` was read from: every directory below
+    /// `cwd` that holds a `.git` entry (a nested repository, a submodule) or looks like a git
+    /// directory itself (a `HEAD` entry: git takes such a directory for a bare repository), every
+    /// symbolic link (the classifier resolves paths lexically and cannot follow one) and every
+    /// directory the caller did not read. Absolute paths; git in a directory at or below any of
+    /// them is not trusted. `None` (the default): the caller did not look, and git is trusted in
+    /// `cwd` only.
+    pub nested_git: Option<Vec<PathBuf>>,
 }
 
 /// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of

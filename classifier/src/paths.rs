@@ -18,6 +18,12 @@ pub(crate) struct Cwds {
     known: Vec<PathBuf>,
     /// Some possibility is not statically known (`cd "$DIR"`, `cd -`, `popd`).
     unknown: bool,
+    /// Some possibility was reached through a `..` component, `cd -` or a path the classifier
+    /// worked out from a variable or a substitution. The lexical path is still the best guess
+    /// for the rules on paths, but only a plain path is trusted to say where git runs: bash
+    /// retries a failed `cd a/../b` verbatim, through `a` even when it is a symbolic link, and
+    /// `git -C` never resolves `..` lexically.
+    indirect: bool,
 }
 
 impl Cwds {
@@ -26,12 +32,10 @@ impl Cwds {
             Cwds {
                 known: vec![normalize(&ctx.cwd)],
                 unknown: false,
+                indirect: false,
             }
         } else {
-            Cwds {
-                known: Vec::new(),
-                unknown: true,
-            }
+            Cwds::unknown()
         }
     }
 
@@ -39,7 +43,19 @@ impl Cwds {
         Cwds {
             known: Vec::new(),
             unknown: true,
+            indirect: false,
         }
+    }
+
+    /// Every possible directory, when all are statically known, and whether some was reached
+    /// by a path that was not plain (see `indirect`).
+    pub fn all_known(&self) -> Option<(&[PathBuf], bool)> {
+        (!self.unknown && !self.known.is_empty()).then_some((self.known.as_slice(), self.indirect))
+    }
+
+    /// Notes that the directories were reached by going back (`cd -`).
+    pub fn mark_indirect(&mut self) {
+        self.indirect = true;
     }
 
     /// The working directory when exactly one is possible.
@@ -53,6 +69,7 @@ impl Cwds {
     /// Adds every possibility of `other`.
     pub fn union(&mut self, other: &Cwds) {
         self.unknown |= other.unknown;
+        self.indirect |= other.indirect;
         for p in &other.known {
             if !self.known.contains(p) {
                 self.known.push(p.clone());
@@ -71,6 +88,7 @@ impl Cwds {
                 Some(h) => Cwds {
                     known: vec![h],
                     unknown: false,
+                    indirect: self.indirect,
                 },
                 None => Cwds::unknown(),
             };
@@ -81,6 +99,7 @@ impl Cwds {
         let mut next = Cwds {
             known: Vec::new(),
             unknown: self.unknown,
+            indirect: self.indirect || word.expanded || word.text.split('/').any(|c| c == ".."),
         };
         for base in &self.known {
             match absolute(&word.text, base, ctx) {

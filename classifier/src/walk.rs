@@ -283,13 +283,14 @@ impl<'a> Walker<'a> {
         });
     }
 
-    /// Program-running keys in the git config that applies where the command runs, parsed once
-    /// per classification. The caller read the config of the starting directory's repository;
-    /// after a `cd` the command may be in another (nested) repository whose config nobody read,
-    /// which counts as running programs.
-    pub fn git_program_keys(&mut self) -> Vec<String> {
-        let start = crate::paths::normalize(&self.ctx.cwd);
-        if self.cwds.single() != Some(&start) {
+    /// Program-running keys in the git config that applies where git runs (`dirs`: the
+    /// directories it may run in), parsed once per classification. The caller read the config of
+    /// the starting directory's repository; git run elsewhere may use another (nested)
+    /// repository whose config nobody read, which counts as running programs, unless every
+    /// directory is one where git is known to find the same repository (see
+    /// [`crate::rules::git::same_repository`]).
+    pub fn git_program_keys(&mut self, dirs: &Cwds) -> Vec<String> {
+        if !rules::git::same_repository(self, dirs) {
             return vec![
                 "the configuration of the repository in a directory changed to by the script, \
                  which was not read"

@@ -22,6 +22,10 @@ pub(crate) struct Word {
     /// The word starts with an unquoted glob pattern (`*`, `?`, `[…]`): bash replaces it with
     /// file names, any of which may start with `-` and be read as an option.
     pub glob: bool,
+    /// Part of the text came from a variable, a command substitution or `~+`/`~-` whose value
+    /// the classifier worked out, rather than from the source: git is not trusted in a
+    /// directory named this way (`cd "$D"`, `git -C "$D"`; see `git::same_repository`).
+    pub expanded: bool,
 }
 
 impl Word {
@@ -33,6 +37,7 @@ impl Word {
             span,
             flow: Flow::default(),
             glob: false,
+            expanded: false,
         }
     }
 
@@ -44,6 +49,7 @@ impl Word {
             span,
             flow: Flow::default(),
             glob: false,
+            expanded: false,
         }
     }
 
@@ -154,6 +160,8 @@ pub(crate) struct Builder {
     /// tree-sitter sometimes splits `$NAME` into a `$` token ending one node and `NAME…`
     /// starting the next, adjacent one.
     pending_dollar: bool,
+    /// See [`Word::expanded`].
+    expanded: bool,
 }
 
 impl Builder {
@@ -209,6 +217,7 @@ impl Builder {
             span,
             flow,
             glob: std::mem::take(&mut self.glob),
+            expanded: std::mem::take(&mut self.expanded),
         });
         self.dynamic = false;
     }
@@ -291,7 +300,9 @@ impl Walker<'_> {
                     b.glob = true;
                 }
                 let text = if !quoted && b.is_empty() {
-                    self.expand_tilde(&raw)
+                    let expanded = self.expand_tilde(&raw);
+                    b.expanded |= raw.starts_with("~+") || raw.starts_with("~-");
+                    expanded
                 } else {
                     raw
                 };
@@ -333,6 +344,7 @@ impl Walker<'_> {
             "simple_expansion" | "expansion" => self.expansion(node, b, quoted),
             "command_substitution" => {
                 let flow = self.substitution(node);
+                b.expanded |= flow.text.is_some();
                 match flow.text.clone() {
                     Some(text) if !quoted => {
                         b.split_literal(self, text.trim_end_matches('\n'), s, e);
@@ -401,6 +413,7 @@ impl Walker<'_> {
         }
         // `${PWD%/*}`, `${f##*/}`: a known value with a static pattern removed.
         if let Some(value) = self.trimmed_value(&name) {
+            b.expanded = true;
             if quoted {
                 b.literal(&value, s, e);
             } else {
@@ -461,7 +474,9 @@ impl Walker<'_> {
             }
             return;
         }
-        match self.vars.get(name).filter(|_| plain).cloned() {
+        let value = self.vars.get(name).filter(|_| plain).cloned();
+        b.expanded |= value.is_some();
+        match value {
             Some(value) if quoted => b.literal(&value, s, e),
             Some(value) => b.split_literal(self, &value, s, e),
             None => b.computed(s, e, &Flow::default()),

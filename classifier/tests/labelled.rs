@@ -10,8 +10,10 @@
 //! dangerous: the case only pins that the command is never read-only). `why` justifies the label
 //! and is required. Context is the same as `table.rs`: cwd `/home/u/proj`, home `/home/u`,
 //! scratch `/tmp`, plus the protected trees gg always passes: `/home/u/proj/.git` and
-//! `/home/u/proj/.gg` except `/home/u/proj/.gg/agent`. Every case is checked, and all failures
-//! are reported together, per file.
+//! `/home/u/proj/.gg` except `/home/u/proj/.gg/agent`. A case with `"scanned": true` also has
+//! the caller's look below the project ([`Context::nested_git`], see [`NESTED_GIT`]); without it
+//! the caller did not look. Every case is checked, and all failures are reported together, per
+//! file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::path::Path;
@@ -40,10 +42,21 @@ fn ctx() -> Context {
     }
 }
 
+/// What the caller found below the project for `"scanned": true` cases: `vendor/lib` holds a
+/// nested repository, `bare` looks like a bare repository (it has a `HEAD`), `link` is a
+/// symbolic link and `node_modules` was not read (the scan's limit).
+const NESTED_GIT: &[&str] = &[
+    "/home/u/proj/vendor/lib",
+    "/home/u/proj/bare",
+    "/home/u/proj/link",
+    "/home/u/proj/node_modules",
+];
+
 /// One labelled case, as read from a corpus line.
 struct Case {
     cmd: String,
     expect: String,
+    scanned: bool,
 }
 
 fn parse_line(file: &str, number: usize, line: &str) -> Result<Case, String> {
@@ -59,6 +72,10 @@ fn parse_line(file: &str, number: usize, line: &str) -> Result<Case, String> {
     let case = Case {
         cmd: field("cmd")?,
         expect: field("expect")?,
+        scanned: value
+            .get("scanned")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     };
     if field("why")?.trim().is_empty() {
         return Err(format!("{file}:{number}: \"why\" is empty"));
@@ -91,6 +108,10 @@ fn every_labelled_case_gets_its_label() {
         .collect();
     files.sort();
     let ctx = ctx();
+    let scanned = Context {
+        nested_git: Some(NESTED_GIT.iter().map(Into::into).collect()),
+        ..ctx.clone()
+    };
     let mut failures = Vec::new();
     let mut total = 0;
     for path in &files {
@@ -113,7 +134,8 @@ fn every_labelled_case_gets_its_label() {
                 }
             };
             total += 1;
-            match classify(&case.cmd, &ctx) {
+            let ctx = if case.scanned { &scanned } else { &ctx };
+            match classify(&case.cmd, ctx) {
                 Ok(verdict) if satisfied(&case.expect, verdict.class) => {}
                 Ok(verdict) => failures.push(format!(
                     "{name}:{}: {:?} expected {}, got {} ({})",

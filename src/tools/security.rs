@@ -94,7 +94,85 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         rules,
         protected: protected_trees(cwd),
         repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
+        nested_git: nested_git(cwd, NESTED_GIT_ENTRY_LIMIT),
     }
+}
+
+/// How many directory entries [`nested_git`] reads before it stops looking.
+const NESTED_GIT_ENTRY_LIMIT: usize = 20_000;
+/// How many places [`nested_git`] lists before it gives up on the whole tree.
+const NESTED_GIT_PLACE_LIMIT: usize = 2_000;
+
+/// Where git, run in a directory below `cwd`, may find a repository other than `cwd`'s (see
+/// `classifier::Context::nested_git`): directories holding a `.git` entry or a `HEAD` (git takes
+/// such a directory for a bare repository), symbolic links, and the directories left unread
+/// once `limit` entries have been read (breadth first, so the shallow ones are read). `None`
+/// when `cwd` itself cannot be read or the list grows too long: git is then trusted in `cwd`
+/// only.
+///
+/// Read when the context is built: a repository created below `cwd` later in the session is not
+/// in the list, but creating one takes a command or a file write that is not read-only, and a
+/// read-only command runs in the read-only sandbox.
+pub fn nested_git(cwd: &Path, limit: usize) -> Option<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([cwd.to_path_buf()]);
+    let mut read = 0usize;
+    while let Some(dir) = queue.pop_front() {
+        if read >= limit {
+            found.push(dir);
+            found.extend(queue.drain(..));
+            break;
+        }
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(_) if dir == cwd => return None,
+            Err(_) => {
+                found.push(dir);
+                continue;
+            }
+        };
+        let mut complete = true;
+        for entry in entries {
+            if read >= limit {
+                // The rest of this directory stays unread: it is listed itself.
+                complete = false;
+                break;
+            }
+            let Ok(entry) = entry else {
+                complete = false;
+                continue;
+            };
+            read += 1;
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                found.push(entry.path());
+                continue;
+            };
+            if dir != cwd && (name == ".git" || name == "HEAD") {
+                // The directory is (or holds) another repository; git stops there, and so does
+                // this search.
+                found.push(dir.clone());
+                queue.retain(|q| !q.starts_with(&dir));
+                complete = true;
+                break;
+            }
+            if name == ".git" {
+                continue;
+            }
+            if kind.is_symlink() {
+                found.push(entry.path());
+            } else if kind.is_dir() {
+                queue.push_back(entry.path());
+            }
+        }
+        if !complete && !found.contains(&dir) {
+            found.push(dir);
+        }
+        if found.len() > NESTED_GIT_PLACE_LIMIT {
+            return None;
+        }
+    }
+    Some(found)
 }
 
 /// Program names rustup's proxies resolve through a `rust-toolchain` file.
@@ -225,4 +303,43 @@ pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_git_lists_other_repositories_links_and_unread_directories() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path();
+        for d in ["sub/deeper", "vendor/lib/src", "bare/objects", "big/a"] {
+            std::fs::create_dir_all(root.join(d)).expect("mkdir");
+        }
+        for f in [
+            ".git",
+            "vendor/lib/.git",
+            "bare/HEAD",
+            "big/a/1",
+            "big/a/2",
+            "big/a/3",
+        ] {
+            std::fs::write(root.join(f), "").expect("write");
+        }
+        std::os::unix::fs::symlink("/etc", root.join("link")).expect("symlink");
+        let mut found = nested_git(root, 10_000).expect("readable");
+        found.sort();
+        let expected: Vec<PathBuf> = ["bare", "link", "vendor/lib"]
+            .iter()
+            .map(|p| root.join(p))
+            .collect();
+        assert_eq!(found, expected);
+        // Past the limit, what was not read is listed: every directory below is covered.
+        let found = nested_git(root, 3).expect("readable");
+        for d in ["sub/deeper", "big/a", "vendor/lib/src"] {
+            let d = root.join(d);
+            assert!(found.iter().any(|f| d.starts_with(f)), "{d:?} in {found:?}");
+        }
+        assert_eq!(nested_git(&root.join("missing"), 10), None);
+    }
 }

@@ -14,7 +14,7 @@ mod exec;
 mod expand;
 mod fs;
 mod gg;
-mod git;
+pub(crate) mod git;
 mod inspect;
 mod interp;
 mod net;

@@ -80,6 +80,9 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 }
             });
             w.cwds = w.cwds.after_cd(previous.as_ref().or(target), w.ctx);
+            if previous.is_some() {
+                w.cwds.mark_indirect();
+            }
         }
         "popd" => w.cwds = crate::paths::Cwds::unknown(),
         _ => {}
