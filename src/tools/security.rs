@@ -98,10 +98,13 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
     }
 }
 
-/// How many directory entries [`nested_git`] reads before it stops looking.
-const NESTED_GIT_ENTRY_LIMIT: usize = 20_000;
+/// How many directory entries [`nested_git`] reads before it stops looking: it runs at every
+/// session's start and every `gg classify`, so it is held to about a millisecond (breadth
+/// first, the shallow directories where `cd sub` goes are read; deeper ones are listed as
+/// unread, and git there stays not read-only).
+const NESTED_GIT_ENTRY_LIMIT: usize = 2_000;
 /// How many places [`nested_git`] lists before it gives up on the whole tree.
-const NESTED_GIT_PLACE_LIMIT: usize = 2_000;
+const NESTED_GIT_PLACE_LIMIT: usize = 4_000;
 
 /// Where git, run in a directory below `cwd`, may find a repository other than `cwd`'s (see
 /// `classifier::Context::nested_git`): directories holding a `.git` entry or a `HEAD` (git takes
