@@ -698,7 +698,7 @@ const CASES: &[(&str, Class, &str)] = &[
         D,
         "exfil.credentials",
     ),
-    ("cat ~/.ssh/id_rsa", N, "secrets.credential-file"),
+    ("cat ~/.ssh/id_rsa", D, "secrets.credential-file"),
     ("scp build.tar h:/srv", N, "network.remote-copy"),
     ("ssh h uptime", N, "network.remote-command"),
     // ----- parse errors -----
@@ -852,7 +852,7 @@ const CASES: &[(&str, Class, &str)] = &[
     ("command -p rm -rf /", D, "rm.recursive-force-root"),
     ("time -o out.txt ls", N, "readonly.flag-writes"),
     ("time -o /etc/x ls", D, "write.outside-cwd"),
-    ("cat < ~/.ssh/id_rsa", N, "secrets.credential-file"),
+    ("cat < ~/.ssh/id_rsa", D, "secrets.credential-file"),
     (
         "sort --compress-program=sh big.txt",
         D,

@@ -306,11 +306,16 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
             let msg = format!(
                 "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
             );
-            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
+            w.reason(Class::Dangerous, RuleId::SecretsProcess, msg, cmd.span);
         } else {
             let msg =
                 format!("\"{prog}\" reads a credential file; its content would reach the model");
-            w.reason(Class::Normal, RuleId::SecretsCredentialFile, msg, cmd.span);
+            w.reason(
+                Class::Dangerous,
+                RuleId::SecretsCredentialFile,
+                msg,
+                cmd.span,
+            );
         }
     }
     if prog == "ps" && ps_shows_environment(&cmd.argv[1..]) {
