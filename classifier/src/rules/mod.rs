@@ -306,7 +306,7 @@ fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
             let msg = format!(
                 "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
             );
-            w.reason(Class::Dangerous, RuleId::SecretsProcess, msg, cmd.span);
+            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
         } else {
             let msg =
                 format!("\"{prog}\" reads a credential file; its content would reach the model");
