@@ -770,6 +770,19 @@ fn settled_fixtures(parent: Option<&std::path::Path>) -> Vec<(&'static str, Fixt
     for (_, fx) in &fixtures {
         std::fs::create_dir_all(fx.base.join("sessions")).unwrap();
         std::fs::create_dir_all(fx.home.join(".cache/gg")).unwrap();
+        // The secrets are read through scripts: the classifier calls a credential read
+        // dangerous, and these tests try the sandbox.
+        std::fs::write(
+            fx.w.join("read.sh"),
+            "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\"; \
+             cat \"$HOME/later/note\" 2>&1 || echo NOT-READABLE\n",
+        )
+        .unwrap();
+        std::fs::write(
+            fx.w.join("secrets.sh"),
+            "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\" 2>&1\n",
+        )
+        .unwrap();
     }
     std::thread::sleep(Duration::from_secs(3));
     fixtures
@@ -785,8 +798,9 @@ fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
     for (level, fx) in settled_fixtures(None) {
         let fx = &fx;
         let server = ScriptedServer::start();
-        let read = "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\"; \
-                    cat \"$HOME/later/note\" 2>&1 || echo NOT-READABLE";
+        // Through a script (written before the fixture settled): the classifier calls a
+        // credential read dangerous, and here the sandbox is what is tried.
+        let read = "sh ./read.sh";
         server.push(tool_call_reply(0, &call(read)));
         server.push(tool_call_reply(1, &call(read)));
         let home = fx.home.clone();
@@ -897,9 +911,26 @@ fn a_server_that_dies_before_it_is_ready_is_reported_at_once() {
         )
     });
     for level in available_levels() {
+        // The session's self-test finds first that nothing runs at this level, and says why:
+        // with nobody watching, no command runs.
+        let fx = Fixture::new();
+        let results = session_binary(&gg, &fx, level, &[call("echo RAN > ran.txt")], &[]);
+        assert!(
+            results[0].contains("control: an ordinary write lands: does not hold")
+                && results[0].contains("the test helper stops before it is ready"),
+            "{level}: {results:?}"
+        );
+        assert!(!fx.w.join("ran.txt").exists(), "{level}: {results:?}");
+        // Past the proof (a test-hooks knob), the server's own death is what the command meets.
         let fx = Fixture::new();
         let started = Instant::now();
-        let results = session_binary(&gg, &fx, level, &[call("echo RAN > ran.txt")], &[]);
+        let results = session_binary(
+            &gg,
+            &fx,
+            level,
+            &[call("echo RAN > ran.txt")],
+            &[("GG_TEST_SELF_TEST_SKIP".to_string(), "1".to_string())],
+        );
         let took = started.elapsed();
         assert!(
             results[0].contains("the sandbox command server could not start")
@@ -939,9 +970,9 @@ echo "spare=[$s]"
 for f in /proc/$s/fd/*; do readlink $f >/dev/null 2>&1 && echo FD-READABLE; done
 cat /proc/$s/environ >/dev/null 2>&1 && echo ENV-READABLE
 kill -9 $s 2>/dev/null && echo SPARE-KILLED || echo KILL-REFUSED"#;
-    let next = format!(
-        "{PARENT_CMDLINE}; echo second-ran; cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\" 2>&1"
-    );
+    // The secrets through a script: the classifier calls a credential read dangerous, and here
+    // the sandbox is what is tried.
+    let next = format!("{PARENT_CMDLINE}; echo second-ran; sh ./secrets.sh");
     // No spare is made from a ruleset that serves one command only: one built from a directory
     // changed in the last two seconds, such as the directory where the other tests make their
     // fixtures. These live in a directory of their own, below /var/tmp (which the sandbox

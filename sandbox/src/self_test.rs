@@ -165,8 +165,9 @@ pub enum Verdict {
     CoveredElsewhere(&'static str),
     /// The level does not declare it (the text says why).
     NotDeclared,
-    /// It was declared and it does not hold.
-    Fails,
+    /// It was declared and it does not hold; the command's first line of errors, if any (a
+    /// level where nothing runs fails its control row, and this says why).
+    Fails(String),
     /// The probe could not run (the text says why).
     NotRun(String),
     /// The host lacks a program the probe needs (named); nothing was tried.
@@ -197,7 +198,10 @@ impl Report {
         self.lines
             .iter()
             .filter_map(|l| match &l.verdict {
-                Verdict::Fails => Some(format!("{}: does not hold", l.protection)),
+                Verdict::Fails(why) if why.is_empty() => {
+                    Some(format!("{}: does not hold", l.protection))
+                }
+                Verdict::Fails(why) => Some(format!("{}: does not hold ({why})", l.protection)),
                 Verdict::NotRun(why) => Some(format!("{}: not tried ({why})", l.protection)),
                 _ => None,
             })
@@ -223,7 +227,9 @@ pub fn prove_cached(backend: Backend) -> Report {
             cached: false,
         };
     }
-    let binaries: Vec<PathBuf> = match level {
+    // What runs the probes: bubblewrap at its level, and the helper (which may be a file of
+    // its own beside gg) at both.
+    let mut binaries: Vec<PathBuf> = match level {
         Level::Bwrap => crate::bwrap::BWRAP_LOCATIONS
             .iter()
             .map(PathBuf::from)
@@ -232,6 +238,8 @@ pub fn prove_cached(backend: Backend) -> Report {
             .collect(),
         _ => Vec::new(),
     };
+    #[cfg(target_os = "linux")]
+    binaries.extend(crate::helper_exe().ok());
     let refs: Vec<&Path> = binaries.iter().map(PathBuf::as_path).collect();
     let key = cache::key(&format!("self-test-{}", level.as_str()), &refs);
     if key.as_deref().is_some_and(cache::hit) {
@@ -298,9 +306,9 @@ pub fn prove(backend: Backend, adjust: Adjust) -> Report {
                 Verdict::Untestable(program)
             } else {
                 match (try_probe(probe, backend, port, adjust), gap) {
-                    (Ok(true), _) => Verdict::Holds,
-                    (Ok(false), Some(why)) => Verdict::CoveredElsewhere(why),
-                    (Ok(false), None) => Verdict::Fails,
+                    (Ok((true, _)), _) => Verdict::Holds,
+                    (Ok((false, _)), Some(why)) => Verdict::CoveredElsewhere(why),
+                    (Ok((false, errors)), None) => Verdict::Fails(errors),
                     (Err(why), _) => Verdict::NotRun(why),
                 }
             };
@@ -329,7 +337,7 @@ fn try_probe(
     backend: Backend,
     port: Option<u16>,
     adjust: Adjust,
-) -> Result<bool, String> {
+) -> Result<(bool, String), String> {
     let port = port.ok_or("no loopback listener for the canary")?;
     let base = fixture_dir()?;
     let fx = Fixture {
@@ -358,7 +366,7 @@ fn run_probe(
     port: u16,
     adjust: Adjust,
     fx: &Fixture,
-) -> Result<bool, String> {
+) -> Result<(bool, String), String> {
     let mut policy = Policy::with_home(&fx.work, Some(&fx.home)).map_err(|e| e.to_string())?;
     policy.network = probe.network;
     if probe.read_only {
@@ -386,7 +394,15 @@ fn run_probe(
         .map_err(|e| e.to_string())?;
     drop(parts.guard);
     let text = String::from_utf8_lossy(&output.stdout);
-    Ok((probe.held)(fx, &text))
+    let errors = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect();
+    Ok(((probe.held)(fx, &text), errors))
 }
 
 /// A fresh directory outside `/tmp` when possible (the sandbox gives commands a private `/tmp`,

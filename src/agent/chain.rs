@@ -1150,6 +1150,12 @@ async fn self_test_once(
 
 /// The self-test of `backend`'s level, in one line when something does not hold.
 fn prove_level(backend: sandbox::Backend) -> SelfTest {
+    // A test of what the session does when the server itself fails (a helper that dies when
+    // started as the server, which the probes would find first) skips the proof.
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_SELF_TEST_SKIP").is_some_and(|v| v == "1") {
+        return Ok(());
+    }
     let report = match weakened_self_test() {
         Some(adjust) => sandbox::self_test::prove(backend, adjust),
         None => sandbox::self_test::prove_cached(backend),

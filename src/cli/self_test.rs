@@ -26,9 +26,13 @@ pub fn run() -> ExitCode {
                     format!("not by the kernel at this level: {why}")
                 }
                 Verdict::NotDeclared => "not declared at this level".to_string(),
-                Verdict::Fails => {
+                Verdict::Fails(why) => {
                     failed = true;
-                    "FAILS".to_string()
+                    if why.is_empty() {
+                        "FAILS".to_string()
+                    } else {
+                        format!("FAILS ({why})")
+                    }
                 }
                 Verdict::NotRun(why) => format!("not run: {why}"),
                 Verdict::Untestable(program) => {
