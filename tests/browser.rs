@@ -1025,13 +1025,9 @@ fn the_browser_never_reaches_ggds_own_port() {
     let site = site();
     let server = ScriptedServer::start();
     let e = env(&server, json!({}));
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_ggd"))
+    let mut daemon = e
+        .ggd()
         .args(["--http", "127.0.0.1:0", "--token", "t0ken"])
-        .current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -493,12 +493,7 @@ fn ggd_advertises_which_computer_tools_work_here() {
     let server = ScriptedServer::start();
     let e = env(&server);
     let mut daemon = Killed(
-        Command::new(env!("CARGO_BIN_EXE_ggd"))
-            .current_dir(&e.repo)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &e.home)
-            .env("GG_SESSION_DIR", &e.sessions)
+        e.ggd()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -128,6 +128,22 @@ mod tests {
         assert!(!text.contains("launchservicesd"));
     }
 
+    /// What macOS gives a command classified read-only: the same reads and secrets hidden,
+    /// writes only to the temporary directories, no network (untested on a Mac here: the
+    /// profile is what can be checked on every platform).
+    #[test]
+    fn the_read_only_profile_writes_nothing_but_tmp_and_has_no_network() {
+        let text = profile(
+            &policy(Network::On).read_only(),
+            &[Path::new("/private/tmp")],
+        );
+        assert!(text.contains("(allow file-write*\n  (subpath \"/private/tmp\")\n  (literal"));
+        assert!(!text.contains("(subpath \"/Users/me/proj\")\n"));
+        assert!(!text.contains("(subpath \"/Users/me/cache\")"));
+        assert!(!text.contains("network"));
+        assert!(text.contains("(deny file-read* file-write* (subpath \"/Users/me/.ssh\"))"));
+    }
+
     #[test]
     fn network_on_is_allowed_explicitly() {
         let text = profile(&policy(Network::On), &[]);

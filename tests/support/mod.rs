@@ -957,13 +957,25 @@ impl GgFixture {
 
     /// `gg` in the repository with nothing of the test's environment but `PATH`, and no terminal.
     pub fn gg(&self) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gg"));
+        let mut cmd = self.command(env!("CARGO_BIN_EXE_gg"));
+        cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// `ggd` in the repository with nothing of the test's environment but `PATH`; its standard
+    /// streams are the caller's to set.
+    #[allow(dead_code)] // not every test binary starts a daemon
+    pub fn ggd(&self) -> std::process::Command {
+        self.command(env!("CARGO_BIN_EXE_ggd"))
+    }
+
+    fn command(&self, program: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
         cmd.current_dir(&self.repo)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
-            .env("GG_SESSION_DIR", &self.sessions)
-            .stdin(std::process::Stdio::null());
+            .env("GG_SESSION_DIR", &self.sessions);
         cmd
     }
 }
