@@ -229,19 +229,11 @@ fn git_status_run_read_only_does_not_rewrite_the_index() {
             "{level}"
         );
         // The control: unenforced, the same command does rewrite the index.
-        server.push(Reply::tool_call(
-            "c0",
-            "bash",
-            &json!({ "command": forced }).to_string(),
-        ));
-        server.push(Reply::text(&["done"]));
-        let out = fx
-            .gg()
-            .env("GG_TEST_CLASSIFY_READ_ONLY", "1")
-            .env("GG_TEST_READ_ONLY_UNENFORCED", "1")
-            .args(["-p", "go"])
-            .output()
-            .unwrap();
+        let unenforced = [
+            ("GG_TEST_CLASSIFY_READ_ONLY", "1"),
+            ("GG_TEST_READ_ONLY_UNENFORCED", "1"),
+        ];
+        let (out, _) = support::run_bash_calls(&fx, &server, &unenforced, false, &[forced], &[]);
         assert!(out.status.success(), "{level}: {out:?}");
         assert_ne!(
             std::fs::metadata(&index).unwrap().modified().unwrap(),
@@ -272,17 +264,8 @@ fn without_a_level_the_session_says_so_once() {
 fn writes_true_makes_the_call_normal() {
     let server = ScriptedServer::start();
     let fx = fixture(&server);
-    server.push(Reply::tool_call(
-        "c0",
-        "bash",
-        &json!({ "command": "pwd", "writes": true }).to_string(),
-    ));
-    server.push(Reply::text(&["done"]));
-    let out = fx
-        .gg()
-        .args(["--approval", "never", "-p", "go"])
-        .output()
-        .unwrap();
+    let (out, _) =
+        support::run_bash_calls(&fx, &server, &[], true, &["pwd"], &["--approval", "never"]);
     assert!(out.status.success(), "{out:?}");
     let rows = fx.gg().args(["audit", "--json"]).output().unwrap();
     let row: Value = serde_json::from_slice(
