@@ -439,9 +439,9 @@ pub struct ToolBox {
     /// The proof of the level this session's commands run at (`sandbox::self_test`): started
     /// with the warm-up, awaited by the first confined command.
     self_test: Arc<tokio::sync::OnceCell<SelfTest>>,
-    /// No person is here to read a warning (unattended, or no terminal): a protection that does
-    /// not hold fails every confined command instead of being said.
-    no_person: std::sync::atomic::AtomicBool,
+    /// A person is here to read a warning; without one (unattended, or no terminal) a
+    /// protection that does not hold fails every confined command instead of being said.
+    person_present: bool,
     /// The session said once that a protection does not hold here.
     self_test_said: std::sync::atomic::AtomicBool,
 }
@@ -492,7 +492,7 @@ impl ToolBox {
             enforce_read_only: enforce_read_only(),
             read_only_unenforced_said: std::sync::atomic::AtomicBool::new(false),
             self_test: Arc::new(tokio::sync::OnceCell::new()),
-            no_person: std::sync::atomic::AtomicBool::new(false),
+            person_present: false,
             self_test_said: std::sync::atomic::AtomicBool::new(false),
             tools,
             session_tag: crate::tools::computer::SessionTag::new(),
@@ -501,9 +501,8 @@ impl ToolBox {
 
     /// Whether a person is there to read a warning. Without one (unattended runs, no terminal),
     /// a protection the self-test finds not holding fails every confined command.
-    pub fn set_person_present(&self, present: bool) {
-        self.no_person
-            .store(!present, std::sync::atomic::Ordering::SeqCst);
+    pub fn set_person_present(&mut self, present: bool) {
+        self.person_present = present;
     }
 
     /// The level every confined command of this session asks for: `GG_SANDBOX_BACKEND`, else
@@ -520,20 +519,15 @@ impl ToolBox {
         }
     }
 
-    /// The self-test of `backend`'s level, run once per session (in the background from the
-    /// warm-up, or here by the first confined command) and remembered across sessions when it
-    /// holds (`sandbox::self_test::prove_cached`).
-    async fn self_test(&self, backend: sandbox::Backend) -> &SelfTest {
-        self_test_once(&self.self_test, backend).await
-    }
-
-    /// What a confined command meets after the self-test: an error when a protection does not
-    /// hold and no person is here, once a loud note when one is, nothing when all hold.
+    /// What a confined command meets after the self-test of `backend`'s level (run once per
+    /// session, in the background from the warm-up or here by the first confined command, and
+    /// remembered across sessions when it holds): an error when a protection does not hold and
+    /// no person is here, once a loud note when one is, nothing when all hold.
     async fn after_self_test(&self, backend: sandbox::Backend) -> Result<Option<String>, String> {
-        let Err(unproven) = self.self_test(backend).await else {
+        let Err(unproven) = self_test_once(&self.self_test, backend).await else {
             return Ok(None);
         };
-        if self.no_person.load(std::sync::atomic::Ordering::SeqCst) {
+        if !self.person_present {
             return Err(format!(
                 "{unproven}; no person is here to decide, so no command runs (see `gg sandbox \
                  --self-test`)"
@@ -1287,13 +1281,18 @@ impl ToolBox {
     /// session's first warm-up; whatever goes wrong here is left for the first command to meet
     /// and report.
     pub fn warm_sandbox(&self) {
-        // The level is proven alongside (every confined command waits for the proof).
         let confines = matches!(self.sandbox, SandboxSetting::On { .. }) || self.enforce_read_only;
-        if confines
-            && !self.self_test.initialized()
-            && let Ok(backend) = self.confining_backend()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
+        if !confines {
+            return;
+        }
+        let (Ok(backend), Ok(runtime)) = (
+            self.confining_backend(),
+            tokio::runtime::Handle::try_current(),
+        ) else {
+            return;
+        };
+        // The level is proven alongside (every confined command waits for the proof).
+        if !self.self_test.initialized() {
             let cell = Arc::clone(&self.self_test);
             runtime.spawn(async move {
                 self_test_once(&cell, backend).await;
@@ -1301,15 +1300,8 @@ impl ToolBox {
         }
         #[cfg(target_os = "linux")]
         {
-            let Ok(forced) = &self.backend_override else {
-                return;
-            };
-            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                return;
-            };
             let warm = |server: &Option<Arc<sandbox::server::SessionServer>>,
-                        policy: Result<sandbox::Policy, String>,
-                        backend: sandbox::Backend| {
+                        policy: Result<sandbox::Policy, String>| {
                 let Some(server) = server.clone() else {
                     return;
                 };
@@ -1329,21 +1321,18 @@ impl ToolBox {
                 });
             };
             match &self.sandbox {
-                SandboxSetting::On { backend, network } => {
-                    let backend = forced.unwrap_or(*backend);
+                SandboxSetting::On { network, .. } => {
                     let workspace = self.sandbox_policy().and_then(|mut policy| {
                         network.route(&mut policy)?;
                         Ok(policy)
                     });
                     // Read-only commands run in this one too, restricted further.
-                    warm(&self.sandbox_server, workspace, backend);
+                    warm(&self.sandbox_server, workspace);
                 }
-                SandboxSetting::Off if self.enforce_read_only => {
-                    let backend = forced.unwrap_or(sandbox::Backend::Auto);
+                SandboxSetting::Off => {
                     let read_only = self.sandbox_policy().map(sandbox::Policy::read_only);
-                    warm(&self.read_only_server, read_only, backend);
+                    warm(&self.read_only_server, read_only);
                 }
-                SandboxSetting::Off => {}
             }
         }
     }
