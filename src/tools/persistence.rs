@@ -66,34 +66,42 @@ impl Before {
     /// After the command: moves aside what it created that is not allowed, and returns a line
     /// for the command's output about each.
     pub fn sweep(self) -> Vec<String> {
+        const OPENS: &str = "which runs code or becomes instructions when the project is opened";
         let git_dir = self.root.join(".git");
-        let mut created = self.absent;
+        let mut created: Vec<(PathBuf, String)> = self
+            .absent
+            .into_iter()
+            .map(|p| (p, OPENS.to_string()))
+            .collect();
+        // A git directory git would not have written, with why.
+        let untrusted = |dir: &Path, worktree: bool| {
+            untrusted_git_dir(dir, worktree, 0)
+                .map(|why| format!("a git directory git would not have written: {why}"))
+        };
         match &self.git {
             Some(before) => {
-                let new = |sub: &str, known: &[OsString]| -> Vec<PathBuf> {
-                    let dir = if sub.is_empty() {
-                        git_dir.clone()
-                    } else {
-                        git_dir.join(sub)
-                    };
+                let new = |dir: PathBuf, known: &[OsString]| -> Vec<PathBuf> {
                     names(&dir)
                         .into_iter()
                         .filter(|n| !known.contains(n))
                         .map(|n| dir.join(n))
                         .collect()
                 };
-                let allowed_by = |allowed: fn(&str) -> bool| {
-                    move |p: &PathBuf| !p.file_name().and_then(|n| n.to_str()).is_some_and(allowed)
+                let not_allowed = |allowed: fn(&str) -> bool| {
+                    move |p: PathBuf| {
+                        let allowed = p.file_name().and_then(|n| n.to_str()).is_some_and(allowed);
+                        (!allowed).then(|| (p, OPENS.to_string()))
+                    }
                 };
                 created.extend(
-                    new("", &before.top)
+                    new(git_dir.clone(), &before.top)
                         .into_iter()
-                        .filter(allowed_by(sandbox::protected::git_entry_allowed)),
+                        .filter_map(not_allowed(sandbox::protected::git_entry_allowed)),
                 );
                 created.extend(
-                    new("info", &before.info)
+                    new(git_dir.join("info"), &before.info)
                         .into_iter()
-                        .filter(allowed_by(|n| {
+                        .filter_map(not_allowed(|n| {
                             sandbox::protected::GIT_INFO_WRITABLE.contains(&n)
                         })),
                 );
@@ -101,19 +109,17 @@ impl Before {
                     ("modules", &before.modules),
                     ("worktrees", &before.worktrees),
                 ] {
-                    created.extend(
-                        new(sub, known)
-                            .into_iter()
-                            .filter(|dir| untrusted_git_dir(dir, sub == "worktrees", 0).is_some()),
-                    );
+                    created.extend(new(git_dir.join(sub), known).into_iter().filter_map(|dir| {
+                        untrusted(&dir, sub == "worktrees").map(|why| (dir, why))
+                    }));
                 }
             }
             // A `.git` the command made (`git init`) stays when git would have written it.
             None => {
                 if std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir())
-                    && untrusted_git_dir(&git_dir, false, 0).is_some()
+                    && let Some(why) = untrusted(&git_dir, false)
                 {
-                    created.push(git_dir);
+                    created.push((git_dir, why));
                 }
             }
         }
@@ -181,11 +187,11 @@ fn names(dir: &Path) -> Vec<OsString> {
 }
 
 /// Moves each of `paths` (absent before the command) that exists now into
-/// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so;
-/// nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
-fn quarantine(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+/// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so with
+/// its reason; nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
+fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
     let mut lines = Vec::new();
-    for path in paths {
+    for (path, why) in paths {
         if std::fs::symlink_metadata(path).is_err() {
             continue;
         }
@@ -205,14 +211,12 @@ fn quarantine(root: &Path, paths: &[PathBuf]) -> Vec<String> {
         let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target));
         lines.push(match moved {
             Ok(()) => format!(
-                "[gg: the command created {name}, which runs code or becomes instructions when the \
-                 project is opened; moved to {}]",
+                "[gg: the command created {name}, {why}; moved to {}]",
                 target.display()
             ),
             Err(e) => format!(
-                "[gg: the command created {name}, which runs code or becomes instructions when the \
-                 project is opened, and it could not be moved aside ({e}): remove it before \
-                 opening the project]"
+                "[gg: the command created {name}, {why}, and it could not be moved aside ({e}): \
+                 remove it before opening the project]"
             ),
         });
     }
