@@ -328,3 +328,52 @@ fn under_sandbox_read_only_commands_share_tmp_but_not_writes_or_network() {
         assert!(listener.accept().is_err(), "{level}: a connection arrived");
     }
 }
+
+/// A project under `/tmp` (where people clone scratch checkouts) is found by its read-only
+/// commands: the private `/tmp` would cover it, so the sandbox binds it back read-only, and a
+/// secret inside it (here the file named by `--api-key-file`) stays hidden on top. Before this,
+/// the command server could not start there and every read-only command failed with
+/// "Can't chdir". At each level, with and without `--sandbox`.
+#[test]
+fn a_project_under_tmp_is_read_by_its_read_only_commands() {
+    for level in available_levels() {
+        for extra in [&[][..], &["--sandbox"][..]] {
+            let server = ScriptedServer::start();
+            let mut fx = fixture(&server);
+            let scratch = tempfile::tempdir_in("/tmp").unwrap();
+            fx.repo = scratch.path().canonicalize().unwrap().join("repo");
+            std::fs::create_dir_all(&fx.repo).unwrap();
+            std::fs::write(fx.repo.join("notes.txt"), "NOTES-IN-TMP").unwrap();
+            std::fs::write(fx.repo.join("provider.key"), "KEYFILE-CANARY\n").unwrap();
+            let key = fx.repo.join("provider.key");
+            let mut args = vec!["--yolo", "--api-key-file", key.to_str().unwrap()];
+            args.extend_from_slice(extra);
+            let (out, results) = run_calls(
+                &fx,
+                &server,
+                level,
+                // The classifier calls reading a key file dangerous; what is tried here is the
+                // sandbox's view.
+                true,
+                &["cat notes.txt; cat provider.key; echo end"],
+                &args,
+            );
+            assert!(out.status.success(), "{level} {extra:?}: {out:?}");
+            let text = &results[0];
+            assert!(text.contains("NOTES-IN-TMP"), "{level} {extra:?}: {text}");
+            assert!(text.contains("end"), "{level} {extra:?}: {text}");
+            assert!(
+                !text.contains("KEYFILE-CANARY"),
+                "{level} {extra:?}: {text}"
+            );
+            assert!(
+                !text.contains("could not start"),
+                "{level} {extra:?}: {text}"
+            );
+            assert!(
+                text.contains(&format!("sandbox level: {level}+read-only")),
+                "{level} {extra:?}: {text}"
+            );
+        }
+    }
+}

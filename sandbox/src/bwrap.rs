@@ -116,6 +116,12 @@ pub fn render_assuming(
     for root in policy.all_writable() {
         a.push_bind("--bind", root, root);
     }
+    // A working directory the private `/tmp` covered and no writable root brought back (the
+    // read-only policy of a project under `/tmp`) is bound again read-only: the command must
+    // find the project it was asked to read.
+    if workdir_rebound_read_only(policy) {
+        a.push_bind("--ro-bind", &policy.workdir, &policy.workdir);
+    }
     for dir in &outer_dirs {
         a.push2("--remount-ro", dir.as_os_str());
     }
@@ -229,12 +235,23 @@ pub fn escalation_sockets(extra: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Whether `path` is already invisible because a private tmpfs covers it and no writable root
-/// bound later brings it back.
+/// (or the working directory, bound again read-only) brings it back.
 fn hidden_by_tmpfs(policy: &Policy, path: &Path) -> bool {
-    let covered = (policy.private_tmp && path.starts_with("/tmp"))
-        || (policy.network.isolated()
-            && (path.starts_with("/run") || path.starts_with("/var/run")));
-    covered && !policy.is_inside_writable(path)
+    covered_by_tmpfs(policy, path)
+        && !policy.is_inside_writable(path)
+        && !(workdir_rebound_read_only(policy) && path.starts_with(&policy.workdir))
+}
+
+/// Whether a private tmpfs (`/tmp`, or `/run` without a network) lies over `path`.
+fn covered_by_tmpfs(policy: &Policy, path: &Path) -> bool {
+    (policy.private_tmp && path.starts_with("/tmp"))
+        || (policy.network.isolated() && (path.starts_with("/run") || path.starts_with("/var/run")))
+}
+
+/// Whether the working directory lies under a private tmpfs without being writable, so that
+/// [`render_assuming`] binds it again read-only.
+fn workdir_rebound_read_only(policy: &Policy) -> bool {
+    !policy.is_inside_writable(&policy.workdir) && covered_by_tmpfs(policy, &policy.workdir)
 }
 
 #[derive(Default)]
@@ -380,6 +397,32 @@ mod tests {
         if Path::new("/run").is_dir() {
             position(&v, &["--tmpfs", "/run", "--remount-ro", "/run"]);
         }
+    }
+
+    #[test]
+    fn read_only_workdir_under_the_private_tmp_is_bound_back_with_its_secrets_hidden() {
+        // A project under /tmp: the private /tmp covers it, and read-only nothing is writable
+        // to bring it back, so it is bound again read-only, and the secrets inside it are
+        // still hidden on top.
+        let w = tempfile::tempdir_in("/tmp").unwrap();
+        std::fs::write(w.path().join("token.pem"), "x").unwrap();
+        let mut p = Policy::with_home(w.path(), None).unwrap();
+        p.add_deny_read(&w.path().join("token.pem")).unwrap();
+        let p = p.read_only();
+        let v = strings(&render(&p, &info(), &["x".into()]).args);
+        let wd = p.workdir.to_string_lossy().into_owned();
+        let tmp = position(&v, &["--tmpfs", "/tmp"]);
+        let bind = position(&v, &["--ro-bind", &wd, &wd]);
+        assert!(tmp < bind);
+        assert!(!v.windows(3).any(|w| w[0] == "--bind" && w[1] == wd));
+        let secret = format!("{wd}/token.pem");
+        let hide = position(&v, &["--ro-bind", "/dev/null", &secret]);
+        assert!(bind < hide);
+        // Elsewhere under /tmp stays covered: nothing else is bound back.
+        assert!(
+            !v.iter()
+                .any(|a| a.starts_with("/tmp/") && !a.starts_with(&wd))
+        );
     }
 
     #[test]
