@@ -605,6 +605,14 @@ fn the_seventeenth_concurrent_run_is_refused_and_timeouts_fail_runs() {
         json!({"code": "run_limit_reached", "retryable": true})
     );
     assert!(refused["message"].as_str().unwrap().contains("limit is 16"));
+    // The limit is checked before the session is opened (reading a transcript from disk costs
+    // as much as a run): a session that is not even on disk is refused for the limit, not
+    // looked up.
+    let unopened = client.err(
+        "run.start",
+        json!({"sessionId": "1234567890123456789", "prompt": "one more"}),
+    );
+    assert_eq!(code(&unopened), -32009, "{unopened}");
     client.ok("run.cancel", json!({"runId": runs[0]}));
     let events = follow(&client, &runs[0], |_| false);
     assert_eq!(last_type(&events), "run_canceled");

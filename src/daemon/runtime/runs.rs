@@ -135,6 +135,21 @@ impl Runtime {
         Ok(SandboxSetting::with_network(true, policy))
     }
 
+    /// `run_limit_reached` when `--max-active-runs` runs are active.
+    fn refuse_over_run_limit(&self, state: &State) -> Result<(), RpcError> {
+        let active = state.sessions.values().filter(|s| s.is_running()).count();
+        if active >= self.settings.max_active_runs {
+            return Err(RpcError::app(
+                AppError::RunLimitReached,
+                format!(
+                    "{active} runs are active, the limit is {}; retry when one finishes",
+                    self.settings.max_active_runs
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// `run.start`.
     pub async fn start_run(
         self: &Arc<Self>,
@@ -168,11 +183,14 @@ impl Runtime {
                 crate::app::config::MISSING_API_KEY,
             ));
         }
+        // Refused before the session is opened: reading a long transcript from disk costs as
+        // much as the run would have, and a client at the limit retries. (Checked again below,
+        // under the same lock as the start: runs may have begun while the session opened.)
+        self.refuse_over_run_limit(&lock(&self.state))?;
         let (cell, _, _) = self.ensure_open(session_id).await?;
         let run_id = new_id()?;
         {
             let mut state = lock(&self.state);
-            let active = state.sessions.values().filter(|s| s.is_running()).count();
             let Some(slot) = state.sessions.get(session_id) else {
                 return Err(RpcError::app(
                     AppError::SessionConflict,
@@ -185,15 +203,7 @@ impl Runtime {
                     "the session already has an active run",
                 ));
             }
-            if active >= self.settings.max_active_runs {
-                return Err(RpcError::app(
-                    AppError::RunLimitReached,
-                    format!(
-                        "{active} runs are active, the limit is {}; retry when one finishes",
-                        self.settings.max_active_runs
-                    ),
-                ));
-            }
+            self.refuse_over_run_limit(&state)?;
             let started = run_id.clone();
             state.transition(session_id, move |slot| slot.start(started));
         }
