@@ -2,8 +2,11 @@
 //! (`read`) and then a few hundred text deltas, followed over HTTP + SSE like the web UI does.
 //!
 //! Reports runs/s, event delivery latency (daemon emit timestamp → client receipt, ms
-//! resolution) p50/p99, and the daemon's RSS. Run: `cargo bench -p gg --bench daemon_runs`
-//! (`GG_BENCH_ROUNDS`, default 5).
+//! resolution) p50/p99, and the daemon's RSS. Then the replay: one finished run of
+//! [`REPLAY_DELTAS`] events read back from the start by [`CONCURRENT`] `run.wait` calls at once,
+//! with the daemon's peak RSS before and after (each response is ~1.7 MB; the events were once
+//! cloned into JSON trees per call, about twelve times the response). Run: `cargo bench -p gg
+//! --bench daemon_runs` (`GG_BENCH_ROUNDS`, default 5).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 #[path = "../tests/daemon_common/mod.rs"]
@@ -19,15 +22,20 @@ use support::{Reply, ScriptedServer, StreamReply, finish_chunk, text_chunk, usag
 
 const CONCURRENT: usize = 16;
 const DELTAS: usize = 300;
+const REPLAY_DELTAS: usize = 6000;
 
 fn text_reply() -> Reply {
+    long_reply(DELTAS)
+}
+
+fn long_reply(deltas: usize) -> Reply {
     let mut stream = StreamReply::new();
-    for i in 0..DELTAS {
+    for i in 0..deltas {
         stream = stream.event(text_chunk(&format!("token{i} ")));
     }
     stream
         .event(finish_chunk("stop"))
-        .event(usage_chunk(100, DELTAS as u64))
+        .event(usage_chunk(100, deltas as u64))
         .done()
         .reply()
 }
@@ -147,5 +155,42 @@ fn main() {
         "  daemon RSS:        {} KiB now, {} KiB peak",
         rss_kib(pid, "VmRSS:"),
         rss_kib(pid, "VmHWM:")
+    );
+
+    // The replay.
+    server.push(long_reply(REPLAY_DELTAS));
+    let run = daemon.ok(
+        "run.start",
+        json!({"sessionId": sessions[0], "prompt": "a long answer", "requireApproval": false}),
+    )["runId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    while daemon.ok("run.get", json!({"runId": run}))["done"] != true {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (rss_before, peak_before) = (rss_kib(pid, "VmRSS:"), rss_kib(pid, "VmHWM:"));
+    let started = Instant::now();
+    let sizes: Vec<usize> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..CONCURRENT)
+            .map(|_| {
+                let (daemon, run) = (&daemon, &run);
+                scope.spawn(move || {
+                    let replay = daemon.ok("run.wait", json!({"runId": run, "afterSequence": 0}));
+                    assert!(replay["events"].as_array().unwrap().len() > REPLAY_DELTAS);
+                    replay.to_string().len()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    println!(
+        "  replay:            {CONCURRENT} run.wait from 0 at once on a {REPLAY_DELTAS}-event run ({:.2} MB each) in {} ms; RSS {} KiB before, peak {} KiB before and {} KiB after, {} KiB now",
+        sizes[0] as f64 / 1e6,
+        started.elapsed().as_millis(),
+        rss_before,
+        peak_before,
+        rss_kib(pid, "VmHWM:"),
+        rss_kib(pid, "VmRSS:")
     );
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::rpc::{self, INTERNAL_ERROR, METHOD_NOT_FOUND, Request, RpcError};
+use super::rpc::{self, INTERNAL_ERROR, METHOD_NOT_FOUND, PARSE_ERROR, Request, RpcError};
 use super::runtime::Runtime;
 
 /// Capabilities every build has; tool capabilities (`memory`, `mcp`, …) are added in
@@ -175,6 +175,13 @@ fn params<T: DeserializeOwned>(value: Value) -> Result<T, RpcError> {
     serde_json::from_value(value).map_err(RpcError::invalid_params)
 }
 
+/// A response to send: its JSON text, and whether it answers a message that was not JSON (the
+/// HTTP transport says so with its status).
+pub struct Outgoing {
+    pub text: String,
+    pub parse_error: bool,
+}
+
 impl Handler {
     /// `mcp`: whether MCP servers are configured (advertised as the `mcp` capability).
     pub fn new(runtime: Arc<Runtime>, mcp: bool) -> Arc<Handler> {
@@ -190,17 +197,23 @@ impl Handler {
         &self.runtime
     }
 
-    /// Handles one raw message. `None`: nothing to send (a notification).
+    /// Handles one raw message: the response's JSON text, or `None` when there is nothing to
+    /// send (a notification).
     ///
     /// The method runs in its own task so a panic becomes `-32603` instead of taking the
     /// transport down.
-    pub async fn handle_message(self: &Arc<Self>, bytes: &[u8]) -> Option<Value> {
+    pub async fn handle_message(self: &Arc<Self>, bytes: &[u8]) -> Option<Outgoing> {
         let request = match rpc::parse_request(bytes) {
             Ok(request) => request,
             Err(rejected) => {
-                return Some(match rejected.id {
+                let response = match rejected.id {
                     Some(id) => rpc::response(&id, Err(rejected.error)),
                     None => rpc::error_without_id(&rejected.error),
+                };
+                let parse_error = response["error"]["code"].as_i64() == Some(PARSE_ERROR);
+                return Some(Outgoing {
+                    text: response.to_string(),
+                    parse_error,
                 });
             }
         };
@@ -209,7 +222,7 @@ impl Handler {
         let method = request.method.clone();
         let this = Arc::clone(self);
         let started = std::time::Instant::now();
-        let result = match tokio::spawn(async move { this.dispatch(request).await }).await {
+        let result = match tokio::spawn(async move { this.dispatch_text(request).await }).await {
             Ok(result) => result,
             Err(error) => {
                 tracing::error!(requestID = %request_id, method = %method, panicked = error.is_panic(),
@@ -223,7 +236,27 @@ impl Handler {
         };
         tracing::debug!(requestID = %request_id, method = %method, outcome = %outcome,
             durationMs = started.elapsed().as_millis() as u64, "request");
-        id.map(|id| rpc::response(&id, result))
+        id.map(|id| Outgoing {
+            text: rpc::response_text(&id, result),
+            parse_error: false,
+        })
+    }
+
+    /// [`Handler::dispatch`], the result as JSON text. `run.wait` writes its result straight
+    /// from the run's event texts (a replay from the start is the largest response ggd gives,
+    /// and a tree of it per waiting client took about twelve times its size).
+    async fn dispatch_text(&self, request: Request) -> Result<String, RpcError> {
+        if request.method == "run.wait" {
+            let p: WaitParams = params(request.params)?;
+            let run = self.runtime.get_run(&p.run_id)?;
+            let waited = run
+                .wait(p.after_sequence, self.runtime.shutdown_token())
+                .await?;
+            return Ok(waited.result_json());
+        }
+        self.dispatch(request)
+            .await
+            .map(|result| result.to_string())
     }
 
     async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
@@ -305,12 +338,11 @@ impl Handler {
                     .await?;
                 Ok(json!({"runId": run_id}))
             }
-            "run.wait" => {
-                let p: WaitParams = params(p)?;
-                let run = runtime.get_run(&p.run_id)?;
-                let (events, done) = run.wait(p.after_sequence, runtime.shutdown_token()).await?;
-                Ok(json!({"events": events, "done": done}))
-            }
+            // Answered by `dispatch_text`, as text.
+            "run.wait" => Err(RpcError::new(
+                INTERNAL_ERROR,
+                "run.wait is answered as text",
+            )),
             "run.get" => {
                 let p: RunIdParams = params(p)?;
                 Ok(runtime.get_run(&p.run_id)?.status())

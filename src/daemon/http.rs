@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::handler::Handler;
-use super::rpc::{self, MAX_MESSAGE_BYTES, PARSE_ERROR, RpcError};
+use super::rpc::{self, MAX_MESSAGE_BYTES, RpcError};
 use super::runtime::Run;
 use super::web;
 
@@ -185,7 +185,12 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response {
-    let mut response = Response::new(Body::from(value.to_string()));
+    text_json_response(status, value.to_string())
+}
+
+/// A response whose body is JSON text already.
+fn text_json_response(status: StatusCode, text: String) -> Response {
+    let mut response = Response::new(Body::from(text));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -346,13 +351,12 @@ async fn rpc_endpoint(State(http): State<Http>, body: Body) -> Response {
     };
     match http.handler.handle_message(&body).await {
         Some(response) => {
-            let parse_failed = response["error"]["code"].as_i64() == Some(PARSE_ERROR);
-            let status = if parse_failed {
+            let status = if response.parse_error {
                 StatusCode::BAD_REQUEST
             } else {
                 StatusCode::OK
             };
-            json_response(status, &response)
+            text_json_response(status, response.text)
         }
         None => {
             let mut response = Response::new(Body::empty());
@@ -454,18 +458,18 @@ async fn events(
         let run = cursor.run.clone()?;
         tokio::select! {
             waited = run.wait(cursor.after, &cursor.stop) => match waited {
-                Ok((events, done)) => {
-                    if events.is_empty() {
+                Ok(waited) => {
+                    if waited.events.is_empty() {
                         // Done, or the daemon is stopping.
                         return None;
                     }
-                    let mut text = String::new();
-                    for event in events {
-                        let sequence = event["sequence"].as_u64().unwrap_or(cursor.after);
+                    let size: usize = waited.events.iter().map(|e| e.len() + 40).sum();
+                    let mut text = String::with_capacity(size);
+                    for (sequence, event) in (waited.first_sequence..).zip(&waited.events) {
                         text.push_str(&format!("id: {sequence}\nevent: event\ndata: {event}\n\n"));
                         cursor.after = sequence;
                     }
-                    cursor.finished = done;
+                    cursor.finished = waited.done;
                     Some((Ok(Bytes::from(text)), cursor))
                 }
                 Err(error) => {

@@ -190,6 +190,15 @@ pub fn response(id: &Value, result: Result<Value, RpcError>) -> Value {
     }
 }
 
+/// [`response`] as JSON text, with a result that is already JSON text (written in place, not
+/// parsed again).
+pub fn response_text(id: &Value, result: Result<String, RpcError>) -> String {
+    match result {
+        Ok(result) => format!("{{\"id\":{id},\"jsonrpc\":\"2.0\",\"result\":{result}}}"),
+        Err(error) => response(id, Err(error)).to_string(),
+    }
+}
+
 /// An error response that has no request id (parse errors).
 pub fn error_without_id(error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": Value::Null, "error": error.to_json()})

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -20,13 +19,11 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (responses, mut outbox) = mpsc::unbounded_channel::<Value>();
+    let (responses, mut outbox) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut output = output;
         while let Some(response) = outbox.recv().await {
-            let Ok(mut line) = serde_json::to_vec(&response) else {
-                continue;
-            };
+            let mut line = response.into_bytes();
             line.push(b'\n');
             if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
                 // The client went away; nobody reads responses any more.
@@ -48,14 +45,14 @@ where
         for frame in frames {
             match frame {
                 Frame::Oversized => {
-                    let _ = responses.send(error_without_id(&oversized_error()));
+                    let _ = responses.send(error_without_id(&oversized_error()).to_string());
                 }
                 Frame::Line(line) => {
                     let handler = Arc::clone(&handler);
                     let responses = responses.clone();
                     tokio::spawn(async move {
                         if let Some(response) = handler.handle_message(&line).await {
-                            let _ = responses.send(response);
+                            let _ = responses.send(response.text);
                         }
                     });
                 }

@@ -3,8 +3,13 @@
 use super::*;
 
 /// The events of one run and whether it is over.
+///
+/// Each event is kept as the JSON text it is sent as, serialised once when emitted: a replay
+/// (`run.wait` from the start, a reconnecting event stream) copies text into its response
+/// instead of cloning a tree of maps per event, which took about twelve times the response's
+/// size in memory per waiting client, and the buffer itself is a fraction of the trees' size.
 pub(super) struct EventLog {
-    pub(super) events: VecDeque<Value>,
+    pub(super) events: VecDeque<Arc<str>>,
     /// Sequence of `events[0]` (or of the next event when empty).
     pub(super) first: u64,
     pub(super) next: u64,
@@ -18,6 +23,43 @@ pub(super) struct Pending {
     /// Dangerous calls are answered once; "for the session" is refused for them.
     pub(super) dangerous: bool,
     pub(super) answer: oneshot::Sender<Answer>,
+}
+
+/// What [`Run::wait`] found: events as the JSON text of each, in order from `first_sequence`.
+#[derive(Debug)]
+pub struct Waited {
+    pub first_sequence: u64,
+    pub events: Vec<Arc<str>>,
+    pub done: bool,
+}
+
+impl Waited {
+    /// Nothing more will come.
+    fn over() -> Waited {
+        Waited {
+            first_sequence: 0,
+            events: Vec::new(),
+            done: true,
+        }
+    }
+
+    /// The `run.wait` result, `{"events":[…],"done":…}`, written straight from the events'
+    /// text: one copy, the size of the response.
+    pub fn result_json(&self) -> String {
+        let size: usize = self.events.iter().map(|e| e.len() + 1).sum();
+        let mut out = String::with_capacity(size + 32);
+        out.push_str("{\"events\":[");
+        for (i, event) in self.events.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(event);
+        }
+        out.push_str("],\"done\":");
+        out.push_str(if self.done { "true" } else { "false" });
+        out.push('}');
+        out
+    }
 }
 
 /// One run: its events, approvals and cancellation.
@@ -85,7 +127,8 @@ impl Run {
         if let Value::Object(extra) = fields {
             event.extend(extra);
         }
-        log.events.push_back(Value::Object(event));
+        log.events
+            .push_back(Value::Object(event).to_string().into_boxed_str().into());
         log.next += 1;
         while log.events.len() > EVENT_BUFFER {
             log.events.pop_front();
@@ -161,11 +204,7 @@ impl Run {
     }
 
     /// Events after `after`, waiting until there is at least one or the run is done.
-    pub async fn wait(
-        &self,
-        after: u64,
-        stop: &CancellationToken,
-    ) -> Result<(Vec<Value>, bool), RpcError> {
+    pub async fn wait(&self, after: u64, stop: &CancellationToken) -> Result<Waited, RpcError> {
         let mut changes = self.changed.subscribe();
         loop {
             {
@@ -180,19 +219,23 @@ impl Run {
                     ));
                 }
                 let skip = after.saturating_add(1).saturating_sub(log.first);
-                let events: Vec<Value> = log
+                let events: Vec<Arc<str>> = log
                     .events
                     .iter()
                     .skip(usize::try_from(skip).unwrap_or(usize::MAX))
                     .cloned()
                     .collect();
                 if !events.is_empty() || log.done {
-                    return Ok((events, log.done));
+                    return Ok(Waited {
+                        first_sequence: log.first.saturating_add(skip),
+                        events,
+                        done: log.done,
+                    });
                 }
             }
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return Ok((Vec::new(), true)) },
-                () = stop.cancelled() => return Ok((Vec::new(), self.is_done())),
+                changed = changes.changed() => if changed.is_err() { return Ok(Waited::over()) },
+                () = stop.cancelled() => return Ok(Waited { done: self.is_done(), ..Waited::over() }),
             }
         }
     }

@@ -297,15 +297,24 @@ mod tests {
         let stop = CancellationToken::new();
         let expired = rt.block_on(run.wait(0, &stop)).unwrap_err();
         assert_eq!(expired.code, AppError::EventHistoryExpired.code());
-        let (events, done) = rt.block_on(run.wait(10, &stop)).unwrap();
-        assert_eq!(events.len(), EVENT_BUFFER);
-        assert!(!done);
+        let waited = rt.block_on(run.wait(10, &stop)).unwrap();
+        assert_eq!(waited.events.len(), EVENT_BUFFER);
+        assert_eq!(waited.first_sequence, 11);
+        assert!(!waited.done);
+        // The result is the JSON the tree would have given.
+        let result: Value = serde_json::from_str(&waited.result_json()).unwrap();
+        assert_eq!(result["events"].as_array().unwrap().len(), EVENT_BUFFER);
+        assert_eq!(result["events"][0]["sequence"], 11);
+        assert_eq!(result["done"], false);
         run.emit("run_completed", json!({}), true);
-        let (events, done) = rt
+        let waited = rt
             .block_on(run.wait((EVENT_BUFFER + 10) as u64, &stop))
             .unwrap();
-        assert_eq!(events.len(), 1);
-        assert!(done);
+        assert_eq!(waited.events.len(), 1);
+        assert!(waited.done);
+        let result: Value = serde_json::from_str(&waited.result_json()).unwrap();
+        assert_eq!(result["events"][0]["type"], "run_completed");
+        assert_eq!(result["done"], true);
         assert!(run.approve("nope", true, false).is_err());
     }
 }
