@@ -702,8 +702,12 @@ fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
         );
     }
     for candidate in ["rm", "sh", "dd", "chmod"] {
-        let mut argv = cmd.argv.clone();
-        argv[0] = Word::literal(candidate, name.span);
+        // Not a clone of the whole argv: the computed name may hold a long nested
+        // substitution, and copying it for each candidate at each level of `$( $( … ) )` made
+        // the work grow with the square of the depth.
+        let mut argv = Vec::with_capacity(cmd.argv.len());
+        argv.push(Word::literal(candidate, name.span));
+        argv.extend_from_slice(&cmd.argv[1..]);
         let probe = Cmd {
             argv,
             assigns: Vec::new(),
