@@ -1295,3 +1295,63 @@ fn all_children(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
     node.children(&mut cursor).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's own count of work for `text`: statements visited plus words handed to the
+    /// rules (the budget's steps). It does not depend on the machine's speed.
+    fn steps(text: &str) -> usize {
+        let ctx = Context {
+            cwd: "/home/u/proj".into(),
+            home: "/home/u".into(),
+            scratch_dirs: vec!["/tmp".into()],
+            ..Context::default()
+        };
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .expect("the bash grammar loads");
+        let mut walker = Walker::new(&ctx, &mut parser, text);
+        walker.run();
+        assert!(
+            !walker.budget.exhausted && !walker.distrusted,
+            "the shape must stay within the limits to measure the walk itself: {text:.60}"
+        );
+        walker.budget.steps
+    }
+
+    /// The corpus's stress shapes (long `&&`, `||` and `;` chains, deep `{ }`, `( )` and `$( )`
+    /// nesting) at three sizes: going from 40 to 80 elements may add twice the work that going
+    /// from 20 to 40 added (linear), not more. Re-walking a subtree per level, or per element of
+    /// a chain, would add four times as much (quadratic).
+    #[test]
+    fn walk_work_grows_linearly_with_the_input() {
+        /// A name and the text of that shape at a given size.
+        type Shape = (&'static str, fn(usize) -> String);
+        let shapes: [Shape; 6] = [
+            ("&& chain", |n| format!("{}ls", "true && ".repeat(n))),
+            ("|| chain", |n| format!("{}rm -rf ~", "false || ".repeat(n))),
+            ("; chain", |n| format!("{}ls", "true; ".repeat(n))),
+            ("{ } nesting", |n| {
+                format!("{}ls; {}", "{ ".repeat(n), "}; ".repeat(n))
+            }),
+            ("( ) nesting", |n| {
+                format!("{}ls{}", "( ".repeat(n), " )".repeat(n))
+            }),
+            ("$( ) nesting", |n| {
+                format!("echo {}ls{}", "$( ".repeat(n), " )".repeat(n))
+            }),
+        ];
+        for (shape, make) in shapes {
+            let [at20, at40, at80] = [20, 40, 80].map(|n| steps(&make(n)));
+            let (first, second) = (at40.saturating_sub(at20), at80.saturating_sub(at40));
+            assert!(first > 0, "{shape}: the count measures nothing");
+            assert!(
+                second <= 2 * first,
+                "{shape}: {at20} steps at 20, {at40} at 40, {at80} at 80"
+            );
+        }
+    }
+}
