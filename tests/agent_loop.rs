@@ -2,7 +2,7 @@
 //! real processes and a real session file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! `kill -9` in the middle of a write.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 #[cfg(feature = "test-hooks")]
 use std::path::Path;

@@ -2,8 +2,8 @@
 //! edited in daemon runs (the scripted server playing the model).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use daemon_common::{StdioClient, env, follow, ggd, has_type};
 use serde_json::{Value, json};

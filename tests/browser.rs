@@ -9,7 +9,7 @@
 //! Without Chromium the tests say so and pass, unless `GG_REQUIRE_BROWSER=1` (set by CI).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

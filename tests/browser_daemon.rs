@@ -4,8 +4,8 @@
 //! `GG_REQUIRE_BROWSER=1`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 //! project, its uncommitted change and its untracked file all survive.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

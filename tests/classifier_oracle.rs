@@ -8,8 +8,8 @@
 //! run is the `oracle` fuzz target.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod oracle_support;
-mod support;
+use crate::oracle_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

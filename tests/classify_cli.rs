@@ -1,7 +1,7 @@
 //! `gg classify` and `gg policy show`, run as the real binary in temporary directories.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;

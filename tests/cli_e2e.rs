@@ -2,7 +2,7 @@
 //! a terminal, `--json` events, exit codes and start-up errors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! by typing, a dangerous command prompting even under `--yolo`, and Ctrl+C mid-stream.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::fs::File;
 use std::io::Write;

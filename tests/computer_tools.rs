@@ -5,7 +5,7 @@
 //! records what it is sent.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

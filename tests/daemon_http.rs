@@ -2,8 +2,8 @@
 //! JSON-RPC endpoint, SSE delivery, resume and approvals.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use daemon_common::{HttpDaemon, env, ggd, http};
 use serde_json::{Value, json};

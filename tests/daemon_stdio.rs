@@ -2,8 +2,8 @@
 //! error codes, approvals, steering, limits, timeouts, the instance lock and shutdown.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::time::Duration;
 

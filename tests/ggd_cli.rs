@@ -2,8 +2,7 @@
 //! the HTTP token from a file or the environment instead of the command line.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
 
 use daemon_common::{HttpDaemon, env, ggd};
 use serde_json::json;

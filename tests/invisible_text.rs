@@ -4,7 +4,7 @@
 //! with a note, while the person is told what they spell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! so process-level behaviour is tested before `gg job` is wired into the `gg` binary.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -139,7 +139,7 @@ fn child(role: &str, envs: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
-        "child_role",
+        "jobs::child_role",
         "--nocapture",
         "--quiet",
         "--test-threads=1",

@@ -2,7 +2,7 @@
 //! the scripted model server, sandboxed, and leaves an auditable session and an `ok` record.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

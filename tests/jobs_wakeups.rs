@@ -3,7 +3,7 @@
 //! and a job added with `--in 2s` fires when it is due.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

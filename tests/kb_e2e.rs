@@ -4,8 +4,8 @@
 //! scripted `/v1/embeddings`; the `kb.*` daemon methods.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -5,7 +5,7 @@
 //! model nor the transcript; the person's own files come back wrapped as untrusted content.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Output;

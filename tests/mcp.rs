@@ -4,7 +4,7 @@
 //! crashing-server.js). Calls go through the agent loop with the scripted model server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! Under the sandbox a stdio server may write only its own directory, `~/.gg/mcp/<name>`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

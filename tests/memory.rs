@@ -6,7 +6,7 @@
 //! `gg memory edit|rm`, `gg init` work as documented.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 #[cfg(feature = "test-hooks")]
 use std::path::Path;

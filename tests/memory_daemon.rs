@@ -3,8 +3,8 @@
 //! the methods and keeps memory out of runs whatever the config says.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use daemon_common::{StdioClient, env, follow, ggd, last_type};
 use serde_json::{Value, json};

@@ -8,9 +8,8 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[allow(dead_code)]
-mod sandbox_support;
-mod support;
+use crate::sandbox_support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -5,7 +5,7 @@
 //! denial that says why. Each case checks the host files afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

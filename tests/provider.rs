@@ -1,7 +1,7 @@
 //! Provider behaviour over real TCP on 127.0.0.1 against the scripted server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! arbitrary bytes never panic. One property runs over real TCP against the scripted server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -8,7 +8,7 @@
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod sandbox_support;
+use crate::sandbox_support;
 
 use sandbox_support::*;
 

@@ -7,9 +7,8 @@
 //! gg asks for it, i.e. after the previous command ended).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[allow(dead_code)] // shared with sandbox_escape.rs, which uses all of it
-mod sandbox_support;
-mod support;
+use crate::sandbox_support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};

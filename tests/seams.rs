@@ -4,8 +4,8 @@
 //! ggd's body timeout and `Origin: null`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -85,7 +85,7 @@ fn spawn_child(role: &str, path: &Path, extra: &[(&str, &str)]) -> Child {
     command
         .args([
             "--exact",
-            "child_process_entry_point",
+            "session_processes::child_process_entry_point",
             "--nocapture",
             "--test-threads=1",
         ])

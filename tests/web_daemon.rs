@@ -3,8 +3,8 @@
 //! UI uses (run.list, audit.list, job.*, settings.get, mcp.list, approve scopes), and `gg web`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

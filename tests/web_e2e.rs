@@ -7,8 +7,8 @@
 //! turns a missing piece into a failure: the suite must never be skipped silently there.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-mod daemon_common;
-mod support;
+use crate::daemon_common;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,65 @@
+//! gg's end-to-end tests: the real `gg` and `ggd` binaries (and the library where a seam is
+//! tested directly) against real processes, files, loopback HTTP, bubblewrap, Landlock, Chromium
+//! and MCP servers; only the model is simulated ([`support::ScriptedServer`]).
+//!
+//! One test binary with a module per area (as ripgrep and codex-rs do), because every test binary
+//! links the whole library: run one area with `cargo test --test all <module>::`, e.g.
+//! `cargo test --test all read_only_enforced::`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+// Shared fixtures.
+mod daemon_common;
+mod oracle_support;
+#[cfg(target_os = "linux")]
+mod sandbox_support;
+mod support;
+
+// One module per area.
+mod agent_context;
+mod agent_loop;
+mod artifacts;
+mod artifacts_daemon;
+mod bash_tool;
+mod browser;
+mod browser_daemon;
+mod classifier_families;
+mod classifier_oracle;
+mod classify_cli;
+mod cli_args;
+mod cli_e2e;
+mod cli_pty;
+mod computer_tools;
+mod daemon_fuzz_corpus;
+mod daemon_http;
+mod daemon_stdio;
+mod file_tools;
+mod ggd_cli;
+mod invisible_text;
+mod jobs;
+mod jobs_daemon;
+mod jobs_schedule;
+mod jobs_wakeups;
+mod kb_e2e;
+mod library;
+mod mcp;
+mod mcp_cli;
+mod mcp_fuzz_corpus;
+mod memory;
+mod memory_daemon;
+mod network_policy;
+mod one_policy;
+mod protected_writes;
+mod provider;
+mod provider_fuzz_corpus;
+mod provider_props;
+mod provider_real_server;
+mod read_only_enforced;
+mod sandbox_escape;
+mod sandbox_server;
+mod seams;
+mod session_fuzz_corpus;
+mod session_processes;
+mod session_store;
+mod session_truncation;
+mod web_daemon;
+mod web_e2e;
