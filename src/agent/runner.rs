@@ -12,7 +12,7 @@ use super::queue::MessageQueue;
 use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
 use crate::session::audit::{self, Audit};
 use crate::session::{self, Session};
-use crate::tools::registry::{Outcome, ToolCall};
+use crate::tools::registry::{Outcome, SandboxRun, ToolCall};
 
 /// At most this many model requests per turn.
 pub const MAX_REQUESTS_PER_TURN: usize = 32;
@@ -238,15 +238,7 @@ impl Agent {
                 }
                 continue;
             }
-            let calls: Vec<ToolCall> = reply
-                .tool_calls
-                .into_iter()
-                .map(|c| ToolCall {
-                    id: c.id,
-                    name: c.name,
-                    arguments: c.arguments,
-                })
-                .collect();
+            let calls: Vec<ToolCall> = reply.tool_calls;
             outcome.denied_calls += self.run_tools(session, calls, sink, cancel).await?;
             if cancel.is_cancelled() {
                 return Err(TurnError::Canceled);
@@ -354,7 +346,7 @@ impl Agent {
                 name: record.call.name.clone(),
                 is_error: outcome.is_error,
                 text: outcome.text.clone(),
-                sandbox_level: outcome.sandbox_level.clone(),
+                sandbox_level: outcome.sandbox.as_ref().map(SandboxRun::level_text),
                 network_refused: outcome.network_refused.clone(),
                 ran,
             });
@@ -488,11 +480,8 @@ fn result_text(record: &CallRecord, outcome: &Outcome) -> String {
         "[gg: command classified {}",
         verdict.class.as_str()
     ));
-    if let Some(level) = &outcome.sandbox_level
-        && level != "off"
-        && level != "bwrap"
-    {
-        text.push_str(&format!("; sandbox level: {level}"));
+    if let Some(run) = outcome.sandbox.as_ref().filter(|run| run.worth_saying()) {
+        text.push_str(&format!("; sandbox level: {}", run.level_text()));
     }
     text.push(']');
     text
@@ -502,13 +491,10 @@ fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
     Audit {
         classification: record.classification.clone(),
         decision: record.decision.clone(),
-        sandbox: outcome
-            .sandbox_level
-            .as_ref()
-            .map(|level| audit::SandboxRecord {
-                level: level.clone(),
-                warning: outcome.sandbox_warning.clone(),
-            }),
+        sandbox: outcome.sandbox.as_ref().map(|run| audit::SandboxRecord {
+            level: run.level_text(),
+            warning: run.warning.clone(),
+        }),
         network: outcome
             .network_mode
             .as_ref()

@@ -12,14 +12,9 @@ use serde_json::json;
 use super::bash;
 use super::files::ToolFailure;
 
-/// A call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// Raw JSON arguments.
-    pub arguments: String,
-}
+/// A call as the model made it: the provider's type, the one `ToolCall` of the agent (the
+/// session stores its own form, with the arguments as raw JSON).
+pub use provider::ToolCall;
 
 /// A tool's definition for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,14 +80,50 @@ impl SandboxSetting {
     }
 }
 
+/// The audit's suffix of a level a command ran read-only at (`bwrap+read-only`, …).
+pub const READ_ONLY_SUFFIX: &str = "+read-only";
+
+/// Where a shell command ran: at which sandbox level (or unconfined), whether under the read-only
+/// policy, and what the sandbox warned. Turned into the audit's text in one place
+/// ([`SandboxRun::level_text`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxRun {
+    /// `None`: unconfined (no `--sandbox`, or a read-only command where no level exists).
+    pub level: Option<sandbox::Level>,
+    /// Run under the read-only policy.
+    pub read_only: bool,
+    pub warning: Option<String>,
+}
+
+impl SandboxRun {
+    /// `off`, `bwrap`, `landlock`, `seatbelt`, `none`, with [`READ_ONLY_SUFFIX`] when run
+    /// read-only: what the audit and the events say.
+    pub fn level_text(&self) -> String {
+        match self.level {
+            None => "off".to_string(),
+            Some(level) if self.read_only => format!("{}{READ_ONLY_SUFFIX}", level.as_str()),
+            Some(level) => level.as_str().to_string(),
+        }
+    }
+
+    /// Whether the tool result names the level: everywhere but unconfined and the default,
+    /// bubblewrap without the read-only policy.
+    pub fn worth_saying(&self) -> bool {
+        match self.level {
+            None => false,
+            Some(sandbox::Level::Bwrap) => self.read_only,
+            Some(_) => true,
+        }
+    }
+}
+
 /// The result of running a call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     pub text: String,
     pub is_error: bool,
-    /// The sandbox level bash ran under (`bwrap`, `landlock`, `seatbelt`, `none`, or `off`).
-    pub sandbox_level: Option<String>,
-    pub sandbox_warning: Option<String>,
+    /// Where a shell command ran; `None` for other tools.
+    pub sandbox: Option<SandboxRun>,
     /// The network policy the command ran under (`off`, `on`, `allow-list`), when sandboxed.
     pub network_mode: Option<String>,
     /// Connections the network proxy refused during the call.
@@ -117,8 +148,7 @@ impl Outcome {
         Outcome {
             text: text.into(),
             is_error: true,
-            sandbox_level: None,
-            sandbox_warning: None,
+            sandbox: None,
             network_mode: None,
             network_refused: Vec::new(),
             browser: None,
@@ -232,7 +262,41 @@ pub fn outputs_dir(cwd: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::SandboxSetting;
+    use super::{SandboxRun, SandboxSetting};
+
+    #[test]
+    fn a_sandbox_run_names_its_level_as_the_audit_always_has() {
+        let run = |level, read_only| SandboxRun {
+            level,
+            read_only,
+            warning: None,
+        };
+        let cases = [
+            (run(None, false), "off", false),
+            (run(Some(sandbox::Level::Bwrap), false), "bwrap", false),
+            (
+                run(Some(sandbox::Level::Bwrap), true),
+                "bwrap+read-only",
+                true,
+            ),
+            (run(Some(sandbox::Level::Landlock), false), "landlock", true),
+            (
+                run(Some(sandbox::Level::Landlock), true),
+                "landlock+read-only",
+                true,
+            ),
+            (run(Some(sandbox::Level::None), false), "none", true),
+            (
+                run(Some(sandbox::Level::Seatbelt), true),
+                "seatbelt+read-only",
+                true,
+            ),
+        ];
+        for (run, text, said) in cases {
+            assert_eq!(run.level_text(), text);
+            assert_eq!(run.worth_saying(), said, "{text}");
+        }
+    }
 
     #[test]
     fn a_sandbox_setting_is_the_same_only_as_itself() {

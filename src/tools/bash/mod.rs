@@ -22,7 +22,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
 // The secret patterns and the child environment are one list for every child gg starts.
 pub use crate::secrets::{SECRET_ENV_PATTERNS, is_secret_env, is_secret_var, scrubbed_env};
-pub use runner::{CommandRunner, READ_ONLY_SUFFIX};
+pub use runner::CommandRunner;
 
 pub mod runner;
 

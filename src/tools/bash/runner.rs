@@ -14,7 +14,7 @@ use policies::Mode;
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::bash;
-use crate::tools::registry::{Outcome, SandboxSetting};
+use crate::tools::registry::{Outcome, SandboxRun, SandboxSetting};
 
 /// Runs the session's shell commands (see the module documentation). Built once per
 /// conversation, with the tool box.
@@ -248,8 +248,11 @@ impl CommandRunner {
                 return Outcome {
                     text: format!("failed to start {}: {e}", shell.display()),
                     is_error: true,
-                    sandbox_level: Some(level),
-                    sandbox_warning: warning,
+                    sandbox: Some(SandboxRun {
+                        level,
+                        read_only,
+                        warning,
+                    }),
                     network_mode,
                     network_refused,
                     browser: None,
@@ -286,8 +289,11 @@ impl CommandRunner {
         Outcome {
             text,
             is_error: output.is_error(),
-            sandbox_level: Some(level),
-            sandbox_warning: warning,
+            sandbox: Some(SandboxRun {
+                level,
+                read_only,
+                warning,
+            }),
             network_mode,
             network_refused,
             browser: None,
@@ -327,7 +333,7 @@ impl CommandRunner {
         if let Some(served) = served {
             return Ok(Confined {
                 launch: Launch::Served(served.command),
-                level: format!("{}{READ_ONLY_SUFFIX}", served.level.as_str()),
+                level: Some(served.level),
                 warning: None,
                 scope: None,
                 network_mode,
@@ -350,7 +356,7 @@ impl CommandRunner {
             }
             return Ok(Confined {
                 launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
-                level: "off".to_string(),
+                level: None,
                 warning: None,
                 scope: None,
                 network_mode: None,
@@ -360,7 +366,7 @@ impl CommandRunner {
         }
         Ok(Confined {
             launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
-            level: format!("{}{READ_ONLY_SUFFIX}", parts.level.as_str()),
+            level: Some(parts.level),
             warning: None,
             scope: None,
             network_mode,
@@ -377,7 +383,7 @@ impl CommandRunner {
                 let command = invocation.unsandboxed(self.cwd());
                 return Ok(Confined {
                     launch: Launch::Command(Box::new(command), None),
-                    level: "off".to_string(),
+                    level: None,
                     warning: None,
                     scope: None,
                     network_mode: None,
@@ -404,7 +410,7 @@ impl CommandRunner {
         if let Some(served) = served {
             return Ok(Confined {
                 launch: Launch::Served(served.command),
-                level: served.level.as_str().to_string(),
+                level: Some(served.level),
                 warning: None,
                 scope,
                 network_mode,
@@ -422,7 +428,7 @@ impl CommandRunner {
         }
         Ok(Confined {
             launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
-            level: parts.level.as_str().to_string(),
+            level: Some(parts.level),
             warning,
             scope,
             network_mode,
@@ -489,9 +495,6 @@ fn enforce_read_only() -> bool {
     true
 }
 
-/// The audit's sandbox level of a command run read-only (`bwrap+read-only`, …).
-pub const READ_ONLY_SUFFIX: &str = "+read-only";
-
 /// The line a read-only command's output gets when it failed the way a refused write or
 /// connection fails, so the model knows why and what to do.
 const READ_ONLY_REFUSED: &str = "\n[gg: ran read-only: writes and network are refused; if the \
@@ -504,9 +507,8 @@ const READ_ONLY_UNENFORCED: &str = "[gg: no sandbox level is available here (bub
 /// A command made ready to run: how, at which level, and what to say about it.
 struct Confined {
     launch: Launch,
-    /// The audit's level: `off`, `bwrap`, `landlock`, …, with [`READ_ONLY_SUFFIX`] when run
-    /// read-only.
-    level: String,
+    /// The level it runs at; `None`: unconfined.
+    level: Option<sandbox::Level>,
     warning: Option<String>,
     scope: Option<crate::tools::network::CallScope>,
     network_mode: Option<String>,
