@@ -149,6 +149,15 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
+impl std::ops::AddAssign for Usage {
+    /// Adds another request's counts (a turn's usage is the sum of its requests').
+    fn add_assign(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
 /// Why the model stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
@@ -205,4 +214,31 @@ pub enum StreamEvent {
         /// Why (the error text of the failed attempt).
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+
+    #[test]
+    fn usages_add_field_by_field() {
+        let mut total = Usage {
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            total_tokens: 12,
+        };
+        total += Usage {
+            prompt_tokens: 5,
+            completion_tokens: 1,
+            total_tokens: 7,
+        };
+        assert_eq!(
+            total,
+            Usage {
+                prompt_tokens: 15,
+                completion_tokens: 3,
+                total_tokens: 19,
+            }
+        );
+    }
 }

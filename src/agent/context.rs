@@ -434,7 +434,7 @@ async fn compact_through(
             }
         };
         if let Some(usage) = usage {
-            add_usage(&mut spent, usage);
+            spent += usage;
             session.append_usage(session::Usage {
                 prompt_tokens: usage.prompt_tokens,
                 completion_tokens: usage.completion_tokens,
@@ -459,12 +459,6 @@ fn request_error(error: ProviderError, cancel: &CancellationToken) -> ContextErr
     } else {
         ContextError::CompactionRequest(error.message().to_string())
     }
-}
-
-fn add_usage(total: &mut provider::Usage, u: provider::Usage) {
-    total.prompt_tokens += u.prompt_tokens;
-    total.completion_tokens += u.completion_tokens;
-    total.total_tokens += u.total_tokens;
 }
 
 /// A context ready to send.

@@ -63,11 +63,11 @@ pub fn added_line(entry: &Entry, content: &str) -> String {
 
 fn shorten(text: &str, max: usize) -> String {
     let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.chars().count() <= max {
-        text
-    } else {
-        format!("{}…", text.chars().take(max).collect::<String>())
+    let kept = crate::tools::registry::clip_chars(&text, max);
+    if kept.len() == text.len() {
+        return text;
     }
+    format!("{kept}…")
 }
 
 impl Tool for MemoryAdd {

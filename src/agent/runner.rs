@@ -181,7 +181,7 @@ impl Agent {
             .await
             .map_err(context_error)?;
             if context.compaction_usage != provider::Usage::default() {
-                add_usage(&mut outcome.usage, context.compaction_usage);
+                outcome.usage += context.compaction_usage;
                 sink(AgentEvent::Usage(context.compaction_usage));
             }
             let request = ChatRequest {
@@ -214,7 +214,7 @@ impl Agent {
                 }
             };
             if let Some(usage) = reply.usage {
-                add_usage(&mut outcome.usage, usage);
+                outcome.usage += usage;
                 session.append_usage(session_usage(usage))?;
                 sink(AgentEvent::Usage(usage));
             }
@@ -567,10 +567,4 @@ fn session_usage(u: provider::Usage) -> session::Usage {
         completion_tokens: u.completion_tokens,
         total_tokens: u.total_tokens,
     }
-}
-
-fn add_usage(total: &mut provider::Usage, u: provider::Usage) {
-    total.prompt_tokens += u.prompt_tokens;
-    total.completion_tokens += u.completion_tokens;
-    total.total_tokens += u.total_tokens;
 }

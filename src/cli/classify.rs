@@ -327,10 +327,8 @@ impl Auditor {
                         .map(|mut r| {
                             r.span = (r.span.0 + total, r.span.1 + total);
                             if r.message.len() > SHOWN_PREFIX {
-                                let mut end = SHOWN_PREFIX;
-                                while !r.message.is_char_boundary(end) {
-                                    end -= 1;
-                                }
+                                let end =
+                                    crate::tools::registry::clip(&r.message, SHOWN_PREFIX).len();
                                 r.message.truncate(end);
                                 r.message.push('…');
                             }

@@ -172,10 +172,11 @@ pub fn random_hex(bytes: usize) -> Result<String, String> {
 /// Cuts a summary to [`SUMMARY_LIMIT`] characters, marking the cut with `…`.
 pub fn truncate_summary(text: &str) -> String {
     let text = text.trim();
-    match text.char_indices().nth(SUMMARY_LIMIT) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
+    let kept = crate::tools::registry::clip_chars(text, SUMMARY_LIMIT);
+    if kept.len() == text.len() {
+        return text.to_string();
     }
+    format!("{kept}…")
 }
 
 /// The session name of a firing: `scheduler/<name>-<yyyymmdd-hhmmss>`, the name reduced to

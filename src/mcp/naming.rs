@@ -51,13 +51,12 @@ fn cut(base: &str, max: usize) -> String {
 /// The description cut to [`MAX_DESCRIPTION`] characters (marked with `…`).
 pub fn description(text: &str) -> String {
     let text = text.trim();
-    match text.char_indices().nth(MAX_DESCRIPTION) {
-        None => text.to_string(),
-        Some((end, _)) => {
-            let keep: String = text[..end].chars().take(MAX_DESCRIPTION - 1).collect();
-            format!("{keep}…")
-        }
+    if crate::tools::registry::clip_chars(text, MAX_DESCRIPTION).len() == text.len() {
+        return text.to_string();
     }
+    // The mark counts: what is kept and `…` are MAX_DESCRIPTION characters together.
+    let kept = crate::tools::registry::clip_chars(text, MAX_DESCRIPTION - 1);
+    format!("{kept}…")
 }
 
 #[cfg(test)]

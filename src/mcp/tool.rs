@@ -131,10 +131,7 @@ pub fn render(result: &CallToolResult) -> Outcome {
     let mut text = parts.join("\n");
     if text.len() > MAX_RESULT_BYTES {
         let total = text.len();
-        let mut end = MAX_RESULT_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = crate::tools::registry::clip(&text, MAX_RESULT_BYTES).len();
         text.truncate(end);
         text.push_str(&format!(
             "\n[output truncated: {total} bytes, first {end} shown]"

@@ -17,10 +17,7 @@ pub fn unified(path: &str, before: &str, after: &str) -> String {
 fn truncate_preview(mut out: String) -> String {
     const MAX_PREVIEW: usize = 16 * 1024;
     if out.len() > MAX_PREVIEW {
-        let mut end = MAX_PREVIEW;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = crate::tools::registry::clip(&out, MAX_PREVIEW).len();
         out.truncate(end);
         out.push_str("\n... preview truncated ...\n");
     }

@@ -238,21 +238,42 @@ pub fn bash_timeout(seconds: Option<f64>) -> Result<Duration, String> {
 /// At most `max` characters (not bytes), with `...` when cut: the MCP argument preview limit is
 /// stated in characters.
 pub fn truncate_chars(text: &str, max: usize) -> String {
+    let kept = clip_chars(text, max);
+    if kept.len() == text.len() {
+        return text.to_string();
+    }
+    format!("{kept}...")
+}
+
+/// The first `max` characters (not bytes) of `text`, or all of it: the one place gg cuts text
+/// by a count of characters.
+pub fn clip_chars(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
+        Some((end, _)) => &text[..end],
+        None => text,
     }
 }
 
+/// `text` cut to at most `max` bytes, `...` appended when cut.
 pub fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
+    let kept = clip(text, max);
+    if kept.len() == text.len() {
         return text.to_string();
+    }
+    format!("{kept}...")
+}
+
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary: the one
+/// place gg cuts text by size (`str::floor_char_boundary` is newer than the toolchain gg supports).
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
     }
     let mut end = max;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}...", &text[..end])
+    &text[..end]
 }
 
 /// Where bash logs go; exposed for the CLI's messages.
@@ -262,7 +283,23 @@ pub fn outputs_dir(cwd: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{SandboxRun, SandboxSetting};
+    use super::{SandboxRun, SandboxSetting, clip, clip_chars, truncate, truncate_chars};
+
+    #[test]
+    fn clips_cut_on_character_boundaries() {
+        // "é" is two bytes: a cut inside it steps back before it.
+        assert_eq!(clip("aéb", 2), "a");
+        assert_eq!(clip("aéb", 3), "aé");
+        assert_eq!(clip("aéb", 10), "aéb");
+        assert_eq!(clip("", 0), "");
+        assert_eq!(clip_chars("aéb", 2), "aé");
+        assert_eq!(clip_chars("aéb", 3), "aéb");
+        assert_eq!(clip_chars("aéb", 0), "");
+        assert_eq!(truncate("aéb", 2), "a...");
+        assert_eq!(truncate("ab", 2), "ab");
+        assert_eq!(truncate_chars("aéb", 2), "aé...");
+        assert_eq!(truncate_chars("aéb", 3), "aéb");
+    }
 
     #[test]
     fn a_sandbox_run_names_its_level_as_the_audit_always_has() {

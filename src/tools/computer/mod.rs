@@ -424,13 +424,11 @@ impl ComputerTools {
 type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>;
 
 fn truncate(text: String) -> String {
-    match text.char_indices().nth(MAX_OUTPUT_CHARS) {
-        Some((cut, _)) => format!(
-            "{}\n[output truncated at {MAX_OUTPUT_CHARS} characters]",
-            &text[..cut]
-        ),
-        None => text,
+    let kept = crate::tools::registry::clip_chars(&text, MAX_OUTPUT_CHARS);
+    if kept.len() == text.len() {
+        return text;
     }
+    format!("{kept}\n[output truncated at {MAX_OUTPUT_CHARS} characters]")
 }
 
 /// The desktop's opener: `xdg-open` on Linux, `open` on macOS, from fixed system paths only.

@@ -353,10 +353,11 @@ fn one_line(text: &str) -> String {
 
 /// At most `max` characters, with `…` when cut.
 fn cut(text: String, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text,
+    let kept = crate::tools::registry::clip_chars(&text, max);
+    if kept.len() == text.len() {
+        return text;
     }
+    format!("{kept}…")
 }
 
 pub fn human_bytes(bytes: u64) -> String {

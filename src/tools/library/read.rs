@@ -99,11 +99,7 @@ pub fn read_file(library: &Library, request: &ReadRequest) -> Result<(String, St
         if out.len() + line.len() + 1 > MAX_OUTPUT {
             if out.is_empty() {
                 // One line longer than the whole budget: show its start rather than nothing.
-                let mut end = MAX_OUTPUT;
-                while !line.is_char_boundary(end) {
-                    end -= 1;
-                }
-                out.push_str(&line[..end]);
+                out.push_str(crate::tools::registry::clip(line, MAX_OUTPUT));
                 out.push_str(" …[line cut]\n");
                 last = i + 1;
             }
