@@ -6,13 +6,14 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalPrompt;
-use super::chain::{Approved, CallRecord, Denied, Gate, ToolBox};
+use super::chain::{Approved, CallRecord, Denied, Gate, GateObserver, Prepared, ToolBox};
 use super::context::{ContextBudget, ContextError, build_context};
 use super::queue::MessageQueue;
 use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
 use crate::session::audit::{self, Audit};
 use crate::session::{self, Session};
 use crate::tools::registry::{Outcome, SandboxRun, ToolCall};
+use policies::Decision;
 
 /// At most this many model requests per turn.
 pub const MAX_REQUESTS_PER_TURN: usize = 32;
@@ -67,6 +68,37 @@ pub enum AgentEvent {
 }
 
 pub type EventSink<'a> = dyn Fn(AgentEvent) + Send + Sync + 'a;
+
+/// The gate's account of one call, as the turn's events.
+struct GateEvents<'s, 'a> {
+    sink: &'s EventSink<'a>,
+    call: &'s ToolCall,
+}
+
+impl GateObserver for GateEvents<'_, '_> {
+    fn decided(&self, prepared: &Prepared, decision: &Decision) {
+        (self.sink)(AgentEvent::ToolCallStart {
+            id: self.call.id.clone(),
+            name: self.call.name.clone(),
+            summary: prepared.summary().to_string(),
+            classification: prepared.verdict().map(|v| v.class.as_str().to_string()),
+            action: decision.action().to_string(),
+            rule: decision.rule().id().to_string(),
+        });
+    }
+
+    fn asked(&self, prompt: &ApprovalPrompt) {
+        (self.sink)(AgentEvent::ApprovalRequested(prompt.clone()));
+    }
+
+    fn resolved(&self, allowed: bool, decided_by: &str) {
+        (self.sink)(AgentEvent::ApprovalResolved {
+            id: self.call.id.clone(),
+            allowed,
+            decided_by: decided_by.to_string(),
+        });
+    }
+}
 
 /// Why a turn ended without a final reply.
 #[derive(Debug)]
@@ -296,41 +328,18 @@ impl Agent {
                     continue;
                 }
             };
-            let decision = self.gate.decision(&prepared);
-            sink(AgentEvent::ToolCallStart {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                summary: prepared.summary().to_string(),
-                classification: prepared.verdict().map(|v| v.class.as_str().to_string()),
-                action: decision.action().to_string(),
-                rule: decision.rule().id().to_string(),
-            });
-            // Emitted only when a person is really asked (not when a session grant answers).
-            let asked = std::sync::atomic::AtomicBool::new(false);
-            let on_ask = |prompt: &ApprovalPrompt| {
-                asked.store(true, std::sync::atomic::Ordering::Relaxed);
-                sink(AgentEvent::ApprovalRequested(prompt.clone()));
-            };
-            // A person may never answer (Ctrl+C while the prompt waits, a daemon run cancelled
-            // while an approval is pending): the gate ends the wait and records `cancelled`.
-            let plan = match self.gate.check(prepared, &on_ask, cancel).await {
+            // The gate reports its decision (the call starts), and asking a person and the answer
+            // only when one is really asked; a person may never answer (Ctrl+C while the prompt
+            // waits, a daemon run cancelled while an approval is pending): the gate ends the wait
+            // and records `cancelled`.
+            let events = GateEvents { sink, call: &call };
+            let plan = match self.gate.check(prepared, &events, cancel).await {
                 Ok(approved) => CallPlan::Run(Box::new(approved)),
                 Err(refused) => {
                     denied += 1;
                     CallPlan::Blocked(refused)
                 }
             };
-            if asked.load(std::sync::atomic::Ordering::Relaxed) {
-                let (allowed, decided_by) = match &plan {
-                    CallPlan::Run(a) => (true, a.record().decision),
-                    CallPlan::Blocked(d) => (false, d.record.decision.clone()),
-                };
-                sink(AgentEvent::ApprovalResolved {
-                    id: call.id.clone(),
-                    allowed,
-                    decided_by: decided_by.map(|d| d.decided_by).unwrap_or_default(),
-                });
-            }
             plans.push(plan);
         }
 

@@ -13,6 +13,21 @@ use crate::agent::approval::{Answer, ApprovalPrompt, Approver};
 use crate::session::audit;
 use crate::tools::registry::ToolCall;
 
+/// What the gate tells while it decides a call, for a front end's events. Each method does
+/// nothing by default; `()` is the observer that is told nothing.
+pub trait GateObserver: Sync {
+    /// The table's decision, made once, before anyone is asked (an `Ask` still ends either way).
+    fn decided(&self, _prepared: &Prepared, _decision: &Decision) {}
+    /// A person is about to be asked (a session grant answering is no asking).
+    fn asked(&self, _prompt: &ApprovalPrompt) {}
+    /// How the asking ended: allowed or not, and who decided (`user`, or `policy` when the
+    /// approver failed); after [`GateObserver::asked`] only.
+    fn resolved(&self, _allowed: bool, _decided_by: &str) {}
+}
+
+/// No observer: nothing is told.
+impl GateObserver for () {}
+
 /// Mode, terminal, the approver, and the calls a person allowed for the rest of the session.
 ///
 /// The approver is always passed explicitly. Modes in which nobody can answer get
@@ -40,7 +55,7 @@ impl Gate {
     }
 
     /// The table's decision for a call, session grants included, before any person is asked.
-    pub fn decision(&self, prepared: &Prepared) -> Decision {
+    fn decision(&self, prepared: &Prepared) -> Decision {
         let granted = if self.granted(&prepared.grant_key) {
             Granted::ForSession
         } else {
@@ -54,16 +69,19 @@ impl Gate {
         })
     }
 
-    /// Step 2: decides one call, asking the approver when the table says so. `on_ask` sees the
-    /// prompt just before a person is asked (a UI's `approval_requested` event). Cancellation
-    /// while a person is asked ends the wait: the call is recorded as `cancelled`.
+    /// Step 2: decides one call, asking the approver when the table says so. The table runs
+    /// once; `observer` sees its decision, then, only when a person is really asked, the prompt
+    /// just before and the answer after (a UI's `tool_call_start`, `approval_requested` and
+    /// `approval_resolved` events). Cancellation while a person is asked ends the wait: the call
+    /// is recorded as `cancelled`.
     pub async fn check(
         &self,
         prepared: Prepared,
-        on_ask: &(dyn Fn(&ApprovalPrompt) + Sync),
+        observer: &dyn GateObserver,
         cancel: &CancellationToken,
     ) -> Result<Approved, Denied> {
         let decision = self.decision(&prepared);
+        observer.decided(&prepared, &decision);
         let rule = decision.rule().id().to_string();
         let record = |action: &str, by: &str| audit::Decision {
             action: action.to_string(),
@@ -110,44 +128,60 @@ impl Gate {
             reason: crate::display::flag_controls(&prompt, &[&prepared.summary, &prepared.details]),
             dangerous,
         };
-        on_ask(&question);
-        let answer = tokio::select! {
-            answer = self.approver.ask(&question) => answer,
-            () = cancel.cancelled() => {
-                let decision = cancelled_record(Some(rule.clone()), self.mode);
-                return deny(prepared, CANCELLED.to_string(), decision);
-            }
-        };
-        match answer {
-            Ok(Answer::Allow) => {
-                let decision = record(audit::action::ALLOW, audit::decided_by::USER);
-                Ok(Approved { prepared, decision })
-            }
-            Ok(Answer::AllowForSession) => {
-                // A dangerous call is confirmed once, never for the session.
-                let action = if dangerous {
-                    audit::action::ALLOW
-                } else {
-                    self.grant(&prepared.grant_key);
-                    audit::action::ALLOW_SESSION
-                };
-                let decision = record(action, audit::decided_by::USER);
-                Ok(Approved { prepared, decision })
-            }
-            Ok(Answer::Deny) => {
-                let decision = record(audit::action::DENY, audit::decided_by::USER);
-                deny(
-                    prepared,
-                    format!("tool call \"{tool}\" denied by user"),
-                    decision,
-                )
-            }
-            Err(e) => {
-                let decision = record(audit::action::DENY, audit::decided_by::POLICY);
-                let message = format!("approval failed for tool \"{tool}\": {e}");
-                deny(prepared, message, decision)
+        observer.asked(&question);
+        let answered: Result<Approved, Denied> = async {
+            let answer = tokio::select! {
+                answer = self.approver.ask(&question) => answer,
+                () = cancel.cancelled() => {
+                    let decision = cancelled_record(Some(rule.clone()), self.mode);
+                    return deny(prepared, CANCELLED.to_string(), decision);
+                }
+            };
+            match answer {
+                Ok(Answer::Allow) => {
+                    let decision = record(audit::action::ALLOW, audit::decided_by::USER);
+                    Ok(Approved { prepared, decision })
+                }
+                Ok(Answer::AllowForSession) => {
+                    // A dangerous call is confirmed once, never for the session.
+                    let action = if dangerous {
+                        audit::action::ALLOW
+                    } else {
+                        self.grant(&prepared.grant_key);
+                        audit::action::ALLOW_SESSION
+                    };
+                    let decision = record(action, audit::decided_by::USER);
+                    Ok(Approved { prepared, decision })
+                }
+                Ok(Answer::Deny) => {
+                    let decision = record(audit::action::DENY, audit::decided_by::USER);
+                    deny(
+                        prepared,
+                        format!("tool call \"{tool}\" denied by user"),
+                        decision,
+                    )
+                }
+                Err(e) => {
+                    let decision = record(audit::action::DENY, audit::decided_by::POLICY);
+                    let message = format!("approval failed for tool \"{tool}\": {e}");
+                    deny(prepared, message, decision)
+                }
             }
         }
+        .await;
+        let (allowed, decided_by) = match &answered {
+            Ok(approved) => (true, approved.decision.decided_by.as_str()),
+            Err(denied) => (
+                false,
+                denied
+                    .record
+                    .decision
+                    .as_ref()
+                    .map_or("", |d| d.decided_by.as_str()),
+            ),
+        };
+        observer.resolved(allowed, decided_by);
+        answered
     }
 
     fn granted(&self, key: &str) -> bool {

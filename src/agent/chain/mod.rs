@@ -26,5 +26,5 @@ mod tool;
 
 pub use call::{CANCELLED, CallRecord, Denied, Prepared};
 pub use classify::ToolBox;
-pub use gate::{Approved, Gate};
+pub use gate::{Approved, Gate, GateObserver};
 pub use tool::{Assessment, Proposal, Reason, RunFuture, Tool};
