@@ -6,6 +6,9 @@
 //!     HF_HUB_OFFLINE=1 python3 benches/kb_embeddings_server.py --port 8089 &
 //!     GG_EMBED_BASE_URL=http://127.0.0.1:8089/v1 GG_EMBED_MODEL=all-minilm-l6-v2 \
 //!         cargo bench -p kb --bench kb_book
+//!
+//! `GG_KB_DUMP=PREFIX` also writes `PREFIX.<bm25|hybrid>.jsonl`: every query's top 50 hits
+//! (file, lines, score, ranks), to show that two builds rank identically.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -61,6 +64,32 @@ fn measure(label: &str, book: &Path, embedder: Option<&dyn Embedder>, cases: &[k
     for case in result.cases.iter().filter(|c| c.rank.is_none()) {
         println!("{label}:   miss: {}", case.query);
     }
+    if let Ok(prefix) = std::env::var("GG_KB_DUMP") {
+        let mut out = String::new();
+        for case in cases {
+            let found = kb.search(&case.query, 50, embedder).unwrap();
+            let hits: Vec<_> = found
+                .hits
+                .iter()
+                .map(|h| {
+                    serde_json::json!([
+                        h.file,
+                        h.start_line,
+                        h.end_line,
+                        h.score,
+                        h.bm25_rank,
+                        h.dense_rank
+                    ])
+                })
+                .collect();
+            out.push_str(
+                &serde_json::json!({"query": case.query, "mode": found.mode, "hits": hits})
+                    .to_string(),
+            );
+            out.push('\n');
+        }
+        std::fs::write(format!("{prefix}.{label}.jsonl"), out).unwrap();
+    }
     let mut times = Vec::new();
     for _ in 0..ROUNDS {
         for case in cases {
@@ -76,6 +105,21 @@ fn measure(label: &str, book: &Path, embedder: Option<&dyn Embedder>, cases: &[k
         times.len(),
         percentile(&times, 0.50).as_secs_f64() * 1e3,
         percentile(&times, 0.99).as_secs_f64() * 1e3
+    );
+    // gg's kb_search tool opens the knowledge base for every search.
+    let mut opens = Vec::new();
+    for _ in 0..50 {
+        let t = Instant::now();
+        let kb = store.open("book").unwrap();
+        opens.push(t.elapsed());
+        drop(kb);
+    }
+    opens.sort();
+    println!(
+        "{label}: open latency over {} opens: p50 {:.2} ms, p99 {:.2} ms",
+        opens.len(),
+        percentile(&opens, 0.50).as_secs_f64() * 1e3,
+        percentile(&opens, 0.99).as_secs_f64() * 1e3
     );
 }
 
