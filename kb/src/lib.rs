@@ -9,6 +9,8 @@
 //!   crash mid-indexing leaves the previous index usable.
 //! - [`Kb::search`]: BM25 (tantivy), plus dense retrieval when the index was built with an
 //!   [`Embedder`] and the same model is available at query time, fused by reciprocal rank.
+//! - [`vectors`]: the passages' embedding vectors, one contiguous array per commit in a file of
+//!   their own, read once when a knowledge base is opened.
 //! - [`eval`]: recall@k and MRR over a labelled query file.
 //!
 //! The crate is synchronous; async callers run it on a blocking thread.
@@ -18,6 +20,7 @@ pub mod embed;
 pub mod eval;
 pub mod html;
 mod store;
+pub mod vectors;
 
 pub use embed::{EmbedConfig, Embedder, HttpEmbedder};
 pub use store::{

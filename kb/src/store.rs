@@ -5,6 +5,10 @@
 //! - `idx-<id>/`: a tantivy index. Its commit payload is the [`Manifest`] (format version, the
 //!   roots, a content hash per file, the embedding model), so the list of indexed files and the
 //!   index can never disagree: both change in the same atomic commit.
+//! - `idx-<id>/vectors-<id>.bin`: with an embedding model, every passage's vector in one
+//!   contiguous array ([`crate::vectors`]), keyed by the passage's `id` fast field. Each commit
+//!   writes a new file before committing and names it in its manifest, so a crash leaves the
+//!   previous commit with the file it names; files no manifest names are deleted after a commit.
 //! - `lock`: `flock`ed by `add`/`rm`, so two writers never interleave.
 //!
 //! An incremental `add` changes the live index in place (tantivy's commit is atomic: a crash
@@ -20,10 +24,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use tantivy::collector::TopDocs;
+use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, TantivyDocument, TextFieldIndexing,
+    FAST, Field, IndexRecordOption, STORED, STRING, Schema, TantivyDocument, TextFieldIndexing,
     TextOptions, Value,
 };
 use tantivy::tokenizer::{
@@ -34,11 +38,15 @@ use tantivy::{DocAddress, Index, IndexWriter, ReloadPolicy, Term};
 use crate::KbError;
 use crate::chunk::{self, Chunk, Kind};
 use crate::embed::{self, Embedder};
+use crate::vectors::Vectors;
 
 /// The on-disk format. Bump it whenever the schema, the analyzer or the chunker changes in a way
 /// that makes an old index give different answers: an index of another version is rebuilt, never
 /// read with the wrong assumptions.
-pub const FORMAT: u32 = 1;
+///
+/// 2: the vectors moved out of the document store into a file of their own (`vectors-*.bin`,
+/// keyed by a new `id` fast field); a format-1 index is rebuilt by the next `add`.
+pub const FORMAT: u32 = 2;
 
 pub const DEFAULT_NAME: &str = "default";
 
@@ -79,6 +87,12 @@ pub struct Manifest {
     pub files: BTreeMap<String, FileEntry>,
     /// Unix seconds of the last commit.
     pub updated_at: u64,
+    /// The `id` the next passage gets (ids are never reused within one index directory).
+    #[serde(default)]
+    pub next_id: u64,
+    /// The vectors file of this commit, in the index directory (set when `embed` is).
+    #[serde(default)]
+    pub vectors: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,9 +119,81 @@ pub struct Store {
 pub struct Kb {
     name: String,
     index: Index,
-    reader: tantivy::IndexReader,
+    /// The commit opened; every search reads this one, so [`Dense`]'s addresses stay valid.
+    searcher: tantivy::Searcher,
     fields: Fields,
     manifest: Manifest,
+    /// The index directory (`<kb>/idx-<id>`).
+    dir: PathBuf,
+    /// Set when the manifest has an embedding model.
+    dense: Option<Dense>,
+}
+
+/// The opened commit's vectors in the searcher's document order, for an exact scan over one
+/// contiguous slice: row `i` of `data` is the passage at `addrs[i]`, whose `id` is `ids[i]`.
+struct Dense {
+    dim: usize,
+    addrs: Vec<DocAddress>,
+    ids: Vec<u64>,
+    data: Vec<f32>,
+}
+
+impl Dense {
+    /// Lines up the vectors file with the searcher's live documents: every live passage must
+    /// have exactly one vector and every vector a live passage.
+    fn load(searcher: &tantivy::Searcher, file: &Vectors) -> Result<Dense, String> {
+        let dim = file.dim();
+        let mut dense = Dense {
+            dim,
+            addrs: Vec::with_capacity(file.len()),
+            ids: Vec::with_capacity(file.len()),
+            data: Vec::with_capacity(file.len().saturating_mul(dim)),
+        };
+        let mut used = vec![false; file.len()];
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let segment_ord =
+                u32::try_from(ord).map_err(|_| "too many index segments".to_string())?;
+            let ids = segment
+                .fast_fields()
+                .u64("id")
+                .map_err(|e| format!("passage ids: {e}"))?;
+            for doc_id in 0..segment.max_doc() {
+                if segment.is_deleted(doc_id) {
+                    continue;
+                }
+                let id = ids
+                    .first(doc_id)
+                    .ok_or_else(|| "a passage has no id".to_string())?;
+                let (row, vector) = file
+                    .find(id)
+                    .and_then(|row| Some((row, file.row(row)?)))
+                    .ok_or_else(|| format!("the vectors file has no vector for passage {id}"))?;
+                if std::mem::replace(&mut used[row], true) {
+                    return Err(format!("two passages share the id {id}"));
+                }
+                dense.addrs.push(DocAddress::new(segment_ord, doc_id));
+                dense.ids.push(id);
+                dense.data.extend_from_slice(vector);
+            }
+        }
+        if dense.addrs.len() != file.len() {
+            return Err(format!(
+                "the vectors file holds {} vectors for {} passages",
+                file.len(),
+                dense.addrs.len()
+            ));
+        }
+        Ok(dense)
+    }
+
+    fn rows(&self) -> impl Iterator<Item = (DocAddress, u64, &[f32])> + '_ {
+        // dim 0 only with no rows (an index of nothing), where chunks_exact(1) yields nothing.
+        self.addrs
+            .iter()
+            .zip(&self.ids)
+            .zip(self.data.chunks_exact(self.dim.max(1)))
+            .map(|((addr, id), v)| (*addr, *id, v))
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +204,8 @@ struct Fields {
     body: Field,
     start: Field,
     end: Field,
-    vector: Field,
+    /// The passage's id, the key of its vector in the vectors file (a fast field).
+    id: Field,
 }
 
 /// A summary for `gg kb list`.
@@ -307,7 +394,7 @@ fn schema() -> (Schema, Fields) {
         body: builder.add_text_field("body", text(true)),
         start: builder.add_u64_field("start", STORED),
         end: builder.add_u64_field("end", STORED),
-        vector: builder.add_bytes_field("vector", STORED),
+        id: builder.add_u64_field("id", FAST),
     };
     (builder.build(), fields)
 }
@@ -334,7 +421,7 @@ fn fields_of(schema: &Schema) -> Result<Fields, String> {
         body: get("body")?,
         start: get("start")?,
         end: get("end")?,
-        vector: get("vector")?,
+        id: get("id")?,
     })
 }
 
@@ -453,8 +540,9 @@ impl Store {
         if !current.starts_with("idx-") || current.contains('/') {
             return Err(stale(format!("CURRENT names \"{current}\"")));
         }
-        let index = Index::open_in_dir(dir.join(&current))
-            .map_err(|e| stale(format!("unreadable index: {e}")))?;
+        let index_dir = dir.join(&current);
+        let index =
+            Index::open_in_dir(&index_dir).map_err(|e| stale(format!("unreadable index: {e}")))?;
         register_analyzer(&index);
         let metas = index
             .load_metas()
@@ -471,17 +559,32 @@ impl Store {
             )));
         }
         let fields = fields_of(&index.schema()).map_err(stale)?;
-        let reader = index
+        let reader: tantivy::IndexReader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tv)?;
+        let searcher = reader.searcher();
+        let dense = match &manifest.embed {
+            None => None,
+            Some(info) => {
+                let file = manifest
+                    .vectors
+                    .as_deref()
+                    .filter(|f| f.starts_with("vectors-") && !f.contains('/'))
+                    .ok_or_else(|| stale("the manifest names no vectors file".to_string()))?;
+                let vectors = Vectors::read(&index_dir.join(file), info.dim).map_err(&stale)?;
+                Some(Dense::load(&searcher, &vectors).map_err(&stale)?)
+            }
+        };
         Ok(Kb {
             name: name.to_string(),
             index,
-            reader,
+            searcher,
             fields,
             manifest,
+            dir: index_dir,
+            dense,
         })
     }
 
@@ -685,6 +788,18 @@ impl Store {
             if flat.iter().any(|v| v.len() != dim) {
                 return Err(KbError::Embed("vectors of different lengths".to_string()));
             }
+            if let Some(old) = previous.as_ref().and_then(|kb| kb.dense.as_ref())
+                && !rebuild
+                && !old.addrs.is_empty()
+                && !flat.is_empty()
+                && old.dim != dim
+            {
+                return Err(KbError::Embed(format!(
+                    "{} now returns vectors of {dim} dimensions, the index holds {}; remove the knowledge base and add it again",
+                    embedder.model(),
+                    old.dim
+                )));
+            }
             embed_info = Some(EmbedInfo {
                 model: embedder.model().to_string(),
                 dim,
@@ -696,7 +811,9 @@ impl Store {
         }
 
         let nothing_changed = !rebuild && pending.is_empty() && removed.is_empty();
-        let manifest = Manifest {
+        let first_id = if rebuild { 0 } else { old_manifest.next_id };
+        let new_passages: usize = pending.iter().map(|(_, chunks)| chunks.len()).sum();
+        let mut manifest = Manifest {
             format: FORMAT,
             name: name.to_string(),
             roots,
@@ -704,6 +821,8 @@ impl Store {
             embed: embed_info,
             files,
             updated_at: now(),
+            next_id: first_id.saturating_add(new_passages as u64),
+            vectors: None,
         };
         if nothing_changed
             && manifest.roots == old_manifest.roots
@@ -715,7 +834,7 @@ impl Store {
         }
 
         progress.note("writing the index");
-        let (index_dir, index) = if rebuild {
+        let (index_dir, index, index_path) = if rebuild {
             let fresh = format!("idx-{}-{}", now(), std::process::id());
             let path = dir.join(&fresh);
             if path.exists() {
@@ -724,12 +843,12 @@ impl Store {
             private_dir(&path)?;
             let (schema, _) = schema();
             let index = Index::create_in_dir(&path, schema).map_err(tv)?;
-            (Some(fresh), index)
+            (Some(fresh), index, path)
         } else {
             let Some(kb) = previous.as_ref() else {
                 return Err(KbError::Index("no index to update".to_string()));
             };
-            (None, kb.index.clone())
+            (None, kb.index.clone(), kb.dir.clone())
         };
         register_analyzer(&index);
         let fields = fields_of(&index.schema()).map_err(KbError::Index)?;
@@ -742,6 +861,22 @@ impl Store {
         for key in changed_paths.iter().chain(&removed) {
             writer.delete_term(Term::from_field_text(fields.path, key));
         }
+        // This commit's vectors: the previous commit's, less the passages deleted above, plus the
+        // new ones, by passage id.
+        let mut rows: Vec<(u64, &[f32])> = Vec::new();
+        if manifest.embed.is_some()
+            && !rebuild
+            && let Some(kb) = previous.as_ref()
+            && let Some(old) = kb.dense.as_ref()
+        {
+            let gone = kb.passages_of(changed_paths.iter().chain(&removed))?;
+            rows.extend(
+                old.rows()
+                    .filter(|(addr, _, _)| !gone.contains(addr))
+                    .map(|(_, id, v)| (id, v)),
+            );
+        }
+        let mut next_id = first_id;
         for (i, (path, chunks)) in pending.iter().enumerate() {
             let title_base = file_title(path);
             for (j, chunk) in chunks.iter().enumerate() {
@@ -758,22 +893,66 @@ impl Store {
                 doc.add_text(fields.body, &chunk.text);
                 doc.add_u64(fields.start, u64::from(chunk.start_line));
                 doc.add_u64(fields.end, u64::from(chunk.end_line));
+                doc.add_u64(fields.id, next_id);
                 if let Some(v) = vectors.get(i).and_then(|vs| vs.get(j)) {
-                    doc.add_bytes(fields.vector, embed::to_bytes(v).as_slice());
+                    rows.push((next_id, v.as_slice()));
                 }
+                next_id += 1;
                 writer.add_document(doc).map_err(tv)?;
             }
             if i == pending.len() / 2 {
                 crash_point("mid-add");
             }
         }
+        // The vectors file goes next to the index before the commit that names it.
+        let mut written = None;
+        if let Some(info) = &manifest.embed {
+            rows.sort_by_key(|(id, _)| *id);
+            let mut file = Vectors::new(info.dim);
+            for (id, v) in rows {
+                file.push(id, v).map_err(KbError::Embed)?;
+            }
+            let file_name = format!(
+                "vectors-{}-{}.bin",
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+                std::process::id()
+            );
+            let path = index_path.join(&file_name);
+            file.write(&path).map_err(KbError::Io)?;
+            manifest.vectors = Some(file_name);
+            written = Some(path);
+        }
         crash_point("before-commit");
-        let payload =
-            serde_json::to_string(&manifest).map_err(|e| KbError::Index(e.to_string()))?;
-        let mut prepared = writer.prepare_commit().map_err(tv)?;
-        prepared.set_payload(&payload);
-        prepared.commit().map_err(tv)?;
+        let committed = serde_json::to_string(&manifest)
+            .map_err(|e| KbError::Index(e.to_string()))
+            .and_then(|payload| {
+                let mut prepared = writer.prepare_commit().map_err(tv)?;
+                prepared.set_payload(&payload);
+                prepared.commit().map_err(tv)
+            });
+        if let Err(e) = committed {
+            if let Some(path) = written {
+                let _ = fs::remove_file(path);
+            }
+            return Err(e);
+        }
         writer.wait_merging_threads().map_err(tv)?;
+        // Vectors files of earlier commits (or of an add that died before committing). The
+        // previous commit's stays one more round, for a reader that opened it just before.
+        let keep = [
+            manifest.vectors.as_deref(),
+            old_manifest.vectors.as_deref().filter(|_| !rebuild),
+        ];
+        if let Ok(entries) = fs::read_dir(&index_path) {
+            for entry in entries.filter_map(Result::ok) {
+                let n = entry.file_name().to_string_lossy().into_owned();
+                if n.starts_with("vectors-") && !keep.contains(&Some(n.as_str())) {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
 
         if let Some(fresh) = index_dir {
             crash_point("before-swap");
@@ -990,7 +1169,7 @@ impl Kb {
     }
 
     pub fn num_chunks(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.searcher.num_docs()
     }
 
     /// Whether a search with `embedder` would be hybrid.
@@ -1026,14 +1205,25 @@ impl Kb {
         embedder: Option<&dyn Embedder>,
     ) -> Result<SearchResult, KbError> {
         let k = k.max(1);
-        let searcher = self.reader.searcher();
+        let searcher = &self.searcher;
         let pool = (k * 4).max(50);
-        let bm25 = self.bm25(&searcher, query, pool)?;
+        let bm25 = self.bm25(searcher, query, pool)?;
         let mut note = None;
-        let dense = match (self.dense_with(embedder), embedder) {
-            (true, Some(e)) => match e.embed(&[query.to_string()]) {
+        let dense = match (self.dense_with(embedder), embedder, &self.dense) {
+            (true, Some(e), Some(vectors)) => match e.embed(&[query.to_string()]) {
                 Ok(mut v) => match v.pop() {
-                    Some(q) => Some(self.dense(&searcher, &q, pool)?),
+                    Some(q) if q.len() == vectors.dim || vectors.addrs.is_empty() => {
+                        Some(dense_scan(vectors, &q, pool))
+                    }
+                    Some(q) => {
+                        note = Some(format!(
+                            "dense retrieval unavailable ({} returned a vector of {} dimensions, the index holds {}); BM25 only",
+                            e.model(),
+                            q.len(),
+                            vectors.dim
+                        ));
+                        None
+                    }
                     None => None,
                 },
                 Err(err) => {
@@ -1162,40 +1352,50 @@ impl Kb {
             .map_err(tv)
     }
 
-    /// Brute-force cosine over the stored vectors: exact, and fast enough for the tens of
-    /// thousands of passages a personal knowledge base holds.
-    fn dense(
+    /// The live passages of `paths` (exact path terms).
+    fn passages_of<'a>(
         &self,
-        searcher: &tantivy::Searcher,
-        query: &[f32],
-        limit: usize,
-    ) -> Result<Vec<(f32, DocAddress)>, KbError> {
-        let query = embed::normalize(query.to_vec());
-        let mut scored = Vec::new();
-        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-            let store = segment
-                .get_store_reader(64)
-                .map_err(|e| io("index store", e))?;
-            let segment_ord = u32::try_from(ord).unwrap_or(u32::MAX);
-            for doc_id in 0..segment.max_doc() {
-                if segment.is_deleted(doc_id) {
-                    continue;
-                }
-                let doc: TantivyDocument = store.get(doc_id).map_err(tv)?;
-                let Some(bytes) = doc.get_first(self.fields.vector).and_then(|v| v.as_bytes())
-                else {
-                    continue;
-                };
-                let v = embed::from_bytes(bytes);
-                if v.len() == query.len() {
-                    scored.push((embed::dot(&query, &v), DocAddress::new(segment_ord, doc_id)));
-                }
-            }
+        paths: impl Iterator<Item = &'a String>,
+    ) -> Result<std::collections::HashSet<DocAddress>, KbError> {
+        let mut found = std::collections::HashSet::new();
+        for path in paths {
+            let query = TermQuery::new(
+                Term::from_field_text(self.fields.path, path),
+                IndexRecordOption::Basic,
+            );
+            found.extend(self.searcher.search(&query, &DocSetCollector).map_err(tv)?);
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.truncate(limit);
-        Ok(scored)
+        Ok(found)
     }
+}
+
+/// Brute-force cosine over the opened commit's vectors, one contiguous slice: exact, and fast
+/// enough for the tens of thousands of passages a personal knowledge base holds. Ties keep the
+/// index's document order.
+fn dense_scan(dense: &Dense, query: &[f32], limit: usize) -> Vec<(f32, DocAddress)> {
+    let query = embed::normalize(query.to_vec());
+    let mut scored: Vec<(f32, usize)> = dense
+        .data
+        .chunks_exact(dense.dim.max(1))
+        .take(dense.addrs.len())
+        .map(|v| embed::dot(&query, v))
+        .zip(0..)
+        .collect();
+    // Best score first, then document order: the order a stable sort by score gives, found
+    // without sorting every passage.
+    let order = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    if limit == 0 {
+        return Vec::new();
+    }
+    if scored.len() > limit {
+        scored.select_nth_unstable_by(limit - 1, order);
+        scored.truncate(limit);
+    }
+    scored.sort_unstable_by(order);
+    scored
+        .into_iter()
+        .filter_map(|(score, row)| dense.addrs.get(row).map(|addr| (score, *addr)))
+        .collect()
 }
 
 /// A passage's fused score and its 1-based rank in the BM25 and dense lists.

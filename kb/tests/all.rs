@@ -5,3 +5,4 @@
 
 mod book_eval;
 mod store;
+mod vectors;
