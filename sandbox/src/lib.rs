@@ -272,7 +272,7 @@ fn probe_landlock() -> Result<String, ProbeError> {
     if key.as_deref().is_some_and(probe_cache::hit) {
         return Ok(format!("{} (cached) abi={abi}", helper::PROBE_OK));
     }
-    let out = Command::new(&exe)
+    let out = own_process_group(&mut Command::new(&exe))
         .args([helper::HELPER_FLAG, helper::PROBE_ARG])
         .stdin(std::process::Stdio::null())
         .output()
@@ -360,7 +360,7 @@ fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
     if needs_explicit_bind(&exe) {
         cmd.arg("--ro-bind").arg(&exe).arg(&exe);
     }
-    let out = cmd
+    let out = own_process_group(&mut cmd)
         .arg("--")
         .arg(&exe)
         .args([helper::HELPER_FLAG, helper::PROBE_ARG])
@@ -374,6 +374,15 @@ fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
         Some(line) => line.to_string(),
         None => format!("{} exited with {}", info.path.display(), out.status),
     }))
+}
+
+/// Puts a probe in a process group of its own, out of the terminal's foreground group: a
+/// Ctrl+C meant for gg would otherwise also reach a probe's bubblewrap half-way through its
+/// set-up, and kill the outer bubblewrap while its namespace's init (which ignores the signal)
+/// waits forever for it, holding gg's pipes open, so that gg never exits. gg stops its probes
+/// itself.
+pub(crate) fn own_process_group(command: &mut Command) -> &mut Command {
+    std::os::unix::process::CommandExt::process_group(command, 0)
 }
 
 #[cfg(target_os = "linux")]
@@ -498,7 +507,7 @@ fn helper_is_this_build(path: &Path) -> bool {
     if key.as_deref().is_some_and(probe_cache::hit) {
         return true;
     }
-    let answer = Command::new(path)
+    let answer = own_process_group(&mut Command::new(path))
         .args([helper::HELPER_FLAG, helper::IDENTIFY_ARG])
         .env_clear()
         .stdin(std::process::Stdio::null())

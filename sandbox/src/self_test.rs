@@ -388,7 +388,7 @@ fn run_probe(
         return Err("no sandbox level".into());
     }
     let mut command = parts.command;
-    let output = command
+    let output = crate::own_process_group(&mut command)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| e.to_string())?;
