@@ -242,35 +242,57 @@ impl CommandRunner {
         let network_refused = scope
             .map(crate::tools::network::CallScope::finish)
             .unwrap_or_default();
-        let output = match result {
-            Ok(o) => o,
-            Err(e) => {
-                return Outcome {
-                    text: format!("failed to start {}: {e}", shell.display()),
-                    is_error: true,
-                    sandbox: Some(SandboxRun {
-                        level,
-                        read_only,
-                        warning,
-                    }),
-                    network_mode,
-                    network_refused,
-                    browser: None,
-                    image: None,
-                };
-            }
+        let (text, is_error) = match result {
+            Ok(output) => (
+                Self::result_text(
+                    &output,
+                    warning.as_deref(),
+                    &notes,
+                    &network_refused,
+                    read_only,
+                    before,
+                ),
+                output.is_error(),
+            ),
+            Err(e) => (format!("failed to start {}: {e}", shell.display()), true),
         };
+        Outcome {
+            text,
+            is_error,
+            sandbox: Some(SandboxRun {
+                level,
+                read_only,
+                warning,
+            }),
+            network_mode,
+            network_refused,
+            browser: None,
+            image: None,
+        }
+    }
+
+    /// What the model reads of a command that ran: the sandbox's warning and notes, the output,
+    /// what the network policy refused, why a read-only command failed, and what the sweep moved
+    /// aside.
+    fn result_text(
+        output: &bash::BashOutput,
+        warning: Option<&str>,
+        notes: &[String],
+        network_refused: &[crate::tools::network::Refusal],
+        read_only: bool,
+        before: Option<crate::tools::persistence::Before>,
+    ) -> String {
         let mut text = String::new();
-        if let Some(w) = &warning {
+        if let Some(w) = warning {
             text.push_str(w);
             text.push('\n');
         }
-        for note in &notes {
+        for note in notes {
             text.push_str(note);
             text.push('\n');
         }
         text.push_str(&output.text);
-        for r in &network_refused {
+        for r in network_refused {
             text.push_str(&format!(
                 "\n[gg: network policy refused {}:{} ({})]",
                 r.host, r.port, r.rule
@@ -286,19 +308,7 @@ impl CommandRunner {
             text.push('\n');
             text.push_str(&line);
         }
-        Outcome {
-            text,
-            is_error: output.is_error(),
-            sandbox: Some(SandboxRun {
-                level,
-                read_only,
-                warning,
-            }),
-            network_mode,
-            network_refused,
-            browser: None,
-            image: None,
-        }
+        text
     }
 
     /// How a command classified read-only runs: in the session's read-only sandbox, at the
