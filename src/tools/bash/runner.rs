@@ -341,15 +341,7 @@ impl CommandRunner {
         let network_mode = Some("off".to_string());
         #[cfg(target_os = "linux")]
         if let Some(served) = served {
-            return Ok(Confined {
-                launch: Launch::Served(served.command),
-                level: Some(served.level),
-                warning: None,
-                scope: None,
-                network_mode,
-                notes,
-                read_only: true,
-            });
+            return Ok(Confined::served(served, None, network_mode, notes, true));
         }
         #[cfg(not(target_os = "linux"))]
         let _ = served;
@@ -418,15 +410,7 @@ impl CommandRunner {
         notes.splice(0..0, proof);
         #[cfg(target_os = "linux")]
         if let Some(served) = served {
-            return Ok(Confined {
-                launch: Launch::Served(served.command),
-                level: Some(served.level),
-                warning: None,
-                scope,
-                network_mode,
-                notes,
-                read_only: false,
-            });
+            return Ok(Confined::served(served, scope, network_mode, notes, false));
         }
         #[cfg(not(target_os = "linux"))]
         let _ = served;
@@ -525,6 +509,28 @@ struct Confined {
     notes: Vec<String>,
     /// Run under the read-only policy.
     read_only: bool,
+}
+
+impl Confined {
+    /// A command the session's server took.
+    #[cfg(target_os = "linux")]
+    fn served(
+        served: ServedCommand,
+        scope: Option<crate::tools::network::CallScope>,
+        network_mode: Option<String>,
+        notes: Vec<String>,
+        read_only: bool,
+    ) -> Confined {
+        Confined {
+            launch: Launch::Served(served.command),
+            level: Some(served.level),
+            warning: None,
+            scope,
+            network_mode,
+            notes,
+            read_only,
+        }
+    }
 }
 
 /// A writable sandbox root at or above the home directory would make every dotfile of the
