@@ -63,11 +63,7 @@ pub fn added_line(entry: &Entry, content: &str) -> String {
 
 fn shorten(text: &str, max: usize) -> String {
     let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let kept = crate::tools::registry::clip_chars(&text, max);
-    if kept.len() == text.len() {
-        return text;
-    }
-    format!("{kept}…")
+    crate::tools::registry::clip_chars_marked(text, max, "…")
 }
 
 impl Tool for MemoryAdd {

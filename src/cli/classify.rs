@@ -326,12 +326,11 @@ impl Auditor {
                         .filter(|r| r.rule != "input.too-large")
                         .map(|mut r| {
                             r.span = (r.span.0 + total, r.span.1 + total);
-                            if r.message.len() > SHOWN_PREFIX {
-                                let end =
-                                    crate::tools::registry::clip(&r.message, SHOWN_PREFIX).len();
-                                r.message.truncate(end);
-                                r.message.push('…');
-                            }
+                            r.message = crate::tools::registry::clip_marked(
+                                std::mem::take(&mut r.message),
+                                SHOWN_PREFIX,
+                                "…",
+                            );
                             r
                         }),
                 );

@@ -259,6 +259,7 @@ impl Handler {
             .map(|result| result.to_string())
     }
 
+    /// Every method but `run.wait`, which [`Handler::dispatch_text`] answers.
     async fn dispatch(&self, request: Request) -> Result<Value, RpcError> {
         let runtime = &self.runtime;
         let p = request.params;
@@ -338,11 +339,6 @@ impl Handler {
                     .await?;
                 Ok(json!({"runId": run_id}))
             }
-            // Answered by `dispatch_text`, as text.
-            "run.wait" => Err(RpcError::new(
-                INTERNAL_ERROR,
-                "run.wait is answered as text",
-            )),
             "run.get" => {
                 let p: RunIdParams = params(p)?;
                 Ok(runtime.get_run(&p.run_id)?.status())

@@ -55,8 +55,7 @@ pub fn description(text: &str) -> String {
         return text.to_string();
     }
     // The mark counts: what is kept and `…` are MAX_DESCRIPTION characters together.
-    let kept = crate::tools::registry::clip_chars(text, MAX_DESCRIPTION - 1);
-    format!("{kept}…")
+    crate::tools::registry::clip_chars_marked(text.to_string(), MAX_DESCRIPTION - 1, "…")
 }
 
 #[cfg(test)]

@@ -14,14 +14,9 @@ pub fn unified(path: &str, before: &str, after: &str) -> String {
     truncate_preview(out)
 }
 
-fn truncate_preview(mut out: String) -> String {
+fn truncate_preview(out: String) -> String {
     const MAX_PREVIEW: usize = 16 * 1024;
-    if out.len() > MAX_PREVIEW {
-        let end = crate::tools::registry::clip(&out, MAX_PREVIEW).len();
-        out.truncate(end);
-        out.push_str("\n... preview truncated ...\n");
-    }
-    out
+    crate::tools::registry::clip_marked(out, MAX_PREVIEW, "\n... preview truncated ...\n")
 }
 
 /// A unified diff between two differently named texts (`v1.md` → `v2.md` of an artifact), in

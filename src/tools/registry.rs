@@ -238,11 +238,17 @@ pub fn bash_timeout(seconds: Option<f64>) -> Result<Duration, String> {
 /// At most `max` characters (not bytes), with `...` when cut: the MCP argument preview limit is
 /// stated in characters.
 pub fn truncate_chars(text: &str, max: usize) -> String {
-    let kept = clip_chars(text, max);
-    if kept.len() == text.len() {
-        return text.to_string();
+    clip_chars_marked(text.to_string(), max, "...")
+}
+
+/// `text` cut to its first `max` characters, with `mark` appended when cut.
+pub fn clip_chars_marked(mut text: String, max: usize, mark: &str) -> String {
+    let end = clip_chars(&text, max).len();
+    if end < text.len() {
+        text.truncate(end);
+        text.push_str(mark);
     }
-    format!("{kept}...")
+    text
 }
 
 /// The first `max` characters (not bytes) of `text`, or all of it: the one place gg cuts text
@@ -256,11 +262,17 @@ pub fn clip_chars(text: &str, max: usize) -> &str {
 
 /// `text` cut to at most `max` bytes, `...` appended when cut.
 pub fn truncate(text: &str, max: usize) -> String {
-    let kept = clip(text, max);
-    if kept.len() == text.len() {
-        return text.to_string();
+    clip_marked(text.to_string(), max, "...")
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with `mark` appended when cut.
+pub fn clip_marked(mut text: String, max: usize, mark: &str) -> String {
+    let end = clip(&text, max).len();
+    if end < text.len() {
+        text.truncate(end);
+        text.push_str(mark);
     }
-    format!("{kept}...")
+    text
 }
 
 /// The longest start of `text` of at most `max` bytes that ends on a character boundary: the one
@@ -283,7 +295,10 @@ pub fn outputs_dir(cwd: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{SandboxRun, SandboxSetting, clip, clip_chars, truncate, truncate_chars};
+    use super::{
+        SandboxRun, SandboxSetting, clip, clip_chars, clip_chars_marked, clip_marked, truncate,
+        truncate_chars,
+    };
 
     #[test]
     fn clips_cut_on_character_boundaries() {
@@ -299,6 +314,10 @@ mod tests {
         assert_eq!(truncate("ab", 2), "ab");
         assert_eq!(truncate_chars("aéb", 2), "aé...");
         assert_eq!(truncate_chars("aéb", 3), "aéb");
+        assert_eq!(clip_marked("aéb".into(), 2, "…"), "a…");
+        assert_eq!(clip_marked("aéb".into(), 4, "…"), "aéb");
+        assert_eq!(clip_chars_marked("aéb".into(), 1, " [cut]"), "a [cut]");
+        assert_eq!(clip_chars_marked("aéb".into(), 3, " [cut]"), "aéb");
     }
 
     #[test]

@@ -128,7 +128,7 @@ impl Run {
             event.extend(extra);
         }
         log.events
-            .push_back(Value::Object(event).to_string().into_boxed_str().into());
+            .push_back(Value::Object(event).to_string().into());
         log.next += 1;
         while log.events.len() > EVENT_BUFFER {
             log.events.pop_front();

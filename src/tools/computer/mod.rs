@@ -424,11 +424,8 @@ impl ComputerTools {
 type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>;
 
 fn truncate(text: String) -> String {
-    let kept = crate::tools::registry::clip_chars(&text, MAX_OUTPUT_CHARS);
-    if kept.len() == text.len() {
-        return text;
-    }
-    format!("{kept}\n[output truncated at {MAX_OUTPUT_CHARS} characters]")
+    let mark = format!("\n[output truncated at {MAX_OUTPUT_CHARS} characters]");
+    crate::tools::registry::clip_chars_marked(text, MAX_OUTPUT_CHARS, &mark)
 }
 
 /// The desktop's opener: `xdg-open` on Linux, `open` on macOS, from fixed system paths only.

@@ -353,11 +353,7 @@ fn one_line(text: &str) -> String {
 
 /// At most `max` characters, with `…` when cut.
 fn cut(text: String, max: usize) -> String {
-    let kept = crate::tools::registry::clip_chars(&text, max);
-    if kept.len() == text.len() {
-        return text;
-    }
-    format!("{kept}…")
+    crate::tools::registry::clip_chars_marked(text, max, "…")
 }
 
 pub fn human_bytes(bytes: u64) -> String {
