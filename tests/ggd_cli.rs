@@ -87,3 +87,105 @@ fn the_http_token_comes_from_a_file_or_ggd_token() {
         let _ = daemon.child.wait();
     }
 }
+
+/// ggd is the gg executable under another name: the `ggd` launcher execs the `gg` beside it (same
+/// pid, so whoever started ggd can wait for and signal it), a symlink named ggd works the same,
+/// the service unit starts the launcher (not `gg`, which is the command line under its own
+/// name), and a launcher copied away from gg says what is missing.
+#[test]
+fn ggd_is_gg_under_another_name() {
+    let e = env();
+    let gg = std::path::Path::new(env!("CARGO_BIN_EXE_gg"));
+    let launcher = std::path::Path::new(env!("CARGO_BIN_EXE_ggd"));
+    assert_eq!(launcher.parent(), gg.parent());
+    let launcher_size = std::fs::metadata(launcher).unwrap().len();
+    let gg_size = std::fs::metadata(gg).unwrap().len();
+    assert!(
+        launcher_size * 20 < gg_size,
+        "the launcher links the library: {launcher_size} bytes against gg's {gg_size}"
+    );
+
+    // The launcher replaces itself with gg: the daemon runs as the pid that was started.
+    let mut child = ggd(&e, "http://127.0.0.1:9", &[])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let exe = {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let exe = std::fs::read_link(format!("/proc/{}/exe", child.id())).unwrap();
+            if exe.file_name() == gg.file_name() || std::time::Instant::now() > deadline {
+                break exe;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert_eq!(exe.canonicalize().unwrap(), gg.canonicalize().unwrap());
+    assert!(
+        status.success(),
+        "ggd on stdio ends at end of input: {status}"
+    );
+
+    // A symlink called ggd is the daemon too; gg under its own name is the command line.
+    let dir = e.home.join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(gg, dir.join("ggd")).unwrap();
+    let out = std::process::Command::new(dir.join("ggd"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ggd 0.1.0\n");
+    let out = std::process::Command::new(gg)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("gg "));
+
+    // The service unit names the launcher beside gg.
+    let out = ggd(
+        &e,
+        "http://127.0.0.1:9",
+        &["install-service", "--http", "127.0.0.1:0", "--token", "t"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let unit = std::fs::read_to_string(e.home.join(".config/systemd/user/ggd.service")).unwrap();
+    let exec_start = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    let program = exec_start
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .trim_matches('"');
+    assert_eq!(
+        std::path::Path::new(program).canonicalize().unwrap(),
+        launcher.canonicalize().unwrap(),
+        "{unit}"
+    );
+
+    // Copied away from gg, the launcher fails with a message that says what is missing.
+    let alone = dir.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(launcher, alone.join("ggd")).unwrap();
+    let out = std::process::Command::new(alone.join("ggd"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("gg must be installed beside it") && text.contains("alone/gg"),
+        "{text}"
+    );
+}

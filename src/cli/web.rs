@@ -123,13 +123,15 @@ fn healthy(port: u16, token: &str) -> bool {
     stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
 }
 
-/// The `ggd` next to this executable (where `cargo install` puts both), else the one on PATH.
-fn ggd_program() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("ggd")))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("ggd"))
+/// ggd is this executable under the name `ggd` (see `src/bin/gg.rs`): never a `ggd` found on
+/// `PATH`, which could be another version.
+fn ggd_command() -> Result<Command, String> {
+    use std::os::unix::process::CommandExt;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find gg's own executable: {e}"))?;
+    let mut command = Command::new(exe);
+    command.arg0(crate::daemon::DAEMON_NAME);
+    Ok(command)
 }
 
 /// Starts ggd in its own process group (a Ctrl-C in this terminal does not stop it), with its
@@ -151,7 +153,7 @@ fn start(home: &Path, cwd: &Path, port: u16) -> Result<State, String> {
     let stderr = log
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let mut child = Command::new(ggd_program())
+    let mut child = ggd_command()?
         .arg("--http")
         .arg(format!("127.0.0.1:{port}"))
         // In the environment, not on the command line: ggd takes GGD_TOKEN through its secret

@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn install_service(args: &[String]) -> ExitCode {
     let result = (|| -> Result<service::ServiceFile, String> {
         let platform = service::Platform::current()?;
-        let exe = std::env::current_exe().map_err(|e| format!("executable path: {e}"))?;
+        let exe = launcher_path()?;
         let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
         let file = service::service_file(platform, &security::home_dir(), &exe, &cwd, args)?;
         write_private(&file.path, &file.text)?;
@@ -22,6 +22,21 @@ pub(super) fn install_service(args: &[String]) -> ExitCode {
             eprintln!("ggd: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The `ggd` launcher beside this executable, which the service starts: the unit cannot name this
+/// executable itself (`gg`), because it is the daemon only under the name `ggd`.
+fn launcher_path() -> Result<std::path::PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("executable path: {e}"))?;
+    let launcher = exe.with_file_name(DAEMON_NAME);
+    if launcher.is_file() {
+        Ok(launcher)
+    } else {
+        Err(format!(
+            "{} not found: install gg and ggd together (cargo install puts both in one directory)",
+            launcher.display()
+        ))
     }
 }
 

@@ -49,6 +49,17 @@ use args::{Invocation, bind_addr, env_token, parse};
 use install::{install_service, uninstall_service};
 use serve::serve;
 
+/// Whether this process was started as `ggd` (the name of its executable, `argv[0]`): the `gg`
+/// executable is the daemon under that name (see `src/bin/gg.rs`).
+pub fn invoked_as_ggd() -> bool {
+    std::env::args_os()
+        .next()
+        .is_some_and(|argv0| std::path::Path::new(&argv0).file_name() == Some(DAEMON_NAME.as_ref()))
+}
+
+/// The name under which the `gg` executable is the daemon.
+pub const DAEMON_NAME: &str = "ggd";
+
 /// The `ggd` entry point (`args` without the program name).
 pub fn main(args: Vec<String>) -> ExitCode {
     let flags = match parse(&args, env_token()) {

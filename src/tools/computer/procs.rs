@@ -6,7 +6,9 @@
 //! to their parents (a daemonised `server &` is reparented to init, but keeps its environment).
 //! A process that removed the tag is simply not recognised, which errs on the side of asking.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use classifier::Class;
@@ -186,11 +188,23 @@ fn refuse_protected(pid: u32) -> Result<(), String> {
         }
         current = Stat::read(ancestor).map(|s| s.ppid);
     }
+    // ggd is the gg executable run under the name `ggd`, so its name is the one it was started
+    // by (`argv[0]`); an older install has a `ggd` executable of its own. A process that merely
+    // calls itself ggd is refused too: refusing to signal is the safe direction.
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let argv0 = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .and_then(|line| line.split(|b| *b == 0).next().map(<[u8]>::to_vec));
+    let named_ggd = |name: &OsStr| name == "ggd";
     if exe
         .as_deref()
         .and_then(Path::file_name)
-        .is_some_and(|name| name == "ggd")
+        .is_some_and(named_ggd)
+        || argv0
+            .as_deref()
+            .map(|a| Path::new(OsStr::from_bytes(a)))
+            .and_then(Path::file_name)
+            .is_some_and(named_ggd)
     {
         return Err(format!("refused: pid {pid} is ggd"));
     }
@@ -380,6 +394,29 @@ mod tests {
         let own = Stat::read(std::process::id()).unwrap();
         assert!(own.ppid > 0);
         assert!(own.start_ticks > 0);
+    }
+
+    #[test]
+    fn a_process_started_under_the_name_ggd_is_refused() {
+        use std::os::unix::process::CommandExt;
+        // The daemon is gg run under the name ggd: its executable is not called ggd.
+        let mut child = std::process::Command::new("sleep")
+            .arg0("/usr/local/bin/ggd")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let refused = refuse_protected(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(refused, Err(format!("refused: pid {} is ggd", child.id())));
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let allowed = refuse_protected(other.id());
+        let _ = other.kill();
+        let _ = other.wait();
+        assert_eq!(allowed, Ok(()));
     }
 
     #[test]
