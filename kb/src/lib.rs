@@ -25,7 +25,7 @@ pub mod vectors;
 pub use embed::{EmbedConfig, Embedder, HttpEmbedder};
 pub use store::{
     AddOptions, AddReport, DEFAULT_NAME, FORMAT, FileStatus, Hit, Kb, KbInfo, Manifest, Mode,
-    NoProgress, Progress, SearchResult, Stats, Store, validate_name,
+    NoProgress, Progress, SearchResult, Stamp, Stats, Store, validate_name,
 };
 
 /// What went wrong, worded for the person at the terminal.

@@ -107,6 +107,66 @@ pub struct FileEntry {
     pub hash: String,
     pub bytes: u64,
     pub chunks: u32,
+    /// What the file looked like when it was read (absent in indexes written before stamps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stamp: Option<Stamp>,
+}
+
+/// A file's identity and change times when it was read, so that a refresh can skip reading and
+/// hashing a file that has not changed: one `lstat` instead of a read and a SHA-256.
+///
+/// A write always moves `ctime` to the current time, and no program can set it back, so a file
+/// whose device, inode, size, `mtime` and `ctime` all match has not been written since — with
+/// one race: a write in the same clock tick as the read that was hashed leaves the same times.
+/// Like git's "racily clean" entries, a stamp is therefore trusted only when the file had not
+/// changed for [`Stamp::SETTLED_NS`] before it was read; a fresher file is hashed again on the
+/// next refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    /// When the `lstat` was taken, before the file was read (Unix nanoseconds).
+    pub taken_ns: i64,
+}
+
+impl Stamp {
+    /// How long a file must have been unchanged before its stamp stands in for its hash.
+    pub const SETTLED_NS: i64 = 2_000_000_000;
+
+    fn of(meta: &fs::Metadata, taken_ns: i64) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        let ns = |secs: i64, nanos: i64| secs.saturating_mul(1_000_000_000).saturating_add(nanos);
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
+            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+            taken_ns,
+        }
+    }
+
+    /// Whether this stamp may stand in for reading the file: it had settled when it was taken.
+    fn settled(&self) -> bool {
+        self.ctime_ns.saturating_add(Self::SETTLED_NS) < self.taken_ns
+            && self.mtime_ns.saturating_add(Self::SETTLED_NS) < self.taken_ns
+    }
+
+    /// Whether `now` (a fresh `lstat`) shows the same, unwritten file this settled stamp saw.
+    fn vouches_for(&self, now: &Stamp) -> bool {
+        self.settled()
+            && (self.dev, self.ino, self.size, self.mtime_ns, self.ctime_ns)
+                == (now.dev, now.ino, now.size, now.mtime_ns, now.ctime_ns)
+    }
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// Where all knowledge bases live (`~/.gg/kb`).
@@ -327,6 +387,9 @@ pub struct AddReport {
     pub chunks_added: usize,
     /// Bytes of the files read and chunked this time.
     pub bytes_indexed: u64,
+    /// Files read and hashed this time; the other unchanged ones were vouched for by their
+    /// [`Stamp`] without being read.
+    pub files_read: usize,
     /// Whether the whole index was rebuilt (first add, other format, other embedding model).
     pub rebuilt: bool,
     pub files: usize,
@@ -710,17 +773,39 @@ impl Store {
         let mut files: BTreeMap<String, FileEntry> = BTreeMap::new();
         let mut pending: Vec<(String, Vec<Chunk>)> = Vec::new();
         let mut changed_paths: Vec<String> = Vec::new();
+        // Unchanged files whose stamp became one worth keeping: a commit records them even when
+        // nothing else changed, so the next refresh need not read them.
+        let mut stamps_settled = 0usize;
         for (path, kind) in &candidates {
             done += 1;
             let key = path.to_string_lossy().into_owned();
+            // Before the read: a write during or after it moves ctime past this stamp.
+            let stamp = fs::symlink_metadata(path)
+                .ok()
+                .map(|meta| Stamp::of(&meta, now_ns()));
+            let old = old_files.get(&key);
+            if let (Some(old), Some(now)) = (old, &stamp)
+                && old.stamp.is_some_and(|s| s.vouches_for(now))
+            {
+                files.insert(key.clone(), old.clone());
+                report.unchanged += 1;
+                progress.file(done, path, &FileStatus::Unchanged);
+                continue;
+            }
+            report.files_read += 1;
             let status = match read_text(path) {
                 Err(why) => {
                     report.skipped += 1;
                     FileStatus::Skipped(why)
                 }
                 Ok((text, bytes, hash)) => {
-                    if let Some(old) = old_files.get(&key).filter(|o| o.hash == hash) {
-                        files.insert(key.clone(), old.clone());
+                    if let Some(old) = old.filter(|o| o.hash == hash) {
+                        let mut entry = old.clone();
+                        if stamp.is_some_and(|s| s.settled()) {
+                            stamps_settled += 1;
+                            entry.stamp = stamp;
+                        }
+                        files.insert(key.clone(), entry);
                         report.unchanged += 1;
                         FileStatus::Unchanged
                     } else {
@@ -735,6 +820,7 @@ impl Store {
                                 hash,
                                 bytes,
                                 chunks: count,
+                                stamp,
                             },
                         );
                         if old_files.contains_key(&key) {
@@ -810,7 +896,8 @@ impl Store {
             }
         }
 
-        let nothing_changed = !rebuild && pending.is_empty() && removed.is_empty();
+        let nothing_changed =
+            !rebuild && pending.is_empty() && removed.is_empty() && stamps_settled == 0;
         let first_id = if rebuild { 0 } else { old_manifest.next_id };
         let new_passages: usize = pending.iter().map(|(_, chunks)| chunks.len()).sum();
         let mut manifest = Manifest {

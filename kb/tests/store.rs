@@ -375,3 +375,77 @@ fn a_second_writer_is_refused_while_one_holds_the_lock() {
     store.remove("l").unwrap();
     assert!(!store.exists("l"));
 }
+
+/// Waits (by the clock, not by the machine's speed) until every file under `dir` has been
+/// unchanged long enough for its stamp to stand in for reading it.
+fn wait_until_settled(files: &[&Path]) {
+    use std::os::unix::fs::MetadataExt;
+    let settled = std::time::Duration::from_nanos(
+        u64::try_from(kb::Stamp::SETTLED_NS).unwrap() + 100_000_000,
+    );
+    for file in files {
+        let meta = fs::metadata(file).unwrap();
+        let changed = std::time::UNIX_EPOCH
+            + std::time::Duration::new(
+                u64::try_from(meta.ctime().max(meta.mtime())).unwrap(),
+                u32::try_from(meta.ctime_nsec()).unwrap(),
+            );
+        while std::time::SystemTime::now() < changed + settled {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn a_refresh_reads_only_files_whose_stamp_changed_or_had_not_settled() {
+    let home = tmp();
+    let docs = home.path().join("docs");
+    let (a, b, c) = (docs.join("a.md"), docs.join("b.md"), docs.join("c.md"));
+    write(&a, "# A\nalpha apples\n");
+    write(&b, "# B\nbravo bananas\n");
+    write(&c, "# C\ncharlie cherries\n");
+    let store = Store::new(home.path().join("kb"));
+    let options = AddOptions::default();
+    let add = || {
+        store
+            .add("d", std::slice::from_ref(&docs), &options, &mut NoProgress)
+            .unwrap()
+    };
+    assert_eq!(add().files_read, 3);
+    // Fresh files: their stamps cannot vouch for them yet (a write in the same clock tick as
+    // the read would leave the same times), so they are read again.
+    let again = add();
+    assert_eq!((again.files_read, again.unchanged), (3, 3));
+
+    wait_until_settled(&[&a, &b, &c]);
+    // Read once more: unchanged, and now settled, so their stamps are recorded.
+    let settling = add();
+    assert_eq!((settling.files_read, settling.unchanged), (3, 3));
+    let quiet = add();
+    assert_eq!(
+        (quiet.files_read, quiet.unchanged, quiet.indexed),
+        (0, 3, 0)
+    );
+
+    // Same size, modification time put back: ctime still moves, so the change is found.
+    let mtime = fs::metadata(&a).unwrap().modified().unwrap();
+    fs::write(&a, "# A\nalpha avocado\n").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&a)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    // Replaced by a rename: another inode.
+    let tmp_b = docs.join(".b.tmp");
+    fs::write(&tmp_b, "# B\nbravo berries\n").unwrap();
+    fs::rename(&tmp_b, &b).unwrap();
+    let changed = add();
+    assert_eq!((changed.files_read, changed.indexed), (2, 2));
+    assert_eq!(files_of(&store, "d", "avocado"), vec!["a.md".to_string()]);
+    assert_eq!(files_of(&store, "d", "berries"), vec!["b.md".to_string()]);
+    assert!(files_of(&store, "d", "apples").is_empty());
+    // The two just written are fresh again: read until they settle; c is not read.
+    let after = add();
+    assert_eq!((after.files_read, after.indexed), (2, 0));
+}
