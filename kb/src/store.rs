@@ -677,6 +677,19 @@ impl Store {
         options: &AddOptions<'_>,
         progress: &mut dyn Progress,
     ) -> Result<AddReport, KbError> {
+        self.add_and_open(name, paths, options, progress)
+            .map(|(report, _)| report)
+    }
+
+    /// [`Store::add`], and the knowledge base as it now is, open for searching: a refresh
+    /// before a search (the library's) then opens the index once, not twice.
+    pub fn add_and_open(
+        &self,
+        name: &str,
+        paths: &[PathBuf],
+        options: &AddOptions<'_>,
+        progress: &mut dyn Progress,
+    ) -> Result<(AddReport, Kb), KbError> {
         let dir = self.dir(name)?;
         private_dir(&self.root)?;
         let mut new_roots = Vec::new();
@@ -916,8 +929,12 @@ impl Store {
             && manifest.excludes == old_manifest.excludes
         {
             report.files = manifest.files.len();
-            report.chunks = previous.as_ref().map_or(0, Kb::num_chunks);
-            return Ok(report);
+            let kb = match previous {
+                Some(kb) => kb,
+                None => self.open(name)?,
+            };
+            report.chunks = kb.num_chunks();
+            return Ok((report, kb));
         }
 
         progress.note("writing the index");
@@ -1070,7 +1087,7 @@ impl Store {
         let kb = self.open(name)?;
         report.files = kb.manifest.files.len();
         report.chunks = kb.num_chunks();
-        Ok(report)
+        Ok((report, kb))
     }
 }
 

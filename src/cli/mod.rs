@@ -498,6 +498,15 @@ pub fn main() -> ExitCode {
 
 /// Runs gg on an explicit command line (program name first).
 pub fn main_from(args: Vec<OsString>) -> ExitCode {
+    if let [_, only] = args.as_slice()
+        && (only == "--version" || only == "-v")
+    {
+        // Answered before clap builds the whole command definition, which is most of what
+        // `gg --version` would otherwise spend in gg's own code.
+        // As clap does: a closed stdout is not an error worth a panic.
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), version_line().as_bytes());
+        return ExitCode::SUCCESS;
+    }
     let invocation = match parse(args) {
         Ok(invocation) => invocation,
         Err(e) => {
@@ -546,6 +555,12 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }
     }
+}
+
+/// What `gg --version` prints: the same line clap's version flag prints (a test holds them
+/// equal).
+fn version_line() -> String {
+    format!("gg {}\n", env!("CARGO_PKG_VERSION"))
 }
 
 fn run_flags(run: RunArgs, prompt: Vec<String>, resume: Option<Option<String>>) -> run::RunFlags {
@@ -894,6 +909,11 @@ mod tests {
         ]);
         assert!(!a.allow_all);
         assert_eq!(a.prompt, ["--allow-all", "-x"]);
+    }
+
+    #[test]
+    fn the_quick_version_line_is_the_one_clap_prints() {
+        assert_eq!(Cli::command().render_version(), version_line());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! ranked by BM25, instead of single keyword lines.
 //!
 //! The index is a cache of the library, kept in `<library>/.kb/library` (hidden, so it is never a
-//! library name) and refreshed incrementally before each search (a content hash per file: only
-//! new and changed files are re-chunked). The engine only ranks: every passage returned is read
+//! library name) and refreshed incrementally before each search: a file whose stamp (inode,
+//! size, times) is unchanged is not read at all, and of the rest only those whose content hash
+//! changed are re-chunked. The engine only ranks: every passage returned is read
 //! again from the library through the confined, symlink-refusing open of [`super::read`], by the
 //! line range the engine gives, and only for files that are library entries. What the index
 //! holds therefore never reaches the model unless the file, as it is now, is a regular file
@@ -41,9 +42,10 @@ fn kb_store(library: &Library) -> kb::Store {
     kb::Store::new(library.root().join(".kb"))
 }
 
-/// Brings the index up to date with the library's files (best effort: another process
-/// refreshing it at the same moment is fine, its result is as good).
-fn refresh(library: &Library) -> Result<(), kb::KbError> {
+/// Brings the index up to date with the library's files and opens it. Another process
+/// refreshing it at the same moment (`Busy`) is fine: its result is as good, so the index is
+/// opened as it is.
+fn refreshed(library: &Library) -> Result<kb::Kb, kb::KbError> {
     let store = kb_store(library);
     let options = kb::AddOptions {
         // The store's own files are not documents.
@@ -51,13 +53,14 @@ fn refresh(library: &Library) -> Result<(), kb::KbError> {
         embedder: None,
         deny_read: Vec::new(),
     };
-    match store.add(
+    match store.add_and_open(
         KB_NAME,
         &[library.root().to_path_buf()],
         &options,
         &mut kb::NoProgress,
     ) {
-        Ok(_) | Err(kb::KbError::Busy(_)) => Ok(()),
+        Ok((_, index)) => Ok(index),
+        Err(kb::KbError::Busy(_)) => store.open(KB_NAME),
         Err(e) => Err(e),
     }
 }
@@ -69,14 +72,10 @@ pub fn search(library: &Library, query: &str, top_k: usize) -> Result<Option<Ran
     if entries.is_empty() {
         return Ok(None);
     }
-    if let Err(e) = refresh(library) {
-        tracing::warn!(error = %e, "library index refresh failed; keyword search instead");
-        return Ok(None);
-    }
-    let index = match kb_store(library).open(KB_NAME) {
+    let index = match refreshed(library) {
         Ok(index) => index,
         Err(e) => {
-            tracing::warn!(error = %e, "library index unreadable; keyword search instead");
+            tracing::warn!(error = %e, "library index refresh failed; keyword search instead");
             return Ok(None);
         }
     };
