@@ -451,11 +451,11 @@ pub const SELF_HELPER_ENV: &str = "GG_SANDBOX_SELF_HELPER";
 /// The executable that applies the restrictions (the helper, the command server).
 #[cfg(target_os = "linux")]
 #[derive(Debug, Clone)]
-struct HelperImage {
+pub struct HelperImage {
     /// Canonical path, as bound into bubblewrap and executed.
-    path: PathBuf,
+    pub path: PathBuf,
     /// `gg-sandbox-helper` rather than the host binary.
-    separate: bool,
+    pub separate: bool,
 }
 
 /// Which executable runs as the helper, decided once per process: `gg-sandbox-helper` beside
@@ -467,7 +467,7 @@ struct HelperImage {
 /// the helper enforces what the host rendered, so one from another build is never used; it would
 /// also refuse to run ([`helper::HELPER_FLAG`]).
 #[cfg(target_os = "linux")]
-fn helper_image() -> Result<&'static HelperImage, SandboxError> {
+pub fn helper_image() -> Result<&'static HelperImage, SandboxError> {
     static IMAGE: OnceLock<Result<HelperImage, String>> = OnceLock::new();
     IMAGE
         .get_or_init(|| {
@@ -800,6 +800,14 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
         explain,
         cleanup,
     })
+}
+
+/// The level [`wrap`] gives a command that asks for `backend` here, and why stronger levels
+/// were not used (`gg doctor` says which level gg will use and why).
+pub fn level_for(backend: Backend) -> Result<(Level, Vec<String>), SandboxError> {
+    let mut reasons = Vec::new();
+    let level = choose(&PROBE, backend, &mut reasons)?;
+    Ok((level, reasons))
 }
 
 fn choose(

@@ -21,7 +21,7 @@ use crate::session::{self, Session, SessionError};
 use serde::Deserialize;
 
 /// Context budget settings.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ContextConfig {
     pub max_prompt_tokens: u32,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_SELECTION: &str = "openai:gpt-4.1";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -18,14 +18,14 @@ pub use crate::agent::context::ContextConfig;
 /// The `memory` section: defined with the store that reads it.
 pub use crate::tools::memory::MemoryConfig;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompatConfig {
     pub no_stream_usage: bool,
     pub completion_tokens: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ProviderEntry {
     #[serde(rename = "type")]
@@ -44,7 +44,7 @@ pub struct ProviderEntry {
 
 /// `"images"` on a provider entry: `true` for all its models, or the list of models that accept
 /// images. Off by default: a server that does not take image parts rejects the whole request.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum ImagesConfig {
     All(bool),
@@ -68,14 +68,14 @@ impl ImagesConfig {
 }
 
 /// Which secret-looking environment variables may still reach bash and MCP children.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct EnvConfig {
     pub allow: Vec<String>,
 }
 
 /// Optional tool families, off unless enabled.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ToolsConfig {
     /// `"tools": {"computer": true}`: computer_info, process_list, process_kill, open, notify,
@@ -84,7 +84,7 @@ pub struct ToolsConfig {
 }
 
 /// `"artifacts"` / `"library"`: where the store lives and whether its tools are offered.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct StoreConfig {
     /// On by default: the tools only ever write gg's own store, and each write is asked for.
@@ -113,7 +113,7 @@ impl StoreConfig {
 }
 
 /// `"kb"`: the knowledge bases (`gg kb`, the `kb_search` tool).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct KbConfig {
     /// Offer `kb_search` to the model when at least one knowledge base exists (default true).
@@ -135,7 +135,7 @@ impl Default for KbConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct EmbeddingsConfig {
     #[serde(rename = "baseURL")]

@@ -17,6 +17,7 @@ pub mod args;
 mod artifact;
 mod browser;
 mod classify;
+mod doctor;
 mod error;
 pub mod job;
 mod kb;
@@ -119,6 +120,8 @@ enum Command {
     /// Knowledge bases: index your documents for the kb_search tool.
     #[command(subcommand)]
     Kb(kb::KbCommand),
+    /// What works here and why not: sandbox levels, helper, Chromium, config, provider, ggd, MCP.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -551,6 +554,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Library(LibraryArgs { command, .. })) => artifact::run_library(command),
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Kb(command)) => kb::run(command),
+        Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

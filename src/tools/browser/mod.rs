@@ -43,7 +43,7 @@ const MAX_DIMENSION: u32 = 4096;
 const MAX_FULL_PAGE_HEIGHT: f64 = 16_384.0;
 
 /// The `browser` section of `~/.gg/config.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct BrowserConfig {
     /// The browser tools exist (when a Chromium is found). On by default.

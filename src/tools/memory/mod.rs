@@ -32,7 +32,7 @@ use super::paths::{OpenHook, Workspace};
 pub use marks::Mark;
 
 /// The `memory` section of `~/.gg/config.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct MemoryConfig {
     /// Off unless set: memory adds the person's notes to every request.
