@@ -17,15 +17,20 @@
 //! The host binary must call [`helper::run_if_requested`] first thing in `main`.
 
 pub mod bwrap;
+mod error;
 #[cfg(target_os = "linux")]
 pub mod fs_rules;
 pub mod helper;
+mod helper_image;
 pub mod inherit;
 pub mod netfwd;
 pub mod policy;
+mod probe;
 #[cfg(target_os = "linux")]
 mod probe_cache;
 pub mod protected;
+#[cfg(target_os = "linux")]
+mod restrict;
 pub mod sbpl;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
@@ -36,9 +41,15 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
+pub use helper_image::{HELPER_BINARY, SELF_HELPER_ENV};
+#[cfg(target_os = "linux")]
+pub use helper_image::{HelperImage, helper_image};
+#[cfg(target_os = "linux")]
+use helper_image::{helper_exe, needs_explicit_bind, standalone_helper_exe};
 pub use policy::{Network, Policy};
+use probe::{Availability, PROBE};
+pub use probe::{Probe, ProbeError, probe};
 
 /// The isolation a command actually runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -134,248 +145,6 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
-/// Why a level cannot be used on this machine (the result of its probe).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeError {
-    /// The level does not exist on this platform.
-    Platform(&'static str),
-    /// No usable binary was found (bubblewrap, `sandbox-exec`).
-    NotFound(String),
-    /// The kernel lacks or refuses the feature (Landlock).
-    Kernel(String),
-    /// bubblewrap or the helper could not be started.
-    Spawn(String),
-    /// The trial run failed; what it reported.
-    Trial(String),
-    /// Landlock is there but did not enforce the trial ruleset.
-    NotEnforced {
-        /// The kernel's Landlock ABI.
-        abi: i64,
-    },
-}
-
-impl fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProbeError::Platform(m) => f.write_str(m),
-            ProbeError::NotFound(m)
-            | ProbeError::Kernel(m)
-            | ProbeError::Spawn(m)
-            | ProbeError::Trial(m) => f.write_str(m),
-            ProbeError::NotEnforced { abi } => {
-                write!(f, "Landlock not enforced (kernel ABI {abi})")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ProbeError {}
-
-/// What this machine offers, probed once per process.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// A working bubblewrap, or why there is none.
-    pub bwrap: Result<bwrap::BwrapInfo, ProbeError>,
-    /// The helper works and Landlock is enforced (with the helper's report), or why not.
-    pub landlock: Result<String, ProbeError>,
-    /// On macOS: whether `sandbox-exec` is usable.
-    pub seatbelt: Result<PathBuf, ProbeError>,
-}
-
-/// Availability of each level, as `choose` needs it.
-trait Availability {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError>;
-    fn landlock(&self) -> &Result<String, ProbeError>;
-    fn seatbelt(&self) -> &Result<PathBuf, ProbeError>;
-}
-
-impl Availability for Probe {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError> {
-        &self.bwrap
-    }
-    fn landlock(&self) -> &Result<String, ProbeError> {
-        &self.landlock
-    }
-    fn seatbelt(&self) -> &Result<PathBuf, ProbeError> {
-        &self.seatbelt
-    }
-}
-
-/// Each level is probed the first time it is needed (a `--backend landlock` run never starts
-/// bubblewrap, an `auto` run where bubblewrap works never probes the helper alone), then cached.
-struct LazyProbe {
-    bwrap: OnceLock<Result<bwrap::BwrapInfo, ProbeError>>,
-    landlock: OnceLock<Result<String, ProbeError>>,
-    seatbelt: OnceLock<Result<PathBuf, ProbeError>>,
-}
-
-static PROBE: LazyProbe = LazyProbe {
-    bwrap: OnceLock::new(),
-    landlock: OnceLock::new(),
-    seatbelt: OnceLock::new(),
-};
-
-impl Availability for LazyProbe {
-    fn bwrap(&self) -> &Result<bwrap::BwrapInfo, ProbeError> {
-        self.bwrap.get_or_init(probe_bwrap)
-    }
-    fn landlock(&self) -> &Result<String, ProbeError> {
-        self.landlock.get_or_init(probe_landlock)
-    }
-    fn seatbelt(&self) -> &Result<PathBuf, ProbeError> {
-        self.seatbelt.get_or_init(probe_seatbelt)
-    }
-}
-
-/// Probes every level (each once per process; later calls return the cached results).
-pub fn probe() -> Probe {
-    Probe {
-        bwrap: PROBE.bwrap().clone(),
-        landlock: PROBE.landlock().clone(),
-        seatbelt: PROBE.seatbelt().clone(),
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn probe_seatbelt() -> Result<PathBuf, ProbeError> {
-    if Path::new(sbpl::SANDBOX_EXEC).is_file() {
-        Ok(PathBuf::from(sbpl::SANDBOX_EXEC))
-    } else {
-        Err(ProbeError::NotFound(format!(
-            "{} not found",
-            sbpl::SANDBOX_EXEC
-        )))
-    }
-}
-
-#[cfg(not(target_os = "macos"))]
-fn probe_seatbelt() -> Result<PathBuf, ProbeError> {
-    Err(ProbeError::Platform("sandbox-exec exists only on macOS"))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn probe_bwrap() -> Result<bwrap::BwrapInfo, ProbeError> {
-    Err(ProbeError::Platform("bubblewrap exists only on Linux"))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn probe_landlock() -> Result<String, ProbeError> {
-    Err(ProbeError::Platform("Landlock exists only on Linux"))
-}
-
-/// Runs the helper's self-test in a child: it applies Landlock and seccomp and reports.
-#[cfg(target_os = "linux")]
-fn probe_landlock() -> Result<String, ProbeError> {
-    let abi = fs_rules::kernel_abi()?;
-    let exe = standalone_helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
-    let key = probe_cache::key("landlock", &[exe.as_path()]);
-    if key.as_deref().is_some_and(probe_cache::hit) {
-        return Ok(format!("{} (cached) abi={abi}", helper::PROBE_OK));
-    }
-    let out = own_process_group(&mut Command::new(&exe))
-        .args([helper::HELPER_FLAG, helper::PROBE_ARG])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| ProbeError::Spawn(format!("cannot start the sandbox helper: {e}")))?;
-    let report = helper_report(&out.stdout).ok_or_else(|| {
-        ProbeError::Trial(format!(
-            "sandbox helper failed ({}): {}",
-            out.status,
-            first_line(&out.stderr).unwrap_or("the executable does not dispatch the helper")
-        ))
-    })?;
-    if report.contains("landlock=None") {
-        return Err(ProbeError::NotEnforced { abi });
-    }
-    if report.contains("landlock=Full")
-        && let Some(key) = &key
-    {
-        probe_cache::store(key);
-    }
-    Ok(report)
-}
-
-#[cfg(target_os = "linux")]
-fn probe_bwrap() -> Result<bwrap::BwrapInfo, ProbeError> {
-    let path = bwrap::BWRAP_LOCATIONS
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            ProbeError::NotFound(format!(
-                "bwrap not found in {} (install bubblewrap)",
-                bwrap::BWRAP_LOCATIONS.join(", ")
-            ))
-        })?;
-    let mut info = bwrap::BwrapInfo {
-        path: path.to_path_buf(),
-        disable_userns: true,
-    };
-    let helper = helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
-    let key = probe_cache::key("bwrap", &[path, helper.as_path()]);
-    if key.as_deref().is_some_and(probe_cache::hit) {
-        return Ok(info);
-    }
-    match trial_bwrap(&info) {
-        Ok(()) => {
-            // Only the full-strength result is remembered: a cached entry can never lower the
-            // level or drop a flag, whoever wrote it.
-            if let Some(key) = &key {
-                probe_cache::store(key);
-            }
-            Ok(info)
-        }
-        // bubblewrap < 0.8.0, or a kernel where it cannot lower max_user_namespaces: run
-        // without it (seccomp refuses new user namespaces anyway) rather than lose the level.
-        Err(ProbeError::Trial(first))
-            if first.contains("disable-userns") || first.contains("max_user_namespaces") =>
-        {
-            info.disable_userns = false;
-            trial_bwrap(&info).map(|()| info).map_err(|second| {
-                ProbeError::Trial(format!("{first}; without --disable-userns: {second}"))
-            })
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// One run of the real chain: bubblewrap with the isolation flags, the helper applying Landlock
-/// and seccomp inside it.
-#[cfg(target_os = "linux")]
-fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
-    let exe = helper_exe().map_err(|e| ProbeError::Spawn(e.to_string()))?;
-    let mut cmd = Command::new(&info.path);
-    cmd.args(bwrap::isolation_flags(info))
-        .args([
-            "--unshare-net",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-        ])
-        .args(["--tmpfs", "/tmp"]);
-    if needs_explicit_bind(&exe) {
-        cmd.arg("--ro-bind").arg(&exe).arg(&exe);
-    }
-    let out = own_process_group(&mut cmd)
-        .arg("--")
-        .arg(&exe)
-        .args([helper::HELPER_FLAG, helper::PROBE_ARG])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| ProbeError::Spawn(format!("cannot run {}: {e}", info.path.display())))?;
-    if out.status.success() && helper_report(&out.stdout).is_some() {
-        return Ok(());
-    }
-    Err(ProbeError::Trial(match first_line(&out.stderr) {
-        Some(line) => line.to_string(),
-        None => format!("{} exited with {}", info.path.display(), out.status),
-    }))
-}
-
 /// Puts a probe in a process group of its own, out of the terminal's foreground group: a
 /// Ctrl+C meant for gg would otherwise also reach a probe's bubblewrap half-way through its
 /// set-up, and kill the outer bubblewrap while its namespace's init (which ignores the signal)
@@ -383,23 +152,6 @@ fn trial_bwrap(info: &bwrap::BwrapInfo) -> Result<(), ProbeError> {
 /// itself.
 pub(crate) fn own_process_group(command: &mut Command) -> &mut Command {
     std::os::unix::process::CommandExt::process_group(command, 0)
-}
-
-#[cfg(target_os = "linux")]
-fn helper_report(stdout: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(stdout).ok()?;
-    text.lines()
-        .find(|l| l.starts_with(helper::PROBE_OK))
-        .map(str::to_string)
-}
-
-#[cfg(target_os = "linux")]
-fn first_line(bytes: &[u8]) -> Option<&str> {
-    std::str::from_utf8(bytes)
-        .ok()?
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
 }
 
 /// Creates the policy's missing read-only directories and renders the bubblewrap arguments that
@@ -439,115 +191,6 @@ fn render_bwrap(
         plan.args.splice(chdir_at..chdir_at, bind);
     }
     plan
-}
-
-/// File name of the small helper binary installed beside `gg` and `ggd`.
-pub const HELPER_BINARY: &str = "gg-sandbox-helper";
-
-/// Set to any value to run the host binary itself as the helper even when a matching
-/// `gg-sandbox-helper` lies beside it (benchmarks compare the two; a debugging aid).
-pub const SELF_HELPER_ENV: &str = "GG_SANDBOX_SELF_HELPER";
-
-/// The executable that applies the restrictions (the helper, the command server).
-#[cfg(target_os = "linux")]
-#[derive(Debug, Clone)]
-pub struct HelperImage {
-    /// Canonical path, as bound into bubblewrap and executed.
-    pub path: PathBuf,
-    /// `gg-sandbox-helper` rather than the host binary.
-    pub separate: bool,
-}
-
-/// Which executable runs as the helper, decided once per process: `gg-sandbox-helper` beside
-/// the host binary when it is of this very build, otherwise the host binary itself.
-///
-/// Why a second binary: every sandboxed command (and the session's command server) starts the
-/// helper, and the host binary is large; loading and relocating it cost about 1.5 ms of CPU per
-/// start here, the small helper a tenth of that (docs/performance.md). Why "of this very build":
-/// the helper enforces what the host rendered, so one from another build is never used; it would
-/// also refuse to run ([`helper::HELPER_FLAG`]).
-#[cfg(target_os = "linux")]
-pub fn helper_image() -> Result<&'static HelperImage, SandboxError> {
-    static IMAGE: OnceLock<Result<HelperImage, String>> = OnceLock::new();
-    IMAGE
-        .get_or_init(|| {
-            let exe = std::env::current_exe().map_err(|e| format!("current executable: {e}"))?;
-            let exe = std::fs::canonicalize(&exe).map_err(|e| format!("{}: {e}", exe.display()))?;
-            if std::env::var_os(SELF_HELPER_ENV).is_none()
-                && let Some(sibling) = exe.parent().map(|d| d.join(HELPER_BINARY))
-                && sibling != exe
-                && helper_is_this_build(&sibling)
-            {
-                return Ok(HelperImage {
-                    path: sibling,
-                    separate: true,
-                });
-            }
-            Ok(HelperImage {
-                path: exe,
-                separate: false,
-            })
-        })
-        .as_ref()
-        .map_err(|e| SandboxError::Setup(e.clone()))
-}
-
-/// Whether `path` is an executable helper of this build: asked once (`--identify`), then
-/// remembered across processes under a key naming the file (device, inode, size, time), the host
-/// binary and the build.
-#[cfg(target_os = "linux")]
-fn helper_is_this_build(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
-        _ => return false,
-    }
-    let key =
-        probe_cache::key("helper", &[path]).map(|k| format!("{k} build={}", helper::BUILD_ID));
-    if key.as_deref().is_some_and(probe_cache::hit) {
-        return true;
-    }
-    let answer = own_process_group(&mut Command::new(path))
-        .args([helper::HELPER_FLAG, helper::IDENTIFY_ARG])
-        .env_clear()
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    let matches = answer.is_ok_and(|out| {
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == helper::BUILD_ID
-    });
-    if matches && let Some(key) = &key {
-        probe_cache::store(key);
-    }
-    matches
-}
-
-/// The helper executable as seen inside bubblewrap.
-#[cfg(target_os = "linux")]
-fn helper_exe() -> Result<PathBuf, SandboxError> {
-    helper_image().map(|h| h.path.clone())
-}
-
-/// The helper executable to start without bubblewrap: the separate helper, or
-/// `/proc/self/exe` for the host binary (the running image even if the file on disk was
-/// replaced).
-#[cfg(target_os = "linux")]
-fn standalone_helper_exe() -> Result<PathBuf, SandboxError> {
-    helper_image().map(|h| {
-        if h.separate {
-            h.path.clone()
-        } else {
-            PathBuf::from("/proc/self/exe")
-        }
-    })
-}
-
-/// Whether the executable sits where bubblewrap mounts an empty tmpfs.
-#[cfg(target_os = "linux")]
-fn needs_explicit_bind(exe: &Path) -> bool {
-    ["/tmp", "/run", "/var/run", "/dev"]
-        .iter()
-        .any(|d| exe.starts_with(d))
 }
 
 /// A command to run: program, arguments and its **complete** environment (nothing is inherited

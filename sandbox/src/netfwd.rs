@@ -17,15 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Where the proxy is, as the host sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProxyRoute {
-    /// The host proxy's Unix socket (bound into the bubblewrap namespace).
-    pub socket: PathBuf,
-    /// The proxy's TCP port on the host's 127.0.0.1, and the forwarder's port inside the
-    /// namespace: the command's `HTTP_PROXY` is `http://127.0.0.1:<port>` at every level.
-    pub port: u16,
-}
+pub use crate::policy::ProxyRoute;
 
 /// Where the host socket appears inside the bubblewrap sandbox when `/tmp` is private: a path
 /// that bubblewrap can always create (the private `/tmp` is a fresh tmpfs).
@@ -72,8 +64,8 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// relays every accepted connection to the proxy socket. The forwarder is reparented to
 /// bubblewrap's init and dies with the namespace when the command ends.
 #[cfg(target_os = "linux")]
-pub fn start(forward: &Forward) -> Result<(), crate::helper::HelperError> {
-    use crate::helper::HelperError;
+pub fn start(forward: &Forward) -> Result<(), crate::error::HelperError> {
+    use crate::error::HelperError;
     let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, forward.port))
         .map_err(|error| HelperError::Setup {
             step: "proxy forwarder: bind 127.0.0.1",

@@ -55,7 +55,7 @@ pub struct Policy {
     pub network: Network,
     /// The proxy route when `network` is [`Network::Proxy`] (required then, ignored otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proxy: Option<crate::netfwd::ProxyRoute>,
+    pub proxy: Option<ProxyRoute>,
     /// Whether `/tmp` and `/dev/shm` are private to the command (`TMPDIR` points inside).
     pub private_tmp: bool,
     /// Read-only directories that are created empty on the host before a bubblewrap run when
@@ -388,6 +388,16 @@ fn read_commondir(git_dir: &Path) -> Option<PathBuf> {
         return None;
     }
     std::fs::canonicalize(git_dir.join(target)).ok()
+}
+
+/// Where the proxy is, as the host sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProxyRoute {
+    /// The host proxy's Unix socket (bound into the bubblewrap namespace).
+    pub socket: PathBuf,
+    /// The proxy's TCP port on the host's 127.0.0.1, and the forwarder's port inside the
+    /// namespace: the command's `HTTP_PROXY` is `http://127.0.0.1:<port>` at every level.
+    pub port: u16,
 }
 
 #[cfg(test)]

@@ -458,7 +458,9 @@ impl Handler {
                 .map_err(|_| RpcError::new(INTERNAL_ERROR, "internal error"))?
             }
             #[cfg(feature = "test-hooks")]
-            "test.panic" if self.test_hooks => test_panic("test.panic requested"),
+            "test.panic" if self.test_hooks => {
+                super::test_hooks::panic_on_purpose("test.panic requested")
+            }
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("method \"{other}\" not found"),
@@ -553,13 +555,4 @@ fn session_free_id(id: &Option<Value>) -> String {
         Some(v) => v.to_string(),
         None => "-".to_string(),
     }
-}
-
-/// Panics on purpose, for the tests of panic containment. Compiled only with the `test-hooks`
-/// cargo feature (the test command enables it; `cargo install` does not), so a release build
-/// cannot be made to panic this way whatever its environment says.
-#[cfg(feature = "test-hooks")]
-#[allow(clippy::panic)]
-pub(crate) fn test_panic(what: &str) -> ! {
-    panic!("{what}")
 }

@@ -26,6 +26,8 @@ pub mod runtime;
 mod serve;
 pub mod service;
 pub mod stdio;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 pub mod web;
 
 use std::net::{IpAddr, SocketAddr};

@@ -592,7 +592,7 @@ impl Workspace {
         for component in &target.missing {
             relative.push(component);
             let parent = owned.as_ref().unwrap_or(&target.dir);
-            let mode = if relative == Path::new(super::registry::AGENT_AREA) {
+            let mode = if relative == Path::new(sandbox::protected::AGENT_AREA) {
                 0o700
             } else {
                 0o755

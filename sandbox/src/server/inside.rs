@@ -8,9 +8,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
 use super::protocol::{MAX_REQUEST, Request, ServerConfig, recv_fds, send_fds};
-use crate::helper::HelperError;
-use crate::helper::imp as h;
+use crate::error::HelperError;
 use crate::policy::Network;
+use crate::restrict as h;
 
 pub(crate) fn serve(
     config_json: &str,

@@ -298,7 +298,7 @@ impl Runtime {
         let mut turns = tokio::spawn(async move {
             #[cfg(feature = "test-hooks")]
             if panic_requested {
-                super::super::handler::test_panic("test panic requested");
+                crate::daemon::test_hooks::panic_on_purpose("test panic requested");
             }
             let mut conversation = conversation;
             let sink_run = Arc::clone(&turn_run);
