@@ -390,6 +390,7 @@ fn the_line_editor_recalls_history_takes_a_paste_as_one_prompt_and_keeps_secrets
         Reply::text(&["answer two"]),
         Reply::text(&["answer three"]),
         Reply::text(&["answer four"]),
+        Reply::text(&["answer five"]),
     ]);
     let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[XTERM]);
     pty.expect("> ");
@@ -409,10 +410,16 @@ fn the_line_editor_recalls_history_takes_a_paste_as_one_prompt_and_keeps_secrets
     pty.send("my key is sk-abcdefghijklmnopqrstuvwx\r");
     pty.expect("answer four");
     pty.expect("> ");
+    // Ctrl+J puts a newline in the prompt instead of sending it.
+    pty.send("typed\nover two lines\r");
+    pty.expect("answer five");
+    pty.expect("> ");
     // Ctrl+C on a line with text clears it (nothing is sent), on an empty line twice exits.
     pty.send("never sent\x03");
     pty.send("\x03");
     pty.expect("Ctrl+C again");
+    // Typed at the next prompt (a key pressed before the editor is back is the terminal's).
+    pty.expect("> ");
     pty.send("\x03");
     let (code, screen) = pty.wait();
     assert_eq!(code, Some(0), "{screen}");
@@ -422,7 +429,8 @@ fn the_line_editor_recalls_history_takes_a_paste_as_one_prompt_and_keeps_secrets
             "first prompt",
             "first prompt",
             "line one\nline two",
-            "my key is sk-abcdefghijklmnopqrstuvwx"
+            "my key is sk-abcdefghijklmnopqrstuvwx",
+            "typed\nover two lines"
         ]
     );
     let history = home.join(".gg/history");
@@ -432,7 +440,7 @@ fn the_line_editor_recalls_history_takes_a_paste_as_one_prompt_and_keeps_secrets
     assert_eq!(mode & 0o777, 0o600);
     let text = std::fs::read_to_string(&history).unwrap();
     assert_eq!(
-        text, "first prompt\nfirst prompt\nline one\\nline two\n",
+        text, "first prompt\nfirst prompt\nline one\\nline two\ntyped\\nover two lines\n",
         "the secret-looking line is not kept"
     );
 }
@@ -454,7 +462,8 @@ fn slash_commands_change_the_approval_mode_are_audited_and_never_reach_the_model
     pty.send("/aproval never\r");
     pty.expect("did you mean /approval?");
     pty.expect("> ");
-    pty.send("/approval never\r");
+    // Tab completes the command's name.
+    pty.send("/appr\tnever\r");
     pty.expect("approval: auto → never");
     pty.expect("approval never · sandbox off");
     pty.expect("> ");
@@ -566,6 +575,7 @@ fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
     pty.expect("> ");
     pty.send("/network on\r");
     pty.expect("network: off → on");
+    pty.expect("> ");
     pty.send("/sandbox off\r");
     pty.expect("sandbox: on → off");
     pty.expect("> ");

@@ -343,8 +343,22 @@ impl Interrupts {
     fn install() -> Interrupts {
         let current: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
         let watched = Arc::clone(&current);
+        // Registered now, not when the task first runs: the line editor swaps its own SIGINT
+        // handler in for each prompt and puts back the one it found, so tokio's must be in
+        // place before the first prompt (else the default, which kills gg, comes back).
+        let mut sigint =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+                Ok(stream) => Some(stream),
+                Err(e) => {
+                    eprintln!("gg: note: Ctrl+C cannot be handled: {e}");
+                    None
+                }
+            };
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            let Some(sigint) = sigint.as_mut() else {
+                return;
+            };
+            while sigint.recv().await.is_some() {
                 let token = watched.lock().ok().and_then(|c| c.clone());
                 match token {
                     Some(token) if token.is_cancelled() => {
