@@ -271,6 +271,12 @@ impl Conversation {
         }
     }
 
+    /// Whether tools of MCP servers are offered: those servers were started once, with the
+    /// sandbox setting of the start, and a sandbox change does not restart them.
+    pub fn has_external_tools(&self) -> bool {
+        !self.options.external_tools.is_empty()
+    }
+
     /// Records in the session a setting the person changed (`/approval`, `/sandbox`,
     /// `/network`), for the audit.
     pub fn record_policy(&mut self, setting: &str, from: &str, to: &str) -> Result<(), String> {

@@ -152,6 +152,9 @@ fn sandbox(
         }
     }
     let mut text = format!("sandbox: {} → {}", on_off(from), on_off(to));
+    if to != from && conversation.has_external_tools() {
+        text.push_str("\nnote: MCP servers keep the sandbox setting they were started with");
+    }
     if let Some(note) = super::run::sandbox_note(conversation.mode(), to) {
         text.push('\n');
         text.push_str(note);
@@ -192,10 +195,11 @@ fn network(
             conversation.record_policy("network", from.as_str(), to.as_str())?;
         }
     }
-    Ok(format!(
-        "network: {from} → {}",
-        network_text(to, settings.sandboxed)
-    ))
+    let mut text = format!("network: {from} → {}", network_text(to, settings.sandboxed));
+    if to != from && conversation.has_external_tools() {
+        text.push_str("\nnote: MCP servers keep the network setting they were started with");
+    }
+    Ok(text)
 }
 
 fn network_text(mode: NetworkMode, sandboxed: bool) -> String {
