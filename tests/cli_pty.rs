@@ -24,9 +24,19 @@ struct Pty {
 
 impl Pty {
     fn spawn(home: &Path, repo: &Path, server: &ScriptedServer, args: &[&str]) -> Pty {
+        Pty::spawn_with(home, repo, server, args, &[])
+    }
+
+    fn spawn_with(
+        home: &Path,
+        repo: &Path,
+        server: &ScriptedServer,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Pty {
         let screen = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&screen);
-        let (master, child) = support::gg_on_pty(home, repo, server, args, &[], move |bytes| {
+        let (master, child) = support::gg_on_pty(home, repo, server, args, env, move |bytes| {
             sink.lock()
                 .unwrap()
                 .push_str(&String::from_utf8_lossy(bytes));
@@ -194,12 +204,20 @@ fn ctrl_c_mid_stream_keeps_the_partial_reply_and_the_next_prompt_works() {
 
 #[test]
 fn ctrl_c_at_an_approval_prompt_cancels_the_turn_and_returns_to_the_prompt() {
+    // Plain line reading (`TERM=dumb`) and the line editor: the approval reads the terminal in
+    // both, and the prompt after it must get the next line.
+    for term in ["dumb", "xterm"] {
+        ctrl_c_at_an_approval_prompt_on(term);
+    }
+}
+
+fn ctrl_c_at_an_approval_prompt_on(term: &str) {
     let (_tmp, home, repo) = dirs();
     let server = ScriptedServer::with_replies([
         bash_calls(&["touch never.txt"]),
         Reply::text(&["after the interruption"]),
     ]);
-    let mut pty = Pty::spawn(&home, &repo, &server, &[]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[("TERM", term)]);
     pty.expect("> ");
     pty.send("make a file\r");
     pty.expect("Approve? [y/N/a] ");
@@ -341,4 +359,306 @@ fn a_call_allowed_by_an_earlier_session_grant_prints_allow_not_ask() {
         })
         .collect();
     assert_eq!(actions, ["user", "session-rule"]);
+}
+
+/// A terminal the line editor supports (the default `TERM=dumb` gets plain line reading).
+const XTERM: (&str, &str) = ("TERM", "xterm");
+
+/// The last user message of each request the model received.
+fn user_prompts(server: &ScriptedServer) -> Vec<String> {
+    server
+        .request_bodies()
+        .iter()
+        .map(|body| {
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "user")
+                .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[test]
+fn the_line_editor_recalls_history_takes_a_paste_as_one_prompt_and_keeps_secrets_out() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["answer one"]),
+        Reply::text(&["answer two"]),
+        Reply::text(&["answer three"]),
+        Reply::text(&["answer four"]),
+        Reply::text(&["answer five"]),
+    ]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[XTERM]);
+    pty.expect("> ");
+    pty.send("first prompt\r");
+    pty.expect("answer one");
+    pty.expect("> ");
+    // Up recalls the previous prompt; Enter sends it again.
+    pty.send("\x1b[A");
+    pty.expect("first prompt");
+    pty.send("\r");
+    pty.expect("answer two");
+    pty.expect("> ");
+    // A bracketed paste of several lines is one prompt.
+    pty.send("\x1b[200~line one\nline two\x1b[201~\r");
+    pty.expect("answer three");
+    pty.expect("> ");
+    pty.send("my key is sk-abcdefghijklmnopqrstuvwx\r");
+    pty.expect("answer four");
+    pty.expect("> ");
+    // Ctrl+J puts a newline in the prompt instead of sending it.
+    pty.send("typed\nover two lines\r");
+    pty.expect("answer five");
+    pty.expect("> ");
+    // Ctrl+C on a line with text clears it (nothing is sent), on an empty line twice exits.
+    pty.send("never sent\x03");
+    pty.send("\x03");
+    pty.expect("Ctrl+C again");
+    // Typed at the next prompt (a key pressed before the editor is back is the terminal's).
+    pty.expect("> ");
+    pty.send("\x03");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert_eq!(
+        user_prompts(&server),
+        [
+            "first prompt",
+            "first prompt",
+            "line one\nline two",
+            "my key is sk-abcdefghijklmnopqrstuvwx",
+            "typed\nover two lines"
+        ]
+    );
+    let history = home.join(".gg/history");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&history).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    let text = std::fs::read_to_string(&history).unwrap();
+    assert_eq!(
+        text, "first prompt\nfirst prompt\nline one\\nline two\ntyped\\nover two lines\n",
+        "the secret-looking line is not kept"
+    );
+}
+
+#[test]
+fn slash_commands_change_the_approval_mode_are_audited_and_never_reach_the_model() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["touch made.txt"]),
+        Reply::text(&["made it"]),
+        Reply::text(&["a literal slash"]),
+    ]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[XTERM]);
+    pty.expect("approval auto · sandbox off");
+    pty.expect("> ");
+    pty.send("/help\r");
+    pty.expect("/approval [MODE]");
+    pty.expect("> ");
+    pty.send("/aproval never\r");
+    pty.expect("did you mean /approval?");
+    pty.expect("> ");
+    // Tab completes the command's name.
+    pty.send("/appr\tnever\r");
+    pty.expect("approval: auto → never");
+    pty.expect("approval never · sandbox off");
+    pty.expect("> ");
+    // Under `never` a normal command runs without asking; its status line follows it.
+    pty.send("make a file\r");
+    pty.expect("└ bash exit 0");
+    pty.expect("made it");
+    pty.expect("> ");
+    pty.send("//help me\r");
+    pty.expect("a literal slash");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(!screen.contains("Approve?"), "{screen}");
+    assert!(repo.join("made.txt").exists());
+    let prompts = user_prompts(&server);
+    assert_eq!(
+        prompts[0], "make a file",
+        "no slash command was sent: {prompts:?}"
+    );
+    assert_eq!(prompts.last().unwrap(), "/help me", "// sends a literal /");
+    let changes: Vec<serde_json::Value> = session_entries(&home.join("sessions"))
+        .into_iter()
+        .filter(|e| e["type"] == "policy")
+        .collect();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["setting"], "approval");
+    assert_eq!(changes[0]["from"], "auto");
+    assert_eq!(changes[0]["to"], "never");
+}
+
+#[test]
+fn ctrl_c_in_the_line_editor_mode_cancels_a_streaming_turn_and_the_session_records_it() {
+    let (_tmp, home, repo) = dirs();
+    let slow = StreamReply::new()
+        .event(text_chunk("partial words"))
+        .delay(Duration::from_secs(60))
+        .event(finish_chunk("stop"))
+        .done()
+        .reply();
+    let server = ScriptedServer::with_replies([slow]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[XTERM]);
+    pty.expect("> ");
+    pty.send("first question\r");
+    pty.expect("partial words");
+    pty.send("\x03");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    let cancelled = session_entries(&home.join("sessions"))
+        .into_iter()
+        .filter(|e| e["message"]["role"] == "assistant")
+        .any(|e| e["message"]["stopReason"] == "canceled");
+    assert!(cancelled, "the interruption is in the session");
+}
+
+#[test]
+fn markdown_is_rendered_on_a_colour_terminal_and_plain_with_no_color() {
+    let reply = || Reply::text(&["# Title\n", "**Done** and `co", "de`\n- item\n"]);
+    for (no_color, rendered) in [("", true), ("1", false)] {
+        let (_tmp, home, repo) = dirs();
+        let server = ScriptedServer::with_replies([reply()]);
+        let pty = Pty::spawn_with(
+            &home,
+            &repo,
+            &server,
+            &["-p", "report"],
+            &[XTERM, ("NO_COLOR", no_color)],
+        );
+        let (code, screen) = pty.wait();
+        assert_eq!(code, Some(0), "{screen}");
+        if rendered {
+            assert!(screen.contains("\x1b[1;4mTitle"), "{screen:?}");
+            assert!(screen.contains("\x1b[1mDone\x1b[22m"), "{screen:?}");
+            assert!(screen.contains("\x1b[36mcode\x1b[39m"), "{screen:?}");
+            assert!(screen.contains("• item"), "{screen:?}");
+            assert!(!screen.contains("**Done**"), "{screen:?}");
+        } else {
+            assert!(screen.contains("# Title"), "{screen:?}");
+            assert!(screen.contains("**Done** and `code`"), "{screen:?}");
+            assert!(!screen.contains('\x1b'), "{screen:?}");
+        }
+    }
+}
+
+#[test]
+fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["touch inside.txt"]),
+        Reply::text(&["first done"]),
+        bash_calls(&["touch outside.txt"]),
+        Reply::text(&["second done"]),
+    ]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &["--approval", "never"], &[XTERM]);
+    pty.expect("sandbox off");
+    pty.expect("> ");
+    pty.send("/sandbox on\r");
+    pty.expect("sandbox: off → on");
+    pty.expect("> ");
+    pty.send("/network off\r");
+    pty.expect("network: allow-list → off");
+    pty.expect("> ");
+    pty.send("make a file\r");
+    let sandboxed = pty.expect("first done");
+    assert!(!sandboxed.contains("· sandbox off ·"), "{sandboxed}");
+    pty.expect("> ");
+    pty.send("/network on\r");
+    pty.expect("network: off → on");
+    pty.expect("> ");
+    pty.send("/sandbox off\r");
+    pty.expect("sandbox: on → off");
+    pty.expect("> ");
+    pty.send("make another\r");
+    let unconfined = pty.expect("second done");
+    assert!(unconfined.contains("· sandbox off ·"), "{unconfined}");
+    pty.expect("> ");
+    pty.send("/audit\r");
+    pty.expect("sandbox: on -> off (changed in the session)");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(repo.join("inside.txt").exists() && repo.join("outside.txt").exists());
+    let levels: Vec<String> = session_entries(&home.join("sessions"))
+        .iter()
+        .filter(|e| e["message"]["role"] == "tool")
+        .map(|e| {
+            e["audit"]["sandbox"]["level"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    assert_ne!(levels[0], "off", "the first call ran sandboxed: {levels:?}");
+    assert_eq!(levels[1], "off", "{levels:?}");
+    // Tightening (sandbox on, network off) is shown but not audited; loosening is.
+    let changes: Vec<(String, String, String)> = session_entries(&home.join("sessions"))
+        .iter()
+        .filter(|e| e["type"] == "policy")
+        .map(|e| {
+            let field = |k: &str| e[k].as_str().unwrap().to_string();
+            (field("setting"), field("from"), field("to"))
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("network".into(), "off".into(), "on".into()),
+            ("sandbox".into(), "on".into(), "off".into())
+        ]
+    );
+}
+
+#[test]
+fn clear_starts_a_new_session_and_resume_goes_back_to_the_old_one() {
+    let (_tmp, home, repo) = dirs();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["first answer"]),
+        Reply::text(&["fresh answer"]),
+        Reply::text(&["resumed answer"]),
+    ]);
+    let mut pty = Pty::spawn_with(&home, &repo, &server, &[], &[XTERM]);
+    pty.expect("> ");
+    pty.send("remember the word apricot\r");
+    pty.expect("first answer");
+    pty.expect("> ");
+    pty.send("/clear\r");
+    let cleared = pty.expect("> ");
+    let old = cleared
+        .split("(/resume ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no old session id: {cleared}"))
+        .to_string();
+    pty.send("what word?\r");
+    pty.expect("fresh answer");
+    pty.expect("> ");
+    pty.send("/sessions\r");
+    pty.expect(&old);
+    pty.expect("> ");
+    pty.send(&format!("/resume {old}\r"));
+    pty.expect(&format!("resumed {old}"));
+    pty.expect("> ");
+    pty.send("and now?\r");
+    pty.expect("resumed answer");
+    pty.expect("> ");
+    pty.send("\x04");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    let mentions = |body: &serde_json::Value| body.to_string().contains("apricot");
+    let bodies = server.request_bodies();
+    assert!(!mentions(&bodies[1]), "the new session starts empty");
+    assert!(mentions(&bodies[2]), "the resumed session has its history");
 }

@@ -198,6 +198,41 @@ fn appended_lines_have_the_go_field_names() {
 }
 
 #[test]
+fn a_policy_change_is_a_policy_line_that_reopens_and_is_not_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "go.jsonl", GO_V3);
+    let mut session = Session::open(&path).unwrap();
+    let before = session.transcript().messages().len();
+    session.append_policy("approval", "auto", "never").unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let line: Value = serde_json::from_str(text[GO_V3.len()..].trim_end()).unwrap();
+    assert_eq!(line["type"], "policy");
+    assert_eq!(
+        (&line["setting"], &line["from"], &line["to"]),
+        (
+            &Value::from("approval"),
+            &Value::from("auto"),
+            &Value::from("never")
+        )
+    );
+    let reopened = Session::open(&path).unwrap();
+    let last = reopened.transcript().entries().last().unwrap();
+    assert_eq!(
+        last.kind,
+        gg::session::EntryKind::Policy {
+            setting: "approval".into(),
+            from: "auto".into(),
+            to: "never".into()
+        }
+    );
+    assert_eq!(
+        reopened.transcript().messages().len(),
+        before,
+        "the model never sees it"
+    );
+}
+
+#[test]
 fn tool_result_images_are_stored_by_path_and_old_lines_have_none() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "go.jsonl", GO_V3);

@@ -281,6 +281,16 @@ pub enum EntryKind {
     },
     /// `head`: no payload; its parent is the checked-out node.
     Head,
+    /// `policy`: a setting changed mid-session by the person (gg extension: the interactive
+    /// mode's `/approval`, `/sandbox`, `/network`), for the audit. Not part of the conversation.
+    Policy {
+        /// `approval`, `sandbox` or `network`.
+        setting: String,
+        /// The value before.
+        from: String,
+        /// The value from here on.
+        to: String,
+    },
 }
 
 impl EntryKind {
@@ -293,6 +303,7 @@ impl EntryKind {
             EntryKind::Summary { .. } => "summary",
             EntryKind::SessionInfo { .. } => "session_info",
             EntryKind::Head => "head",
+            EntryKind::Policy { .. } => "policy",
         }
     }
 }
@@ -343,6 +354,9 @@ impl Entry {
             summary: None,
             through_message_count: None,
             name: None,
+            setting: None,
+            from: None,
+            to: None,
         };
         match &self.kind {
             EntryKind::Message { message, audit } => {
@@ -368,6 +382,11 @@ impl Entry {
             }
             EntryKind::SessionInfo { name } => wire.name = Some(name),
             EntryKind::Head => {}
+            EntryKind::Policy { setting, from, to } => {
+                wire.setting = Some(setting);
+                wire.from = Some(from);
+                wire.to = Some(to);
+            }
         }
         let mut line = serde_json::to_vec(&wire)?;
         line.push(b'\n');
@@ -411,6 +430,12 @@ struct WireOut<'a> {
     through_message_count: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    setting: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<&'a str>,
 }
 
 /// Every field any entry type may carry; decoded in one pass, then checked per type.
@@ -442,6 +467,12 @@ struct WireIn {
     through_message_count: Option<u64>,
     #[serde(default)]
     name: Option<String>,
+    #[serde(default)]
+    setting: Option<String>,
+    #[serde(default)]
+    from: Option<String>,
+    #[serde(default)]
+    to: Option<String>,
 }
 
 /// Only the discriminator, to report an unknown type before type-specific field errors.
@@ -490,6 +521,11 @@ pub(crate) fn decode_entry(line: &[u8]) -> std::result::Result<Entry, String> {
             name: wire.name.unwrap_or_default(),
         },
         "head" => EntryKind::Head,
+        "policy" => EntryKind::Policy {
+            setting: wire.setting.unwrap_or_default(),
+            from: wire.from.unwrap_or_default(),
+            to: wire.to.unwrap_or_default(),
+        },
         other => return Err(format!("unknown session entry type {other:?}")),
     };
     Ok(Entry {
@@ -500,13 +536,14 @@ pub(crate) fn decode_entry(line: &[u8]) -> std::result::Result<Entry, String> {
     })
 }
 
-const KNOWN_TYPES: [&str; 6] = [
+const KNOWN_TYPES: [&str; 7] = [
     "message",
     "usage",
     "model",
     "summary",
     "session_info",
     "head",
+    "policy",
 ];
 
 /// The header fields needed before the version is known to be supported.

@@ -257,6 +257,16 @@ impl Session {
         self.append(kind, self.leaf_id())
     }
 
+    /// Records a setting the person changed mid-session (`/approval never`, …), for the audit.
+    pub fn append_policy(&mut self, setting: &str, from: &str, to: &str) -> Result<&Entry> {
+        let kind = EntryKind::Policy {
+            setting: setting.to_owned(),
+            from: from.to_owned(),
+            to: to.to_owned(),
+        };
+        self.append(kind, self.leaf_id())
+    }
+
     /// Records a compaction summary covering the first `through_message_count` messages.
     pub fn append_summary(&mut self, summary: &str, through_message_count: u64) -> Result<&Entry> {
         self.append(

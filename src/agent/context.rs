@@ -614,6 +614,16 @@ pub fn context_report(
     )
 }
 
+/// The estimated size of the next request's prompt (messages and tool definitions), as
+/// [`context_report`] counts it: what the interactive status line shows against the budget.
+pub fn estimated_prompt_tokens(
+    session: &Session,
+    system: &[String],
+    tools: &[ToolDefinition],
+) -> u64 {
+    assemble(system, session, None).1 + estimate_tools(tools)
+}
+
 /// A stored message as the provider sees it.
 pub fn to_provider_message(stored: &session::Message) -> provider::Message {
     let text = stored.display_text();

@@ -93,7 +93,7 @@ pub fn mode_named(name: &str) -> Option<Mode> {
 /// How much runs without a person: unattended (nothing normal) < auto, on-request (normal
 /// commands asked) < never, unattended with --allow-all (normal commands run) < yolo (normal
 /// commands run, dangerous ones asked at a terminal).
-fn looseness(mode: Mode) -> u8 {
+pub fn looseness(mode: Mode) -> u8 {
     match mode {
         Mode::Unattended { allow_all: false } => 0,
         Mode::Auto | Mode::OnRequest => 1,

@@ -117,7 +117,7 @@ impl Conversation {
             options
                 .config
                 .select(&options.home, wanted.as_deref(), &options.overrides)?;
-        let mut tools = match options.early_tools.take() {
+        let tools = match options.early_tools.take() {
             // Built from the same inputs as below (else dropped, which stops their sandbox).
             Some(early)
                 if early.cwd == options.cwd
@@ -132,18 +132,9 @@ impl Conversation {
                 options.config.env.allow.clone(),
             )?,
         };
-        // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it
-        // now (unless `EarlyTools` already did), on another thread, so that it overlaps the
-        // provider's set-up (its certificate store), the session write and the first request
-        // rather than delaying the first command. `run_turn` warms too, which does nothing after
-        // the first warm-up.
+        // Started before the provider's set-up (its certificate store) to overlap it.
         tools.warm_sandbox();
         let provider = provider_for(&selection, &options.config)?;
-        tools.add_tools(options.external_tools.iter().cloned());
-        if options.config.tools.computer {
-            let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
-            tools.add_tools(computer);
-        }
         let mut notices = Vec::new();
         let memory = if options.config.memory.enabled && !options.no_memory {
             let store = Arc::new(crate::tools::memory::Store::new(
@@ -152,7 +143,6 @@ impl Conversation {
                 &options.cwd,
             ));
             notices = store.maintain(jiff::Zoned::now().date());
-            tools.add_tools(crate::agent::memory::tools(Arc::clone(&store)));
             Some(store)
         } else {
             None
@@ -163,41 +153,7 @@ impl Conversation {
             &options.cwd,
             options.context_files,
         ));
-        if options.config.artifacts.enabled {
-            let store = options.config.artifact_store(&options.home);
-            tools.add_tools(crate::agent::artifacts::tools(store));
-        }
-        if options.config.library.enabled {
-            // Offered only when there is something to read: an empty library would only cost
-            // prompt tokens on every request.
-            let library = options.config.library(&options.home);
-            if library.list().is_ok_and(|entries| !entries.is_empty()) {
-                tools.add_tools(crate::agent::library::tools(library));
-            }
-        }
-        if let Some(browser) = crate::tools::browser::BrowserTools::new(
-            &options.cwd,
-            &options.home,
-            &options.config.browser,
-            options.sandbox.clone(),
-        )? {
-            tools.add_tools(crate::agent::browser::tools(browser));
-        }
-        // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
-        if options.config.kb.tool {
-            let kb = &options.config.kb;
-            if let Some(tool) =
-                crate::agent::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
-            {
-                tools.add_tools([tool]);
-            }
-        }
-        // A protection the sandbox self-test finds not holding is said to a person, and fails
-        // the run where nobody would read it (unattended, or no terminal: CI).
-        tools.set_person_present(
-            options.terminal.is_present()
-                && !matches!(options.mode, policies::Mode::Unattended { .. }),
-        );
+        let tools = equip(tools, &options, memory.as_ref())?;
         let gate = Gate::new(
             options.mode,
             options.terminal,
@@ -258,6 +214,95 @@ impl Conversation {
             .map_err(|e| e.to_string())
     }
 
+    /// The approval mode in force.
+    pub fn mode(&self) -> Mode {
+        self.options.mode
+    }
+
+    /// The sandbox setting commands run under.
+    pub fn sandbox(&self) -> &SandboxSetting {
+        &self.options.sandbox
+    }
+
+    /// The estimated prompt of the next request, and the budget it is held to (0: none).
+    pub fn context_used(&self) -> Result<(u64, u32), String> {
+        let system = self.system_prompt()?;
+        let tools = self.agent.tool_definitions();
+        Ok((
+            context::estimated_prompt_tokens(&self.session, &system, &tools),
+            self.agent.budget.max_prompt_tokens,
+        ))
+    }
+
+    /// Switches the approval mode from the next turn on, with the approver that mode asks (a
+    /// terminal one, or `NobodyToAsk`). The gate is new, so "always" grants of the old mode
+    /// do not carry over into the new one.
+    pub fn set_mode(&mut self, mode: Mode, approver: Arc<dyn Approver>) -> Result<(), String> {
+        policies::check_startup(mode, self.options.terminal).map_err(|e| e.message)?;
+        self.options.mode = mode;
+        self.options.approver = approver;
+        self.agent.gate = Arc::new(Gate::new(
+            mode,
+            self.options.terminal,
+            Arc::clone(&self.options.approver),
+        ));
+        Ok(())
+    }
+
+    /// Switches the sandbox (and its network policy) from the next turn on: the tools are
+    /// built anew for it, and the old ones (and their sandbox) dropped. On an error nothing
+    /// changes.
+    pub fn set_sandbox(&mut self, sandbox: SandboxSetting) -> Result<(), String> {
+        let base = ToolBox::new(
+            &self.options.cwd,
+            sandbox.clone(),
+            self.options.config.env.allow.clone(),
+        )?;
+        let previous = std::mem::replace(&mut self.options.sandbox, sandbox);
+        match equip(base, &self.options, self.memory.as_ref()) {
+            Ok(tools) => {
+                self.agent.tools = Arc::new(tools);
+                Ok(())
+            }
+            Err(e) => {
+                self.options.sandbox = previous;
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether tools of MCP servers are offered: those servers were started once, with the
+    /// sandbox setting of the start, and a sandbox change does not restart them.
+    pub fn has_external_tools(&self) -> bool {
+        !self.options.external_tools.is_empty()
+    }
+
+    /// Records in the session a setting the person changed (`/approval`, `/sandbox`,
+    /// `/network`), for the audit.
+    pub fn record_policy(&mut self, setting: &str, from: &str, to: &str) -> Result<(), String> {
+        self.session
+            .append_policy(setting, from, to)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Continues in another session from the next turn on (`/resume`, `/clear`), with the
+    /// model and settings of this one; returns the session left.
+    pub fn replace_session(&mut self, session: Session) -> Session {
+        std::mem::replace(&mut self.session, session)
+    }
+
+    /// Runs a turn with `prompt` as it is, never as a slash command (the frontend has decided:
+    /// `//text` sends `/text`).
+    pub async fn submit_text(
+        &mut self,
+        prompt: &str,
+        sink: &EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Submitted, TurnError> {
+        self.run_prompt(prompt, sink, cancel).await
+    }
+
     /// Handles a slash command, or runs a turn.
     pub async fn submit(
         &mut self,
@@ -299,6 +344,15 @@ impl Conversation {
                 None => {}
             }
         }
+        self.run_prompt(&prompt, sink, cancel).await
+    }
+
+    async fn run_prompt(
+        &mut self,
+        prompt: &str,
+        sink: &EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Submitted, TurnError> {
         if self
             .session
             .transcript()
@@ -314,7 +368,7 @@ impl Conversation {
             .run_turn(
                 &mut self.session,
                 &system,
-                &prompt,
+                prompt,
                 &self.queue,
                 sink,
                 cancel,
@@ -528,6 +582,65 @@ impl Conversation {
             skill.location.display()
         )))
     }
+}
+
+/// Adds to the built-in tools everything a conversation offers besides them (MCP, computer,
+/// memory, artifacts, library, browser, kb) and starts the sandbox's warm-up: shared by
+/// [`Conversation::open`] and a sandbox change between turns, which needs a new tool box.
+fn equip(
+    mut tools: ToolBox,
+    options: &ServiceOptions,
+    memory: Option<&Arc<crate::tools::memory::Store>>,
+) -> Result<ToolBox, String> {
+    // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it now
+    // (unless `EarlyTools` already did), on another thread, so that it overlaps the provider's
+    // set-up (its certificate store), the session write and the first request rather than
+    // delaying the first command. `run_turn` warms too, which does nothing after the first
+    // warm-up.
+    tools.warm_sandbox();
+    tools.add_tools(options.external_tools.iter().cloned());
+    if options.config.tools.computer {
+        let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
+        tools.add_tools(computer);
+    }
+    if let Some(store) = memory {
+        tools.add_tools(crate::agent::memory::tools(Arc::clone(store)));
+    }
+    if options.config.artifacts.enabled {
+        let store = options.config.artifact_store(&options.home);
+        tools.add_tools(crate::agent::artifacts::tools(store));
+    }
+    if options.config.library.enabled {
+        // Offered only when there is something to read: an empty library would only cost
+        // prompt tokens on every request.
+        let library = options.config.library(&options.home);
+        if library.list().is_ok_and(|entries| !entries.is_empty()) {
+            tools.add_tools(crate::agent::library::tools(library));
+        }
+    }
+    if let Some(browser) = crate::tools::browser::BrowserTools::new(
+        &options.cwd,
+        &options.home,
+        &options.config.browser,
+        options.sandbox.clone(),
+    )? {
+        tools.add_tools(crate::agent::browser::tools(browser));
+    }
+    // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
+    if options.config.kb.tool {
+        let kb = &options.config.kb;
+        if let Some(tool) =
+            crate::agent::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
+        {
+            tools.add_tools([tool]);
+        }
+    }
+    // A protection the sandbox self-test finds not holding is said to a person, and fails the
+    // run where nobody would read it (unattended, or no terminal: CI).
+    tools.set_person_present(
+        options.terminal.is_present() && !matches!(options.mode, policies::Mode::Unattended { .. }),
+    );
+    Ok(tools)
 }
 
 enum Control {

@@ -4,7 +4,7 @@
 //! Exit codes: 0 the turn completed; 1 the run failed; 2 usage or configuration error; 3 a tool
 //! call was denied and `--fail-on-deny` was given; 130 interrupted.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,8 +15,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::sessions::{self, SessionFlags};
-use super::terminal::{Lines, TerminalApprover};
-use crate::agent::{AgentEvent, Approver, NobodyToAsk, TurnError};
+use super::terminal::Lines;
+use crate::agent::{AgentEvent, TurnError};
 use crate::app::config::{Config, Overrides};
 use crate::app::service::{Conversation, EarlyTools, ServiceOptions, Submitted};
 use crate::tools::registry::SandboxSetting;
@@ -153,15 +153,24 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         ));
     }
 
-    let lines = Lines::stdin();
-    let approver: Arc<dyn Approver> = match (mode, terminal) {
-        (Mode::Auto | Mode::OnRequest | Mode::Yolo, Terminal::Present) => {
-            Arc::new(TerminalApprover {
-                lines: lines.clone(),
-            })
+    // The line editor on a terminal; a pipe (scripts, tests) is read line by line as before.
+    let lines = if matches!(terminal, Terminal::Present) && !one_shot && !flags.json {
+        match super::editor::LineEditor::start(super::history::path(&home)) {
+            Ok((editor, notes)) => {
+                for note in notes {
+                    eprintln!("gg: note: {}", crate::display::visible_inline(&note));
+                }
+                Lines::Editor(editor)
+            }
+            Err(e) => {
+                eprintln!("gg: note: {e}; reading plain lines");
+                Lines::stdin()
+            }
         }
-        _ => Arc::new(NobodyToAsk),
+    } else {
+        Lines::stdin()
     };
+    let approver = super::interactive::approver_for(mode, terminal, &lines);
     let sandboxed = flags.sandbox || config.sandbox || ceiling.is_some_and(|c| c.sandbox);
     if let Some(note) = sandbox_note(mode, sandboxed) {
         eprintln!("{note}");
@@ -188,6 +197,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     if let Some(c) = ceiling {
         network.mode = c.clamp_network(network.mode);
     }
+    let session_network = network.clone();
     let sandbox = SandboxSetting::with_network(sandboxed, network);
     // Before the session file and the MCP servers: the sandbox's start overlaps both.
     let early_tools = EarlyTools::start(&cwd, &sandbox, &config).map_err(CliError::Usage)?;
@@ -226,32 +236,90 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     let output = Output::new(flags.json, one_shot);
     if one_shot {
         let prompt = flags.prompt.join(" ");
-        let result = run_one(&mut conversation, &prompt, &output, &interrupts, &flags).await;
+        let turn = Turn {
+            prompt: &prompt,
+            literal: false,
+        };
+        let result = run_one(&mut conversation, turn, &output, &interrupts, &flags).await;
         mcp.shutdown().await;
         drop(session.guard);
         return Ok(result.code);
     }
 
     if !flags.json {
-        println!("gg interactive mode. Press Ctrl+D to exit.");
+        println!("gg interactive mode. Press Ctrl+D to exit. /help lists the commands.");
     }
+    let mut settings = super::interactive::Settings {
+        sandboxed,
+        network: session_network,
+        ceiling,
+        terminal,
+        lines: lines.clone(),
+    };
+    let show_status = !flags.json && std::io::stderr().is_terminal();
+    // Ctrl+C on an empty prompt: the first says how to leave, the second in a row leaves.
+    let mut interrupted = false;
     loop {
-        if !flags.json {
-            print!("> ");
-            let _ = std::io::stdout().flush();
-        }
-        let Some(line) = lines.next().await else {
-            if !flags.json {
-                println!();
+        if show_status {
+            let status = super::interactive::status_line(&conversation, &settings);
+            if output.colour_stderr {
+                eprintln!("\x1b[2m{status}\x1b[0m");
+            } else {
+                eprintln!("{status}");
             }
-            break;
-        };
-        if line.trim().is_empty() {
-            continue;
         }
+        let line = match &lines {
+            Lines::Editor(editor) => match editor.prompt("> ").await {
+                super::editor::Read::Line(line) => line,
+                super::editor::Read::Interrupted if interrupted => break,
+                super::editor::Read::Interrupted => {
+                    interrupted = true;
+                    eprintln!("(Ctrl+C again or Ctrl+D to exit)");
+                    continue;
+                }
+                super::editor::Read::Eof => break,
+            },
+            Lines::Piped(_) => {
+                if !flags.json {
+                    print!("> ");
+                    let _ = std::io::stdout().flush();
+                }
+                let Some(line) = lines.next().await else {
+                    if !flags.json {
+                        println!();
+                    }
+                    break;
+                };
+                line
+            }
+        };
+        interrupted = false;
+        let (prompt, literal) = match super::slash::parse(&line) {
+            super::slash::Line::Blank => continue,
+            super::slash::Line::Prompt(text) => (text.to_string(), text != line),
+            super::slash::Line::Command { name, arg } => {
+                let last = output.last_tool_output();
+                match super::interactive::command(
+                    name,
+                    arg,
+                    &mut conversation,
+                    &mut settings,
+                    &flags,
+                    last.as_deref(),
+                ) {
+                    super::interactive::After::Prompt => continue,
+                    super::interactive::After::Exit => break,
+                    super::interactive::After::Service => (line.clone(), false),
+                }
+            }
+        };
         // A failed turn ends the session with its code; an interrupted one
         // returns to the prompt.
-        if let Some(code) = run_one(&mut conversation, &line, &output, &interrupts, &flags)
+        let turn = Turn {
+            prompt: &prompt,
+            literal,
+        };
+        if let Some(code) = run_one(&mut conversation, turn, &output, &interrupts, &flags)
             .await
             .fatal
         {
@@ -275,8 +343,22 @@ impl Interrupts {
     fn install() -> Interrupts {
         let current: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
         let watched = Arc::clone(&current);
+        // Registered now, not when the task first runs: the line editor swaps its own SIGINT
+        // handler in for each prompt and puts back the one it found, so tokio's must be in
+        // place before the first prompt (else the default, which kills gg, comes back).
+        let mut sigint =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+                Ok(stream) => Some(stream),
+                Err(e) => {
+                    eprintln!("gg: note: Ctrl+C cannot be handled: {e}");
+                    None
+                }
+            };
         tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
+            let Some(sigint) = sigint.as_mut() else {
+                return;
+            };
+            while sigint.recv().await.is_some() {
                 let token = watched.lock().ok().and_then(|c| c.clone());
                 match token {
                     Some(token) if token.is_cancelled() => {
@@ -322,6 +404,12 @@ struct Output {
     wrote_text: AtomicBool,
     colour_stderr: bool,
     next_seq: AtomicU8,
+    /// The reply rendered as markdown as it streams (colour on stdout), else written as it is.
+    markdown: Option<std::sync::Mutex<super::markdown::Markdown>>,
+    /// Folded outputs and status lines after each tool call (the interactive mode).
+    tool_status: bool,
+    /// The last tool call's whole output, for `/output`.
+    last_tool_output: std::sync::Mutex<Option<String>>,
 }
 
 impl Output {
@@ -334,7 +422,15 @@ impl Output {
             wrote_text: AtomicBool::new(false),
             colour_stderr: super::terminal::colour_on(super::terminal::Stream::Stderr),
             next_seq: AtomicU8::new(0),
+            markdown: super::terminal::colour_on(super::terminal::Stream::Stdout)
+                .then(|| std::sync::Mutex::new(super::markdown::Markdown::default())),
+            tool_status: !one_shot,
+            last_tool_output: std::sync::Mutex::new(None),
         }
+    }
+
+    fn last_tool_output(&self) -> Option<String> {
+        self.last_tool_output.lock().ok().and_then(|l| l.clone())
     }
 
     fn json_line(&self, value: serde_json::Value) {
@@ -358,8 +454,15 @@ impl Output {
                 }
             }
             AgentEvent::TextDelta(text) => {
+                let shown = match &self.markdown {
+                    Some(markdown) => markdown
+                        .lock()
+                        .map(|mut m| m.push(&text))
+                        .unwrap_or_default(),
+                    None => crate::display::visible(&text).into_owned(),
+                };
                 let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(crate::display::visible(&text).as_bytes());
+                let _ = stdout.write_all(shown.as_bytes());
                 let _ = stdout.flush();
                 self.wrote_text.store(true, Ordering::Relaxed);
             }
@@ -404,6 +507,26 @@ impl Output {
                 eprintln!("• {summary}{class} → {action}");
             }
             AgentEvent::ToolCallFinish {
+                is_error,
+                text,
+                name,
+                sandbox_level,
+                ran,
+                ..
+            } if self.tool_status && name != "memory_add" => {
+                let shown = super::tool_status::render(
+                    &name,
+                    is_error,
+                    &text,
+                    sandbox_level.as_deref(),
+                    ran,
+                );
+                eprint!("{shown}");
+                if let Ok(mut last) = self.last_tool_output.lock() {
+                    *last = Some(text);
+                }
+            }
+            AgentEvent::ToolCallFinish {
                 is_error: true,
                 text,
                 name,
@@ -429,8 +552,13 @@ impl Output {
     }
 
     fn end_text_line(&self) {
+        let rest = self
+            .markdown
+            .as_ref()
+            .and_then(|m| m.lock().ok().map(|mut m| m.finish()))
+            .unwrap_or_default();
         if self.wrote_text.swap(false, Ordering::Relaxed) {
-            println!();
+            println!("{rest}");
         }
     }
 
@@ -510,9 +638,16 @@ impl From<ExitCode> for TurnExit {
     }
 }
 
+/// What to submit: a line for the service (which may be a slash command of its own), or text
+/// for the model as it is (`//text` typed at the prompt).
+struct Turn<'a> {
+    prompt: &'a str,
+    literal: bool,
+}
+
 async fn run_one(
     conversation: &mut Conversation,
-    prompt: &str,
+    turn: Turn<'_>,
     output: &Output,
     interrupts: &Interrupts,
     flags: &RunFlags,
@@ -524,7 +659,11 @@ async fn run_one(
             "sessionId": conversation.session().id(), "model": conversation.selection().label()}));
     }
     let sink = |event: AgentEvent| output.event(event);
-    let result = conversation.submit(prompt, &sink, &cancel).await;
+    let result = if turn.literal {
+        conversation.submit_text(turn.prompt, &sink, &cancel).await
+    } else {
+        conversation.submit(turn.prompt, &sink, &cancel).await
+    };
     interrupts.end_turn();
     output.end_text_line();
     let pending = output.take_pending();

@@ -40,7 +40,7 @@ impl SessionFlags {
         Ok(())
     }
 
-    fn root(&self) -> Result<PathBuf, String> {
+    pub fn root(&self) -> Result<PathBuf, String> {
         paths::root_from_env(self.session_dir.as_deref()).map_err(|e| e.to_string())
     }
 }
@@ -106,7 +106,7 @@ pub async fn open_for_run(
     })
 }
 
-fn new_session(root: &Path, cwd: &Path, cwd_text: &str) -> Result<Session, CliError> {
+pub fn new_session(root: &Path, cwd: &Path, cwd_text: &str) -> Result<Session, CliError> {
     let dir = paths::project_dir(root, cwd).map_err(|e| CliError::Failed(e.to_string()))?;
     Session::create(&dir, cwd_text).map_err(|e| CliError::Failed(e.to_string()))
 }
@@ -187,9 +187,9 @@ pub fn list(session_dir: Option<&Path>) -> ExitCode {
 }
 
 /// `gg audit [SESSION] [--json]`: every tool call of a session with its classification,
-/// decision and sandbox level.
+/// decision and sandbox level; the text form also lists the settings changed mid-session.
 pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> ExitCode {
-    let result = (|| -> Result<Vec<session::ToolCallAudit>, String> {
+    let result = (|| -> Result<(Vec<session::ToolCallAudit>, Vec<String>), String> {
         let root = paths::root_from_env(session_dir).map_err(|e| e.to_string())?;
         let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
         let path = match target {
@@ -199,9 +199,20 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
                 .ok_or_else(|| "no sessions found".to_string())?,
         };
         let transcript = session::load(&path).map_err(|e| e.to_string())?;
-        Ok(session::audit_trail(&transcript))
+        let changes = transcript
+            .entries()
+            .iter()
+            .filter_map(|entry| match &entry.kind {
+                session::EntryKind::Policy { setting, from, to } => Some(format!(
+                    "{}  policy  {setting}: {from} -> {to} (changed in the session)\n",
+                    entry.timestamp
+                )),
+                _ => None,
+            })
+            .collect();
+        Ok((session::audit_trail(&transcript), changes))
     })();
-    let rows = match result {
+    let (rows, changes) = match result {
         Ok(rows) => rows,
         Err(e) => {
             eprintln!("gg audit: {e}");
@@ -209,6 +220,11 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
         }
     };
     let mut out = std::io::stdout().lock();
+    if !json {
+        for change in &changes {
+            let _ = out.write_all(crate::display::visible(change).as_bytes());
+        }
+    }
     for row in &rows {
         // Arguments, reasons and errors come from the model and its tools: escaped as a whole.
         let mut text = String::new();
@@ -283,7 +299,7 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
         let _ = writeln!(text);
         let _ = out.write_all(crate::display::visible(&text).as_bytes());
     }
-    if rows.is_empty() && !json {
+    if rows.is_empty() && changes.is_empty() && !json {
         let _ = writeln!(out, "no tool calls in this session");
     }
     ExitCode::SUCCESS

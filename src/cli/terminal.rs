@@ -9,10 +9,12 @@ use tokio::sync::{Mutex, mpsc};
 use crate::agent::approval::{Answer, AnswerFuture, ApprovalPrompt, Approver};
 use crate::display::{visible, visible_inline};
 
-/// Lines of stdin, read on one thread so the prompt loop and approvals never race for input.
+/// Lines of stdin, read on one thread so the prompt loop and approvals never race for input:
+/// read ahead from a pipe, or asked of the line editor on a terminal.
 #[derive(Clone)]
-pub struct Lines {
-    rx: Arc<Mutex<mpsc::UnboundedReceiver<String>>>,
+pub enum Lines {
+    Piped(Arc<Mutex<mpsc::UnboundedReceiver<String>>>),
+    Editor(super::editor::LineEditor),
 }
 
 impl Lines {
@@ -37,14 +39,15 @@ impl Lines {
                 }
             }
         });
-        Lines {
-            rx: Arc::new(Mutex::new(rx)),
-        }
+        Lines::Piped(Arc::new(Mutex::new(rx)))
     }
 
-    /// The next line, or `None` at end of input.
+    /// The next plain line (not through the editor's prompt), or `None` at end of input.
     pub async fn next(&self) -> Option<String> {
-        self.rx.lock().await.recv().await
+        match self {
+            Lines::Piped(rx) => rx.lock().await.recv().await,
+            Lines::Editor(editor) => editor.answer().await,
+        }
     }
 }
 
