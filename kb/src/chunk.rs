@@ -2,12 +2,7 @@
 //! or a run of paragraphs, never a window cut at a byte count. Each chunk keeps its heading path
 //! and the source lines it covers, so a search hit can be cited as `file:line-line`.
 
-/// One source line (1-based `no`) of text after extraction.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
-    pub no: u32,
-    pub text: String,
-}
+pub use crate::html::Line;
 
 /// A passage of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,12 @@
 //! The output is Markdown-shaped lines (`# heading`, fenced `<pre>` blocks, blank lines between
 //! blocks) so the Markdown chunker handles both formats.
 
-use crate::chunk::Line;
+/// One source line (1-based `no`) of text after extraction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub no: u32,
+    pub text: String,
+}
 
 /// Elements whose whole content is chrome or not text.
 const SKIPPED: &[&str] = &[

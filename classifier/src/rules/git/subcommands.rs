@@ -1,14 +1,15 @@
-//! git: a few listing subcommands are read-only, unless options or the repository's own config
-//! make git run programs. Remote history rewrites and user-level config writes are dangerous.
+//! The rules of each git subcommand: which ones only read, the options that make a reading
+//! subcommand write files or run programs (`--output`, `--ext-diff`, `grep -O`, signature
+//! checks), commands given to `rebase --exec` and friends, and what git cannot give back
+//! (`reset --hard`, `clean -f`, forced pushes).
 
-use super::args::{Opt, split_option};
-use super::escapes::program_option;
-use super::{Outcome, check_write_target, long_is, run_code, short_has, value_text};
+use super::config::config;
 use crate::Class;
-use crate::gitconfig::{self, Entry};
 use crate::ids::RuleId;
-use crate::paths::Cwds;
-use crate::walk::{Cmd, Flow, Walker};
+use crate::rules::args::split_option;
+use crate::rules::escapes::program_option;
+use crate::rules::{Outcome, check_write_target, long_is, run_code, short_has, value_text};
+use crate::walk::{Flow, Walker};
 use crate::word::Word;
 
 /// Subcommands that only read, with their options checked below.
@@ -21,13 +22,6 @@ const READ_ONLY_SUBCOMMANDS: &[&str] = &[
     "name-rev", "count-objects", "cherry",
 ];
 
-/// Global options (before the subcommand) that take a separate value.
-#[rustfmt::skip]
-const GLOBAL_WITH_VALUE: &[&str] = &[
-    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
-    "--list-cmds", "--attr-source",
-];
-
 /// Subcommand options that run programs or write, whatever the subcommand.
 #[rustfmt::skip]
 const RUNS_PROGRAMS: &[&str] = &[
@@ -35,242 +29,7 @@ const RUNS_PROGRAMS: &[&str] = &[
     "--exec", "--filters",
 ];
 
-pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
-    if prog != "git" {
-        return None;
-    }
-    let args = &cmd.argv[1..];
-    let mut not_read_only: Option<Outcome> = None;
-    // Where git runs: the script's directory, moved by each `-C` in turn.
-    let mut dirs = w.cwds.clone();
-    let mut i = 0;
-    while i < args.len() && args[i].is_option() {
-        // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
-        let (parsed, used) = split_option(args, i, GLOBAL_WITH_VALUE);
-        for opt in parsed {
-            if opt.name == "-C" {
-                dirs = change_directory(w, &dirs, opt.value.as_ref());
-                if !same_repository(w, &dirs) {
-                    not_read_only.get_or_insert(Outcome::not(
-                        RuleId::GitOtherRepository,
-                        "git runs on another repository, whose config was not read",
-                    ));
-                }
-                continue;
-            }
-            if let Some(o) = global_option(w, &opt, &args[i]) {
-                not_read_only.get_or_insert(o);
-            }
-        }
-        i += used;
-    }
-    if i < args.len() && args[i].dynamic {
-        return Some(Outcome::not(
-            RuleId::DynamicCommandName,
-            format!("git subcommand {} is computed", args[i].text),
-        ));
-    }
-    let Some(sub) = args.get(i) else {
-        return Some(Outcome::read_only());
-    };
-    let sub_args = &args[i + 1..];
-    let outcome = subcommand(w, sub.text.as_str(), sub_args);
-    if let Some(o) = not_read_only {
-        return Some(o);
-    }
-    if outcome.read_only == super::ReadOnly::Yes {
-        let keys = w.git_program_keys(&dirs);
-        if !keys.is_empty() {
-            let msg = format!(
-                "the repository's git config runs programs ({})",
-                keys.join(", ")
-            );
-            return Some(Outcome::not(RuleId::GitRepoConfigRunsPrograms, msg));
-        }
-    }
-    Some(outcome)
-}
-
-/// The directories after `git -C DIR`. Only a plain literal path is followed: an empty,
-/// computed, expanded, globbed or `~` value, or one with a `..` component (git changes directory
-/// physically, through symbolic links), makes the directory unknown, so git's config there
-/// counts as unread.
-fn change_directory(w: &Walker, dirs: &Cwds, value: Option<&Word>) -> Cwds {
-    match value {
-        Some(v)
-            if !v.dynamic
-                && !v.expanded
-                && !v.text.is_empty()
-                && !v.text.starts_with('~')
-                && !v.text.split('/').any(|c| c == "..") =>
-        {
-            dirs.after_cd(Some(v), w.ctx)
-        }
-        _ => Cwds::unknown(),
-    }
-}
-
-/// Whether git run in each of `dirs` finds the repository whose config the caller read: each
-/// is the starting directory, or a directory below it reached by a plain path that the caller
-/// looked at ([`crate::Context::nested_git`]) and found no other repository on the way to (no
-/// `.git` entry, bare-repository-like directory, symbolic link or unread directory), and that
-/// is not the git directory, another protected tree or a credential store.
-///
-/// The starting directory is trusted however a `cd` got back to it (`cd sub/..`, `cd -`): bash
-/// changes to the lexical path, which exists. Only when that fails does it retry the path
-/// physically, which is why a `..` anywhere else is not trusted.
-pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
-    let ctx = w.ctx;
-    if !ctx.cwd.is_absolute() {
-        return false;
-    }
-    let start = crate::paths::normalize(&ctx.cwd);
-    let Some((known, indirect)) = dirs.all_known() else {
-        return false;
-    };
-    known.iter().all(|dir| {
-        if *dir == start {
-            return true;
-        }
-        if indirect {
-            return false;
-        }
-        let Some(hazards) = &ctx.nested_git else {
-            return false;
-        };
-        let inside = dir.starts_with(&start)
-            && !dir
-                .strip_prefix(&start)
-                .is_ok_and(|rest| rest.iter().any(|c| c == ".git"));
-        let nested = hazards
-            .iter()
-            .any(|h| dir.starts_with(crate::paths::normalize(&start.join(h))));
-        let protected = ctx.protected.iter().any(|tree| {
-            !tree.path.is_absolute() || dir.starts_with(crate::paths::normalize(&tree.path))
-        });
-        let word = Word::literal(&dir.to_string_lossy(), (0, 0));
-        inside && !nested && !protected && !super::names_credentials(w, &word)
-    })
-}
-
-fn global_option(w: &mut Walker, opt: &Opt, a: &Word) -> Option<Outcome> {
-    let val = || {
-        opt.value
-            .as_ref()
-            .map(|v| v.text.clone())
-            .unwrap_or_default()
-    };
-    match opt.name.as_str() {
-        "-c" => Some(config_override(w, &val(), opt.value.as_ref().unwrap_or(a))),
-        "--config-env" => {
-            let key = val()
-                .split_once('=')
-                .map(|(k, _)| k.to_string())
-                .unwrap_or_default();
-            let entry = dotted_entry(&key, None);
-            if entry.as_ref().is_some_and(gitconfig::runs_program) {
-                let msg = format!(
-                    "\"git --config-env {key}\" sets a program-running key from the environment"
-                );
-                w.reason(
-                    Class::Dangerous,
-                    RuleId::GitConfigOverrideProgram,
-                    msg,
-                    a.span,
-                );
-            }
-            Some(Outcome::not(
-                RuleId::GitConfigOverride,
-                "\"git --config-env\" overrides configuration",
-            ))
-        }
-        "--exec-path" => Some(Outcome::not(
-            RuleId::GitExecPath,
-            "\"git --exec-path\" changes where git finds its programs",
-        )),
-        "-p" | "--paginate" => Some(Outcome::not(
-            RuleId::GitPaginate,
-            "\"git --paginate\" runs a pager",
-        )),
-        "--attr-source" => Some(Outcome::not(
-            RuleId::GitConfigOverride,
-            "\"git --attr-source\" reads attributes from a tree, which can select diff and \
-             textconv drivers",
-        )),
-        "--git-dir" | "--work-tree" | "--bare" => Some(Outcome::not(
-            RuleId::GitOtherRepository,
-            "git runs on another repository, whose config was not read",
-        )),
-        _ => None,
-    }
-}
-
-/// `git -c key=value`: a program-running key with a dangerous or shell payload is dangerous.
-fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
-    let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
-    let Some(entry) = dotted_entry(key, Some(value)) else {
-        return Outcome::not(
-            RuleId::GitConfigOverride,
-            "\"git -c\" overrides configuration",
-        );
-    };
-    // `protocol.ext.allow=always` (or `protocol.allow=always`) enables the `ext::` transport,
-    // whose URL is a command line.
-    if entry.section == "protocol"
-        && entry.key == "allow"
-        && matches!(value.to_ascii_lowercase().as_str(), "always" | "user")
-        && entry
-            .subsection
-            .as_deref()
-            .is_none_or(|s| s.eq_ignore_ascii_case("ext"))
-    {
-        let msg = format!("\"git -c {key}={value}\" lets ext:: URLs run commands");
-        w.reason(
-            Class::Dangerous,
-            RuleId::GitTransportProgram,
-            msg,
-            word.span,
-        );
-    }
-    if gitconfig::runs_program(&entry) {
-        let program = value.trim_start_matches('!').to_string();
-        let (_, risky) = run_code(w, &program, word.span, &Flow::default());
-        if risky || word.dynamic {
-            let msg =
-                format!("\"git -c {key}\" makes git run {program}, a shell or dangerous command");
-            w.reason(
-                Class::Dangerous,
-                RuleId::GitConfigOverrideProgram,
-                msg,
-                word.span,
-            );
-        }
-        return Outcome::not(
-            RuleId::GitConfigOverride,
-            format!("\"git -c {key}\" makes git run a program"),
-        );
-    }
-    Outcome::not(
-        RuleId::GitConfigOverride,
-        "\"git -c\" overrides configuration",
-    )
-}
-
-fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {
-    let (section, rest) = key.split_once('.')?;
-    let (subsection, name) = match rest.rsplit_once('.') {
-        Some((sub, name)) => (Some(sub.to_string()), name),
-        None => (None, rest),
-    };
-    Some(Entry {
-        section: section.to_ascii_lowercase(),
-        subsection,
-        key: name.to_ascii_lowercase(),
-        value: value.map(str::to_string),
-    })
-}
-
-fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
+pub(super) fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
     transport_programs(w, sub, args);
     match sub {
         "push" => return push(w, args),
@@ -292,7 +51,7 @@ fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
             let target = if let Some((_, v)) = t.split_once('=') {
                 Word::literal(v, a.span)
             } else if t.len() > 2 && !t.starts_with("--") {
-                super::args::tail(a, 2)
+                crate::rules::args::tail(a, 2)
             } else {
                 args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
             };
@@ -438,7 +197,7 @@ fn transport_programs(w: &mut Walker, sub: &str, args: &[Word]) {
         } else if sub == "clone" && a.is_option() && !t.starts_with("--") && t.contains('u') {
             let at = t.find('u').map_or(t.len(), |p| p + 1);
             Some(if at < t.len() {
-                super::args::tail(a, at)
+                crate::rules::args::tail(a, at)
             } else {
                 args.get(i + 1).cloned().unwrap_or_else(|| a.clone())
             })
@@ -614,103 +373,18 @@ fn push(w: &mut Walker, args: &[Word]) -> Outcome {
     Outcome::not(RuleId::GitPush, "\"git push\" changes a remote repository")
 }
 
-fn config(w: &mut Walker, args: &[Word]) -> Outcome {
-    let scope_global = args
-        .iter()
-        .any(|a| matches!(a.text.as_str(), "--global" | "--system"));
-    let file = args
-        .iter()
-        .position(|a| a.text == "-f" || a.text == "--file" || a.text.starts_with("--file="));
-    let reading = args.iter().any(|a| {
-        matches!(
-            a.text.as_str(),
-            "--get"
-                | "--get-all"
-                | "--get-regexp"
-                | "-l"
-                | "--list"
-                | "--get-urlmatch"
-                | "--show-origin"
-                | "get"
-                | "list"
-        )
-    });
-    let positional: Vec<&Word> = args.iter().filter(|a| !a.is_option()).collect();
-    let writes = !reading && positional.len() >= 2
-        || args.iter().any(|a| {
-            a.text.starts_with("--unset")
-                || a.text == "--add"
-                || a.text == "--edit"
-                || a.text == "-e"
-                || a.text == "set"
-                || a.text == "edit"
-                || a.text.starts_with("--rename")
-                || a.text.starts_with("--remove")
-        });
-    if let Some(pos) = file
-        && writes
-    {
-        let target = if args[pos].text.contains('=') {
-            Word {
-                text: value_text(&args[pos]),
-                ..args[pos].clone()
-            }
-        } else {
-            args.get(pos + 1)
-                .cloned()
-                .unwrap_or_else(|| args[pos].clone())
-        };
-        check_write_target(w, &target, "git config --file", target.span);
-    }
-    if scope_global && writes {
-        let span = args.first().map_or((0, 0), |a| a.span);
-        w.reason(
-            Class::Dangerous,
-            RuleId::SystemUserConfig,
-            "\"git config --global\" changes user-level git configuration",
-            span,
-        );
-    }
-    if writes {
-        let mut named = positional.iter().filter(|p| p.text != "set");
-        let key = named.next().map(|p| p.text.clone()).unwrap_or_default();
-        // `alias.x '!cmd'` runs a shell, `alias.st status` does not: the value decides.
-        let value = named
-            .next()
-            .map_or("!", |v| if v.dynamic { "!" } else { v.text.as_str() });
-        if dotted_entry(&key, Some(value))
-            .as_ref()
-            .is_some_and(gitconfig::runs_program)
-        {
-            let span = args.first().map_or((0, 0), |a| a.span);
-            let msg = format!("\"git config {key}\" sets a key that makes git run a program");
-            w.reason(Class::Dangerous, RuleId::GitConfigProgramKey, msg, span);
-        }
-        return Outcome::not(
-            RuleId::GitConfigWrite,
-            "\"git config\" changes configuration",
-        );
-    }
-    if args.iter().any(|a| a.dynamic) || positional.len() > 1 && !reading {
-        return Outcome::not(
-            RuleId::ReadonlyNotAllowListed,
-            "\"git config\" with these arguments may change configuration",
-        );
-    }
-    // `--get`, `--list`, `get`, `list` or a bare key: reading configuration.
-    Outcome::read_only()
-}
-
 /// History and work that git cannot give back: discarded uncommitted changes, deleted
 /// untracked files, dropped stashes, force-deleted branches, expired reflogs, pruned objects,
 /// rewritten history. Each needs a person.
 fn destructive(w: &mut Walker, sub: &str, args: &[Word]) {
-    let opts: Vec<&str> = super::options(args).map(|a| a.text.as_str()).collect();
+    let opts: Vec<&str> = crate::rules::options(args)
+        .map(|a| a.text.as_str())
+        .collect();
     let has = |short: char, long: &str| {
         opts.iter()
             .any(|o| (short != ' ' && short_has(o, short)) || long_is(o, long))
     };
-    let ops = super::operands(args);
+    let ops = crate::rules::operands(args);
     let whole_tree = |ops: &[&Word]| {
         ops.iter().any(|o| {
             o.dynamic
@@ -778,7 +452,7 @@ fn destructive(w: &mut Walker, sub: &str, args: &[Word]) {
         _ => None,
     };
     if let Some(msg) = what {
-        let span = super::exec::join_spans(args);
+        let span = crate::rules::exec::join_spans(args);
         w.reason(Class::Dangerous, RuleId::GitDestructive, msg, span);
     }
 }

@@ -1,0 +1,163 @@
+//! git configuration given on the command line (`git -c key=value`) or written by `git config`:
+//! a key that makes git run a program (`core.pager`, `alias.x = !cmd`, `core.sshCommand` …) is
+//! read as the command it runs. Apart because both the global options and the `config`
+//! subcommand parse keys the same way.
+
+use crate::Class;
+use crate::gitconfig::{self, Entry};
+use crate::ids::RuleId;
+use crate::rules::{Outcome, check_write_target, run_code, value_text};
+use crate::walk::{Flow, Walker};
+use crate::word::Word;
+
+/// `git -c key=value`: a program-running key with a dangerous or shell payload is dangerous.
+pub(super) fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Outcome {
+    let (key, value) = setting.split_once('=').unwrap_or((setting, "true"));
+    let Some(entry) = dotted_entry(key, Some(value)) else {
+        return Outcome::not(
+            RuleId::GitConfigOverride,
+            "\"git -c\" overrides configuration",
+        );
+    };
+    // `protocol.ext.allow=always` (or `protocol.allow=always`) enables the `ext::` transport,
+    // whose URL is a command line.
+    if entry.section == "protocol"
+        && entry.key == "allow"
+        && matches!(value.to_ascii_lowercase().as_str(), "always" | "user")
+        && entry
+            .subsection
+            .as_deref()
+            .is_none_or(|s| s.eq_ignore_ascii_case("ext"))
+    {
+        let msg = format!("\"git -c {key}={value}\" lets ext:: URLs run commands");
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitTransportProgram,
+            msg,
+            word.span,
+        );
+    }
+    if gitconfig::runs_program(&entry) {
+        let program = value.trim_start_matches('!').to_string();
+        let (_, risky) = run_code(w, &program, word.span, &Flow::default());
+        if risky || word.dynamic {
+            let msg =
+                format!("\"git -c {key}\" makes git run {program}, a shell or dangerous command");
+            w.reason(
+                Class::Dangerous,
+                RuleId::GitConfigOverrideProgram,
+                msg,
+                word.span,
+            );
+        }
+        return Outcome::not(
+            RuleId::GitConfigOverride,
+            format!("\"git -c {key}\" makes git run a program"),
+        );
+    }
+    Outcome::not(
+        RuleId::GitConfigOverride,
+        "\"git -c\" overrides configuration",
+    )
+}
+
+pub(super) fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {
+    let (section, rest) = key.split_once('.')?;
+    let (subsection, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub.to_string()), name),
+        None => (None, rest),
+    };
+    Some(Entry {
+        section: section.to_ascii_lowercase(),
+        subsection,
+        key: name.to_ascii_lowercase(),
+        value: value.map(str::to_string),
+    })
+}
+
+pub(super) fn config(w: &mut Walker, args: &[Word]) -> Outcome {
+    let scope_global = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "--global" | "--system"));
+    let file = args
+        .iter()
+        .position(|a| a.text == "-f" || a.text == "--file" || a.text.starts_with("--file="));
+    let reading = args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "-l"
+                | "--list"
+                | "--get-urlmatch"
+                | "--show-origin"
+                | "get"
+                | "list"
+        )
+    });
+    let positional: Vec<&Word> = args.iter().filter(|a| !a.is_option()).collect();
+    let writes = !reading && positional.len() >= 2
+        || args.iter().any(|a| {
+            a.text.starts_with("--unset")
+                || a.text == "--add"
+                || a.text == "--edit"
+                || a.text == "-e"
+                || a.text == "set"
+                || a.text == "edit"
+                || a.text.starts_with("--rename")
+                || a.text.starts_with("--remove")
+        });
+    if let Some(pos) = file
+        && writes
+    {
+        let target = if args[pos].text.contains('=') {
+            Word {
+                text: value_text(&args[pos]),
+                ..args[pos].clone()
+            }
+        } else {
+            args.get(pos + 1)
+                .cloned()
+                .unwrap_or_else(|| args[pos].clone())
+        };
+        check_write_target(w, &target, "git config --file", target.span);
+    }
+    if scope_global && writes {
+        let span = args.first().map_or((0, 0), |a| a.span);
+        w.reason(
+            Class::Dangerous,
+            RuleId::SystemUserConfig,
+            "\"git config --global\" changes user-level git configuration",
+            span,
+        );
+    }
+    if writes {
+        let mut named = positional.iter().filter(|p| p.text != "set");
+        let key = named.next().map(|p| p.text.clone()).unwrap_or_default();
+        // `alias.x '!cmd'` runs a shell, `alias.st status` does not: the value decides.
+        let value = named
+            .next()
+            .map_or("!", |v| if v.dynamic { "!" } else { v.text.as_str() });
+        if dotted_entry(&key, Some(value))
+            .as_ref()
+            .is_some_and(gitconfig::runs_program)
+        {
+            let span = args.first().map_or((0, 0), |a| a.span);
+            let msg = format!("\"git config {key}\" sets a key that makes git run a program");
+            w.reason(Class::Dangerous, RuleId::GitConfigProgramKey, msg, span);
+        }
+        return Outcome::not(
+            RuleId::GitConfigWrite,
+            "\"git config\" changes configuration",
+        );
+    }
+    if args.iter().any(|a| a.dynamic) || positional.len() > 1 && !reading {
+        return Outcome::not(
+            RuleId::ReadonlyNotAllowListed,
+            "\"git config\" with these arguments may change configuration",
+        );
+    }
+    // `--get`, `--list`, `get`, `list` or a bare key: reading configuration.
+    Outcome::read_only()
+}

@@ -1,0 +1,350 @@
+//! What a command writes to its standard output, for the next pipeline stage and for files it
+//! redirects to: statically known text (`echo`, `printf`, `tr`), input passed through (`cat`,
+//! `tee`), downloads and credentials carried along. Apart from the dispatch in `mod.rs` because
+//! it runs after a family's rules and only reads their conclusion.
+
+use super::secrets::{
+    names_credentials, names_process_secrets, prints_environment, ps_shows_environment,
+};
+use super::{net, operands};
+use crate::Class;
+use crate::ids::RuleId;
+use crate::paths;
+use crate::walk::{Cmd, Flow, Walker};
+use crate::word::Word;
+
+/// What the command writes to its output, for the next pipeline stage; records downloads and
+/// credential reads on the way.
+pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow) -> Flow {
+    if flow.download {
+        let writes = cmd
+            .redirects
+            .iter()
+            .filter(|r| r.op.starts_with('>') || r.op.starts_with("&>"));
+        for target in writes.filter_map(|r| r.target.as_ref()) {
+            net::remember_download(w, target);
+        }
+    }
+    if let Some(printed) = printed_text(w, prog, &cmd.argv[1..]) {
+        flow.decode |= printed.decoded;
+        flow.text = Some(printed.text);
+    }
+    if let Some(text) = &cmd.input.text
+        && TRANSFORMERS.contains(&prog)
+    {
+        // Known text turned into other text: a shell reading it runs something no one wrote
+        // down (`echo 'ez -es ~' | tr a-z n-za-m | sh`). `tr` is worked out; the rest count as
+        // decoders.
+        match tr_output(prog, &cmd.argv[1..], text) {
+            Some(out) => flow.text = Some(out),
+            None => flow.decode = true,
+        }
+    }
+    if passes_input_through(prog, &cmd.argv[1..]) {
+        let produced = flow.clone();
+        flow = cmd.input.clone();
+        flow.merge(&produced);
+        flow.text = cmd.input.text.clone();
+    }
+    let reads_credentials = cmd.argv[1..].iter().any(|a| names_credentials(w, a))
+        || cmd.redirects.iter().any(|r| {
+            r.op.starts_with('<') && r.target.as_ref().is_some_and(|t| names_credentials(w, t))
+        });
+    if reads_credentials {
+        flow.credentials = true;
+        let process = cmd.argv[1..].iter().any(names_process_secrets)
+            || cmd
+                .redirects
+                .iter()
+                .any(|r| r.target.as_ref().is_some_and(names_process_secrets));
+        if process {
+            let msg = format!(
+                "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
+            );
+            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
+        } else {
+            let msg =
+                format!("\"{prog}\" reads a credential file; its content would reach the model");
+            w.reason(
+                Class::Dangerous,
+                RuleId::SecretsCredentialFile,
+                msg,
+                cmd.span,
+            );
+        }
+    }
+    if prog == "ps" && ps_shows_environment(&cmd.argv[1..]) {
+        flow.credentials = true;
+        let msg = "\"ps e\" shows other processes' environments, which hold secrets";
+        w.reason(Class::Normal, RuleId::SecretsProcessList, msg, cmd.span);
+    }
+    if prints_environment(prog, &cmd.argv[1..]) {
+        // Reading one's own environment is fine; sending it anywhere is not.
+        flow.credentials = true;
+    }
+    flow.no_dash = output_never_dashed(prog, &cmd.argv[1..]);
+    flow
+}
+
+/// Whether every word `prog ARGS` prints is known not to start with `-`, so that substituting
+/// it as an argument cannot make an option: commit ids (`git merge-base`, `git rev-parse REV`,
+/// `git rev-list`), branch names (`git branch --show-current`, `git symbolic-ref --short`,
+/// `git rev-parse --abbrev-ref`; git refuses names starting with `-`), paths under a named
+/// directory (`git ls-files src`), absolute paths (`pwd`, `git rev-parse --show-toplevel`),
+/// numbers (`nproc`, `id -u`).
+fn output_never_dashed(prog: &str, args: &[Word]) -> bool {
+    if args.iter().any(|a| a.dynamic || a.glob) {
+        return false;
+    }
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let plain_operands = |allowed: &[&str], rest: &[&str]| {
+        rest.iter()
+            .all(|t| !t.starts_with('-') || allowed.contains(t))
+    };
+    match prog {
+        "pwd" | "nproc" => texts.iter().all(|t| matches!(*t, "-P" | "-L")),
+        "id" => matches!(texts.as_slice(), ["-u" | "-g" | "-ur" | "-gr"]),
+        "git" => match texts.as_slice() {
+            ["merge-base", rest @ ..] => {
+                plain_operands(&["--fork-point", "--octopus", "--all"], rest)
+            }
+            ["rev-parse", rest @ ..] => {
+                !rest.is_empty()
+                    && !rest.contains(&"--")
+                    && plain_operands(
+                        &[
+                            "--verify",
+                            "-q",
+                            "--quiet",
+                            "--short",
+                            "--abbrev-ref",
+                            "--symbolic-full-name",
+                            "--show-toplevel",
+                            "--absolute-git-dir",
+                        ],
+                        rest,
+                    )
+            }
+            ["rev-list", rest @ ..] => {
+                plain_operands(
+                    &[
+                        "--reverse",
+                        "--first-parent",
+                        "--no-merges",
+                        "--merges",
+                        "--count",
+                        "--all",
+                        "--topo-order",
+                        "--date-order",
+                    ],
+                    rest,
+                ) && !rest.contains(&"--")
+            }
+            ["branch", "--show-current"] => true,
+            ["symbolic-ref", "--short" | "-q", ..] => texts.len() <= 4,
+            ["ls-files", rest @ ..] => {
+                let (options, paths): (Vec<&&str>, Vec<&&str>) =
+                    rest.iter().partition(|t| t.starts_with('-'));
+                !paths.is_empty()
+                    && options.iter().all(|o| {
+                        matches!(
+                            **o,
+                            "--cached"
+                                | "-c"
+                                | "--modified"
+                                | "-m"
+                                | "--others"
+                                | "-o"
+                                | "--exclude-standard"
+                                | "--deleted"
+                                | "-d"
+                        )
+                    })
+                    && paths.iter().all(|p| {
+                        p.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                            && !p.contains(['*', '?', '[', ':'])
+                    })
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Records files written with statically known text, so that running them later is read.
+pub(super) fn remember_written(w: &mut Walker, cmd: &Cmd, prog: &str, flow: &Flow) {
+    let Some(text) = &flow.text else { return };
+    let mut targets: Vec<&Word> = cmd
+        .redirects
+        .iter()
+        .filter(|r| matches!(r.op.as_str(), ">" | ">|" | "&>"))
+        .filter_map(|r| r.target.as_ref())
+        .collect();
+    if prog == "tee" {
+        targets.extend(operands(&cmd.argv[1..]));
+    }
+    for target in targets {
+        for path in paths::resolve_all(target, &w.cwds, w.ctx) {
+            w.written.retain(|(p, _)| *p != path);
+            w.written.push((path, text.clone()));
+        }
+    }
+    w.written.truncate(32);
+}
+
+/// The text a script file was given earlier in this script, if it was.
+pub(crate) fn written_text(w: &Walker, file: &Word) -> Option<String> {
+    let paths = paths::resolve_all(file, &w.cwds, w.ctx);
+    w.written
+        .iter()
+        .rev()
+        .find(|(p, _)| paths.contains(p))
+        .map(|(_, t)| t.clone())
+}
+
+/// What `echo` or `printf` prints, when statically known.
+struct Printed {
+    text: String,
+    /// Escape sequences were decoded: an obfuscated payload.
+    decoded: bool,
+}
+
+fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
+    use crate::word::{Escapes, decode_escapes};
+    if args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let has_escapes = |t: &str| {
+        t.contains("\\x")
+            || t.contains("\\u")
+            || t.contains("\\0")
+            || t.chars()
+                .zip(t.chars().skip(1))
+                .any(|(a, b)| a == '\\' && b.is_digit(8))
+    };
+    match prog {
+        "pwd" => {
+            let dir = w.cwds.single()?;
+            Some(Printed {
+                text: format!("{}\n", dir.display()),
+                decoded: false,
+            })
+        }
+        "echo" => {
+            let mut i = 0;
+            let mut escapes = false;
+            let mut newline = true;
+            while let Some(opt) = args.get(i).filter(|a| {
+                a.text.len() > 1
+                    && a.text.starts_with('-')
+                    && a.text[1..].chars().all(|c| "neE".contains(c))
+            }) {
+                escapes |= opt.text.contains('e');
+                newline &= !opt.text.contains('n');
+                i += 1;
+            }
+            let joined: Vec<&str> = args[i..].iter().map(|a| a.text.as_str()).collect();
+            let raw = joined.join(" ");
+            // dash's echo (and bash's with `xpg_echo`) decodes escapes without `-e`: a text
+            // with escape sequences is obfuscated content either way.
+            let decoded = has_escapes(&raw);
+            let mut text = if escapes {
+                decode_escapes(&raw, Escapes::Printf)
+            } else {
+                raw
+            };
+            if newline {
+                text.push('\n');
+            }
+            Some(Printed { text, decoded })
+        }
+        "printf" => {
+            let format = args.first()?;
+            if format.text.contains('%') || args.len() > 1 || format.text.starts_with('-') {
+                return None;
+            }
+            Some(Printed {
+                text: decode_escapes(&format.text, Escapes::Printf),
+                decoded: has_escapes(&format.text),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Programs whose output is their input transformed character by character or field by field.
+#[rustfmt::skip]
+const TRANSFORMERS: &[&str] = &[
+    "tr", "sed", "awk", "gawk", "mawk", "nawk", "rev", "cut", "fold", "paste", "perl", "iconv",
+    "dd", "xxd", "od", "fmt", "column", "expand", "unexpand", "sort", "tac", "nl", "jq", "yq",
+    "python", "python3", "ruby", "node", "base32", "basenc",
+];
+
+/// What `tr SET1 SET2` (or `tr -d SET`) prints for `text`, when the sets are simple (ranges,
+/// `[:lower:]`, `[:upper:]`, escapes); `None` otherwise.
+fn tr_output(prog: &str, args: &[Word], text: &str) -> Option<String> {
+    if prog != "tr" || args.iter().any(|a| a.dynamic) {
+        return None;
+    }
+    let (delete, sets) = match args {
+        [opt, rest @ ..] if opt.text == "-d" => (true, rest),
+        _ => (false, args),
+    };
+    if sets.iter().any(|a| a.is_option()) {
+        return None;
+    }
+    let set1 = tr_set(&sets.first()?.text)?;
+    if delete {
+        if sets.len() != 1 {
+            return None;
+        }
+        return Some(text.chars().filter(|c| !set1.contains(c)).collect());
+    }
+    let [_, second] = sets else { return None };
+    let set2 = tr_set(&second.text)?;
+    let last = *set2.last()?;
+    Some(
+        text.chars()
+            .map(|c| match set1.iter().rposition(|s| *s == c) {
+                Some(i) => set2.get(i).copied().unwrap_or(last),
+                None => c,
+            })
+            .collect(),
+    )
+}
+
+fn tr_set(spec: &str) -> Option<Vec<char>> {
+    let spec = spec
+        .replace("[:lower:]", "a-z")
+        .replace("[:upper:]", "A-Z")
+        .replace("[:digit:]", "0-9");
+    if spec.contains("[:") || spec.contains("[=") || spec.contains('*') {
+        return None;
+    }
+    let decoded = crate::word::decode_escapes(&spec, crate::word::Escapes::Printf);
+    let chars: Vec<char> = decoded.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 2 < chars.len() && chars[i + 1] == '-' && chars[i] <= chars[i + 2] {
+            out.extend(chars[i]..=chars[i + 2]);
+            i += 3;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+        if out.len() > 4096 {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// `cat` and `tee` without file operands copy their input to their output.
+fn passes_input_through(prog: &str, args: &[Word]) -> bool {
+    match prog {
+        "cat" => operands(args).iter().all(|o| o.text == "-"),
+        "tee" => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,232 @@
+//! Secrets a command may read: credential files (under home, system-wide, key files, `.env`
+//! files of other projects), other processes' environments and memory under `/proc`, and
+//! programs that print the environment. Apart because every argument of every command is
+//! checked against these lists, through a cheap pre-check first.
+
+use super::{basename, short_has};
+use crate::paths;
+use crate::walk::Walker;
+use crate::word::Word;
+
+/// Credential stores whose content should never be sent anywhere (paths relative to home).
+#[rustfmt::skip]
+const HOME_CREDENTIALS: &[&str] = &[
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".docker/config.json",
+    ".kube", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store", ".vault-token",
+    ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
+    ".gg", ".config/gg", ".git-credentials", ".config/git/credentials",
+    ".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
+    ".config/chromium", ".pgpass", ".my.cnf", ".env", ".s3cfg", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gem/credentials", ".config/rclone", ".config/containers/auth.json",
+    ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
+    ".local/share/fish/fish_history", ".python_history", ".psql_history", ".mysql_history",
+    ".node_repl_history", ".sqlite_history", ".rediscli_history", ".config/gh-copilot",
+];
+const SYSTEM_CREDENTIALS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/ssh",
+    "/etc/ssl/private",
+];
+#[rustfmt::skip]
+const KEY_FILE_NAMES: &[&str] = &[
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".git-credentials",
+];
+
+/// Whether `word` (possibly `@file`, `<file`, `name=@file`) names a credential file.
+pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
+    let text = if word.dynamic {
+        &word.prefix
+    } else {
+        &word.text
+    };
+    // `--post-file=PATH`, `-Fname=@PATH`: the path is after `=`.
+    let text = match text.split_once('=') {
+        Some((opt, value)) if opt.starts_with('-') => value,
+        _ => text.as_str(),
+    };
+    let text = text
+        .rsplit_once(['@', '<'])
+        .map_or(text, |(_, after)| after);
+    let text = text.strip_prefix("file:").unwrap_or(text);
+    if text.is_empty() || !might_name_credentials(w, text) {
+        return false;
+    }
+    let name = basename(text);
+    if KEY_FILE_NAMES.contains(&name) {
+        return true;
+    }
+    if names_process_secrets(word) {
+        return true;
+    }
+    let Some(resolved) = absolute_for_match(w, text) else {
+        return false;
+    };
+    // A `.env` file outside the working directory belongs to another project or the user.
+    if (name == ".env" || name.starts_with(".env."))
+        && w.ctx.cwd.is_absolute()
+        && !resolved.starts_with(paths::normalize(&w.ctx.cwd))
+    {
+        return true;
+    }
+    if SYSTEM_CREDENTIALS.iter().any(|s| resolved.starts_with(s)) {
+        return true;
+    }
+    let home = &w.ctx.home;
+    home.is_absolute()
+        && HOME_CREDENTIALS
+            .iter()
+            .any(|c| resolved.starts_with(home.join(c)))
+}
+
+/// Files under `/proc/<pid>/` that expose another process's secrets: its environment (API keys
+/// handed to gg), its command line (`--token`), its memory.
+const PROCESS_SECRETS: &[&str] = &[
+    "environ", "cmdline", "mem", "maps", "smaps", "auxv", "stack",
+];
+
+/// `/proc/<pid>/environ`, `/proc/$PPID/cmdline`, `/proc/self/environ` … (computed pids too).
+pub(crate) fn names_process_secrets(word: &Word) -> bool {
+    let text = word.text.trim_matches(['"', '\'']);
+    let Some(rest) = text.strip_prefix("/proc/") else {
+        return false;
+    };
+    let mut parts = rest.split('/').filter(|p| !p.is_empty());
+    let (Some(pid), Some(file)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let file = file.trim_matches(['"', '\'', '}']);
+    // `/proc/self/task/TID/environ` is the same file as `/proc/self/environ`.
+    let file = if file == "task" {
+        parts.nth(1).unwrap_or(file).trim_matches(['"', '\'', '}'])
+    } else {
+        file
+    };
+    let own = pid == "self" || pid == "thread-self";
+    let process =
+        pid.contains('$') || pid.contains('*') || pid.chars().all(|c| c.is_ascii_digit()) || own;
+    let own_harmless = own && file != "environ";
+    process && !own_harmless && (PROCESS_SECRETS.contains(&file) || file.contains('*'))
+}
+
+/// Component names one of which every credential path contains. Lexical normalisation only
+/// removes components, so a path whose text lacks all of them cannot resolve to a credential
+/// store, unless it is relative and the working directory is itself inside one.
+#[rustfmt::skip]
+const CREDENTIAL_MARKERS: &[&str] = &[
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
+    ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
+    "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "/hub", "/op",
+    ".mozilla", "/chrom", ".s3cfg", "settings", "rclone", "auth.json", "history", "/ssl/private",
+];
+
+/// Cheap pre-check for [`names_credentials`], which is called for every argument.
+fn might_name_credentials(w: &Walker, text: &str) -> bool {
+    let has_marker = |t: &str| CREDENTIAL_MARKERS.iter().any(|m| t.contains(m));
+    has_marker(text) || (!text.starts_with(['/', '~']) && cwd_has_marker(&w.ctx.cwd))
+}
+
+thread_local! {
+    /// The last working directory checked by [`cwd_has_marker`] and the answer: the check runs
+    /// for every relative argument, the directory rarely changes.
+    static CWD_MARKER: std::cell::RefCell<Option<(std::path::PathBuf, bool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn cwd_has_marker(cwd: &std::path::Path) -> bool {
+    let compute = || {
+        let text = cwd.to_string_lossy();
+        CREDENTIAL_MARKERS.iter().any(|m| text.contains(m))
+    };
+    CWD_MARKER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut cached) => match cached.as_ref() {
+            Some((path, answer)) if path == cwd => *answer,
+            _ => {
+                let answer = compute();
+                *cached = Some((cwd.to_path_buf(), answer));
+                answer
+            }
+        },
+        Err(_) => compute(),
+    })
+}
+
+fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
+    // `/proc/self/root/home/u/.ssh` is `/home/u/.ssh`; `/proc/self/cwd/x` is `./x`.
+    if let Some(rest) = text.strip_prefix("/proc/") {
+        let mut parts = rest.splitn(3, '/');
+        let (pid, link, tail) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+        let any_pid = pid.is_some_and(|p| {
+            p == "self"
+                || p == "thread-self"
+                || p.starts_with('$')
+                || p.bytes().all(|b| b.is_ascii_digit())
+        });
+        match link {
+            Some("root") if any_pid => return absolute_for_match(w, &format!("/{tail}")),
+            Some("cwd") if any_pid => {
+                let tail = if tail.is_empty() { "." } else { tail };
+                return absolute_for_match(w, tail);
+            }
+            _ => {}
+        }
+    }
+    if let Some(rest) = text.strip_prefix("~/") {
+        return w
+            .ctx
+            .home
+            .is_absolute()
+            .then(|| paths::normalize(&w.ctx.home.join(rest)));
+    }
+    if text.starts_with('/') {
+        return Some(paths::normalize(std::path::Path::new(text)));
+    }
+    w.ctx
+        .cwd
+        .is_absolute()
+        .then(|| paths::normalize(&w.ctx.cwd.join(text)))
+}
+
+/// Programs whose output is the environment, which holds secrets (`env`, `printenv`, `set`):
+/// piping it to the network is exfiltration.
+pub(crate) fn prints_environment(prog: &str, args: &[Word]) -> bool {
+    match prog {
+        "printenv" => true,
+        // `env` with only options and assignments prints the environment; with a command it
+        // runs the command.
+        "env" => args.iter().all(|a| a.is_option() || a.text.contains('=')),
+        "set" => args.is_empty(),
+        "export" | "declare" | "typeset" => {
+            args.iter()
+                .any(|a| a.text == "-p" || short_has(&a.text, 'x'))
+                || args.is_empty()
+        }
+        "compgen" => args.iter().any(|a| a.text == "-v" || a.text == "-e"),
+        // `jq -n env`, `jq -n '$ENV'`: the whole environment as JSON.
+        "jq" | "gojq" | "jaq" => args.iter().any(|a| {
+            !a.is_option()
+                && (a.text.contains("$ENV")
+                    || a.text
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                        .any(|w| w == "env"))
+        }),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox" => {
+            args.iter().any(|a| a.text.contains("ENVIRON"))
+        }
+        _ => false,
+    }
+}
+
+/// `ps e`, `ps eww`, `ps -o environ` show other processes' environments.
+pub(crate) fn ps_shows_environment(args: &[Word]) -> bool {
+    args.iter().any(|a| {
+        let t = a.text.as_str();
+        (!t.starts_with('-')
+            && !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphabetic())
+            && t.contains('e'))
+            || t.contains("environ")
+            || t == "-E"
+    })
+}

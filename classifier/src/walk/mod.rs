@@ -1,0 +1,377 @@
+//! The tree walk: finds every simple command the text can run, in every construct that can
+//! run one, and hands each to the rules together with what feeds its standard input.
+//!
+//! This file holds the [`Walker`]'s state, its entry points and re-parsing of nested command
+//! text; the walk itself is recursive descent over bash's grammar, one `impl Walker` per part:
+//! [`statements`] (lists, pipelines, compound commands, functions, loops), [`commands`] (simple
+//! commands with their words, assignments and redirections) and [`budget`] (the work bound and
+//! the last-resort scan). [`flow`] holds what the walk hands the rules.
+
+mod budget;
+mod commands;
+mod flow;
+mod statements;
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::ids::RuleId;
+use crate::paths::Cwds;
+use crate::text::{self, Prepared};
+use crate::word::Word;
+use crate::{Class, Context, FoundCommand, Reason, Span, rules};
+use budget::Budget;
+
+pub(crate) use flow::{Cmd, Flow, Redirect, Vars};
+
+/// How many times command text may be re-parsed (`bash -c`, `eval`, heredocs to shells …).
+pub(crate) const MAX_REPARSE_DEPTH: usize = 8;
+
+/// Walk state and results for one classification.
+pub(crate) struct Walker<'a> {
+    pub ctx: &'a Context,
+    parser: &'a mut Parser,
+    src: String,
+    prepared: Prepared,
+    /// Set while walking re-parsed text: every span maps to the word that held the text.
+    fixed_span: Option<Span>,
+    pub reasons: Vec<Reason>,
+    pub commands: Vec<FoundCommand>,
+    pub cwds: Cwds,
+    /// Variables assigned unconditionally earlier in the script, with their static values.
+    pub vars: Vars,
+    /// Static values assigned to a variable inside branches: it may hold any of them (or its
+    /// earlier value), so it counts as computed, but path rules also try each of these.
+    pub maybe_vars: HashMap<String, Vec<String>>,
+    /// Inside a branch, loop or function body: assignments there may or may not happen.
+    conditional: usize,
+    pub reparse_depth: usize,
+    tree_depth: usize,
+    /// Work left before the walk gives up (see [`Budget`]).
+    budget: Budget,
+    /// Functions whose bodies are being walked, and how often each calls itself.
+    functions: Vec<(String, usize, bool)>,
+    in_pipeline: usize,
+    git_program_keys: Option<Vec<String>>,
+    /// What a `>(…)` process substitution in the current command receives: the command's
+    /// output, approximated by its input and whether it is a download tool.
+    procsub_feed: Flow,
+    /// Files a download tool wrote earlier in the script; running one is dangerous.
+    pub downloaded: Vec<std::path::PathBuf>,
+    /// Files this script wrote with statically known text (`echo … > x.sh`, heredocs).
+    pub written: Vec<(std::path::PathBuf, String)>,
+    /// Files opened for reading on a descriptor by `exec N<FILE` earlier in the script: writing
+    /// to `/dev/fd/N` (or `/dev/stdin` for 0) opens that file again, for writing.
+    pub fd_inputs: Vec<(String, Word)>,
+    /// The whole input already had the raw-text scan because the tree cannot be trusted.
+    distrusted: bool,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(ctx: &'a Context, parser: &'a mut Parser, input: &str) -> Walker<'a> {
+        let prepared = text::prepare(input);
+        let mut vars = Vars::default();
+        if ctx.home.is_absolute() {
+            vars.insert("HOME".to_string(), ctx.home.to_string_lossy().into_owned());
+        }
+        if ctx.cwd.is_absolute() {
+            vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
+        }
+        Walker {
+            ctx,
+            parser,
+            src: prepared.text.clone(),
+            prepared,
+            fixed_span: None,
+            reasons: Vec::new(),
+            commands: Vec::new(),
+            cwds: Cwds::start(ctx),
+            vars,
+            maybe_vars: HashMap::new(),
+            conditional: 0,
+            reparse_depth: 0,
+            tree_depth: 0,
+            budget: Budget::for_input(input.len()),
+            functions: Vec::new(),
+            in_pipeline: 0,
+            git_program_keys: None,
+            procsub_feed: Flow::default(),
+            downloaded: Vec::new(),
+            written: Vec::new(),
+            fd_inputs: Vec::new(),
+            distrusted: false,
+        }
+    }
+
+    /// Walks the whole input.
+    pub fn run(&mut self) {
+        if self.prepared.changed {
+            let end = self.prepared.map_span(self.src.len(), self.src.len()).1;
+            self.reason(
+                Class::Normal,
+                RuleId::ObfuscationInvisibleCharacters,
+                "the text contains invisible or unusual whitespace characters",
+                (0, end),
+            );
+        }
+        let Some(tree) = parse_bash(self.parser, &self.src) else {
+            let span = (0, self.map_span(self.src.len(), self.src.len()).1);
+            self.reason(
+                Class::Normal,
+                RuleId::ParseError,
+                "the command could not be parsed",
+                span,
+            );
+            return;
+        };
+        self.walk_tree(&tree);
+    }
+
+    fn walk_tree(&mut self, tree: &Tree) {
+        let root = tree.root_node();
+        if root.has_error() {
+            let span = self.span_of(root);
+            self.reason(
+                Class::Normal,
+                RuleId::ParseError,
+                "the command does not parse cleanly as bash",
+                span,
+            );
+            let text = self.src.clone();
+            crate::fallback::scan(self, &text, span);
+        }
+        self.statement(root, &Flow::default());
+    }
+
+    // ----- spans and text -------------------------------------------------------------------
+
+    pub fn source(&self, start: usize, end: usize) -> &str {
+        // The root node of a tree from `parse_bash` may end one byte past the text.
+        self.src.get(start..end.min(self.src.len())).unwrap_or("")
+    }
+
+    pub fn node_text(&self, node: Node) -> &str {
+        self.source(node.start_byte(), node.end_byte())
+    }
+
+    pub fn map_span(&self, start: usize, end: usize) -> Span {
+        match self.fixed_span {
+            Some(span) => span,
+            None => self.prepared.map_span(start, end),
+        }
+    }
+
+    pub fn span_of(&self, node: Node) -> Span {
+        self.map_span(node.start_byte(), node.end_byte())
+    }
+
+    pub fn reason(&mut self, class: Class, rule: RuleId, message: impl Into<String>, span: Span) {
+        let message = message.into();
+        self.reasons.push(Reason {
+            rule: rule.as_str().to_string(),
+            class,
+            message,
+            span,
+        });
+    }
+
+    /// Program-running keys in the git config that applies where git runs (`dirs`: the
+    /// directories it may run in), parsed once per classification. The caller read the config of
+    /// the starting directory's repository; git run elsewhere may use another (nested)
+    /// repository whose config nobody read, which counts as running programs, unless every
+    /// directory is one where git is known to find the same repository (see
+    /// [`crate::rules::git::same_repository`]).
+    pub fn git_program_keys(&mut self, dirs: &Cwds) -> Vec<String> {
+        if !rules::git::same_repository(self, dirs) {
+            return vec![
+                "the configuration of the repository in a directory changed to by the script, \
+                 which was not read"
+                    .to_string(),
+            ];
+        }
+        let ctx = self.ctx;
+        self.git_program_keys
+            .get_or_insert_with(|| ctx.git_config.program_keys())
+            .clone()
+    }
+
+    // ----- re-parsing ----------------------------------------------------------------------
+
+    /// Parses `code` (a `bash -c` string, an `eval` argument, a heredoc fed to a shell) and
+    /// walks it as part of this script. Its spans all point at `span`. `child` says the code
+    /// runs in a child shell, so its `cd`s and assignments do not leak back.
+    pub fn reparse(&mut self, code: &str, span: Span, input: &Flow, child: bool) -> Flow {
+        if !self.spend(code.len(), 0, span) {
+            return Flow::default();
+        }
+        if self.reparse_depth >= MAX_REPARSE_DEPTH {
+            self.reason(
+                Class::Normal,
+                RuleId::ParseTooDeep,
+                "command text nested too deeply to inspect",
+                span,
+            );
+            // The nested text still gets the raw-text scan for dangerous patterns.
+            let mut flow = Flow::default();
+            if !self.budget.final_scan {
+                let code = text::clean(code);
+                self.budget.final_scan = true;
+                self.keep_dangerous("in command text nested too deeply", |w| {
+                    flow = crate::fallback::scan(w, &code, span);
+                });
+                self.budget.final_scan = false;
+            }
+            flow.text = None;
+            return flow;
+        }
+        let code = text::clean(code);
+        let Some(tree) = parse_bash(self.parser, &code) else {
+            self.reason(
+                Class::Normal,
+                RuleId::ParseError,
+                "nested command text could not be parsed",
+                span,
+            );
+            return Flow::default();
+        };
+        let saved_src = std::mem::replace(&mut self.src, code);
+        let saved_span = self.fixed_span.replace(span);
+        let saved_state = child.then(|| (self.cwds.clone(), self.vars.clone()));
+        self.reparse_depth += 1;
+        let root = tree.root_node();
+        if root.has_error() {
+            self.reason(
+                Class::Normal,
+                RuleId::ParseError,
+                "nested command text does not parse cleanly",
+                span,
+            );
+            let text = self.src.clone();
+            crate::fallback::scan(self, &text, span);
+        }
+        let flow = self.statement(root, input);
+        self.reparse_depth -= 1;
+        if let Some((cwds, vars)) = saved_state {
+            self.cwds = cwds;
+            self.vars = vars;
+        }
+        self.fixed_span = saved_span;
+        self.src = saved_src;
+        flow
+    }
+}
+
+/// Parses bash `text` (its [`ascii_skeleton`]).
+///
+/// tree-sitter-bash is slow where the input ends without a terminator after a pipeline of three
+/// or more stages: `a | b | c` takes 74 µs, `a | b | c` with a newline after it 7 µs (the parser
+/// explores many versions at the end of input). A trailing newline does not change what bash runs
+/// (but after a backslash, where it would continue the line), so the text is parsed with one. The
+/// tree is the same apart from the root ending one byte later; should that reading not parse
+/// cleanly, the text is parsed again as it is, so a tree with errors is exactly what it was
+/// without the newline.
+fn parse_bash(parser: &mut Parser, text: &str) -> Option<Tree> {
+    let mut skeleton = ascii_skeleton(text);
+    if !text.is_empty() && !text.ends_with(['\\', '\n']) {
+        skeleton.push(b'\n');
+        if let Some(tree) = parser.parse(&skeleton, None)
+            && !tree.root_node().has_error()
+        {
+            return Some(tree);
+        }
+        skeleton.pop();
+    }
+    parser.parse(&skeleton, None)
+}
+
+/// The text with every non-ASCII byte replaced by `a`, for the parser only.
+///
+/// tree-sitter-bash's external scanner passes code points to C `isdigit`/`isalpha`, which is
+/// undefined behaviour above 255 and crashes on some inputs. Bash reads non-ASCII characters
+/// as word characters, and so does the parser for `a`, so the tree's shape is unchanged; the
+/// byte offsets are identical, so the words are still read from the real text.
+///
+/// A carriage return is a word character to bash (it is not a metacharacter), while
+/// tree-sitter treats it as blank space: `\\` CR LF would be a line continuation to the parser
+/// but an escaped CR followed by a new command to bash. It is replaced by `.`, a word character
+/// that cannot extend a variable name (`$HOME` CR is `$HOME` followed by CR to bash).
+fn ascii_skeleton(text: &str) -> Vec<u8> {
+    text.bytes()
+        .map(|b| match b {
+            b'\r' => b'.',
+            b if b.is_ascii() => b,
+            _ => b'a',
+        })
+        .collect()
+}
+
+pub(crate) fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+fn all_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's own count of work for `text`: statements visited plus words handed to the
+    /// rules (the budget's steps). It does not depend on the machine's speed.
+    fn steps(text: &str) -> usize {
+        let ctx = Context {
+            cwd: "/home/u/proj".into(),
+            home: "/home/u".into(),
+            scratch_dirs: vec!["/tmp".into()],
+            ..Context::default()
+        };
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_bash::LANGUAGE.into())
+            .expect("the bash grammar loads");
+        let mut walker = Walker::new(&ctx, &mut parser, text);
+        walker.run();
+        assert!(
+            !walker.budget.exhausted && !walker.distrusted,
+            "the shape must stay within the limits to measure the walk itself: {text:.60}"
+        );
+        walker.budget.steps
+    }
+
+    /// The corpus's stress shapes (long `&&`, `||` and `;` chains, deep `{ }`, `( )` and `$( )`
+    /// nesting) at three sizes: going from 40 to 80 elements may add twice the work that going
+    /// from 20 to 40 added (linear), not more. Re-walking a subtree per level, or per element of
+    /// a chain, would add four times as much (quadratic).
+    #[test]
+    fn walk_work_grows_linearly_with_the_input() {
+        /// A name and the text of that shape at a given size.
+        type Shape = (&'static str, fn(usize) -> String);
+        let shapes: [Shape; 6] = [
+            ("&& chain", |n| format!("{}ls", "true && ".repeat(n))),
+            ("|| chain", |n| format!("{}rm -rf ~", "false || ".repeat(n))),
+            ("; chain", |n| format!("{}ls", "true; ".repeat(n))),
+            ("{ } nesting", |n| {
+                format!("{}ls; {}", "{ ".repeat(n), "}; ".repeat(n))
+            }),
+            ("( ) nesting", |n| {
+                format!("{}ls{}", "( ".repeat(n), " )".repeat(n))
+            }),
+            ("$( ) nesting", |n| {
+                format!("echo {}ls{}", "$( ".repeat(n), " )".repeat(n))
+            }),
+        ];
+        for (shape, make) in shapes {
+            let [at20, at40, at80] = [20, 40, 80].map(|n| steps(&make(n)));
+            let (first, second) = (at40.saturating_sub(at20), at80.saturating_sub(at40));
+            assert!(first > 0, "{shape}: the count measures nothing");
+            assert!(
+                second <= 2 * first,
+                "{shape}: {at20} steps at 20, {at40} at 40, {at80} at 80"
+            );
+        }
+    }
+}

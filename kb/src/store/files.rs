@@ -1,0 +1,157 @@
+//! Which files `add` indexes and how it reads them: the walk of the roots (honouring
+//! `.gitignore`, excludes and the deny-read list), the kind of each file by its extension, and
+//! the size, binary and UTF-8 checks of a read. No index code: only the file system.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::KbError;
+use crate::chunk::Kind;
+
+/// Files larger than this are skipped: at that size a "text" file is data, not notes.
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// Bytes probed for a NUL to call a file binary (what git and ripgrep do).
+const BINARY_PROBE: usize = 8192;
+/// Directories never worth indexing even without a `.gitignore` saying so.
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+];
+
+fn kind_of(path: &Path) -> Result<Kind, String> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    Ok(match ext.as_str() {
+        "md" | "markdown" | "mdx" | "mdown" => Kind::Markdown,
+        "html" | "htm" | "xhtml" => Kind::Html,
+        "rs" | "py" | "pyi" | "js" | "mjs" | "cjs" | "ts" | "tsx" | "jsx" | "go" | "c" | "h"
+        | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "java" | "kt" | "kts" | "swift" | "rb" | "php"
+        | "cs" | "scala" | "sh" | "bash" | "zsh" | "fish" | "lua" | "pl" | "pm" | "hs" | "ml"
+        | "mli" | "ex" | "exs" | "erl" | "clj" | "sql" | "r" | "jl" | "dart" | "zig" | "nim"
+        | "vue" | "svelte" | "proto" | "el" | "vim" | "cmake" | "gradle" => Kind::Code,
+        "" | "txt" | "text" | "rst" | "adoc" | "asciidoc" | "org" | "tex" | "json" | "yaml"
+        | "yml" | "toml" | "ini" | "cfg" | "conf" | "csv" | "tsv" | "xml" | "css" | "scss"
+        | "graphql" | "tf" | "nix" | "dockerfile" | "mk" | "make" | "pod" | "man" | "1" | "5"
+        | "8" => Kind::Text,
+        "pdf" => return Err("PDF text extraction is not built in".to_string()),
+        other => return Err(format!("not a text format (.{other})")),
+    })
+}
+
+/// Files worth indexing with their kind, and files skipped with the reason.
+pub(super) type Walked = (Vec<(PathBuf, Kind)>, Vec<(PathBuf, String)>);
+
+/// The files under `roots` worth indexing, and the ones skipped by type.
+pub(super) fn walk(
+    roots: &[PathBuf],
+    excludes: &[String],
+    deny: &[PathBuf],
+) -> Result<Walked, KbError> {
+    let mut seen = BTreeSet::new();
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for root in roots {
+        let mut builder = ignore::WalkBuilder::new(root);
+        builder
+            .hidden(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .ignore(true)
+            .parents(true)
+            // A notes folder that is not a repository still means its .gitignore.
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && SKIP_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+            });
+        if !excludes.is_empty() {
+            let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+            for pattern in excludes {
+                overrides
+                    .add(&format!("!{pattern}"))
+                    .map_err(|e| KbError::BadPath(format!("bad exclude pattern {pattern}: {e}")))?;
+            }
+            builder.overrides(
+                overrides
+                    .build()
+                    .map_err(|e| KbError::BadPath(format!("bad exclude patterns: {e}")))?,
+            );
+        }
+        for entry in builder.build() {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let path = entry.into_path();
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            // The roots are canonical and links are not followed, so a prefix is exact.
+            if deny.iter().any(|d| path.starts_with(d)) {
+                skipped.push((path, "a secret (hidden from every tool)".to_string()));
+                continue;
+            }
+            match kind_of(&path) {
+                Ok(kind) => files.push((path, kind)),
+                Err(why) => skipped.push((path, why)),
+            }
+        }
+    }
+    Ok((files, skipped))
+}
+
+/// The file's text, its size and its content hash; `Err` says why it is skipped.
+pub(super) fn read_text(path: &Path) -> Result<(String, u64, String), String> {
+    let file = fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
+        return Err("binary".to_string());
+    }
+    let hash = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let bad = std::str::from_utf8(&bytes)
+                .err()
+                .map_or(0, |e| e.valid_up_to());
+            // Mostly-text files with a stray byte are text; anything else is not ours to read.
+            let lossy = String::from_utf8_lossy(&bytes);
+            if lossy.matches('\u{FFFD}').count() * 100 > lossy.len().max(1) {
+                return Err(format!("not UTF-8 text (invalid byte at {bad})"));
+            }
+            lossy.into_owned()
+        }
+    };
+    Ok((text, len, hash))
+}
