@@ -310,9 +310,10 @@ function OpenSession({
     }
   }, [id]);
 
+  // Shown, the tree is fetched again whenever the session was (a run, a checkout, a rename).
   useEffect(() => {
     if (showTree) void refreshTree();
-  }, [showTree, refreshTree]);
+  }, [showTree, refreshTree, snap]);
 
   const startFollowing = (run: string) => {
     epoch.current++;
@@ -402,10 +403,7 @@ function OpenSession({
       setNotice(update.notice ?? "");
       if (update.draft) setDraft(update.draft);
       if (update.sessionId !== id) onSwitch(update.sessionId, { draft: update.draft, notice: update.notice });
-      else {
-        await load();
-        if (showTree) setTree(update.treeItems ?? null);
-      }
+      else await load();
     } catch (e) {
       setError(describeError(e));
     }
@@ -548,6 +546,11 @@ function Transcript({
   }, [items, virtualizer]);
   // The first screen of a session: a mark in the page's performance timeline (the e2e suite reads
   // it with Chromium's own clock; DevTools shows it too).
+  // Rows that do not fill the view cannot be scrolled up to: bring the older page now.
+  useEffect(() => {
+    const el = scroller.current;
+    if (hasOlder && el && el.scrollHeight <= el.clientHeight) void loadOlder();
+  }, [items, hasOlder, loadOlder]);
   useEffect(() => {
     if (shown.current || items.length === 0) return;
     shown.current = true;
