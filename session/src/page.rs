@@ -114,30 +114,29 @@ pub fn read_page(path: &Path, before: Option<&str>, limit: usize) -> Result<Opti
     let limit = limit.max(1);
     let mut page_rev: Vec<Entry> = Vec::new();
     let mut messages = 0;
-    let mut oldest_message: Option<(usize, Entry)> = None;
-    let mut taken = 0;
+    // How many of `page_rev` reach its oldest message, and whether that one is a tool result.
+    let mut oldest_message: Option<(usize, bool)> = None;
     for &position in &path_rev {
-        if messages >= limit
-            && oldest_message
-                .as_ref()
-                .is_some_and(|(_, entry)| !is_tool_result(entry))
-        {
+        if messages >= limit && oldest_message.is_some_and(|(_, tool_result)| !tool_result) {
             break;
         }
         let entry = read(position)?;
-        taken += 1;
+        page_rev.push(entry);
         if lines[position].kind == Kind::Message {
             messages += 1;
-            oldest_message = Some((taken, entry.clone()));
+            oldest_message = Some((page_rev.len(), page_rev.last().is_some_and(is_tool_result)));
         }
-        page_rev.push(entry);
     }
     // Entries older than the page's oldest message stay on the older page.
-    let keep = oldest_message.as_ref().map_or(0, |(taken, _)| *taken);
+    let keep = oldest_message.map_or(0, |(reach, _)| reach);
     page_rev.truncate(keep);
     let has_older = path_rev[keep..]
         .iter()
         .any(|&p| lines[p].kind == Kind::Message);
+    let before = match (has_older, page_rev.last()) {
+        (true, Some(oldest)) => Some(oldest.id.clone()),
+        _ => None,
+    };
     let mut transcript = Transcript::new(header);
     let mut previous: Option<String> = None;
     for mut entry in page_rev.into_iter().rev() {
@@ -173,9 +172,7 @@ pub fn read_page(path: &Path, before: Option<&str>, limit: usize) -> Result<Opti
         None => None,
     };
     Ok(Some(Page {
-        before: oldest_message
-            .filter(|_| has_older)
-            .map(|(_, entry)| entry.id),
+        before,
         first_message: total_messages - messages,
         total_messages,
         transcript,
