@@ -221,12 +221,13 @@ function OpenSession({
   const generation = useRef(0);
 
   // The items as last rendered, and where the stored messages among them end (an index on the
-  // session's path): a reload after a run keeps the older pages the reader brought in.
+  // session's path): the reload after a run keeps the older pages the reader brought in, and the
+  // run's closing notice (a failure, a cancel), which the stored messages do not hold.
   const itemsNow = useRef<Item[]>([]);
   itemsNow.current = items;
   const storedEnd = useRef(0);
 
-  const load = useCallback(async (keepOlder = false): Promise<void> => {
+  const load = useCallback(async (endedRun?: string): Promise<void> => {
     const began = epoch.current;
     try {
       // Only the newest page (it carries its tool calls' audit rows): a first screen must not
@@ -261,15 +262,19 @@ function OpenSession({
           if (it.kind === "tool") Object.assign(it, timings.current.get(it.callId) ?? {});
         // Older pages shown before stay when they reach this page without a gap.
         const earlier =
-          keepOlder && page.firstMessage <= storedEnd.current
+          endedRun !== undefined && page.firstMessage <= storedEnd.current
             ? itemsNow.current.filter((it) => {
                 const stored = /^m(\d+)/.exec(it.key);
                 return stored !== null && Number(stored[1]) < page.firstMessage;
               })
             : [];
         if (earlier.length === 0) older.current = page.before;
+        const closing =
+          endedRun === undefined
+            ? []
+            : itemsNow.current.filter((it) => it.kind === "notice" && it.key.startsWith(`${endedRun}:`));
         storedEnd.current = page.firstMessage + page.messages.length;
-        setItems([...earlier, ...settled]);
+        setItems([...earlier, ...settled, ...closing]);
         setRunId(null);
       }
       setHasOlder(older.current !== null);
@@ -336,7 +341,7 @@ function OpenSession({
         if (event.type === "run_completed" || event.type === "run_failed" || event.type === "run_canceled") {
           setRunId(null);
           setNotice((n) => (n.startsWith("Follow-up queued") ? "" : n));
-          void load(true);
+          void load(run);
           void listChanged();
         }
       },
