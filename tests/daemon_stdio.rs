@@ -51,7 +51,7 @@ fn framing_errors_notifications_and_system_info() {
     let server = ScriptedServer::start();
     let client = daemon(&e, &server, &[]);
     let info = client.ok("system.info", json!(null));
-    assert_eq!(info["protocolVersion"], "1.4");
+    assert_eq!(info["protocolVersion"], "1.5");
     for cap in [
         "run.approval",
         "run.event-replay",
@@ -59,6 +59,7 @@ fn framing_errors_notifications_and_system_info() {
         "run.steering",
         "session.clone",
         "session.fork",
+        "session.pages",
         "session.tree",
     ] {
         assert!(
@@ -151,7 +152,7 @@ fn panics_are_contained(client: &StdioClient, server: &ScriptedServer) {
     assert_eq!(code(&panicked), -32603);
     assert_eq!(
         client.ok("system.info", json!({}))["protocolVersion"],
-        "1.4"
+        "1.5"
     );
 }
 
@@ -289,6 +290,134 @@ fn sessions_create_list_open_rename_and_actions() {
         invalid["data"],
         json!({"code": "invalid_action", "retryable": false})
     );
+}
+
+#[test]
+fn sessions_are_paged_newest_first() {
+    let e = env();
+    let server = ScriptedServer::with_replies([
+        Reply::text(&["first answer"]),
+        Reply::tool_call("call_1", "bash", r#"{"command":"echo paged"}"#),
+        Reply::text(&["second answer"]),
+        Reply::text(&["third answer"]),
+    ]);
+    let client = daemon(&e, &server, &[]);
+    let id = client.ok("session.create", json!({"name": "paged"}))["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for prompt in ["one", "two", "three"] {
+        let run = start(&client, &id, prompt, Some(false));
+        assert_eq!(
+            last_type(&follow(&client, &run, |_| false)),
+            "run_completed"
+        );
+    }
+    // user, assistant | user, assistant calling bash, tool result, assistant | user, assistant
+    let whole = client.ok("session.get", json!({"sessionId": id}));
+    assert_eq!(whole["messages"].as_array().unwrap().len(), 8);
+
+    let newest = client.ok("session.open", json!({"sessionId": id, "limit": 2}));
+    assert_eq!(newest["sessionName"], "paged");
+    assert_eq!(newest["modelName"], whole["modelName"]);
+    assert_eq!(
+        newest["messages"],
+        json!(whole["messages"].as_array().unwrap()[6..])
+    );
+    assert_eq!(
+        (
+            newest["firstMessage"].as_u64(),
+            newest["messageCount"].as_u64()
+        ),
+        (Some(6), Some(8))
+    );
+    assert!(newest.get("treeItems").is_none(), "{newest}");
+    // Two more would start at the tool result: the page reaches back to its call.
+    let middle = client.ok(
+        "session.entries",
+        json!({"sessionId": id, "before": newest["before"], "limit": 2}),
+    );
+    assert_eq!(
+        middle["messages"],
+        json!(whole["messages"].as_array().unwrap()[3..6])
+    );
+    assert_eq!(middle["firstMessage"], 3);
+    assert_eq!(middle["audit"].as_array().unwrap().len(), 1, "{middle}");
+    assert_eq!(middle["audit"][0]["callId"], "call_1");
+    assert_eq!(middle["audit"][0]["sessionId"], id.as_str());
+    let mut messages = middle["messages"].as_array().unwrap().clone();
+    messages.extend(newest["messages"].as_array().unwrap().iter().cloned());
+    let mut cursor = middle["before"].clone();
+    while !cursor.is_null() {
+        let page = client.ok(
+            "session.entries",
+            json!({"sessionId": id, "before": cursor, "limit": 1}),
+        );
+        let mut older = page["messages"].as_array().unwrap().clone();
+        older.append(&mut messages);
+        messages = older;
+        cursor = page["before"].clone();
+    }
+    assert_eq!(json!(messages), whole["messages"]);
+    assert_eq!(
+        client.ok("session.tree", json!({"sessionId": id}))["treeItems"],
+        whole["treeItems"]
+    );
+
+    let before = newest["before"].as_str().unwrap();
+    let errors = [
+        ("session.open", json!({"sessionId": id, "limit": 0}), -32602),
+        (
+            "session.open",
+            json!({"sessionId": id, "limit": 1001}),
+            -32602,
+        ),
+        (
+            "session.open",
+            json!({"sessionId": id, "limit": "2"}),
+            -32602,
+        ),
+        (
+            "session.entries",
+            json!({"sessionId": id, "before": "nope"}),
+            -32602,
+        ),
+        (
+            "session.entries",
+            json!({"sessionId": id, "before": ""}),
+            -32602,
+        ),
+        ("session.entries", json!({"sessionId": id}), -32602),
+        (
+            "session.entries",
+            json!({"sessionId": id, "before": before, "after": 1}),
+            -32602,
+        ),
+        (
+            "session.entries",
+            json!({"sessionId": "0123456789abcdef", "before": before}),
+            -32001,
+        ),
+        (
+            "session.open",
+            json!({"sessionId": "0123456789abcdef", "limit": 5}),
+            -32001,
+        ),
+        (
+            "session.open",
+            json!({"sessionId": "../x", "limit": 5}),
+            -32602,
+        ),
+        (
+            "session.tree",
+            json!({"sessionId": "0123456789abcdef"}),
+            -32001,
+        ),
+    ];
+    for (method, params, want) in errors {
+        let error = client.err(method, params.clone());
+        assert_eq!(code(&error), want, "{method} {params}: {error}");
+    }
 }
 
 #[test]
@@ -678,7 +807,7 @@ fn instance_lock_status_and_shutdown_with_active_runs() {
     let mut sidecar = daemon(&e, &server, &["--exit-on-stdin-eof"]);
     assert_eq!(
         sidecar.ok("system.info", json!({}))["protocolVersion"],
-        "1.4"
+        "1.5"
     );
     sidecar
         .logs

@@ -22,10 +22,10 @@ const TOKEN: &str = "web-e2e-0123456789abcdef0123456789abcdef";
 const BIG_SESSION_MESSAGES: usize = 10_000;
 
 /// A stored session named `big` with [`BIG_SESSION_MESSAGES`] messages: created and named
-/// through the store, the messages appended as lines of the documented format (appending them
-/// one by one through the store would fsync 10,000 times).
+/// through the store, the messages appended as the store writes them (appending them one by one
+/// through the store would fsync 10,000 times).
 fn big_session(e: &daemon_common::Env) {
-    use gg::session::{Session, paths};
+    use gg::session::{Entry, EntryKind, Message, Role, Session, paths};
     use std::io::Write;
     let dir = paths::project_dir(&e.sessions, &e.project).unwrap();
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,24 +34,33 @@ fn big_session(e: &daemon_common::Env) {
     let mut parent = session.transcript().entries().last().unwrap().id.clone();
     let path = session.path().to_path_buf();
     drop(session);
-    let mut lines = String::new();
+    let mut lines = Vec::new();
     for i in 0..BIG_SESSION_MESSAGES {
-        let id = format!("{:016x}", 0xb16_0000_u64 + i as u64);
-        let (role, text) = if i % 2 == 0 {
-            ("user", format!("question {i}"))
+        let message = if i % 2 == 0 {
+            Message::text(Role::User, format!("question {i}"))
         } else {
-            ("assistant", format!("answer {i} with `code` and **bold**"))
+            Message::text(
+                Role::Assistant,
+                format!("answer {i} with `code` and **bold**"),
+            )
         };
-        let entry = serde_json::json!({"type": "message", "id": id, "parentId": parent,
-            "timestamp": "2026-01-02T03:04:05Z", "message": {"role": role, "content": text}});
-        lines.push_str(&format!("{entry}\n"));
-        parent = id;
+        let entry = Entry {
+            id: format!("{:016x}", 0xb16_0000_u64 + i as u64),
+            parent_id: Some(parent),
+            timestamp: "2026-01-02T03:04:05Z".into(),
+            kind: EntryKind::Message {
+                message,
+                audit: None,
+            },
+        };
+        lines.extend_from_slice(&entry.to_json_line().unwrap());
+        parent = entry.id;
     }
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
         .unwrap();
-    file.write_all(lines.as_bytes()).unwrap();
+    file.write_all(&lines).unwrap();
 }
 
 fn missing_prerequisite(web: &Path) -> Option<String> {
@@ -303,4 +312,32 @@ fn web_ui_in_a_real_browser() {
     ] {
         assert!(artifacts.join(format!("{name}.png")).exists(), "{name}.png");
     }
+}
+
+/// Time to the first screen of the 10,000-entry session, measured by `web/e2e/measure-open.mjs`
+/// with Chromium's clock and printed as medians; nothing is asserted about time (this shared
+/// machine's speed is not the code's). Side by side with an earlier bundle when
+/// `GG_WEB_BEFORE_BUNDLE` names its `app.js` (e.g. `git show <commit>:web/dist/assets/app.js`).
+/// Ignored: a measurement, not a test; run it with `-- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture (needs node, chromium, npm ci --prefix web)"]
+fn first_screen_timing() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
+    if let Some(missing) = missing_prerequisite(&web) {
+        panic!("the measurement cannot run: {missing}");
+    }
+    let e = env();
+    big_session(&e);
+    let server = ScriptedServer::start();
+    let d = HttpDaemon::spawn(ggd(&e, &server.base_url(), &[]), TOKEN);
+    let url = format!("http://127.0.0.1:{}/#token={TOKEN}", d.addr.port());
+    let status = Command::new("node")
+        .arg("e2e/measure-open.mjs")
+        .current_dir(&web)
+        .env("GG_WEB_URL", &url)
+        .env("GG_WEB_PROFILE_ROOT", e.tmp.path())
+        .stdin(Stdio::null())
+        .status()
+        .expect("start node");
+    assert!(status.success(), "the measurement failed ({status})");
 }

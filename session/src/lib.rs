@@ -5,6 +5,7 @@
 //!   and migration on open, branch/fork/clone, interruption recovery).
 //! - [`Transcript`]: the validated tree and its views (active path, messages, UI tree items).
 //! - [`load`]: read-only loading (listing, `gg audit`), never modifies a file.
+//! - [`read_page`]: one page of the active path, newest first, decoding only that page.
 //! - [`paths`]: session root, per-project directories, listing, id resolution.
 //! - [`audit`]: the audit-trail record on tool results and its extraction for `gg audit`.
 
@@ -13,6 +14,7 @@ mod entry;
 mod error;
 mod id;
 pub mod lease;
+mod page;
 mod parse;
 pub mod paths;
 mod store;
@@ -29,6 +31,7 @@ pub use entry::{
 };
 pub use error::{Result, SessionError};
 pub use id::new_id;
+pub use page::{Page, read_page};
 pub use parse::{load, load_bytes};
 pub use store::Session;
 pub use transcript::{Transcript, TreeItem, ui_text};

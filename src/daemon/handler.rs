@@ -12,13 +12,14 @@ use super::runtime::Runtime;
 
 /// Capabilities every build has; tool capabilities (`memory`, `mcp`, …) are added in
 /// `system.info` only when those tools are on.
-pub const CAPABILITIES: [&str; 7] = [
+pub const CAPABILITIES: [&str; 8] = [
     "run.approval",
     "run.event-replay",
     "run.reattach",
     "run.steering",
     "session.clone",
     "session.fork",
+    "session.pages",
     "session.tree",
 ];
 
@@ -40,6 +41,38 @@ pub struct Handler {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SessionIdParams {
     session_id: String,
+}
+
+/// `session.open` / `session.get`: without `limit` the whole snapshot (protocol 1.4), with it the
+/// newest page.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenParams {
+    session_id: String,
+    #[serde(default)]
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct EntriesParams {
+    session_id: String,
+    before: String,
+    #[serde(default)]
+    limit: Option<u64>,
+}
+
+/// The messages a page holds at most, and by default for `session.entries`.
+const PAGE_LIMIT_MAX: u64 = 1000;
+const PAGE_LIMIT_DEFAULT: u64 = 100;
+
+fn page_limit(limit: Option<u64>) -> Result<usize, RpcError> {
+    match limit.unwrap_or(PAGE_LIMIT_DEFAULT) {
+        limit @ 1..=PAGE_LIMIT_MAX => Ok(limit as usize),
+        other => Err(RpcError::invalid_params(format!(
+            "limit must be 1 to {PAGE_LIMIT_MAX}, not {other}"
+        ))),
+    }
 }
 
 #[derive(Deserialize)]
@@ -304,8 +337,28 @@ impl Handler {
                 runtime.create_session(p.name.as_deref())
             }
             "session.open" | "session.get" => {
+                let p: OpenParams = params(p)?;
+                match p.limit {
+                    None => runtime.open_session(&p.session_id).await,
+                    Some(limit) => {
+                        let limit = page_limit(Some(limit))?;
+                        runtime.session_page(&p.session_id, None, limit).await
+                    }
+                }
+            }
+            "session.entries" => {
+                let p: EntriesParams = params(p)?;
+                if p.before.is_empty() {
+                    return Err(RpcError::invalid_params("before is required"));
+                }
+                let limit = page_limit(p.limit)?;
+                runtime
+                    .session_page(&p.session_id, Some(p.before), limit)
+                    .await
+            }
+            "session.tree" => {
                 let p: SessionIdParams = params(p)?;
-                runtime.open_session(&p.session_id).await
+                runtime.session_tree(&p.session_id).await
             }
             "session.rename" => {
                 let p: RenameParams = params(p)?;

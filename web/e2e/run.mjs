@@ -320,19 +320,63 @@ try {
   await weekly.getByRole("button", { name: "Remove" }).click();
   await weekly.waitFor({ state: "detached" });
 
-  // --- a 10,000-entry session opens quickly and renders only what is visible ------------------
+  // --- a 10,000-entry session: the newest page first, older pages as the reader scrolls up ----
   await page.getByRole("button", { name: "Sessions" }).click();
-  const opening = Date.now();
+  const rpcRequests = [];
+  const recordRpc = (request) => {
+    if (request.method() === "POST" && new URL(request.url()).pathname === "/rpc") rpcRequests.push(request);
+  };
+  const rpcMethod = (request) => JSON.parse(request.postData() ?? "{}").method;
+  page.on("request", recordRpc);
+  // Chromium's own clock: the click event's timeStamp and the app's mark are on one timeline.
+  await page.evaluate(() => {
+    document.addEventListener("click", (e) => (window.ggClickAt = e.timeStamp), { capture: true, once: true });
+  });
   await page.getByRole("button", { name: /^big/ }).click();
   await page.getByTestId("assistant-message").filter({ hasText: "answer 9999" }).waitFor();
-  const openMs = Date.now() - opening;
+  // The mark of this session's transcript (the session shown before, still selected, marked too).
+  const openMs = await (
+    await page.waitForFunction(() => {
+      const shown = performance.getEntriesByName("gg:transcript-shown").find((m) => m.startTime > window.ggClickAt);
+      return shown && shown.startTime - window.ggClickAt;
+    })
+  ).jsonValue();
   const rendered = await page.locator(".row-item").count();
   check(rendered < 80, `virtualized transcript rendered ${rendered} rows`);
-  await page.getByTestId("transcript").evaluate((el) => {
-    el.scrollTop = 0;
-  });
-  await page.getByTestId("user-message").filter({ hasText: /^question 0$/ }).waitFor();
-  console.log(`10,000-entry session: opened and rendered in ${openMs} ms, ${rendered} rows in the DOM`);
+  // One page was asked for and sent: the newest 100 messages, with a cursor to older ones.
+  const opens = rpcRequests.filter((r) => rpcMethod(r) === "session.open");
+  check(opens.length === 1, `${opens.length} session.open requests`);
+  check(JSON.parse(opens[0].postData()).params.limit === 100, "session.open without a page limit");
+  const first = (await (await opens[0].response()).json()).result;
+  check(
+    first.messages.length === 100 && first.firstMessage === 9900 && first.before !== null,
+    `first page: ${first.messages.length} messages from ${first.firstMessage}`,
+  );
+  const wholeReads = rpcRequests.filter((r) => ["session.entries", "audit.list"].includes(rpcMethod(r)));
+  check(wholeReads.length === 0, `opening also asked for ${wholeReads.map(rpcMethod)}`);
+  // Scrolling to the top fetches the page before; what the reader was looking at stays put.
+  const transcript = page.getByTestId("transcript");
+  const anchor = page.getByTestId("user-message").filter({ hasText: /^question 9900$/ });
+  const olderPage = page.waitForResponse(
+    (r) => new URL(r.url()).pathname === "/rpc" && rpcMethod(r.request()) === "session.entries",
+  );
+  await transcript.evaluate((el) => (el.scrollTop = 0));
+  const older = (await (await olderPage).json()).result;
+  check(older.messages.length === 100 && older.firstMessage === 9800, `older page from ${older.firstMessage}`);
+  await page.waitForFunction(() => document.querySelector('[data-testid="transcript"]').scrollTop > 1000);
+  const box = await transcript.boundingBox();
+  const seen = await anchor.boundingBox();
+  check(
+    seen && seen.y >= box.y - 1 && seen.y < box.y + box.height,
+    `the message at the top moved out of view when the older page came (${JSON.stringify(seen)})`,
+  );
+  await transcript.evaluate((el) => (el.scrollTop = 0));
+  await page.getByTestId("user-message").filter({ hasText: /^question 9800$/ }).waitFor();
+  page.off("request", recordRpc);
+  console.log(
+    `10,000-entry session: first screen ${openMs.toFixed(1)} ms after the click (Chromium's clock), ` +
+      `${rendered} rows in the DOM, ${rpcRequests.length} RPCs`,
+  );
   await shot("09-big-session");
 
   // --- the MCP view renders ---------------------------------------------------------------------

@@ -31,10 +31,26 @@ interface Snapshot {
   sessionName: string;
   modelName: string;
   messages: Message[];
-  treeItems: TreeItem[];
+  treeItems?: TreeItem[];
   draft?: string;
   notice?: string;
 }
+
+/** `session.open {limit}` (with the snapshot's names) and `session.entries`: newest first. */
+interface Page {
+  sessionId?: string;
+  sessionName?: string;
+  modelName?: string;
+  messages: Message[];
+  audit: AuditRow[];
+  /** The cursor of the older page; null when this page reaches the start. */
+  before: string | null;
+  /** Index of messages[0] among the messages of the session's path. */
+  firstMessage: number;
+}
+
+/** Messages a page asks for: a first screen needs a few dozen, scrolling up brings the next. */
+const PAGE_MESSAGES = 100;
 
 interface RunStatus {
   id: string;
@@ -169,8 +185,13 @@ function OpenSession({
   listChanged: () => Promise<void>;
   approvalsChanged: () => Promise<void>;
 }) {
-  const [snap, setSnap] = useState<Snapshot | null>(null);
+  const [snap, setSnap] = useState<{ sessionName: string; modelName: string } | null>(null);
   const [items, setItems] = useState<Item[]>([]);
+  // The cursor of the older page, while there is one, and whether it is being fetched.
+  const older = useRef<string | null>(null);
+  const [hasOlder, setHasOlder] = useState(false);
+  const fetchingOlder = useRef(false);
+  const [tree, setTree] = useState<TreeItem[] | null>(null);
   const [runId, setRunId] = useState<string | null>(null);
   const [error, setError] = useState("");
   const [notice, setNotice] = useState(carried?.notice ?? "");
@@ -195,38 +216,109 @@ function OpenSession({
   // may have asked run.active before the run existed) and must not reset the transcript.
   const epoch = useRef(0);
 
-  const load = useCallback(async (): Promise<void> => {
+  // Bumped whenever the transcript is replaced: an older page fetched before belongs to the
+  // transcript it was asked for.
+  const generation = useRef(0);
+
+  // The items as last rendered, and where the stored messages among them end (an index on the
+  // session's path): the reload after a run keeps the older pages the reader brought in, and the
+  // run's closing notice (a failure, a cancel), which the stored messages do not hold.
+  const itemsNow = useRef<Item[]>([]);
+  itemsNow.current = items;
+  const storedEnd = useRef(0);
+
+  const load = useCallback(async (endedRun?: string): Promise<void> => {
     const began = epoch.current;
     try {
-      // In parallel: on a large session each of these reads the file.
-      const [snapshot, audit, active] = await Promise.all([
-        rpc<Snapshot>("session.open", { sessionId: id }),
-        rpc<AuditRow[]>("audit.list", { sessionId: id }).catch(() => [] as AuditRow[]),
+      // Only the newest page (it carries its tool calls' audit rows): a first screen must not
+      // wait for a whole long session.
+      const [newest, active] = await Promise.all([
+        rpc<Page>("session.open", { sessionId: id, limit: PAGE_MESSAGES }),
         rpc<RunStatus>("run.active", { sessionId: id }).catch(() => null),
       ]);
       if (epoch.current !== began) return;
-      setSnap(snapshot);
+      setSnap({ sessionName: newest.sessionName ?? "", modelName: newest.modelName ?? "" });
+      let page = newest;
       if (active && !active.done) {
         // The run's events are replayed from the start, so the transcript shows only what was
         // there before the run, plus its prompt; the events rebuild the rest.
-        const before = snapshot.messages.slice(0, active.messagesBefore ?? snapshot.messages.length);
-        const base = fromMessages(before, audit, "m");
+        const before = active.messagesBefore ?? page.firstMessage + page.messages.length;
+        // A run that wrote more than a page: step back to the page holding its start.
+        while (page.firstMessage > before && page.before !== null)
+          page = await rpc<Page>("session.entries", { sessionId: id, before: page.before, limit: PAGE_MESSAGES });
+        if (epoch.current !== began) return;
+        generation.current++;
+        const kept = page.messages.slice(0, Math.max(0, before - page.firstMessage));
+        const base = fromMessages(kept, page.audit, "m", page.firstMessage);
         if (active.prompt !== undefined) base.push({ kind: "user", key: `p${active.id}`, text: active.prompt });
+        older.current = page.before;
+        storedEnd.current = page.firstMessage + kept.length;
         setItems(base);
         startFollowing(active.id);
       } else {
-        const settled = fromMessages(snapshot.messages, audit, "m");
+        generation.current++;
+        const settled = fromMessages(page.messages, page.audit, "m", page.firstMessage);
         for (const it of settled)
           if (it.kind === "tool") Object.assign(it, timings.current.get(it.callId) ?? {});
-        setItems(settled);
+        // Older pages shown before stay when they reach this page without a gap.
+        const earlier =
+          endedRun !== undefined && page.firstMessage <= storedEnd.current
+            ? itemsNow.current.filter((it) => {
+                const stored = /^m(\d+)/.exec(it.key);
+                return stored !== null && Number(stored[1]) < page.firstMessage;
+              })
+            : [];
+        if (earlier.length === 0) older.current = page.before;
+        const closing =
+          endedRun === undefined
+            ? []
+            : itemsNow.current.filter((it) => it.kind === "notice" && it.key.startsWith(`${endedRun}:`));
+        storedEnd.current = page.firstMessage + page.messages.length;
+        setItems([...earlier, ...settled, ...closing]);
         setRunId(null);
       }
+      setHasOlder(older.current !== null);
     } catch (e) {
       setError(describeError(e));
     }
     // startFollowing is stable for a given session id.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id]);
+
+  /** Prepends the page before the oldest message shown (the person scrolled near the top). */
+  const loadOlder = useCallback(async (): Promise<void> => {
+    const cursor = older.current;
+    if (cursor === null || fetchingOlder.current) return;
+    fetchingOlder.current = true;
+    const began = generation.current;
+    try {
+      const page = await rpc<Page>("session.entries", { sessionId: id, before: cursor, limit: PAGE_MESSAGES });
+      if (generation.current !== began) return;
+      const earlier = fromMessages(page.messages, page.audit, "m", page.firstMessage);
+      for (const it of earlier)
+        if (it.kind === "tool") Object.assign(it, timings.current.get(it.callId) ?? {});
+      older.current = page.before;
+      setHasOlder(page.before !== null);
+      setItems((prev) => [...earlier, ...prev]);
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      fetchingOlder.current = false;
+    }
+  }, [id]);
+
+  const refreshTree = useCallback(async (): Promise<void> => {
+    try {
+      setTree((await rpc<{ treeItems: TreeItem[] }>("session.tree", { sessionId: id })).treeItems);
+    } catch (e) {
+      setError(describeError(e));
+    }
+  }, [id]);
+
+  // Shown, the tree is fetched again whenever the session was (a run, a checkout, a rename).
+  useEffect(() => {
+    if (showTree) void refreshTree();
+  }, [showTree, refreshTree, snap]);
 
   const startFollowing = (run: string) => {
     epoch.current++;
@@ -249,7 +341,7 @@ function OpenSession({
         if (event.type === "run_completed" || event.type === "run_failed" || event.type === "run_canceled") {
           setRunId(null);
           setNotice((n) => (n.startsWith("Follow-up queued") ? "" : n));
-          void load();
+          void load(run);
           void listChanged();
         }
       },
@@ -302,7 +394,7 @@ function OpenSession({
     try {
       const renamed = await rpc<Snapshot>("session.rename", { sessionId: id, name });
       epoch.current++; // a load still in flight read the old name
-      setSnap(renamed);
+      setSnap({ sessionName: renamed.sessionName, modelName: renamed.modelName });
       await listChanged();
     } catch (e) {
       setError(describeError(e));
@@ -338,9 +430,9 @@ function OpenSession({
         </button>
         <button onClick={() => void action("clone")}>Clone</button>
       </div>
-      {showTree && snap && (
+      {showTree && tree && (
         <ol className="tree" aria-label="Session tree">
-          {snap.treeItems.map((t) => (
+          {tree.map((t) => (
             <li key={t.id} style={{ paddingInlineStart: `${t.depth * 1.2}rem` }} className={t.active ? "active" : ""}>
               <span className="role">{t.role}</span>
               <span className="text">
@@ -363,7 +455,7 @@ function OpenSession({
           {notice}
         </p>
       )}
-      <Transcript items={items} sessionId={id} logs={logs} />
+      <Transcript items={items} sessionId={id} logs={logs} hasOlder={hasOlder} loadOlder={loadOlder} />
       {error && (
         <p className="error" role="alert" data-testid="error">
           {error}
@@ -415,20 +507,60 @@ function OpenSession({
   );
 }
 
-function Transcript({ items, sessionId, logs }: { items: Item[]; sessionId: string; logs: OpenLogs }) {
+/** How close to the top (px) the reader gets before the older page is fetched. */
+const OLDER_MARGIN = 600;
+
+function Transcript({
+  items,
+  sessionId,
+  logs,
+  hasOlder,
+  loadOlder,
+}: {
+  items: Item[];
+  sessionId: string;
+  logs: OpenLogs;
+  hasOlder: boolean;
+  loadOlder: () => Promise<void>;
+}) {
   const scroller = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  const shown = useRef(false);
+  // An older page just went in above (the first row changed and the old first row is still
+  // here): for this render the virtualizer keeps the row the reader is looking at in its place.
+  // Only then: on an append it would hold the view where following the bottom should move it.
+  const firstKey = useRef<string | undefined>(undefined);
+  const prepended =
+    firstKey.current !== undefined &&
+    items[0]?.key !== firstKey.current &&
+    items.some((it) => it.key === firstKey.current);
+  useEffect(() => {
+    firstKey.current = items[0]?.key;
+  }, [items]);
   const virtualizer = useVirtualizer({
     count: items.length,
     getScrollElement: () => scroller.current,
     estimateSize: () => 90,
     overscan: 6,
     getItemKey: (i) => items[i].key,
+    anchorTo: prepended ? "end" : "start",
   });
   // Follow the bottom while the reader is there; leave them alone when they scrolled up.
   useLayoutEffect(() => {
     if (pinned.current && items.length > 0) virtualizer.scrollToIndex(items.length - 1, { align: "end" });
   }, [items, virtualizer]);
+  // The first screen of a session: a mark in the page's performance timeline (the e2e suite reads
+  // it with Chromium's own clock; DevTools shows it too).
+  // Rows that do not fill the view cannot be scrolled up to: bring the older page now.
+  useEffect(() => {
+    const el = scroller.current;
+    if (hasOlder && el && el.scrollHeight <= el.clientHeight) void loadOlder();
+  }, [items, hasOlder, loadOlder]);
+  useEffect(() => {
+    if (shown.current || items.length === 0) return;
+    shown.current = true;
+    requestAnimationFrame(() => performance.mark("gg:transcript-shown"));
+  }, [items]);
   return (
     <div
       className="transcript"
@@ -440,6 +572,7 @@ function Transcript({ items, sessionId, logs }: { items: Item[]; sessionId: stri
       onScroll={(e) => {
         const el = e.currentTarget;
         pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+        if (hasOlder && el.scrollTop < OLDER_MARGIN) void loadOlder();
       }}
     >
       <div className="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>

@@ -117,14 +117,18 @@ function applyAudit(item: ToolItem, row: AuditRow | undefined) {
   if (audit?.sandbox) item.sandbox = audit.sandbox.level;
 }
 
-/** Items of a stored conversation, with the audit trail merged into its tool calls. */
-export function fromMessages(messages: Message[], audit: AuditRow[], prefix: string): Item[] {
+/**
+ * Items of a stored conversation, with the audit trail merged into its tool calls. `first`: the
+ * index of `messages[0]` on the session's path (a page), so that keys stay the same whichever
+ * page an item came with.
+ */
+export function fromMessages(messages: Message[], audit: AuditRow[], prefix: string, first = 0): Item[] {
   const items: Item[] = [];
   const byCall = new Map<string, ToolItem>();
   const auditByCall = new Map<string, AuditRow>();
   for (const row of audit) auditByCall.set(row.callId, row);
   messages.forEach((m, i) => {
-    const key = `${prefix}${i}`;
+    const key = `${prefix}${first + i}`;
     if (m.role === "user") items.push({ kind: "user", key, text: m.content ?? "" });
     else if (m.role === "assistant") {
       if (m.content) items.push({ kind: "assistant", key, text: m.content, streaming: false });

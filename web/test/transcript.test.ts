@@ -95,6 +95,15 @@ describe("fromMessages", () => {
     expect(items).toHaveLength(2);
     expect(items[1]).toMatchObject({ kind: "tool", command: "make", output: "built", classification: "normal", sandbox: "bwrap" });
   });
+
+  it("keys a page's items by their place on the session's path", () => {
+    const page = [
+      { role: "user", content: "q" },
+      { role: "assistant", content: "a" },
+    ];
+    expect(fromMessages(page, [], "m", 9900).map((it) => it.key)).toEqual(["m9900", "m9901"]);
+    expect(fromMessages(page, [], "m").map((it) => it.key)).toEqual(["m0", "m1"]);
+  });
 });
 
 describe("exitStatus", () => {

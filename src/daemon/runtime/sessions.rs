@@ -205,6 +205,95 @@ impl Runtime {
         Ok(self.snapshot(&transcript))
     }
 
+    /// `session.open {limit}` (`before` = `None`) and `session.entries {before}`: one page of the
+    /// path, newest first, read from the file without opening the session for writing (no lease,
+    /// no repair, no tree built): a first screen should not wait for the whole file.
+    pub async fn session_page(
+        &self,
+        id: &str,
+        before: Option<String>,
+        limit: usize,
+    ) -> Result<Value, RpcError> {
+        check_session_id(id)?;
+        let open_path = lock(&self.state)
+            .sessions
+            .get(id)
+            .map(|slot| slot.open().path.clone());
+        let root = self.settings.session_root.clone();
+        let cwd = self.settings.cwd.clone();
+        let target = id.to_string();
+        let cursor = before.clone();
+        let page = tokio::task::spawn_blocking(move || {
+            let path = match open_path {
+                Some(path) => path,
+                None => paths::resolve_target(&root, &cwd, &target, false)?,
+            };
+            session::read_page(&path, cursor.as_deref(), limit)
+        })
+        .await
+        .map_err(|e| RpcError::app(AppError::Other, format!("read session: {e}")))?
+        .map_err(session_error)?;
+        let Some(page) = page else {
+            return Err(RpcError::invalid_params(format!(
+                "before: no message {:?} in session {id}",
+                before.unwrap_or_default()
+            )));
+        };
+        if page.transcript.id() != id {
+            // A prefix matched: the protocol takes exact ids only.
+            return Err(RpcError::app(
+                AppError::SessionNotFound,
+                format!("session not found: {id}"),
+            ));
+        }
+        let name = page.name.clone().unwrap_or_default();
+        let mut audit = Vec::new();
+        for row in session::audit_trail(&page.transcript) {
+            let mut value = serde_json::to_value(&row)
+                .map_err(|e| RpcError::app(AppError::Other, e.to_string()))?;
+            value["sessionId"] = json!(id);
+            value["sessionName"] = json!(name);
+            audit.push(value);
+        }
+        let mut result = json!({
+            "messages": page.transcript.messages(),
+            "audit": audit,
+            "before": page.before,
+            "firstMessage": page.first_message,
+            "messageCount": page.total_messages,
+        });
+        if let (None, Some(object)) = (&before, result.as_object_mut()) {
+            object.insert("sessionId".into(), json!(id));
+            object.insert("sessionName".into(), json!(name));
+            object.insert(
+                "modelName".into(),
+                json!(page.model.unwrap_or_else(|| self.default_label())),
+            );
+            if let Some((summary, through)) = page.summary {
+                object.insert("summary".into(), json!(summary));
+                object.insert("summaryThrough".into(), json!(through));
+            }
+        }
+        Ok(result)
+    }
+
+    /// `session.tree`: the tree projection alone (a paged `session.open` leaves it out). Like
+    /// `session.open`, read from disk while a run holds the session.
+    pub async fn session_tree(&self, id: &str) -> Result<Value, RpcError> {
+        let (cell, active, path) = self.ensure_open(id).await?;
+        if active.is_none()
+            && let Ok(guard) = cell.try_lock()
+            && let Some(session) = guard.as_ref()
+        {
+            return Ok(json!({"treeItems": session.transcript().tree_items()}));
+        }
+        let transcript = tokio::task::spawn_blocking(move || session::load(&path))
+            .await
+            .map_err(|e| RpcError::app(AppError::Other, format!("load session: {e}")))?
+            .map_err(session_error)?;
+        Ok(json!({"treeItems": transcript.tree_items()}))
+    }
+
     /// Runs a write on an idle session; refused while a run holds it.
     pub(super) async fn with_idle_session<T>(
         &self,
