@@ -7,7 +7,8 @@
 //! - [`load`]: read-only loading (listing, `gg audit`), never modifies a file.
 //! - [`read_page`]: one page of the active path, newest first, decoding only that page.
 //! - [`paths`]: session root, per-project directories, listing, id resolution.
-//! - [`audit`]: the audit-trail record on tool results and its extraction for `gg audit`.
+//! - [`audit`]: the audit-trail record on tool results; [`audit_trail`] extracts the rows of
+//!   `gg audit` from a transcript.
 
 pub mod audit;
 mod entry;
@@ -21,10 +22,7 @@ mod store;
 pub mod time;
 mod transcript;
 
-pub use audit::{
-    Audit, BrowserRecord, CallStatus, Classification, Decision, Reason, SandboxRecord,
-    ToolCallAudit, audit_trail,
-};
+pub use audit::{Audit, BrowserRecord, Classification, Decision, Reason, SandboxRecord};
 pub use entry::{
     CURRENT_VERSION, ContentBlock, Entry, EntryKind, Header, Message, Role, StopReason, ToolCall,
     Usage,
@@ -34,7 +32,7 @@ pub use id::new_id;
 pub use page::{Page, read_page};
 pub use parse::{load, load_bytes};
 pub use store::Session;
-pub use transcript::{Transcript, TreeItem, ui_text};
+pub use transcript::{CallStatus, ToolCallAudit, Transcript, TreeItem, audit_trail, ui_text};
 
 /// Content and error of the tool result written for a call that was interrupted before its
 /// result was saved.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::audit::Audit;
 use super::entry::{Entry, EntryKind, Header, Message, Role};
 
 /// The header and entries of a session, validated as a tree.
@@ -292,4 +293,127 @@ pub fn ui_text(message: &Message) -> String {
         return format!("tool call: {}", names.join(", "));
     }
     text
+}
+
+/// What happened to a tool call, as seen from its result entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// A result without error.
+    Ok,
+    /// A result with the `error` field set.
+    Error,
+    /// The interruption placeholder written on resume: the call may or may not have run.
+    Interrupted,
+    /// No result was recorded (the session ended mid-call and was not resumed).
+    Missing,
+}
+
+/// One row of `gg audit`: a tool call with its arguments, outcome and audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallAudit {
+    /// Entry id of the assistant message that requested the call.
+    #[serde(rename = "requestEntryId")]
+    pub request_entry_id: String,
+    /// When the call was requested (entry timestamp, RFC 3339).
+    pub timestamp: String,
+    /// Provider call id.
+    #[serde(rename = "callId")]
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// Arguments as JSON text.
+    pub arguments: String,
+    /// Outcome.
+    pub status: CallStatus,
+    /// Entry id of the result, if there is one.
+    #[serde(rename = "resultEntryId", skip_serializing_if = "Option::is_none")]
+    pub result_entry_id: Option<String>,
+    /// Error text of the result, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Audit trail of the result, if one was recorded (results written by the Go implementation
+    /// or by interruption recovery have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<Audit>,
+    /// True when the call is on the currently checked-out branch.
+    #[serde(rename = "activeBranch")]
+    pub active_branch: bool,
+}
+
+/// Every tool call of every branch, in file order, with its result and audit trail.
+///
+/// A result belongs to a call when its `toolCallId` matches one of the calls of the nearest
+/// assistant message above it in the tree; this keeps branches apart even when providers reuse
+/// call ids.
+pub fn audit_trail(transcript: &Transcript) -> Vec<ToolCallAudit> {
+    let entries = transcript.entries();
+    let active = transcript.active_mask();
+    // (assistant entry index, call id) -> result entry index; the first result wins.
+    let mut results: std::collections::HashMap<(usize, &str), usize> =
+        std::collections::HashMap::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let Some(message) = entry.message() else {
+            continue;
+        };
+        if message.role != Role::Tool || message.tool_call_id.is_empty() {
+            continue;
+        }
+        if let Some(request) = transcript.nearest_ancestor(index, |candidate| {
+            candidate.message().is_some_and(|m| m.role != Role::Tool)
+        }) {
+            results
+                .entry((request, message.tool_call_id.as_str()))
+                .or_insert(index);
+        }
+    }
+    let mut rows = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let EntryKind::Message { message, .. } = &entry.kind else {
+            continue;
+        };
+        if message.role != Role::Assistant {
+            continue;
+        }
+        for call in &message.tool_calls {
+            let result = results
+                .get(&(index, call.id.as_str()))
+                .map(|&i| &entries[i]);
+            let (status, error, audit, result_entry_id) = match result {
+                None => (CallStatus::Missing, None, None, None),
+                Some(result_entry) => {
+                    let result_message = result_entry.message();
+                    let error = result_message
+                        .map(|m| m.error.clone())
+                        .filter(|e| !e.is_empty());
+                    let status = match &error {
+                        Some(text) if text == super::INTERRUPTED_TOOL_RESULT => {
+                            CallStatus::Interrupted
+                        }
+                        Some(_) => CallStatus::Error,
+                        None => CallStatus::Ok,
+                    };
+                    (
+                        status,
+                        error,
+                        result_entry.audit().cloned(),
+                        Some(result_entry.id.clone()),
+                    )
+                }
+            };
+            rows.push(ToolCallAudit {
+                request_entry_id: entry.id.clone(),
+                timestamp: entry.timestamp.clone(),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.get().to_owned(),
+                status,
+                result_entry_id,
+                error,
+                audit,
+                active_branch: active[index],
+            });
+        }
+    }
+    rows
 }

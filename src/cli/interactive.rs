@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use policies::{Mode, Terminal};
 
-use super::run::RunFlags;
+use super::run_flags::RunFlags;
 use super::terminal::{Lines, TerminalApprover};
 use crate::agent::{Approver, NobodyToAsk};
 use crate::app::ceiling::{Ceiling, looseness};
@@ -118,7 +118,7 @@ fn approval(
         conversation.record_policy("approval", from.as_str(), to.as_str())?;
     }
     let mut text = format!("approval: {} → {}", from.as_str(), to.as_str());
-    if let Some(note) = super::run::sandbox_note(to, settings.sandboxed) {
+    if let Some(note) = super::terminal::sandbox_note(to, settings.sandboxed) {
         text.push('\n');
         text.push_str(note);
     }
@@ -155,7 +155,7 @@ fn sandbox(
     if to != from && conversation.has_external_tools() {
         text.push_str("\nnote: MCP servers keep the sandbox setting they were started with");
     }
-    if let Some(note) = super::run::sandbox_note(conversation.mode(), to) {
+    if let Some(note) = super::terminal::sandbox_note(conversation.mode(), to) {
         text.push('\n');
         text.push_str(note);
     }
@@ -267,7 +267,7 @@ fn clear(conversation: &mut Conversation, flags: &RunFlags) -> Result<String, St
     let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
     let next = super::sessions::new_session(&root, &cwd, &cwd.display().to_string()).map_err(
         |e| match e {
-            super::run::CliError::Usage(m) | super::run::CliError::Failed(m) => m,
+            super::error::CliError::Usage(m) | super::error::CliError::Failed(m) => m,
         },
     )?;
     let left = conversation.replace_session(next);

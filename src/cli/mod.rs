@@ -28,6 +28,7 @@ mod markdown;
 mod memory;
 mod policy;
 pub mod run;
+mod run_flags;
 mod sandbox;
 mod self_test;
 mod sessions;

@@ -5,7 +5,6 @@
 //! call was denied and `--fail-on-deny` was given; 130 interrupted.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -14,7 +13,7 @@ use policies::{Mode, Terminal};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{self, SessionFlags};
+use super::sessions;
 use super::terminal::Lines;
 use crate::agent::{AgentEvent, TurnError};
 use crate::app::config::{Config, Overrides};
@@ -27,35 +26,8 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_DENIED: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// The agent flags, as parsed by the top-level command.
-#[derive(Debug, Clone, Default)]
-pub struct RunFlags {
-    pub print: bool,
-    pub prompt: Vec<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    /// `--api-key-file` / `GG_API_KEY_FILE`; `api_key` wins when both are given.
-    pub api_key_file: Option<PathBuf>,
-    pub approval: Option<String>,
-    pub yolo: bool,
-    pub sandbox: bool,
-    /// `--network`, parsed when the run starts (a bad value is a usage error).
-    pub network: Option<String>,
-    /// `--allow-domain`, repeatable.
-    pub allow_domains: Vec<String>,
-    pub usage: bool,
-    pub no_skills: bool,
-    pub no_context_files: bool,
-    /// `--no-memory`.
-    pub no_memory: bool,
-    pub json: bool,
-    pub directory: Option<PathBuf>,
-    pub fail_on_deny: bool,
-    pub session: SessionFlags,
-}
-
 pub use super::error::CliError;
+pub use super::run_flags::RunFlags;
 
 pub fn run(flags: RunFlags) -> ExitCode {
     let runtime = match crate::app::runtime() {
@@ -87,18 +59,6 @@ fn mode_of(flags: &RunFlags) -> Result<Mode, CliError> {
         (Some(a), false) => Mode::parse_cli(a).map_err(CliError::Usage),
         (None, false) => Ok(Mode::Auto),
     }
-}
-
-/// The one line printed at start when normal commands run without asking and nothing confines
-/// them: the classifier alone stands between the model and the machine.
-pub fn sandbox_note(mode: Mode, sandboxed: bool) -> Option<&'static str> {
-    let unasked = matches!(
-        mode,
-        Mode::Yolo | Mode::Never | Mode::Unattended { allow_all: true }
-    );
-    (unasked && !sandboxed).then_some(
-        "gg: note: commands run without asking and without the sandbox; add --sandbox to confine them to this directory",
-    )
 }
 
 async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
@@ -172,7 +132,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     };
     let approver = super::interactive::approver_for(mode, terminal, &lines);
     let sandboxed = flags.sandbox || config.sandbox || ceiling.is_some_and(|c| c.sandbox);
-    if let Some(note) = sandbox_note(mode, sandboxed) {
+    if let Some(note) = super::terminal::sandbox_note(mode, sandboxed) {
         eprintln!("{note}");
     }
     let network_mode = flags
@@ -751,7 +711,7 @@ mod tests {
             (Mode::Unattended { allow_all: false }, false, false),
         ] {
             assert_eq!(
-                sandbox_note(mode, sandboxed).is_some(),
+                crate::cli::terminal::sandbox_note(mode, sandboxed).is_some(),
                 want,
                 "{mode:?} {sandboxed}"
             );

@@ -185,6 +185,20 @@ fn colour_line(line: &str, colour: bool) -> String {
     format!("\x1b[{code}m{line}\x1b[0m")
 }
 
+/// The one line printed at start when normal commands run without asking and nothing confines
+/// them: the classifier alone stands between the model and the machine.
+pub fn sandbox_note(mode: policies::Mode, sandboxed: bool) -> Option<&'static str> {
+    let unasked = matches!(
+        mode,
+        policies::Mode::Yolo
+            | policies::Mode::Never
+            | policies::Mode::Unattended { allow_all: true }
+    );
+    (unasked && !sandboxed).then_some(
+        "gg: note: commands run without asking and without the sandbox; add --sandbox to confine them to this directory",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

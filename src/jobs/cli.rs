@@ -286,7 +286,7 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
             let mode = policies::Mode::Unattended {
                 allow_all: job.auto_approve,
             };
-            if let Some(note) = crate::cli::run::sandbox_note(mode, job.sandbox) {
+            if let Some(note) = crate::cli::terminal::sandbox_note(mode, job.sandbox) {
                 eprintln!("{note}");
             }
             if !daemon_running(home) {
