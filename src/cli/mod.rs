@@ -22,6 +22,7 @@ mod error;
 pub mod job;
 mod kb;
 mod memory;
+mod pipe;
 mod policy;
 pub mod run;
 mod sandbox;
@@ -495,6 +496,7 @@ fn display_name(arg: &clap::Arg) -> String {
 }
 
 pub fn main() -> ExitCode {
+    pipe::quiet_on_closed_stdout();
     // The command line as typed: the start-up may have re-executed gg with secrets hidden.
     main_from(crate::secrets::args_os())
 }
