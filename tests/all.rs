@@ -62,5 +62,6 @@ mod session_fuzz_corpus;
 mod session_processes;
 mod session_store;
 mod session_truncation;
+mod unix_conventions;
 mod web_daemon;
 mod web_e2e;
