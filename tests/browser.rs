@@ -672,13 +672,13 @@ fn under_the_sandbox_the_browser_works_and_cannot_write_outside_its_profile() {
         .output()
         .unwrap();
     if !levels.status.success() {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!(
-                "GG_REQUIRE_BROWSER=1 but bubblewrap is unusable: {}",
-                String::from_utf8_lossy(&levels.stderr)
-            );
-        }
-        eprintln!("skipping: the sandbox's bubblewrap level is unavailable");
+        support::skip_unless_required(
+            "GG_REQUIRE_BROWSER",
+            &format!(
+                "the sandbox's bubblewrap level is unusable: {}",
+                String::from_utf8_lossy(&levels.stderr).trim()
+            ),
+        );
         return;
     }
     let site = site();

@@ -104,17 +104,10 @@ fn serve(
     }
 }
 
+/// The sandbox levels that work here; a level `GG_REQUIRE_SANDBOX_LEVELS` names fails the test
+/// when it does not.
 fn levels() -> Vec<&'static str> {
-    ["bwrap", "landlock"]
-        .into_iter()
-        .filter(|l| match level_available(l) {
-            Ok(()) => true,
-            Err(reason) => {
-                println!("skipped: {l}: {reason}");
-                false
-            }
-        })
-        .collect()
+    available_levels()
 }
 
 fn resolve_env(names: &[&str]) -> Vec<(String, String)> {
@@ -353,7 +346,7 @@ fn pip_and_npm_use_the_proxy() {
                 "{level}: npm: {seen:?} {out:?}"
             );
         } else {
-            println!("skipped: npm is not installed");
+            support::skip_unless_required("GG_REQUIRE_NODE", "npm is not installed");
         }
     }
 }
