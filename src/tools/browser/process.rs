@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use super::cdp::Cdp;
 use crate::tools::network::proxy::ProxyHandle;
@@ -47,7 +47,12 @@ fn is_executable(p: &Path) -> bool {
 /// Prefix of the profile directories (tests find leftover processes by it).
 pub const PROFILE_PREFIX: &str = "gg-browser-";
 
-/// A running browser. Dropping it kills the process group and removes the profile.
+/// How long dropping a browser waits for its processes to be gone after SIGKILL. They die in
+/// well under a second; the bound only keeps a stuck kernel from holding gg's exit for ever.
+const REAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A running browser. Dropping it kills the process group, waits (bounded) until none of its
+/// processes runs, and removes the profile: gg exits only after its browser has.
 pub struct Process {
     pub cdp: Arc<Cdp>,
     child: tokio::process::Child,
@@ -89,11 +94,63 @@ impl Drop for Process {
             let _ = kill_process_group(pgid, Signal::KILL);
         }
         let _ = self.child.start_kill();
+        self.wait_until_gone();
         let _ = std::fs::remove_dir_all(&self.profile);
         if let Some(tmp) = &self.tmp {
             let _ = std::fs::remove_dir_all(tmp);
         }
     }
+}
+
+impl Process {
+    /// Waits, up to [`REAP_TIMEOUT`], for the browser (reaped: it is gg's child) and for every
+    /// other process of its group (Chromium's zygote and renderers, not gg's children) to be
+    /// gone. SIGKILL takes effect asynchronously: without this wait gg returned while Chromium
+    /// was still running, for about a second and a half.
+    fn wait_until_gone(&mut self) {
+        let deadline = std::time::Instant::now() + REAP_TIMEOUT;
+        let pause = std::time::Duration::from_millis(5);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(pause);
+        }
+        if let Some(pgid) = self.pgid {
+            while group_has_live_members(pgid) && std::time::Instant::now() < deadline {
+                std::thread::sleep(pause);
+            }
+        }
+    }
+}
+
+/// Whether a process of group `pgid` still runs. A zombie does not count: it holds nothing, and
+/// the one that reaps it (init, once its parent is gone) is not gg.
+fn group_has_live_members(pgid: Pid) -> bool {
+    if test_kill_process_group(pgid).is_err() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let is_pid = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()));
+        if !is_pid {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // After the command name in parentheses: state, parent pid, process group.
+        let mut fields = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .unwrap_or_default()
+            .split_whitespace();
+        let state = fields.next().unwrap_or("Z");
+        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+        group == Some(pgid.as_raw_nonzero().get()) && state != "Z" && state != "X"
+    })
 }
 
 /// The last lines of the browser's log (its stderr), for a start-up failure; empty when there
