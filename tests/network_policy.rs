@@ -158,9 +158,12 @@ fn allow_list_lets_named_hosts_through_and_refuses_the_rest() {
         );
         // Only the allowed request reached the upstream (through the proxy).
         assert_eq!(up.seen(), vec!["GET /ok HTTP/1.1"], "{level}");
-        // gg sandbox lists what it refused, with the rule.
+        // gg sandbox lists what it refused, with the rule and how to allow the host: for HTTPS
+        // curl shows only the 403, so gg's own line is where the person learns it.
         for line in [
-            "refused collector.example:443 (not-on-allow-list)",
+            "gg sandbox: network policy refused collector.example:443 (not-on-allow-list); allow \
+             it with --allow-domain collector.example or in \"allowDomains\" of \
+             ~/.gg/config.json\n",
             &format!("refused other.test:{p} (not-on-allow-list)"),
             &format!("refused 127.0.0.1:{p} (ip-literal)"),
         ] {
@@ -529,8 +532,11 @@ fn prompt_injected_exfiltration_is_refused_while_cargo_fetch_works() {
     assert_eq!(tool_results.len(), 2, "{tool_results:?}");
     assert!(
         tool_results[0].contains("CONNECT tunnel failed, response 403")
-            && tool_results[0]
-                .contains("[gg: network policy refused collector.example:443 (not-on-allow-list)]"),
+            && tool_results[0].contains(
+                "[gg: network policy refused collector.example:443 (not-on-allow-list); the \
+                     user can allow it with --allow-domain collector.example or in \
+                     \"allowDomains\" of ~/.gg/config.json]"
+            ),
         "{}",
         tool_results[0]
     );

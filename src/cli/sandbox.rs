@@ -172,8 +172,11 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     drop(parts.guard);
     for r in scope.map(|s| s.finish()).unwrap_or_default() {
         eprintln!(
-            "gg sandbox: network policy refused {}:{} ({})",
-            r.host, r.port, r.rule
+            "gg sandbox: network policy refused {}:{} ({}); {}",
+            r.host,
+            r.port,
+            r.rule,
+            r.how_to_allow()
         );
     }
     let code = match (status.code(), status.signal()) {
