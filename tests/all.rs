@@ -32,6 +32,7 @@ mod computer_tools;
 mod daemon_fuzz_corpus;
 mod daemon_http;
 mod daemon_stdio;
+mod docs_match;
 mod doctor;
 mod file_tools;
 mod ggd_cli;

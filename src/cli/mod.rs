@@ -41,7 +41,8 @@ use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, 
 
 use args::{ColorWhen, FirstWord, RunArgs};
 
-/// gg: a security-hardened terminal AI coding agent.
+// The about text does not start with "gg:": the manual page's NAME line puts the name in front.
+/// A security-hardened terminal AI coding agent.
 #[derive(Parser, Debug)]
 #[command(
     name = "gg",
@@ -51,6 +52,8 @@ use args::{ColorWhen, FirstWord, RunArgs};
     override_usage = "gg [OPTIONS] [PROMPT]...\n       gg [OPTIONS] <COMMAND>",
     after_help = "Options may come before or after the prompt; use -- before a prompt that starts \
                   with '-'.\n\
+                  The model's API key: OPENAI_API_KEY, --api-key-file FILE, or apiKey/apiKeyEnv in \
+                  ~/.gg/config.json.\n\
                   Every bash command the agent runs is classified (gg classify), decided by the \
                   approval policy (gg policy show) and optionally sandboxed (gg sandbox)."
 )]
