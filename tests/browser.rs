@@ -292,6 +292,84 @@ fn navigate_read_and_screenshot_through_the_chain() {
     assert_no_browser_left(&e.tmp);
 }
 
+#[test]
+fn gg_p_returns_only_after_its_browser_is_gone() {
+    if !chromium_present() {
+        return;
+    }
+    let site = site();
+    let url = format!("http://127.0.0.1:{}/", site.port);
+    for sandbox in [false, true] {
+        if sandbox && !bwrap_usable() {
+            continue;
+        }
+        let server = ScriptedServer::with_replies([
+            Reply::tool_call("c1", "browser_navigate", &json!({"url": url}).to_string()),
+            Reply::text(&["done"]),
+        ]);
+        let e = env(&server, json!({}));
+        let mut cmd = gg(&e);
+        // Output to files, not pipes: waiting for a pipe's end would also wait for any browser
+        // process that holds it, and hide the very race this test is about.
+        let log = e.root.join("gg.log");
+        let file = std::fs::File::create(&log).unwrap();
+        cmd.args(["--yolo", "-p", "read the docs"])
+            .stdout(file.try_clone().unwrap())
+            .stderr(file);
+        if sandbox {
+            cmd.arg("--sandbox");
+        }
+        let status = cmd.status().unwrap();
+        let pids = browser_pids(&e.tmp);
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert!(status.success(), "{log}");
+        assert!(tool_result(&server, 1).contains("status: 200"), "{log}");
+        // Looked at once, at once: gg's exit is the moment its browser must already be gone.
+        assert_eq!(
+            pids,
+            Vec::<u32>::new(),
+            "sandbox {sandbox}: Chromium outlived gg -p"
+        );
+        let profiles: Vec<_> = std::fs::read_dir(&e.tmp)
+            .unwrap()
+            .flatten()
+            .filter(|d| d.file_name().to_string_lossy().starts_with("gg-browser-"))
+            .collect();
+        assert!(
+            profiles.is_empty(),
+            "sandbox {sandbox}: profile left: {profiles:?}"
+        );
+    }
+}
+
+/// Whether the sandbox's bubblewrap level works here (the browser runs sandboxed only there);
+/// says SKIP, or fails under `GG_REQUIRE_BROWSER=1`, when it does not.
+fn bwrap_usable() -> bool {
+    let levels = std::process::Command::new(env!("CARGO_BIN_EXE_gg"))
+        .args([
+            "sandbox",
+            "--backend",
+            "bwrap",
+            "--network",
+            "off",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    if !levels.status.success() {
+        support::skip_unless_required(
+            "GG_REQUIRE_BROWSER",
+            &format!(
+                "the sandbox's bubblewrap level is unusable: {}",
+                String::from_utf8_lossy(&levels.stderr).trim()
+            ),
+        );
+        return false;
+    }
+    true
+}
+
 /// Turns `"images"` on for the fixture's provider entry.
 fn enable_images(e: &Env, server: &ScriptedServer) {
     let config = json!({
@@ -659,26 +737,7 @@ fn under_the_sandbox_the_browser_works_and_cannot_write_outside_its_profile() {
     if !chromium_present() {
         return;
     }
-    let levels = std::process::Command::new(env!("CARGO_BIN_EXE_gg"))
-        .args([
-            "sandbox",
-            "--backend",
-            "bwrap",
-            "--network",
-            "off",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    if !levels.status.success() {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!(
-                "GG_REQUIRE_BROWSER=1 but bubblewrap is unusable: {}",
-                String::from_utf8_lossy(&levels.stderr)
-            );
-        }
-        eprintln!("skipping: the sandbox's bubblewrap level is unavailable");
+    if !bwrap_usable() {
         return;
     }
     let site = site();

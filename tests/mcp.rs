@@ -39,7 +39,7 @@ fn node() -> Option<&'static str> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("skipped: `node` is not installed");
+        support::skip_unless_required("GG_REQUIRE_NODE", "`node` is not installed");
         return None;
     }
     assert!(

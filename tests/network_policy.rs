@@ -104,17 +104,10 @@ fn serve(
     }
 }
 
+/// The sandbox levels that work here; a level `GG_REQUIRE_SANDBOX_LEVELS` names fails the test
+/// when it does not.
 fn levels() -> Vec<&'static str> {
-    ["bwrap", "landlock"]
-        .into_iter()
-        .filter(|l| match level_available(l) {
-            Ok(()) => true,
-            Err(reason) => {
-                println!("skipped: {l}: {reason}");
-                false
-            }
-        })
-        .collect()
+    available_levels()
 }
 
 fn resolve_env(names: &[&str]) -> Vec<(String, String)> {
@@ -165,9 +158,12 @@ fn allow_list_lets_named_hosts_through_and_refuses_the_rest() {
         );
         // Only the allowed request reached the upstream (through the proxy).
         assert_eq!(up.seen(), vec!["GET /ok HTTP/1.1"], "{level}");
-        // gg sandbox lists what it refused, with the rule.
+        // gg sandbox lists what it refused, with the rule and how to allow the host: for HTTPS
+        // curl shows only the 403, so gg's own line is where the person learns it.
         for line in [
-            "refused collector.example:443 (not-on-allow-list)",
+            "gg sandbox: network policy refused collector.example:443 (not-on-allow-list); allow \
+             it with --allow-domain collector.example or in \"allowDomains\" of \
+             ~/.gg/config.json\n",
             &format!("refused other.test:{p} (not-on-allow-list)"),
             &format!("refused 127.0.0.1:{p} (ip-literal)"),
         ] {
@@ -353,7 +349,7 @@ fn pip_and_npm_use_the_proxy() {
                 "{level}: npm: {seen:?} {out:?}"
             );
         } else {
-            println!("skipped: npm is not installed");
+            support::skip_unless_required("GG_REQUIRE_NODE", "npm is not installed");
         }
     }
 }
@@ -536,8 +532,11 @@ fn prompt_injected_exfiltration_is_refused_while_cargo_fetch_works() {
     assert_eq!(tool_results.len(), 2, "{tool_results:?}");
     assert!(
         tool_results[0].contains("CONNECT tunnel failed, response 403")
-            && tool_results[0]
-                .contains("[gg: network policy refused collector.example:443 (not-on-allow-list)]"),
+            && tool_results[0].contains(
+                "[gg: network policy refused collector.example:443 (not-on-allow-list); the \
+                     user can allow it with --allow-domain collector.example or in \
+                     \"allowDomains\" of ~/.gg/config.json]"
+            ),
         "{}",
         tool_results[0]
     );

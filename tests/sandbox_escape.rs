@@ -78,7 +78,9 @@ fn usage_errors_exit_2() {
 fn tiocsti_control_works_without_the_sandbox() {
     let legacy = std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").unwrap_or_default();
     if legacy.trim() != "1" {
-        println!("skipped: TIOCSTI is disabled by this kernel (dev.tty.legacy_tiocsti={legacy:?})");
+        crate::support::say_skipped(&format!(
+            "TIOCSTI is disabled by this kernel (dev.tty.legacy_tiocsti={legacy:?})"
+        ));
         return;
     }
     let fx = Fixture::new();

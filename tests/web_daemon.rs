@@ -359,6 +359,73 @@ fn gg_web_starts_one_daemon_and_prints_a_fragment_url() {
     assert!(!log.contains(token), "token in the daemon log");
 }
 
+#[test]
+fn gg_web_stop_stops_the_daemon_gg_web_started_and_only_that_one() {
+    let e = env();
+    let gg_web = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gg"))
+            .arg("web")
+            .args(extra)
+            .current_dir(&e.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &e.home)
+            .env("GG_SESSION_DIR", &e.sessions)
+            .output()
+            .unwrap()
+    };
+    // Nothing started yet: nothing to stop, and that is not a failure.
+    let none = gg_web(&["--stop"]);
+    assert!(none.status.success(), "{none:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&none.stdout).trim(),
+        "no ggd started by gg web is running"
+    );
+
+    let started = gg_web(&[]);
+    assert!(started.status.success(), "{started:?}");
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(e.home.join(".gg/web.json")).unwrap())
+            .unwrap();
+    let pid = state["pid"].as_u64().unwrap();
+    struct Kill(u64);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").arg(self.0.to_string()).status();
+        }
+    }
+    let _kill = Kill(pid);
+    let port = state["port"].as_u64().unwrap();
+
+    let stopped = gg_web(&["--stop"]);
+    assert!(stopped.status.success(), "{stopped:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&stopped.stdout).trim(),
+        format!("stopped ggd (pid {pid})")
+    );
+    // When --stop returns the daemon no longer serves, its lock is free and the record is gone.
+    assert!(
+        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_err(),
+        "ggd still listens after gg web --stop"
+    );
+    assert!(!gg::app::lock::daemon_alive(&e.home).unwrap());
+    assert!(!e.home.join(".gg/web.json").exists());
+
+    // A ggd that gg web did not start is not stopped by it.
+    let other = HttpDaemon::spawn(ggd(&e, "http://127.0.0.1:9/v1", &[]), TOKEN);
+    let refused = gg_web(&["--stop"]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("not one that gg web started"),
+        "{refused:?}"
+    );
+    assert!(gg::app::lock::daemon_alive(&e.home).unwrap());
+    drop(other);
+
+    let conflicting = gg_web(&["--stop", "--port", "1"]);
+    assert_eq!(conflicting.status.code(), Some(2), "{conflicting:?}");
+}
+
 /// A stored session whose tool results claim saved logs at `claims` (call id, result text):
 /// what a session file edited by anything could say.
 fn session_with_results(e: &daemon_common::Env, name: &str, claims: &[(&str, String)]) -> String {

@@ -119,10 +119,10 @@ fn streams_then_stalls() -> Reply {
 fn web_ui_in_a_real_browser() {
     let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
     if let Some(missing) = missing_prerequisite(&web) {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!("GG_REQUIRE_BROWSER=1 but the browser suite cannot run: {missing}");
-        }
-        eprintln!("skipping the browser suite: {missing}");
+        support::skip_unless_required(
+            "GG_REQUIRE_BROWSER",
+            &format!("the browser suite cannot run: {missing}"),
+        );
         return;
     }
     let e = env();

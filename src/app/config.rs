@@ -1,16 +1,23 @@
 //! `~/.gg/config.json` and the provider selection built from it.
 //!
-//! Unknown keys are ignored, as the earlier implementation did, so one config file serves both;
-//! known keys are validated and a bad value names the file and the key.
+//! Any subset of the file is valid: a key that is absent keeps its default, in every section
+//! (a file holding only `{"memory": {"enabled": true}}` keeps the `OPENAI_*` provider). A key gg
+//! does not read is a warning naming it and the nearest known key (see [`super::config_keys`]),
+//! not an error, so one file still serves the earlier implementation too; a known key with a
+//! value of the wrong type, or a bad value, is an error naming the file and the key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::config_keys::UnknownKey;
+
 pub const DEFAULT_SELECTION: &str = "openai:gpt-4.1";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-pub const MISSING_API_KEY: &str = "missing API key: set OPENAI_API_KEY or pass --api-key";
+/// The reference's message, with the flag that keeps the key out of the process list first.
+pub const MISSING_API_KEY: &str =
+    "missing API key: set OPENAI_API_KEY or pass --api-key-file FILE (or --api-key KEY)";
 
 /// Context budget settings: defined next to the budget that reads them (agent::context), so the
 /// agent does not depend on the application layer.
@@ -185,10 +192,11 @@ impl KbConfig {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
-struct RawConfig {
+pub(super) struct RawConfig {
     default: Option<String>,
     context: ContextConfig,
-    providers: BTreeMap<String, ProviderEntry>,
+    /// Absent: the `OPENAI_*` provider of a config-less run ([`default_providers`]).
+    providers: Option<BTreeMap<String, ProviderEntry>>,
     sandbox: bool,
     env: EnvConfig,
     tools: ToolsConfig,
@@ -226,6 +234,8 @@ pub struct Config {
     pub browser: crate::tools::browser::BrowserConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
+    /// Keys of the file gg does not read ([`Config::load`] warns about each).
+    pub unknown_keys: Vec<UnknownKey>,
 }
 
 /// Command-line and environment overrides.
@@ -274,16 +284,36 @@ impl Config {
     pub fn load(home: &Path) -> Result<Config, String> {
         let path = gg_home(home).join("config.json");
         match std::fs::read(&path) {
-            Ok(bytes) => Config::parse(&bytes, &path),
+            Ok(bytes) => {
+                let config = Config::parse(&bytes, &path)?;
+                for key in &config.unknown_keys {
+                    eprintln!("warning: {}: {key}", path.display());
+                }
+                Ok(config)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::from_env()),
             Err(e) => Err(format!("failed to read {}: {e}", path.display())),
         }
     }
 
-    /// Parses config text; errors name the file.
+    /// Parses config text; errors name the file, and the key when one is at fault.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Config, String> {
-        let raw: RawConfig = serde_json::from_slice(bytes)
-            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        let failed = |why: String| format!("failed to parse {}: {why}", path.display());
+        let mut unknown_keys = Vec::new();
+        let mut json = serde_json::Deserializer::from_slice(bytes);
+        let mut note_unknown = |ignored: serde_ignored::Path| {
+            unknown_keys.push(super::config_keys::unknown_key(&path_segments(&ignored)));
+        };
+        let noting_unknown = serde_ignored::Deserializer::new(&mut json, &mut note_unknown);
+        let raw: RawConfig = serde_path_to_error::deserialize(noting_unknown).map_err(|e| {
+            // The path is `.` when the fault is the text itself (a syntax error), not a key.
+            let key = e.path().to_string();
+            match key.as_str() {
+                "." => failed(e.into_inner().to_string()),
+                _ => failed(format!("{key}: {}", e.into_inner())),
+            }
+        })?;
+        json.end().map_err(|e| failed(e.to_string()))?;
         let bad = |key: &str, why: &str| format!("failed to parse {}: {key} {why}", path.display());
         let c = &raw.context;
         for (key, value) in [
@@ -299,10 +329,11 @@ impl Config {
         if raw.memory.max_prompt_tokens == 0 {
             return Err(bad("memory.maxPromptTokens", "must be greater than 0"));
         }
-        if raw.providers.is_empty() {
+        let providers = raw.providers.unwrap_or_else(default_providers);
+        if providers.is_empty() {
             return Err(bad("providers", "must define at least one provider"));
         }
-        for (name, entry) in &raw.providers {
+        for (name, entry) in &providers {
             if name.contains(':') || name.is_empty() {
                 return Err(bad(
                     &format!("providers.{name:?}"),
@@ -331,7 +362,7 @@ impl Config {
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
-            providers: raw.providers,
+            providers,
             sandbox: raw.sandbox,
             env: raw.env,
             tools: raw.tools,
@@ -345,22 +376,16 @@ impl Config {
             },
             browser: raw.browser,
             from_file: true,
+            unknown_keys,
         })
     }
 
     /// No config file: one provider `openai` from `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
     pub fn from_env() -> Config {
-        let entry = ProviderEntry {
-            base_url: std::env::var("OPENAI_BASE_URL")
-                .ok()
-                .filter(|v| !v.is_empty()),
-            api_key: crate::secrets::var("OPENAI_API_KEY").filter(|v| !v.is_empty()),
-            ..ProviderEntry::default()
-        };
         Config {
             default_selection: DEFAULT_SELECTION.to_string(),
             context: ContextConfig::default(),
-            providers: BTreeMap::from([("openai".to_string(), entry)]),
+            providers: default_providers(),
             sandbox: false,
             env: EnvConfig::default(),
             tools: ToolsConfig::default(),
@@ -371,6 +396,7 @@ impl Config {
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
             from_file: false,
+            unknown_keys: Vec::new(),
         }
     }
 
@@ -434,6 +460,41 @@ impl Config {
             compat: entry.compat.clone(),
             images: entry.images.accepts(model),
         })
+    }
+}
+
+/// The providers when none are configured: one, `openai`, from `OPENAI_BASE_URL` and
+/// `OPENAI_API_KEY`.
+fn default_providers() -> BTreeMap<String, ProviderEntry> {
+    let entry = ProviderEntry {
+        base_url: std::env::var("OPENAI_BASE_URL")
+            .ok()
+            .filter(|v| !v.is_empty()),
+        api_key: crate::secrets::var("OPENAI_API_KEY").filter(|v| !v.is_empty()),
+        ..ProviderEntry::default()
+    };
+    BTreeMap::from([("openai".to_string(), entry)])
+}
+
+/// The parts of a path serde_ignored reports (`memory` then `enabeld`); an array's element is its
+/// index.
+fn path_segments(path: &serde_ignored::Path) -> Vec<String> {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => Vec::new(),
+        Path::Seq { parent, index } => {
+            let mut parts = path_segments(parent);
+            parts.push(index.to_string());
+            parts
+        }
+        Path::Map { parent, key } => {
+            let mut parts = path_segments(parent);
+            parts.push(key.clone());
+            parts
+        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => path_segments(parent),
     }
 }
 
@@ -533,6 +594,114 @@ mod tests {
         let s = c.select(Path::new("/nonexistent"), None, &o).unwrap();
         assert_eq!(s.base_url, "http://127.0.0.1:11434/v1");
         assert_eq!(s.api_key, "flag-key");
+    }
+
+    #[test]
+    fn any_subset_is_valid_and_absent_keys_keep_their_defaults() {
+        let defaults = Config::from_env();
+        // Each section alone: the rest of the configuration is the config-less one.
+        for (text, changed) in [
+            (r#"{}"#, ""),
+            (r#"{"memory": {"enabled": true}}"#, "memory"),
+            (r#"{"context": {"tailTurns": 3}}"#, "context"),
+            (r#"{"sandbox": true}"#, "sandbox"),
+            (r#"{"env": {"allow": ["GITHUB_TOKEN"]}}"#, "env"),
+            (r#"{"tools": {"computer": true}}"#, "tools"),
+            (r#"{"artifacts": {"dir": "a"}}"#, "artifacts"),
+            (r#"{"library": {"enabled": false}}"#, "library"),
+            (r#"{"kb": {"tool": false}}"#, "kb"),
+            (r#"{"network": "off"}"#, "network"),
+            (r#"{"allowDomains": ["example.com"]}"#, "network"),
+            (r#"{"browser": {"click": true}}"#, "browser"),
+            (r#"{"default": "openai:gpt-4o"}"#, "default"),
+        ] {
+            let c = parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(c.unknown_keys.is_empty(), "{text}: {:?}", c.unknown_keys);
+            assert_eq!(c.providers, defaults.providers, "{text}");
+            let same = |section: &str| changed != section;
+            assert_eq!(same("memory"), c.memory == defaults.memory, "{text}");
+            assert_eq!(same("context"), c.context == defaults.context, "{text}");
+            assert_eq!(same("sandbox"), c.sandbox == defaults.sandbox, "{text}");
+            assert_eq!(same("env"), c.env == defaults.env, "{text}");
+            assert_eq!(same("tools"), c.tools == defaults.tools, "{text}");
+            assert_eq!(
+                same("artifacts"),
+                c.artifacts == defaults.artifacts,
+                "{text}"
+            );
+            assert_eq!(same("library"), c.library == defaults.library, "{text}");
+            assert_eq!(same("kb"), c.kb == defaults.kb, "{text}");
+            assert_eq!(same("network"), c.network == defaults.network, "{text}");
+            assert_eq!(same("browser"), c.browser == defaults.browser, "{text}");
+            assert_eq!(
+                same("default"),
+                c.default_selection == defaults.default_selection,
+                "{text}"
+            );
+        }
+        // Within a section too: one key set, its neighbours at their defaults.
+        let c = parse(r#"{"memory": {"enabled": true}}"#).unwrap();
+        assert!(c.memory.enabled);
+        assert_eq!(
+            c.memory.max_prompt_tokens,
+            MemoryConfig::default().max_prompt_tokens
+        );
+        let s = c
+            .select(Path::new("/nonexistent"), None, &Overrides::default())
+            .unwrap();
+        assert_eq!(s.label(), DEFAULT_SELECTION);
+    }
+
+    #[test]
+    fn unknown_keys_are_noted_with_their_path_and_the_nearest_key() {
+        let c = parse(
+            r#"{"memory": {"enabeld": true}, "sandbx": true,
+                "providers": {"p": {"baseUrl": "http://x", "compat": {"noStreamUsge": true}}},
+                "browser": {"evals": true}}"#,
+        )
+        .unwrap();
+        let shown: Vec<String> = c.unknown_keys.iter().map(|k| k.to_string()).collect();
+        assert_eq!(
+            shown,
+            [
+                "unknown key memory.enabeld (did you mean memory.enabled?)",
+                "unknown key sandbx (did you mean sandbox?)",
+                "unknown key providers.p.baseUrl (did you mean providers.p.baseURL?)",
+                "unknown key providers.p.compat.noStreamUsge (did you mean \
+                 providers.p.compat.noStreamUsage?)",
+                "unknown key browser.evals (did you mean browser.eval?)",
+            ]
+        );
+        // The typo'd keys took no effect; the rest of the file did.
+        assert!(!c.memory.enabled && !c.sandbox && !c.browser.eval);
+        assert!(c.providers.contains_key("p"));
+    }
+
+    #[test]
+    fn a_wrong_type_is_an_error_naming_the_key() {
+        for (text, key) in [
+            (
+                r#"{"memory": {"enabled": "yes"}}"#,
+                "memory.enabled: invalid type",
+            ),
+            (
+                r#"{"context": {"tailTurns": -1}}"#,
+                "context.tailTurns: invalid value",
+            ),
+            (r#"{"sandbox": 1}"#, "sandbox: invalid type"),
+            (
+                r#"{"providers": {"p": {"models": "m"}}}"#,
+                "providers.p.models: invalid type",
+            ),
+            (r#"{"network": "sometimes"}"#, "network: unknown variant"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(
+                err.starts_with(&format!("failed to parse /h/.gg/config.json: {key}")),
+                "{text}: {err}"
+            );
+        }
+        assert!(parse(r#"{"sandbox": true} trailing"#).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod ceiling;
 pub mod config;
+mod config_keys;
 pub mod lock;
 pub mod service;
 

@@ -98,8 +98,11 @@ pub fn run_artifact(command: Option<ArtifactCommand>) -> ExitCode {
 fn artifact(store: &Store, library: &Library, command: ArtifactCommand) -> Result<(), StoreError> {
     let mut out = std::io::stdout().lock();
     let write = |out: &mut std::io::StdoutLock<'_>, text: &str| {
-        out.write_all(text.as_bytes())
-            .map_err(|e| StoreError::io("stdout", e))
+        out.write_all(text.as_bytes()).map_err(|e| {
+            // A closed pipe (`gg artifact list | head -1`) ends gg quietly, status 0.
+            super::pipe::exit_if_closed(&e);
+            StoreError::io("stdout", e)
+        })
     };
     match command {
         ArtifactCommand::List { json } => {
@@ -204,8 +207,11 @@ pub fn run_library(command: Option<LibraryCommand>) -> ExitCode {
 fn library_command(library: &Library, command: LibraryCommand) -> Result<(), StoreError> {
     let mut out = std::io::stdout().lock();
     let mut write = |text: &str| {
-        out.write_all(text.as_bytes())
-            .map_err(|e| StoreError::io("stdout", e))
+        out.write_all(text.as_bytes()).map_err(|e| {
+            // A closed pipe (`gg artifact list | head -1`) ends gg quietly, status 0.
+            super::pipe::exit_if_closed(&e);
+            StoreError::io("stdout", e)
+        })
     };
     match command {
         LibraryCommand::Add { path, name } => {

@@ -208,11 +208,20 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
             auditor.audit(item, &mut out)?;
         }
     }
-    out.flush().map_err(|e| format!("writing output: {e}"))?;
+    written(out.flush())?;
     Ok(if auditor.failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// A write's outcome as the report's error: a closed pipe ends gg quietly instead (see
+/// [`crate::cli::pipe`]).
+fn written(result: io::Result<()>) -> Result<(), String> {
+    result.map_err(|e| {
+        crate::cli::pipe::exit_if_closed(&e);
+        format!("writing output: {e}")
     })
 }
 
@@ -365,8 +374,7 @@ impl Auditor {
             commands: Vec::new(),
         };
         let command = format!("{shown}… ({total} bytes)");
-        self.report(&command, &verdict, out)
-            .map_err(|e| format!("writing output: {e}"))
+        written(self.report(&command, &verdict, out))
     }
 
     /// Stdin records: blank ones are skipped (shell histories have them), bytes that are not
@@ -393,7 +401,7 @@ impl Auditor {
             }
             Item::NotUtf8(lossy) => self.report_error(&lossy, "command is not valid UTF-8", out),
         };
-        result.map_err(|e| format!("writing output: {e}"))
+        written(result)
     }
 
     /// A command that could not be classified counts as reaching any `--fail-on` threshold:
@@ -540,6 +548,7 @@ fn one_line(command: &str) -> String {
 }
 
 fn write_json_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
+    // `io::Error::from` keeps the kind of a write failure (a closed pipe stays BrokenPipe).
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
     out.write_all(b"\n")
 }

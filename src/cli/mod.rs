@@ -26,6 +26,7 @@ pub mod job;
 mod kb;
 mod markdown;
 mod memory;
+mod pipe;
 mod policy;
 pub mod run;
 mod run_flags;
@@ -47,7 +48,8 @@ use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, 
 
 use args::{ColorWhen, FirstWord, RunArgs};
 
-/// gg: a security-hardened terminal AI coding agent.
+// The about text does not start with "gg:": the manual page's NAME line puts the name in front.
+/// A security-hardened terminal AI coding agent.
 #[derive(Parser, Debug)]
 #[command(
     name = "gg",
@@ -57,6 +59,8 @@ use args::{ColorWhen, FirstWord, RunArgs};
     override_usage = "gg [OPTIONS] [PROMPT]...\n       gg [OPTIONS] <COMMAND>",
     after_help = "Options may come before or after the prompt; use -- before a prompt that starts \
                   with '-'.\n\
+                  The model's API key: OPENAI_API_KEY, --api-key-file FILE, or apiKey/apiKeyEnv in \
+                  ~/.gg/config.json.\n\
                   Every bash command the agent runs is classified (gg classify), decided by the \
                   approval policy (gg policy show) and optionally sandboxed (gg sandbox)."
 )]
@@ -502,6 +506,7 @@ fn display_name(arg: &clap::Arg) -> String {
 }
 
 pub fn main() -> ExitCode {
+    pipe::quiet_on_closed_stdout();
     // The command line as typed: the start-up may have re-executed gg with secrets hidden.
     main_from(crate::secrets::args_os())
 }

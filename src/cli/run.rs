@@ -634,7 +634,8 @@ async fn run_one(
                     json!({"type": "run_completed", "run": seq, "text": text, "control": true}),
                 );
             } else {
-                println!("{}", crate::display::visible(&text));
+                // Not println!: a closed pipe must not end gg before it has shut its browser.
+                let _ = writeln!(std::io::stdout(), "{}", crate::display::visible(&text));
             }
             ExitCode::SUCCESS.into()
         }
@@ -648,7 +649,11 @@ async fn run_one(
                         "totalTokens": outcome.usage.total_tokens}}),
                 );
             } else if output.one_shot && !output.stream_text {
-                println!("{}", crate::display::visible(&outcome.final_text));
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "{}",
+                    crate::display::visible(&outcome.final_text)
+                );
             }
             if flags.usage {
                 eprintln!(

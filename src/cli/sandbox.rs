@@ -141,6 +141,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         }
         scope
     };
+    let _created = CreatedForTheRun::before(&policy);
     let wrapped = sandbox::wrap(inner, &policy, backend).map_err(error)?;
     if args.explain {
         let mut explain = wrapped.explain().clone();
@@ -171,8 +172,11 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     drop(parts.guard);
     for r in scope.map(|s| s.finish()).unwrap_or_default() {
         eprintln!(
-            "gg sandbox: network policy refused {}:{} ({})",
-            r.host, r.port, r.rule
+            "gg sandbox: network policy refused {}:{} ({}); {}",
+            r.host,
+            r.port,
+            r.rule,
+            r.how_to_allow()
         );
     }
     let code = match (status.code(), status.signal()) {
@@ -181,6 +185,34 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         (None, None) => 1,
     };
     Ok(ExitCode::from(code))
+}
+
+/// The read-only directories that bubblewrap needs to exist (`.gg/`, `.git/hooks`) and that were
+/// absent before this run: the sandbox creates them empty and leaves them (the agent runs many
+/// commands, and keeping them is cheaper), but `gg sandbox` runs one command, so it removes the
+/// ones still empty on drop and leaves the working directory as it found it.
+struct CreatedForTheRun(Vec<PathBuf>);
+
+impl CreatedForTheRun {
+    fn before(policy: &Policy) -> CreatedForTheRun {
+        CreatedForTheRun(
+            policy
+                .create_if_missing
+                .iter()
+                .filter(|dir| std::fs::symlink_metadata(dir).is_err())
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+impl Drop for CreatedForTheRun {
+    fn drop(&mut self) {
+        for dir in self.0.iter().rev() {
+            // remove_dir removes only an empty directory: anything put there stays.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// The user's config, this command line, then the project's `.gg/settings.json`.

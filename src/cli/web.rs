@@ -1,6 +1,7 @@
 //! `gg web [--open] [--port N]`: the web UI. Reuses the ggd that `gg web` started before (its
 //! port and token are in `~/.gg/web.json`, mode 0600), else starts one in HTTP mode on loopback
-//! for the current directory, then prints `http://127.0.0.1:PORT/#token=…`.
+//! for the current directory, then prints `http://127.0.0.1:PORT/#token=…`. `gg web --stop`
+//! stops that ggd (and no other).
 //!
 //! The token is in the fragment, which browsers never send to a server, put in a `Referer` or
 //! write to a server log; the page moves it to memory and clears the address bar.
@@ -22,6 +23,9 @@ pub struct WebArgs {
     /// Loopback port for a newly started ggd (default: any free port).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Stop the ggd that gg web started (a ggd started otherwise is left alone).
+    #[arg(long, conflicts_with_all = ["open", "port"])]
+    stop: bool,
 }
 
 /// What `gg web` remembers about the daemon it started.
@@ -36,9 +40,12 @@ struct State {
 
 /// How long a new daemon gets to report its address.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a stopped daemon gets to finish its runs and exit after SIGTERM, before SIGKILL.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub fn run(args: WebArgs) -> ExitCode {
-    match web(&args) {
+    let result = if args.stop { stop() } else { web(&args) };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gg web: {e}");
@@ -81,6 +88,57 @@ fn web(args: &WebArgs) -> Result<(), String> {
     if args.open {
         open(&url);
     }
+    Ok(())
+}
+
+/// `gg web --stop`: SIGTERM to the ggd recorded in `web.json`, once it has proved to be that one
+/// (it answers `/health` with the recorded token: a pid alone may have been reused), then a wait
+/// until its lock on `ggd.pid` is released; SIGKILL if it has not exited in time.
+fn stop() -> Result<(), String> {
+    use rustix::process::{Pid, Signal, kill_process};
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or("HOME is not set")?;
+    let state_path = home.join(".gg").join("web.json");
+    let running = crate::app::lock::daemon_alive(&home)?;
+    let state = read_state(&state_path);
+    let ours = state
+        .as_ref()
+        .filter(|s| running && healthy(s.port, &s.token));
+    let Some(state) = ours else {
+        if running {
+            return Err(
+                "ggd is running, but not one that gg web started; it is left alone (stop it \
+                 where it was started, or with kill)"
+                    .to_string(),
+            );
+        }
+        // Nothing of ours runs: a record left by a daemon that died is removed.
+        if state.is_some() {
+            let _ = std::fs::remove_file(&state_path);
+        }
+        println!("no ggd started by gg web is running");
+        return Ok(());
+    };
+    let pid = i32::try_from(state.pid)
+        .ok()
+        .and_then(Pid::from_raw)
+        .ok_or_else(|| format!("{}: bad pid {}", state_path.display(), state.pid))?;
+    kill_process(pid, Signal::TERM).map_err(|e| format!("stopping ggd (pid {pid}): {e}"))?;
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    while crate::app::lock::daemon_alive(&home)? {
+        if Instant::now() > deadline {
+            let _ = kill_process(pid, Signal::KILL);
+            eprintln!(
+                "gg web: ggd (pid {pid}) did not exit within {}s of SIGTERM; killed it",
+                STOP_TIMEOUT.as_secs()
+            );
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(&state_path);
+    println!("stopped ggd (pid {pid})");
     Ok(())
 }
 

@@ -1055,7 +1055,10 @@ pub fn usable(level: &str) -> bool {
                 !level_required(level),
                 "level {level} is required (GG_REQUIRE_SANDBOX_LEVELS) but unavailable: {reason}"
             );
-            println!("skipped: {level}: {reason}");
+            crate::support::say_skipped(&format!(
+                "sandbox level {level} is unavailable: {reason} (GG_REQUIRE_SANDBOX_LEVELS={level} \
+                 makes this a failure)"
+            ));
             false
         }
     }

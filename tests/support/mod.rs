@@ -1045,10 +1045,33 @@ pub fn chromium_present() -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("chromium").is_file()));
     if !found {
-        if std::env::var("GG_REQUIRE_BROWSER").is_ok_and(|v| v == "1") {
-            panic!("GG_REQUIRE_BROWSER=1 but chromium is not on PATH");
-        }
-        eprintln!("skipping: chromium is not on PATH");
+        skip_unless_required("GG_REQUIRE_BROWSER", "chromium is not on PATH");
     }
     found
+}
+
+/// Says that the running test cannot do its work here, or fails it when `require_var=1` (CI sets
+/// the `GG_REQUIRE_*` variables of everything it installs, `.ci/run`). The caller then returns.
+///
+/// The line goes to the real standard error, not through `eprintln!`: the test harness captures
+/// that and shows it only for a failing test, so a skip would read as a plain "ok". Written this
+/// way, `SKIP <test>: <reason>` stands in `cargo test`'s own output next to the result.
+pub fn skip_unless_required(require_var: &str, reason: &str) {
+    if std::env::var(require_var).is_ok_and(|v| v == "1") {
+        panic!("{require_var}=1 but {reason}");
+    }
+    say_skipped(&format!(
+        "{reason} (set {require_var}=1 to make this a failure)"
+    ));
+}
+
+/// A `SKIP <test>: <reason>` line on the real standard error (see [`skip_unless_required`]), for a
+/// skip that no installation can lift (a kernel setting, an opt-in server).
+pub fn say_skipped(reason: &str) {
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
 }

@@ -294,8 +294,11 @@ impl CommandRunner {
         text.push_str(&output.text);
         for r in network_refused {
             text.push_str(&format!(
-                "\n[gg: network policy refused {}:{} ({})]",
-                r.host, r.port, r.rule
+                "\n[gg: network policy refused {}:{} ({}); the user can {}]",
+                r.host,
+                r.port,
+                r.rule,
+                r.how_to_allow()
             ));
         }
         if read_only && output.is_error() && bash::looks_refused(&output.text) {

@@ -42,9 +42,10 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_DIMENSION: u32 = 4096;
 const MAX_FULL_PAGE_HEIGHT: f64 = 16_384.0;
 
-/// The `browser` section of `~/.gg/config.json`.
+/// The `browser` section of `~/.gg/config.json`. A key it does not have is warned about like any
+/// other in the file (an ignored key leaves its feature at the safe default: off).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BrowserConfig {
     /// The browser tools exist (when a Chromium is found). On by default.
     pub enabled: bool,
@@ -1166,7 +1167,10 @@ mod tests {
         .unwrap();
         assert!(c.tool_names().contains(&"browser_eval"));
         assert!(c.validate().is_ok());
-        assert!(serde_json::from_str::<BrowserConfig>(r#"{"evil": 1}"#).is_err());
+        // A key the section does not have is left to config.json's loader, which warns about it
+        // by name (an ignored key keeps its feature at the default: off).
+        let c: BrowserConfig = serde_json::from_str(r#"{"evil": 1}"#).unwrap();
+        assert_eq!(c, BrowserConfig::default());
         let c: BrowserConfig = serde_json::from_str(r#"{"allowPrivateHosts": ["*.com"]}"#).unwrap();
         assert!(c.validate().is_err());
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group, test_kill_process_group};
 
 use super::cdp::Cdp;
 use crate::tools::network::proxy::ProxyHandle;
@@ -47,7 +47,13 @@ fn is_executable(p: &Path) -> bool {
 /// Prefix of the profile directories (tests find leftover processes by it).
 pub const PROFILE_PREFIX: &str = "gg-browser-";
 
-/// A running browser. Dropping it kills the process group and removes the profile.
+/// How long dropping a browser waits for its processes to be gone after SIGKILL. They die in
+/// well under a second; the bound only keeps a stuck kernel from holding gg's exit for ever.
+const REAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A running browser. Dropping it kills the browser and every process descending from it, waits
+/// (bounded) until none of them runs, and removes the profile: gg exits only after its browser
+/// has.
 pub struct Process {
     pub cdp: Arc<Cdp>,
     child: tokio::process::Child,
@@ -83,17 +89,128 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
+        // Chromium's zygote starts a session of its own (setsid), so its renderers are outside
+        // the browser's process group: they are found by parentage, before the kill orphans them.
+        let family = self.child.id().map(descendants).unwrap_or_default();
         if let Some(pgid) = self.pgid {
-            // The whole group: Chromium's zygote, renderers and utility processes; under
-            // bubblewrap, bubblewrap itself (and with it the PID namespace).
+            // The whole group: Chromium's utility processes; under bubblewrap, bubblewrap itself
+            // (and with it the PID namespace).
             let _ = kill_process_group(pgid, Signal::KILL);
         }
+        for member in &family {
+            let _ = kill_process(member.pid, Signal::KILL);
+        }
         let _ = self.child.start_kill();
+        self.wait_until_gone(&family);
         let _ = std::fs::remove_dir_all(&self.profile);
         if let Some(tmp) = &self.tmp {
             let _ = std::fs::remove_dir_all(tmp);
         }
     }
+}
+
+impl Process {
+    /// Waits, up to [`REAP_TIMEOUT`], for the browser (reaped: it is gg's child) and for every
+    /// process of `family` and of its group (not gg's children) to be gone. SIGKILL takes effect
+    /// asynchronously: without this wait gg returned while renderers still ran, for about a
+    /// second and a half.
+    fn wait_until_gone(&mut self, family: &[Member]) {
+        let deadline = std::time::Instant::now() + REAP_TIMEOUT;
+        let pause = std::time::Duration::from_millis(5);
+        let in_time = || std::time::Instant::now() < deadline;
+        while matches!(self.child.try_wait(), Ok(None)) && in_time() {
+            std::thread::sleep(pause);
+        }
+        while family.iter().any(Member::runs) && in_time() {
+            std::thread::sleep(pause);
+        }
+        if let Some(pgid) = self.pgid {
+            while group_has_live_members(pgid) && in_time() {
+                std::thread::sleep(pause);
+            }
+        }
+    }
+}
+
+/// A process of the browser's family, known by its pid and start time (so that a pid the kernel
+/// gave to someone else meanwhile is not waited for).
+struct Member {
+    pid: Pid,
+    started: u64,
+}
+
+impl Member {
+    /// Still running: there, the same process, and not a zombie (a zombie holds nothing, and the
+    /// one that reaps an orphan is init, not gg).
+    fn runs(&self) -> bool {
+        stat(self.pid.as_raw_nonzero().get()).is_some_and(|s| s.started == self.started && !s.dead)
+    }
+}
+
+/// What gg reads of `/proc/<pid>/stat`.
+struct Stat {
+    dead: bool,
+    parent: i32,
+    group: i32,
+    started: u64,
+}
+
+fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state, parent, group, …, start time (the 20th).
+    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(Stat {
+        dead: matches!(*fields.first()?, "Z" | "X"),
+        parent: fields.get(1)?.parse().ok()?,
+        group: fields.get(2)?.parse().ok()?,
+        started: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every live process: its pid and stat.
+fn processes() -> Vec<(i32, Stat)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, stat(pid)?)))
+        .filter(|(_, s)| !s.dead)
+        .collect()
+}
+
+/// The processes descending from `root` (children, theirs, …).
+fn descendants(root: u32) -> Vec<Member> {
+    let Ok(root) = i32::try_from(root) else {
+        return Vec::new();
+    };
+    let all = processes();
+    let mut found: Vec<Member> = Vec::new();
+    let mut parents = vec![root];
+    while let Some(parent) = parents.pop() {
+        for (pid, s) in &all {
+            if s.parent == parent
+                && !found.iter().any(|m| m.pid.as_raw_nonzero().get() == *pid)
+                && let Some(p) = Pid::from_raw(*pid)
+            {
+                found.push(Member {
+                    pid: p,
+                    started: s.started,
+                });
+                parents.push(*pid);
+            }
+        }
+    }
+    found
+}
+
+/// Whether a process of group `pgid` still runs (zombies aside, as for [`Member::runs`]).
+fn group_has_live_members(pgid: Pid) -> bool {
+    test_kill_process_group(pgid).is_ok()
+        && processes()
+            .iter()
+            .any(|(_, s)| s.group == pgid.as_raw_nonzero().get())
 }
 
 /// The last lines of the browser's log (its stderr), for a start-up failure; empty when there

@@ -40,6 +40,18 @@ pub struct Refusal {
     pub rule: String,
 }
 
+impl Refusal {
+    /// How the person lets this host through, for gg's own line about the refusal: for an HTTPS
+    /// request curl shows only `CONNECT tunnel failed, response 403`, never the 403's text.
+    /// (A project's `.gg/settings.json` can only narrow the list, so the user's config it is.)
+    pub fn how_to_allow(&self) -> String {
+        format!(
+            "allow it with --allow-domain {} or in \"allowDomains\" of ~/.gg/config.json",
+            self.host
+        )
+    }
+}
+
 /// Names the proxy resolves without DNS. Only tests set it (see [`super::test_resolver`]); an
 /// address given here is trusted even when it is loopback or private.
 pub type Overrides = HashMap<String, Vec<IpAddr>>;

@@ -1,0 +1,248 @@
+//! What a Unix user takes for granted, with the real `gg`: a closed output pipe (`gg … | head -1`)
+//! ends every command quietly with status 0 (ripgrep's choice: the reader has what it wanted);
+//! `gg sandbox -- true` leaves the working directory as it found it; a config file holding one
+//! key works, and a typo'd key is a warning that names it and the key meant.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
+
+use crate::support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::json;
+use support::{GgFixture, Reply, ScriptedServer};
+
+/// Runs `cmd` with its stdout a pipe whose reader is already closed: the first write fails with
+/// EPIPE, whatever the machine's speed (what `| head -1` does once head has its line).
+fn into_closed_pipe(mut cmd: Command) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    cmd.stdout(writer).stderr(Stdio::piped());
+    cmd.output().unwrap()
+}
+
+/// `gg ARGS | head -1` in bash: gg's own exit status (PIPESTATUS), its stderr, and head's line.
+fn piped_to_head(fx: &GgFixture, gg_args: &str, stdin: Option<&Path>) -> (String, String, String) {
+    let gg = env!("CARGO_BIN_EXE_gg");
+    let input = stdin
+        .map(|p| format!(" < '{}'", p.display()))
+        .unwrap_or_default();
+    let script =
+        format!("'{gg}' {gg_args}{input} 2>\"$ERR\" | head -1; echo \"status=${{PIPESTATUS[0]}}\"");
+    let err = fx.tmp.path().join("gg.stderr");
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(&fx.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &fx.home)
+        .env("GG_SESSION_DIR", &fx.sessions)
+        .env("ERR", &err)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (line, status) = stdout
+        .rsplit_once("status=")
+        .unwrap_or_else(|| panic!("{out:?}"));
+    (
+        status.trim().to_string(),
+        std::fs::read_to_string(&err).unwrap_or_default(),
+        line.trim().to_string(),
+    )
+}
+
+/// A fixture with a knowledge base of a few documents, one stored session, and `big`: a file of
+/// 200,000 commands (far more output than a pipe holds).
+fn fixture() -> (ScriptedServer, GgFixture) {
+    let server = ScriptedServer::with_replies([Reply::text(&["done"])]);
+    let fx = GgFixture::new(&server, json!({}), "home/repo");
+    let docs = fx.tmp.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            docs.join(format!("d{i}.md")),
+            format!("# Doc {i}\n\nx marks the spot {i}\n"),
+        )
+        .unwrap();
+    }
+    let added = fx
+        .gg()
+        .args(["kb", "add", docs.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{added:?}");
+    let ran = fx.gg().args(["-p", "hello"]).output().unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    std::fs::write(fx.tmp.path().join("big"), "ls -la\n".repeat(200_000)).unwrap();
+    (server, fx)
+}
+
+#[test]
+fn a_closed_output_pipe_ends_every_command_quietly_with_status_0() {
+    let (server, fx) = fixture();
+    server.push(Reply::text(&["an answer for a closed pipe"]));
+    let big = fx.tmp.path().join("big");
+    let commands: &[&[&str]] = &[
+        &["kb", "search", "x"],
+        &["kb", "search", "x", "--json"],
+        &["kb", "list"],
+        &["kb", "stats"],
+        &["classify", "ls", "cargo build", "rm -rf /"],
+        &["classify", "--json", "ls"],
+        &["classify", "--matrix", "git push --force"],
+        &["sessions", "list"],
+        &["audit"],
+        &["policy", "show"],
+        &["artifact", "list"],
+        &["library", "list"],
+        &["job", "list"],
+        &["mcp", "list"],
+        &["sandbox", "--self-test"],
+        &["completions", "bash"],
+        &["man"],
+        &["--help"],
+        &["-p", "answer"],
+    ];
+    for args in commands {
+        let mut cmd = fx.gg();
+        cmd.args(*args);
+        let out = into_closed_pipe(cmd);
+        assert_eq!(out.status.code(), Some(0), "gg {args:?}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "gg {args:?} said something about the closed pipe"
+        );
+    }
+    // Reading its commands from stdin, too.
+    let mut cmd = fx.gg();
+    cmd.arg("classify")
+        .stdin(std::fs::File::open(&big).unwrap());
+    let out = into_closed_pipe(cmd);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn the_commands_of_the_issue_piped_to_head_exit_quietly() {
+    let (_server, fx) = fixture();
+    let big = fx.tmp.path().join("big");
+    let (status, stderr, line) = piped_to_head(&fx, "classify", Some(&big));
+    assert_eq!((status.as_str(), stderr.as_str()), ("0", ""), "{line}");
+    assert_eq!(line, "read-only: ls -la");
+    let (status, stderr, line) = piped_to_head(&fx, "kb search x", None);
+    assert_eq!((status.as_str(), stderr.as_str()), ("0", ""), "{line}");
+    assert!(line.starts_with("[1] "), "{line}");
+    let (status, stderr, line) = piped_to_head(&fx, "sessions list", None);
+    assert_eq!((status.as_str(), stderr.as_str()), ("0", ""), "{line}");
+    assert!(line.starts_with("ID\tUPDATED"), "{line}");
+}
+
+#[test]
+fn gg_sandbox_leaves_the_working_directory_as_it_found_it() {
+    let server = ScriptedServer::with_replies([]);
+    let fx = GgFixture::new(&server, json!({}), "home/repo");
+    let listing = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = walk(dir)
+            .iter()
+            .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    // A plain directory, then a repository (whose .git/hooks bubblewrap also wants to exist).
+    let before = listing(&fx.repo);
+    let out = fx.gg().args(["sandbox", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        listing(&fx.repo),
+        before,
+        "gg sandbox -- true changed the directory"
+    );
+
+    support::git(&fx.repo, &["init", "-q"]);
+    std::fs::remove_dir_all(fx.repo.join(".git/hooks")).unwrap();
+    let before = listing(&fx.repo);
+    let out = fx.gg().args(["sandbox", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        listing(&fx.repo),
+        before,
+        "gg sandbox -- true changed the repository"
+    );
+
+    // What existed before stays, even when empty.
+    std::fs::create_dir(fx.repo.join(".gg")).unwrap();
+    let out = fx.gg().args(["sandbox", "--", "true"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(fx.repo.join(".gg").is_dir());
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        found.push(path.clone());
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(walk(&path));
+        }
+    }
+    found
+}
+
+/// gg with only `config` as its `~/.gg/config.json`, and the scripted server reached the
+/// config-less way (`OPENAI_BASE_URL`, `OPENAI_API_KEY`).
+fn gg_with_config(server: &ScriptedServer, config: &str) -> (GgFixture, Command) {
+    let fx = GgFixture::new(server, json!({}), "home/repo");
+    std::fs::write(fx.home.join(".gg/config.json"), config).unwrap();
+    let mut cmd = fx.gg();
+    cmd.env("OPENAI_BASE_URL", server.base_url())
+        .env("OPENAI_API_KEY", "sk-test");
+    (fx, cmd)
+}
+
+#[test]
+fn a_config_with_one_key_works_and_keeps_every_default() {
+    let server = ScriptedServer::with_replies([Reply::text(&["hello back"])]);
+    let (_fx, mut cmd) = gg_with_config(&server, r#"{"memory": {"enabled": true}}"#);
+    let out = cmd.args(["-p", "hello"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "hello back");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{out:?}");
+    // The default model of the default provider was asked; memory was on (its tools offered).
+    let request = &server.request_bodies()[0];
+    assert_eq!(request["model"], "gpt-4.1");
+    assert!(request.to_string().contains("memory_add"), "{request}");
+}
+
+#[test]
+fn a_typo_is_a_warning_naming_the_key_and_the_run_goes_on() {
+    let server = ScriptedServer::with_replies([Reply::text(&["ran anyway"])]);
+    let (fx, mut cmd) = gg_with_config(&server, r#"{"memory": {"enabeld": true}}"#);
+    let out = cmd.args(["-p", "hello"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ran anyway");
+    let config = fx.home.join(".gg/config.json");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "warning: {}: unknown key memory.enabeld (did you mean memory.enabled?)",
+            config.display()
+        )
+    );
+}
+
+#[test]
+fn a_wrong_type_is_an_error_naming_the_key() {
+    let server = ScriptedServer::with_replies([]);
+    let (_fx, mut cmd) = gg_with_config(&server, r#"{"memory": {"enabled": "yes"}}"#);
+    let out = cmd.args(["-p", "hello"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("memory.enabled: invalid type: string \"yes\", expected a boolean"),
+        "{stderr}"
+    );
+    assert!(server.request_bodies().is_empty());
+}
