@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::config_keys;
 pub use super::config_keys::UnknownKey;
 
 pub const DEFAULT_SELECTION: &str = "openai:gpt-4.1";
@@ -302,7 +303,7 @@ impl Config {
         let mut unknown_keys = Vec::new();
         let mut json = serde_json::Deserializer::from_slice(bytes);
         let mut note_unknown = |ignored: serde_ignored::Path| {
-            unknown_keys.push(super::config_keys::unknown_key(&path_segments(&ignored)));
+            unknown_keys.push(unknown_key(&path_segments(&ignored)));
         };
         let noting_unknown = serde_ignored::Deserializer::new(&mut json, &mut note_unknown);
         let raw: RawConfig = serde_path_to_error::deserialize(noting_unknown).map_err(|e| {
@@ -515,6 +516,31 @@ pub fn well_known_base_url(provider: &str) -> &'static str {
         "moonshot" => "https://api.moonshot.ai/v1",
         _ => DEFAULT_BASE_URL,
     }
+}
+
+/// An unknown key at `segments`, with the nearest key gg reads in its parent object.
+fn unknown_key(segments: &[String]) -> UnknownKey {
+    config_keys::unknown_key(segments, known_keys)
+}
+
+/// The keys gg reads in the object at `parent` (path parts from the top); `None` where the
+/// object's keys are names the person chooses (`providers`) or the place is not a section.
+fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
+    let parts: Vec<&str> = parent.iter().map(String::as_str).collect();
+    Some(match parts.as_slice() {
+        [] => config_keys::fields_of::<RawConfig>(),
+        ["context"] => config_keys::fields_of::<ContextConfig>(),
+        ["memory"] => config_keys::fields_of::<MemoryConfig>(),
+        ["providers", _] => config_keys::fields_of::<ProviderEntry>(),
+        ["providers", _, "compat"] => config_keys::fields_of::<CompatConfig>(),
+        ["env"] => config_keys::fields_of::<EnvConfig>(),
+        ["tools"] => config_keys::fields_of::<ToolsConfig>(),
+        ["artifacts"] | ["library"] => config_keys::fields_of::<StoreConfig>(),
+        ["kb"] => config_keys::fields_of::<KbConfig>(),
+        ["kb", "embeddings"] => config_keys::fields_of::<EmbeddingsConfig>(),
+        ["browser"] => config_keys::fields_of::<crate::tools::browser::BrowserConfig>(),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -730,5 +756,56 @@ mod tests {
                 "{err}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+    use crate::tools::browser::BrowserConfig;
+    use config_keys::fields_of;
+
+    fn segments(path: &str) -> Vec<String> {
+        path.split('.').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_known_keys_come_from_the_sections_themselves() {
+        assert!(fields_of::<MemoryConfig>().contains(&"enabled"));
+        assert!(fields_of::<MemoryConfig>().contains(&"maxPromptTokens"));
+        assert!(fields_of::<ProviderEntry>().contains(&"baseURL"));
+        assert!(fields_of::<RawConfig>().contains(&"allowDomains"));
+        assert!(fields_of::<BrowserConfig>().contains(&"allowPrivateHosts"));
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_key_at_its_own_place() {
+        for (typo, nearest) in [
+            ("memory.enabeld", "memory.enabled"),
+            ("memroy", "memory"),
+            ("context.maxPromptToken", "context.maxPromptTokens"),
+            ("providers.local.baseUrl", "providers.local.baseURL"),
+            (
+                "providers.local.compat.noStreamUsge",
+                "providers.local.compat.noStreamUsage",
+            ),
+            ("kb.embeddings.modle", "kb.embeddings.model"),
+            ("browser.evals", "browser.eval"),
+            ("allowDomain", "allowDomains"),
+            ("library.dri", "library.dir"),
+        ] {
+            let found = unknown_key(&segments(typo));
+            assert_eq!(found.path, typo);
+            assert_eq!(found.nearest.as_deref(), Some(nearest), "{typo}");
+        }
+    }
+
+    #[test]
+    fn nothing_alike_means_no_suggestion() {
+        let found = unknown_key(&segments("memory.zzzz"));
+        assert_eq!(found.nearest, None);
+        assert_eq!(found.to_string(), "unknown key memory.zzzz (ignored)");
+        // Under a place that is not a section there is nothing to compare with.
+        assert_eq!(unknown_key(&segments("sandbox.on")).nearest, None);
     }
 }

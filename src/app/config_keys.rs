@@ -2,17 +2,12 @@
 //! not (`memory.enabeld` → `memory.enabled`).
 //!
 //! The known keys are read from the sections' own `Deserialize` impls (see [`fields_of`]), so a
-//! field added to a section is known here without a second list to keep in step; only which
-//! section sits at which path is written down, in [`known_keys`].
+//! field added to a section is known without a second list to keep in step; which section sits
+//! at which path is written down beside the sections (`config::known_keys`), so that this file
+//! knows no section and the configuration imports it, not the other way round.
 
 use serde::Deserialize;
 use serde::de::{self, Visitor};
-
-use super::config::{
-    CompatConfig, ContextConfig, EmbeddingsConfig, EnvConfig, KbConfig, MemoryConfig,
-    ProviderEntry, RawConfig, StoreConfig, ToolsConfig,
-};
-use crate::tools::browser::BrowserConfig;
 
 /// A key of the file that gg does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +28,12 @@ impl std::fmt::Display for UnknownKey {
     }
 }
 
-/// An unknown key at `segments` (the path's parts, the key last), with the nearest known key.
-pub fn unknown_key(segments: &[String]) -> UnknownKey {
+/// An unknown key at `segments` (the path's parts, the key last), with the nearest of the keys
+/// `known_keys` says are read in its parent object.
+pub fn unknown_key(
+    segments: &[String],
+    known_keys: impl Fn(&[String]) -> Option<&'static [&'static str]>,
+) -> UnknownKey {
     let path = segments.join(".");
     let nearest = segments.split_last().and_then(|(key, parent)| {
         let known = known_keys(parent)?;
@@ -67,29 +66,9 @@ pub fn nearest_key<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
         .map(|(_, _, candidate)| candidate)
 }
 
-/// The keys gg reads in the object at `parent` (path parts from the top); `None` where the
-/// object's keys are names the person chooses (`providers`) or the place is not a section.
-fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
-    let parts: Vec<&str> = parent.iter().map(String::as_str).collect();
-    Some(match parts.as_slice() {
-        [] => fields_of::<RawConfig>(),
-        ["context"] => fields_of::<ContextConfig>(),
-        ["memory"] => fields_of::<MemoryConfig>(),
-        ["providers", _] => fields_of::<ProviderEntry>(),
-        ["providers", _, "compat"] => fields_of::<CompatConfig>(),
-        ["env"] => fields_of::<EnvConfig>(),
-        ["tools"] => fields_of::<ToolsConfig>(),
-        ["artifacts"] | ["library"] => fields_of::<StoreConfig>(),
-        ["kb"] => fields_of::<KbConfig>(),
-        ["kb", "embeddings"] => fields_of::<EmbeddingsConfig>(),
-        ["browser"] => fields_of::<BrowserConfig>(),
-        _ => return None,
-    })
-}
-
 /// The field names (as written in the file, after renaming) of a struct that derives
 /// `Deserialize`: serde hands them to the deserializer, which here only keeps them.
-fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+pub fn fields_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
     let mut reader = FieldNames(None);
     let _ = T::deserialize(&mut reader);
     reader.0.unwrap_or(&[])
@@ -118,54 +97,5 @@ impl<'de> de::Deserializer<'de> for &mut FieldNames {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
         option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
         ignored_any
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn segments(path: &str) -> Vec<String> {
-        path.split('.').map(str::to_string).collect()
-    }
-
-    #[test]
-    fn the_known_keys_come_from_the_sections_themselves() {
-        assert!(fields_of::<MemoryConfig>().contains(&"enabled"));
-        assert!(fields_of::<MemoryConfig>().contains(&"maxPromptTokens"));
-        assert!(fields_of::<ProviderEntry>().contains(&"baseURL"));
-        assert!(fields_of::<RawConfig>().contains(&"allowDomains"));
-        assert!(fields_of::<BrowserConfig>().contains(&"allowPrivateHosts"));
-    }
-
-    #[test]
-    fn a_typo_gets_the_nearest_key_at_its_own_place() {
-        for (typo, nearest) in [
-            ("memory.enabeld", "memory.enabled"),
-            ("memroy", "memory"),
-            ("context.maxPromptToken", "context.maxPromptTokens"),
-            ("providers.local.baseUrl", "providers.local.baseURL"),
-            (
-                "providers.local.compat.noStreamUsge",
-                "providers.local.compat.noStreamUsage",
-            ),
-            ("kb.embeddings.modle", "kb.embeddings.model"),
-            ("browser.evals", "browser.eval"),
-            ("allowDomain", "allowDomains"),
-            ("library.dri", "library.dir"),
-        ] {
-            let found = unknown_key(&segments(typo));
-            assert_eq!(found.path, typo);
-            assert_eq!(found.nearest.as_deref(), Some(nearest), "{typo}");
-        }
-    }
-
-    #[test]
-    fn nothing_alike_means_no_suggestion() {
-        let found = unknown_key(&segments("memory.zzzz"));
-        assert_eq!(found.nearest, None);
-        assert_eq!(found.to_string(), "unknown key memory.zzzz (ignored)");
-        // Under a place that is not a section there is nothing to compare with.
-        assert_eq!(unknown_key(&segments("sandbox.on")).nearest, None);
     }
 }
