@@ -13,9 +13,13 @@
 //! are dropped, on cancellation, and (with its pipe) when gg dies. Every request it makes goes
 //! through [`guard::Guard`]'s proxy; under `--sandbox` the browser runs inside the sandbox too.
 
+mod call;
 pub mod cdp;
+mod config;
 pub mod guard;
+mod page;
 pub mod process;
+mod screenshot_file;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -24,228 +28,30 @@ use std::time::Duration;
 
 use classifier::Class;
 use policies::web::{self, Target};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::tools::network::proxy::ProxyHandle;
 use crate::tools::network::{AllowList, NetworkMode, NetworkPolicy, Refusal};
 use crate::tools::registry::SandboxSetting;
+use call::{
+    EvalArgs, MAX_DIMENSION, NavigateArgs, Plan, ReadArgs, SelectorArgs, ShotArgs, TypeArgs,
+    parse_args,
+};
+use page::{CALL_TIMEOUT, READ_JS, attach_page, current_url, evaluate};
+use screenshot_file::save_screenshot;
+
+pub use call::{BrowserCall, spec};
+pub use config::BrowserConfig;
+pub use page::PAGE_THREW;
+pub use screenshot_file::png_size;
 
 /// Page text returned to the model is cut here, with a marker.
 pub const MAX_READ_CHARS: usize = 12_000;
 /// How long a page may take to load before the tool answers anyway.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one DevTools command may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// Screenshot size limits (CSS pixels).
-const MAX_DIMENSION: u32 = 4096;
+/// The tallest full-page screenshot (CSS pixels).
 const MAX_FULL_PAGE_HEIGHT: f64 = 16_384.0;
-
-/// The `browser` section of `~/.gg/config.json`. A key it does not have is warned about like any
-/// other in the file (an ignored key leaves its feature at the safe default: off).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct BrowserConfig {
-    /// The browser tools exist (when a Chromium is found). On by default.
-    pub enabled: bool,
-    /// The Chromium to run instead of searching `PATH`.
-    pub executable: Option<PathBuf>,
-    /// `browser_click`.
-    pub click: bool,
-    /// `browser_type`.
-    #[serde(rename = "type")]
-    pub type_text: bool,
-    /// `browser_eval` (always dangerous).
-    pub eval: bool,
-    /// Private or special hosts the browser may reach without asking (`10.0.0.5`,
-    /// `intranet.corp.test`, `*.corp.test`).
-    pub allow_private_hosts: Vec<String>,
-}
-
-impl Default for BrowserConfig {
-    fn default() -> Self {
-        BrowserConfig {
-            enabled: true,
-            executable: None,
-            click: false,
-            type_text: false,
-            eval: false,
-            allow_private_hosts: Vec::new(),
-        }
-    }
-}
-
-impl BrowserConfig {
-    /// Checks the values (a bad host rule names the key).
-    pub fn validate(&self) -> Result<(), String> {
-        AllowList::parse(&self.allow_private_hosts)
-            .map(|_| ())
-            .map_err(|e| format!("browser.allowPrivateHosts: {e}"))
-    }
-
-    /// The tools this config enables, in the order the model sees them.
-    pub fn tool_names(&self) -> Vec<&'static str> {
-        let mut v = vec!["browser_navigate", "browser_read", "browser_screenshot"];
-        if self.click {
-            v.push("browser_click");
-        }
-        if self.type_text {
-            v.push("browser_type");
-        }
-        if self.eval {
-            v.push("browser_eval");
-        }
-        v
-    }
-}
-
-/// Definitions for the model: `(name, description, JSON schema)`.
-pub fn spec(name: &str) -> Option<(&'static str, &'static str, Value)> {
-    Some(match name {
-        "browser_navigate" => (
-            "browser_navigate",
-            "Open a URL in the session's headless browser (http(s), or a file in the working directory). Returns the final URL after redirects, the HTTP status and the title.",
-            json!({"type": "object", "properties": {
-                "url": {"type": "string", "maxLength": web::MAX_URL_BYTES}},
-                "required": ["url"], "additionalProperties": false}),
-        ),
-        "browser_read" => (
-            "browser_read",
-            "The readable text of the current page (main content; links as markdown), or of the element matching a CSS selector.",
-            json!({"type": "object", "properties": {
-                "selector": {"type": "string", "maxLength": 1000}},
-                "additionalProperties": false}),
-        ),
-        "browser_screenshot" => (
-            "browser_screenshot",
-            "Save a PNG screenshot of the current page (viewport by default, or the full page, or one element) and return its path.",
-            json!({"type": "object", "properties": {
-                "full_page": {"type": "boolean"},
-                "selector": {"type": "string", "maxLength": 1000},
-                "width": {"type": "integer", "minimum": 100, "maximum": MAX_DIMENSION},
-                "height": {"type": "integer", "minimum": 100, "maximum": MAX_DIMENSION}},
-                "additionalProperties": false}),
-        ),
-        "browser_click" => (
-            "browser_click",
-            "Click the element matching a CSS selector on the current page.",
-            json!({"type": "object", "properties": {
-                "selector": {"type": "string", "maxLength": 1000}},
-                "required": ["selector"], "additionalProperties": false}),
-        ),
-        "browser_type" => (
-            "browser_type",
-            "Type text into the element matching a CSS selector on the current page.",
-            json!({"type": "object", "properties": {
-                "selector": {"type": "string", "maxLength": 1000},
-                "text": {"type": "string", "maxLength": 10000}},
-                "required": ["selector", "text"], "additionalProperties": false}),
-        ),
-        "browser_eval" => (
-            "browser_eval",
-            "Evaluate a JavaScript expression in the current page and return its JSON value. Always needs the person's approval.",
-            json!({"type": "object", "properties": {
-                "expression": {"type": "string", "maxLength": 20000}},
-                "required": ["expression"], "additionalProperties": false}),
-        ),
-        _ => return None,
-    })
-}
-
-/// A call, parsed and classified, waiting for the gate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrowserCall {
-    pub class: Class,
-    /// The rule id of the class (`browser.loopback`, `browser.private-address`, …).
-    pub rule: String,
-    /// Why (one line).
-    pub reason: String,
-    pub summary: String,
-    pub details: String,
-    /// What a session grant covers (`browser:<host>` for a navigation).
-    pub grant_key: String,
-    plan: Plan,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Plan {
-    Navigate {
-        url: String,
-        /// A dangerous http(s) host the person approves by approving this call.
-        host: Option<String>,
-        /// A file outside the working directory, likewise.
-        file: Option<PathBuf>,
-    },
-    Read {
-        selector: Option<String>,
-    },
-    Screenshot {
-        full_page: bool,
-        selector: Option<String>,
-        width: u32,
-        height: u32,
-    },
-    Click {
-        selector: String,
-    },
-    Type {
-        selector: String,
-        text: String,
-    },
-    Eval {
-        expression: String,
-    },
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NavigateArgs {
-    url: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadArgs {
-    selector: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ShotArgs {
-    full_page: Option<bool>,
-    selector: Option<String>,
-    width: Option<u32>,
-    height: Option<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SelectorArgs {
-    selector: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TypeArgs {
-    selector: String,
-    text: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EvalArgs {
-    expression: String,
-}
-
-fn parse_args<T: serde::de::DeserializeOwned>(arguments: &str) -> Result<T, String> {
-    let text = if arguments.trim().is_empty() {
-        "{}"
-    } else {
-        arguments
-    };
-    serde_json::from_str(text).map_err(|e| format!("invalid arguments: {e}"))
-}
 
 /// What a finished call hands back.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -971,207 +777,5 @@ fn record(
         url: url.to_string(),
         status,
         screenshot,
-    }
-}
-
-/// Finds the initial page, attaches to it, and sets the session's rules (downloads refused).
-async fn attach_page(cdp: &cdp::Cdp) -> Result<String, String> {
-    cdp.call(
-        "Browser.setDownloadBehavior",
-        json!({"behavior": "deny"}),
-        None,
-        CALL_TIMEOUT,
-    )
-    .await?;
-    let targets = cdp
-        .call("Target.getTargets", json!({}), None, CALL_TIMEOUT)
-        .await?;
-    let existing = targets["targetInfos"]
-        .as_array()
-        .and_then(|a| a.iter().find(|t| t["type"] == "page"))
-        .and_then(|t| t["targetId"].as_str())
-        .map(str::to_string);
-    let target = match existing {
-        Some(t) => t,
-        None => cdp
-            .call(
-                "Target.createTarget",
-                json!({"url": "about:blank"}),
-                None,
-                CALL_TIMEOUT,
-            )
-            .await?["targetId"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    };
-    let attached = cdp
-        .call(
-            "Target.attachToTarget",
-            json!({"targetId": target, "flatten": true}),
-            None,
-            CALL_TIMEOUT,
-        )
-        .await?;
-    let session = attached["sessionId"]
-        .as_str()
-        .ok_or("no DevTools session for the page")?
-        .to_string();
-    cdp.call("Page.enable", json!({}), Some(&session), CALL_TIMEOUT)
-        .await?;
-    Ok(session)
-}
-
-/// The page's URL as the browser records it (not as the page's scripts could report it).
-async fn current_url(cdp: &cdp::Cdp, page: &str) -> Result<String, String> {
-    let h = cdp
-        .call(
-            "Page.getNavigationHistory",
-            json!({}),
-            Some(page),
-            CALL_TIMEOUT,
-        )
-        .await?;
-    let index = h["currentIndex"].as_u64().unwrap_or(0) as usize;
-    Ok(h["entries"][index]["url"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
-}
-
-/// Evaluates `expression` in the page and returns its value (by value). `user` marks the
-/// model's own expression (its exceptions are reported as such).
-/// How an error whose rest is page content begins (a page's exception text, which its scripts
-/// choose): whoever shows it to the model puts the rest inside the untrusted-content wrapper.
-pub const PAGE_THREW: &str = "the page threw: ";
-
-async fn evaluate(
-    cdp: &cdp::Cdp,
-    page: &str,
-    expression: &str,
-    user: bool,
-) -> Result<Value, String> {
-    let r = cdp
-        .call(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "userGesture": user}),
-            Some(page),
-            CALL_TIMEOUT,
-        )
-        .await?;
-    if let Some(ex) = r.get("exceptionDetails") {
-        let text = ex["exception"]["description"]
-            .as_str()
-            .or_else(|| ex["text"].as_str())
-            .unwrap_or("exception");
-        return Err(format!("{PAGE_THREW}{text}"));
-    }
-    Ok(r["result"]["value"].clone())
-}
-
-/// Width and height from a PNG's IHDR chunk.
-pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
-    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
-    if png.len() < 24 || !png.starts_with(SIGNATURE) || &png[12..16] != b"IHDR" {
-        return None;
-    }
-    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
-    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
-    Some((w, h))
-}
-
-/// Writes `png` as a new 0600 file in `dir` (created 0700).
-fn save_screenshot(dir: &Path, png: &[u8]) -> Result<PathBuf, String> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let stamp = jiff::Timestamp::now().strftime("%Y%m%d-%H%M%S");
-    let mut bytes = [0u8; 4];
-    let _ = getrandom::fill(&mut bytes);
-    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let path = dir.join(format!("{stamp}-{suffix}.png"));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    f.write_all(png)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
-}
-
-/// The readable-text extractor run in the page: the element matching the selector, else the
-/// main content (`main`, `article`, `[role=main]`), else the body. Hidden elements (a favourite
-/// place for injected instructions) are skipped; links become `[text](href)`; headings `#`.
-const READ_JS: &str = r#"(sel) => {
-  const root = sel ? document.querySelector(sel)
-    : (document.querySelector('main, article, [role="main"]') || document.body);
-  if (!root) return {error: sel ? 'no element matches ' + sel : 'the page has no body'};
-  const BLOCK = new Set(['P','DIV','SECTION','ARTICLE','MAIN','HEADER','FOOTER','NAV','ASIDE','UL','OL','LI','TABLE','TR','BR','H1','H2','H3','H4','H5','H6','PRE','BLOCKQUOTE','FORM','FIGURE','HR','DL','DT','DD','TD','TH']);
-  const SKIP = new Set(['SCRIPT','STYLE','NOSCRIPT','TEMPLATE','SVG','CANVAS','IFRAME','HEAD','OBJECT','EMBED']);
-  let out = '';
-  const nl = () => { if (out && !out.endsWith('\n')) out += '\n'; };
-  const walk = (n) => {
-    if (n.nodeType === 3) { out += n.nodeValue.replace(/\s+/g, ' '); return; }
-    if (n.nodeType !== 1) return;
-    const tag = n.tagName.toUpperCase();
-    if (SKIP.has(tag)) return;
-    if (n.checkVisibility && !n.checkVisibility({opacityProperty: true, visibilityProperty: true})) return;
-    if (tag === 'A' && n.href) {
-      const t = (n.innerText || '').trim().replace(/\s+/g, ' ');
-      if (t) out += '[' + t + '](' + n.href + ')';
-      return;
-    }
-    if (tag === 'IMG') { if (n.alt) out += '[image: ' + n.alt + ']'; return; }
-    if (tag === 'PRE') { nl(); out += n.innerText; nl(); return; }
-    const block = BLOCK.has(tag);
-    if (block) nl();
-    if (/^H[1-6]$/.test(tag)) out += '#'.repeat(+tag[1]) + ' ';
-    if (tag === 'LI') out += '- ';
-    for (const c of n.childNodes) walk(c);
-    if (block) nl();
-  };
-  walk(root);
-  return {text: out.replace(/[ \t]+\n/g, '\n').replace(/\n[ \t]+/g, '\n').replace(/\n{3,}/g, '\n\n').trim()};
-}"#;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn png_size_reads_ihdr() {
-        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-        png.extend_from_slice(&800u32.to_be_bytes());
-        png.extend_from_slice(&600u32.to_be_bytes());
-        assert_eq!(png_size(&png), Some((800, 600)));
-        assert_eq!(png_size(b"GIF89a"), None);
-    }
-
-    #[test]
-    fn config_defaults_and_validation() {
-        let c: BrowserConfig = serde_json::from_str("{}").unwrap();
-        assert!(c.enabled);
-        assert_eq!(
-            c.tool_names(),
-            vec!["browser_navigate", "browser_read", "browser_screenshot"]
-        );
-        let c: BrowserConfig = serde_json::from_str(
-            r#"{"click": true, "eval": true, "allowPrivateHosts": ["10.0.0.5"]}"#,
-        )
-        .unwrap();
-        assert!(c.tool_names().contains(&"browser_eval"));
-        assert!(c.validate().is_ok());
-        // A key the section does not have is left to config.json's loader, which warns about it
-        // by name (an ignored key keeps its feature at the default: off).
-        let c: BrowserConfig = serde_json::from_str(r#"{"evil": 1}"#).unwrap();
-        assert_eq!(c, BrowserConfig::default());
-        let c: BrowserConfig = serde_json::from_str(r#"{"allowPrivateHosts": ["*.com"]}"#).unwrap();
-        assert!(c.validate().is_err());
     }
 }
