@@ -488,7 +488,7 @@ fn slash_commands_change_the_approval_mode_are_audited_and_never_reach_the_model
     assert_eq!(prompts.last().unwrap(), "/help me", "// sends a literal /");
     let changes: Vec<serde_json::Value> = session_entries(&home.join("sessions"))
         .into_iter()
-        .filter(|e| e["type"] == "policy")
+        .filter(|e| e["type"] == "session_info" && e["setting"].is_string())
         .collect();
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0]["setting"], "approval");
@@ -606,7 +606,7 @@ fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
     // Tightening (sandbox on, network off) is shown but not audited; loosening is.
     let changes: Vec<(String, String, String)> = session_entries(&home.join("sessions"))
         .iter()
-        .filter(|e| e["type"] == "policy")
+        .filter(|e| e["type"] == "session_info" && e["setting"].is_string())
         .map(|e| {
             let field = |k: &str| e[k].as_str().unwrap().to_string();
             (field("setting"), field("from"), field("to"))

@@ -198,15 +198,20 @@ fn appended_lines_have_the_go_field_names() {
 }
 
 #[test]
-fn a_policy_change_is_a_policy_line_that_reopens_and_is_not_a_message() {
+fn a_policy_change_is_a_session_info_line_that_older_readers_see_as_the_same_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "go.jsonl", GO_V3);
     let mut session = Session::open(&path).unwrap();
     let before = session.transcript().messages().len();
+    let name = session.transcript().name().map(str::to_string);
     session.append_policy("approval", "auto", "never").unwrap();
     let text = fs::read_to_string(&path).unwrap();
     let line: Value = serde_json::from_str(text[GO_V3.len()..].trim_end()).unwrap();
-    assert_eq!(line["type"], "policy");
+    // Format 3 has no room for a new type (readers refuse one), so the change rides on a
+    // session_info that repeats the current name: a reader that ignores the extra fields (the
+    // Go implementation, an older gg) sees the name unchanged.
+    assert_eq!(line["type"], "session_info");
+    assert_eq!(line["name"], Value::from(name.clone().unwrap_or_default()));
     assert_eq!(
         (&line["setting"], &line["from"], &line["to"]),
         (
@@ -220,16 +225,26 @@ fn a_policy_change_is_a_policy_line_that_reopens_and_is_not_a_message() {
     assert_eq!(
         last.kind,
         gg::session::EntryKind::Policy {
+            name: name.clone().unwrap_or_default(),
             setting: "approval".into(),
             from: "auto".into(),
             to: "never".into()
         }
     );
+    assert_eq!(reopened.transcript().name(), name.as_deref());
     assert_eq!(
         reopened.transcript().messages().len(),
         before,
         "the model never sees it"
     );
+    // What an older reader sees: the same line without the fields it does not know.
+    let mut plain = line.clone();
+    for field in ["setting", "from", "to"] {
+        plain.as_object_mut().unwrap().remove(field);
+    }
+    let older = format!("{GO_V3}{plain}\n");
+    let old_view = gg::session::load_bytes(&path, older.as_bytes()).unwrap();
+    assert_eq!(old_view.name(), name.as_deref());
 }
 
 #[test]

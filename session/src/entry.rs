@@ -281,9 +281,15 @@ pub enum EntryKind {
     },
     /// `head`: no payload; its parent is the checked-out node.
     Head,
-    /// `policy`: a setting changed mid-session by the person (gg extension: the interactive
-    /// mode's `/approval`, `/sandbox`, `/network`), for the audit. Not part of the conversation.
+    /// A setting changed mid-session by the person (the interactive mode's `/approval`,
+    /// `/sandbox`, `/network`), for the audit; not part of the conversation. A gg extension
+    /// written as a `session_info` line that repeats the session's current `name` and adds
+    /// `setting`, `from` and `to`: the format has no room for a new type (a reader of format 3,
+    /// the Go implementation or an older gg, refuses an unknown type), while it ignores unknown
+    /// fields, so to those readers this line only says the name is unchanged.
     Policy {
+        /// The session's name when the change was made (what older readers see).
+        name: String,
         /// `approval`, `sandbox` or `network`.
         setting: String,
         /// The value before.
@@ -303,7 +309,7 @@ impl EntryKind {
             EntryKind::Summary { .. } => "summary",
             EntryKind::SessionInfo { .. } => "session_info",
             EntryKind::Head => "head",
-            EntryKind::Policy { .. } => "policy",
+            EntryKind::Policy { .. } => "session_info",
         }
     }
 }
@@ -382,7 +388,13 @@ impl Entry {
             }
             EntryKind::SessionInfo { name } => wire.name = Some(name),
             EntryKind::Head => {}
-            EntryKind::Policy { setting, from, to } => {
+            EntryKind::Policy {
+                name,
+                setting,
+                from,
+                to,
+            } => {
+                wire.name = Some(name);
                 wire.setting = Some(setting);
                 wire.from = Some(from);
                 wire.to = Some(to);
@@ -517,15 +529,18 @@ pub(crate) fn decode_entry(line: &[u8]) -> std::result::Result<Entry, String> {
             summary: wire.summary.unwrap_or_default(),
             through_message_count: wire.through_message_count.unwrap_or_default(),
         },
-        "session_info" => EntryKind::SessionInfo {
-            name: wire.name.unwrap_or_default(),
+        "session_info" => match wire.setting {
+            Some(setting) => EntryKind::Policy {
+                name: wire.name.unwrap_or_default(),
+                setting,
+                from: wire.from.unwrap_or_default(),
+                to: wire.to.unwrap_or_default(),
+            },
+            None => EntryKind::SessionInfo {
+                name: wire.name.unwrap_or_default(),
+            },
         },
         "head" => EntryKind::Head,
-        "policy" => EntryKind::Policy {
-            setting: wire.setting.unwrap_or_default(),
-            from: wire.from.unwrap_or_default(),
-            to: wire.to.unwrap_or_default(),
-        },
         other => return Err(format!("unknown session entry type {other:?}")),
     };
     Ok(Entry {
@@ -536,14 +551,13 @@ pub(crate) fn decode_entry(line: &[u8]) -> std::result::Result<Entry, String> {
     })
 }
 
-const KNOWN_TYPES: [&str; 7] = [
+const KNOWN_TYPES: [&str; 6] = [
     "message",
     "usage",
     "model",
     "summary",
     "session_info",
     "head",
-    "policy",
 ];
 
 /// The header fields needed before the version is known to be supported.

@@ -260,6 +260,7 @@ impl Session {
     /// Records a setting the person changed mid-session (`/approval never`, …), for the audit.
     pub fn append_policy(&mut self, setting: &str, from: &str, to: &str) -> Result<&Entry> {
         let kind = EntryKind::Policy {
+            name: self.transcript.name().unwrap_or_default().to_owned(),
             setting: setting.to_owned(),
             from: from.to_owned(),
             to: to.to_owned(),

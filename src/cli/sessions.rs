@@ -203,7 +203,9 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
             .entries()
             .iter()
             .filter_map(|entry| match &entry.kind {
-                session::EntryKind::Policy { setting, from, to } => Some(format!(
+                session::EntryKind::Policy {
+                    setting, from, to, ..
+                } => Some(format!(
                     "{}  policy  {setting}: {from} -> {to} (changed in the session)\n",
                     entry.timestamp
                 )),
