@@ -443,8 +443,10 @@ fn transport_error(err: &reqwest::Error, connect_timeout: Duration) -> ProviderE
     )
 }
 
-/// `err` and its sources joined by `: `, without the URL (which may carry credentials).
-fn error_chain(err: &reqwest::Error) -> String {
+/// `err` and its sources joined by `: `, without the URL (which may carry credentials) and with
+/// the server's text made safe to print. Every request gg sends to a provider words its
+/// transport failures this way (the model client here, `gg doctor --online`).
+pub fn error_chain(err: &reqwest::Error) -> String {
     let mut text = err.to_string();
     if let Some(url) = err.url() {
         text = text.replace(&format!(" for url ({url})"), "");

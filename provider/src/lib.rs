@@ -28,7 +28,7 @@ mod types;
 mod wire;
 
 pub use assemble::{StreamParser, parse_recorded_stream};
-pub use client::{Compat, Provider, ProviderConfig};
+pub use client::{Compat, Provider, ProviderConfig, error_chain};
 pub use error::{ErrorKind, Partial, ProviderError};
 pub use retry::{MAX_RETRY_AFTER, RetryPolicy, parse_retry_after};
 /// Cancellation handle accepted by [`Provider::stream`] (re-exported so callers need not depend on

@@ -139,7 +139,7 @@ async fn reach(selection: &crate::app::config::Selection, shown: &str) -> Check 
             return check(
                 name,
                 Status::Fail,
-                format!("GET {shown}/models: {}", error_chain(&e)),
+                format!("GET {shown}/models: {}", provider::error_chain(&e)),
             );
         }
     };
@@ -190,14 +190,4 @@ async fn reach(selection: &crate::app::config::Selection, shown: &str) -> Check 
             format!("GET {shown}/models: HTTP 200 in {elapsed}, but not an OpenAI model list"),
         ),
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
