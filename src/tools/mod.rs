@@ -11,6 +11,7 @@ pub mod memory;
 pub mod network;
 pub mod paths;
 pub mod persistence;
+pub mod proc_stat;
 pub mod registry;
 pub mod security;
 pub mod store;

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group, test_kill_process_group};
 
+use crate::tools::proc_stat::ProcStat;
+
 use super::cdp::Cdp;
 use crate::tools::network::proxy::ProxyHandle;
 use crate::tools::registry::SandboxSetting;
@@ -143,60 +145,29 @@ impl Member {
     /// Still running: there, the same process, and not a zombie (a zombie holds nothing, and the
     /// one that reaps an orphan is init, not gg).
     fn runs(&self) -> bool {
-        stat(self.pid.as_raw_nonzero().get()).is_some_and(|s| s.started == self.started && !s.dead)
+        u32::try_from(self.pid.as_raw_nonzero().get())
+            .ok()
+            .and_then(ProcStat::read)
+            .is_some_and(|s| s.start_ticks == self.started && !s.dead)
     }
-}
-
-/// What gg reads of `/proc/<pid>/stat`.
-struct Stat {
-    dead: bool,
-    parent: i32,
-    group: i32,
-    started: u64,
-}
-
-fn stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name in parentheses: state, parent, group, …, start time (the 20th).
-    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
-    Some(Stat {
-        dead: matches!(*fields.first()?, "Z" | "X"),
-        parent: fields.get(1)?.parse().ok()?,
-        group: fields.get(2)?.parse().ok()?,
-        started: fields.get(19)?.parse().ok()?,
-    })
-}
-
-/// Every live process: its pid and stat.
-fn processes() -> Vec<(i32, Stat)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, stat(pid)?)))
-        .filter(|(_, s)| !s.dead)
-        .collect()
 }
 
 /// The processes descending from `root` (children, theirs, …).
 fn descendants(root: u32) -> Vec<Member> {
-    let Ok(root) = i32::try_from(root) else {
-        return Vec::new();
-    };
-    let all = processes();
+    let all = ProcStat::live();
     let mut found: Vec<Member> = Vec::new();
     let mut parents = vec![root];
     while let Some(parent) = parents.pop() {
         for (pid, s) in &all {
-            if s.parent == parent
-                && !found.iter().any(|m| m.pid.as_raw_nonzero().get() == *pid)
-                && let Some(p) = Pid::from_raw(*pid)
+            if s.ppid == parent
+                && !found
+                    .iter()
+                    .any(|m| u32::try_from(m.pid.as_raw_nonzero().get()) == Ok(*pid))
+                && let Some(p) = i32::try_from(*pid).ok().and_then(Pid::from_raw)
             {
                 found.push(Member {
                     pid: p,
-                    started: s.started,
+                    started: s.start_ticks,
                 });
                 parents.push(*pid);
             }
@@ -208,9 +179,9 @@ fn descendants(root: u32) -> Vec<Member> {
 /// Whether a process of group `pgid` still runs (zombies aside, as for [`Member::runs`]).
 fn group_has_live_members(pgid: Pid) -> bool {
     test_kill_process_group(pgid).is_ok()
-        && processes()
+        && ProcStat::live()
             .iter()
-            .any(|(_, s)| s.group == pgid.as_raw_nonzero().get())
+            .any(|(_, s)| u32::try_from(pgid.as_raw_nonzero().get()) == Ok(s.pgrp))
 }
 
 /// The last lines of the browser's log (its stderr), for a start-up failure; empty when there

@@ -14,6 +14,7 @@ use std::path::Path;
 use classifier::Class;
 
 use super::redact;
+use crate::tools::proc_stat::ProcStat;
 
 /// The environment variable that marks a process as started by this session's tools.
 pub const SESSION_TAG_ENV: &str = "GG_SESSION_TAG";
@@ -115,7 +116,7 @@ pub fn plan_kill(pid: i64, signal: KillSignal, tag: &SessionTag) -> Result<KillP
         .filter(|p| *p > 1)
         .ok_or_else(|| format!("refused: pid {pid} is init, the kernel or not a process id"))?;
     refuse_protected(pid)?;
-    let stat = Stat::read(pid).ok_or_else(|| format!("no process with pid {pid}"))?;
+    let stat = ProcStat::read(pid).ok_or_else(|| format!("no process with pid {pid}"))?;
     let shown = describe(pid, &stat);
     let (class, reason) = if tag.owns(pid) {
         (
@@ -141,7 +142,7 @@ pub fn plan_kill(pid: i64, signal: KillSignal, tag: &SessionTag) -> Result<KillP
 /// Sends the signal, after checking again that the pid is the same process and still allowed.
 pub fn kill(plan: &KillPlan, tag: &SessionTag) -> Result<String, String> {
     refuse_protected(plan.pid)?;
-    let stat = Stat::read(plan.pid).ok_or_else(|| format!("pid {} has exited", plan.pid))?;
+    let stat = ProcStat::read(plan.pid).ok_or_else(|| format!("pid {} has exited", plan.pid))?;
     if stat.start_ticks != plan.start_ticks {
         return Err(format!(
             "refused: pid {} now belongs to a different process than the one approved",
@@ -176,7 +177,7 @@ fn refuse_protected(pid: u32) -> Result<(), String> {
     if pid == own {
         return Err("refused: that is gg itself".to_string());
     }
-    let mut current = Stat::read(own).map(|s| s.ppid);
+    let mut current = ProcStat::read(own).map(|s| s.ppid);
     let mut hops = 0;
     while let Some(ancestor) = current.filter(|p| *p > 0) {
         if ancestor == pid {
@@ -186,7 +187,7 @@ fn refuse_protected(pid: u32) -> Result<(), String> {
         if hops > 4096 {
             break;
         }
-        current = Stat::read(ancestor).map(|s| s.ppid);
+        current = ProcStat::read(ancestor).map(|s| s.ppid);
     }
     // ggd is the gg executable run under the name `ggd`, so its name is the one it was started
     // by (`argv[0]`); an older install has a `ggd` executable of its own. A process that merely
@@ -211,32 +212,7 @@ fn refuse_protected(pid: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// The fields of `/proc/<pid>/stat` that matter here.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stat {
-    name: String,
-    ppid: u32,
-    start_ticks: u64,
-}
-
-impl Stat {
-    fn read(pid: u32) -> Option<Stat> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The name is in parentheses and may itself contain spaces and parentheses.
-        let open = text.find('(')?;
-        let close = text.rfind(')')?;
-        let name = text.get(open + 1..close)?.to_string();
-        let fields: Vec<&str> = text.get(close + 2..)?.split(' ').collect();
-        // After the name: state(0) ppid(1) … starttime is field 22 of the whole line, index 19.
-        Some(Stat {
-            name,
-            ppid: fields.get(1)?.parse().ok()?,
-            start_ticks: fields.get(19)?.parse().ok()?,
-        })
-    }
-}
-
-fn describe(pid: u32, stat: &Stat) -> String {
+fn describe(pid: u32, stat: &ProcStat) -> String {
     let argv = cmdline(pid);
     if argv.is_empty() {
         format!("[{}]", one_line(&stat.name))
@@ -391,7 +367,7 @@ mod tests {
 
     #[test]
     fn stat_parses_names_with_spaces_and_parentheses() {
-        let own = Stat::read(std::process::id()).unwrap();
+        let own = ProcStat::read(std::process::id()).unwrap();
         assert!(own.ppid > 0);
         assert!(own.start_ticks > 0);
     }
@@ -426,7 +402,7 @@ mod tests {
         assert!(plan_kill(0, KillSignal::Term, &tag).is_err());
         assert!(plan_kill(-5, KillSignal::Term, &tag).is_err());
         assert!(plan_kill(i64::from(std::process::id()), KillSignal::Term, &tag).is_err());
-        let parent = Stat::read(std::process::id()).unwrap().ppid;
+        let parent = ProcStat::read(std::process::id()).unwrap().ppid;
         assert!(plan_kill(i64::from(parent), KillSignal::Kill, &tag).is_err());
     }
 
