@@ -192,19 +192,29 @@ fn refuse_protected(pid: u32) -> Result<(), String> {
     // ggd is the gg executable run under the name `ggd`, so its name is the one it was started
     // by (`argv[0]`); an older install has a `ggd` executable of its own. A process that merely
     // calls itself ggd is refused too: refusing to signal is the safe direction.
+    //
+    // A process in the middle of `execve` already shows its new executable but, for a moment,
+    // an empty command line (the kernel fills the arguments in after it lets the parent go), and
+    // a ggd being started looks exactly like that. A name that cannot be read is therefore a
+    // refusal, not a pass: the caller may try again a moment later.
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
-    let argv0 = std::fs::read(format!("/proc/{pid}/cmdline"))
+    let Some(argv0) = std::fs::read(format!("/proc/{pid}/cmdline"))
         .ok()
-        .and_then(|line| line.split(|b| *b == 0).next().map(<[u8]>::to_vec));
+        .and_then(|line| line.split(|b| *b == 0).next().map(<[u8]>::to_vec))
+        .filter(|argv0| !argv0.is_empty())
+    else {
+        return Err(format!(
+            "refused: pid {pid} has no command line to check (it is starting, exiting or a \
+             kernel thread); try again"
+        ));
+    };
     let named_ggd = |name: &OsStr| name == "ggd";
     if exe
         .as_deref()
         .and_then(Path::file_name)
         .is_some_and(named_ggd)
-        || argv0
-            .as_deref()
-            .map(|a| Path::new(OsStr::from_bytes(a)))
-            .and_then(Path::file_name)
+        || Path::new(OsStr::from_bytes(&argv0))
+            .file_name()
             .is_some_and(named_ggd)
     {
         return Err(format!("refused: pid {pid} is ggd"));
@@ -372,6 +382,15 @@ mod tests {
         assert!(own.start_ticks > 0);
     }
 
+    /// Waits until the kernel has filled in `pid`'s command line: `spawn` returns once `execve`
+    /// has replaced the program, a moment before the new arguments are readable. Waits on that
+    /// event, not on a clock.
+    fn wait_for_command_line(pid: u32) {
+        while cmdline(pid).is_empty() {
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn a_process_started_under_the_name_ggd_is_refused() {
         use std::os::unix::process::CommandExt;
@@ -381,6 +400,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
+        wait_for_command_line(child.id());
         let refused = refuse_protected(child.id());
         let _ = child.kill();
         let _ = child.wait();
@@ -389,6 +409,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
+        wait_for_command_line(other.id());
         let allowed = refuse_protected(other.id());
         let _ = other.kill();
         let _ = other.wait();
@@ -419,6 +440,8 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
+        wait_for_command_line(own.id());
+        wait_for_command_line(other.id());
         let own_plan = plan_kill(i64::from(own.id()), KillSignal::Term, &tag).unwrap();
         let other_plan = plan_kill(i64::from(other.id()), KillSignal::Term, &tag).unwrap();
         assert_eq!(own_plan.class, Class::Normal);
