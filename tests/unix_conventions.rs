@@ -246,3 +246,21 @@ fn a_wrong_type_is_an_error_naming_the_key() {
     );
     assert!(server.request_bodies().is_empty());
 }
+
+/// ggd too: `ggd status` into a closed pipe still answers with its exit status (1: none runs
+/// here), and its help ends quietly with 0; neither says a word about the pipe.
+#[test]
+fn ggd_into_a_closed_pipe_keeps_its_answer_and_says_nothing() {
+    let (_server, fx) = fixture();
+    for (args, status) in [
+        (&["status"][..], 1),
+        (&["--help"][..], 0),
+        (&["install-service", "--help"][..], 0),
+    ] {
+        let mut cmd = fx.ggd();
+        cmd.args(args);
+        let out = into_closed_pipe(cmd);
+        assert_eq!(out.status.code(), Some(status), "ggd {args:?}: {out:?}");
+        assert!(out.stderr.is_empty(), "ggd {args:?}: {out:?}");
+    }
+}

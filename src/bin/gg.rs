@@ -20,6 +20,8 @@ fn main() -> std::process::ExitCode {
 
 /// `ggd`: the gg daemon (JSON-RPC over stdio, or HTTP + SSE). See `gg::daemon`.
 fn daemon() -> std::process::ExitCode {
+    // `ggd install-service … | head -1` ends quietly, as every gg command does.
+    gg::cli::pipe::quiet_on_closed_stdout();
     // Before any thread: may re-execute this binary (keeping the name `ggd`) with the secrets out
     // of /proc.
     if let Err(e) = gg::secrets::start(gg::secrets::GGD_SECRET_FLAGS) {

@@ -26,7 +26,7 @@ pub mod job;
 mod kb;
 mod markdown;
 mod memory;
-mod pipe;
+pub mod pipe;
 mod policy;
 pub mod run;
 mod run_flags;

@@ -30,6 +30,7 @@ pub mod stdio;
 mod test_hooks;
 pub mod web;
 
+use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,13 +70,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(Invocation::InstallService(flags)) => return install_service(&flags),
         Ok(Invocation::UninstallService) => return uninstall_service(),
         Ok(Invocation::Status) => {
+            // The exit status is the answer; a reader that has gone (`ggd status | true`) does
+            // not change it, so the line is written without a check.
+            let say = |line: &str| {
+                let _ = writeln!(std::io::stdout(), "{line}");
+            };
             return match lock::daemon_alive(&security::home_dir()) {
                 Ok(true) => {
-                    println!("ggd is running");
+                    say("ggd is running");
                     ExitCode::SUCCESS
                 }
                 Ok(false) => {
-                    println!("ggd is not running");
+                    say("ggd is not running");
                     ExitCode::from(1)
                 }
                 Err(e) => {
