@@ -619,6 +619,42 @@ fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
             ("sandbox".into(), "on".into(), "off".into())
         ]
     );
+    // `gg audit --json` has them too, one line each before the tool-call rows.
+    let audit = std::process::Command::new(env!("CARGO_BIN_EXE_gg"))
+        .args(["audit", "--json"])
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .env("GG_SESSION_DIR", home.join("sessions"))
+        .output()
+        .unwrap();
+    assert!(audit.status.success(), "{audit:?}");
+    let rows: Vec<serde_json::Value> = String::from_utf8(audit.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let settings: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .take_while(|row| row.get("policyChange").is_some())
+        .map(|row| {
+            let change = &row["policyChange"];
+            assert!(row["timestamp"].is_string(), "{row}");
+            (
+                change["setting"].as_str().unwrap(),
+                change["from"].as_str().unwrap(),
+                change["to"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        settings,
+        [("network", "off", "on"), ("sandbox", "on", "off")]
+    );
+    assert_eq!(rows.len(), 4, "two changes, then the two calls: {rows:?}");
+    assert!(
+        rows[2..].iter().all(|row| row["tool"] == "bash"),
+        "{rows:?}"
+    );
 }
 
 #[test]

@@ -186,10 +186,27 @@ pub fn list(session_dir: Option<&Path>) -> ExitCode {
     }
 }
 
+/// A setting changed mid-session, as `gg audit` shows it: in JSON one line
+/// `{"timestamp", "policyChange": {"name", "setting", "from", "to"}}` before the tool-call rows.
+#[derive(serde::Serialize)]
+struct PolicyChange {
+    timestamp: String,
+    #[serde(rename = "policyChange")]
+    change: PolicyChangeFields,
+}
+
+#[derive(serde::Serialize)]
+struct PolicyChangeFields {
+    name: String,
+    setting: String,
+    from: String,
+    to: String,
+}
+
 /// `gg audit [SESSION] [--json]`: every tool call of a session with its classification,
 /// decision and sandbox level; the text form also lists the settings changed mid-session.
 pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> ExitCode {
-    let result = (|| -> Result<(Vec<session::ToolCallAudit>, Vec<String>), String> {
+    let result = (|| -> Result<(Vec<session::ToolCallAudit>, Vec<PolicyChange>), String> {
         let root = paths::root_from_env(session_dir).map_err(|e| e.to_string())?;
         let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
         let path = match target {
@@ -204,11 +221,19 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
             .iter()
             .filter_map(|entry| match &entry.kind {
                 session::EntryKind::Policy {
-                    setting, from, to, ..
-                } => Some(format!(
-                    "{}  policy  {setting}: {from} -> {to} (changed in the session)\n",
-                    entry.timestamp
-                )),
+                    name,
+                    setting,
+                    from,
+                    to,
+                } => Some(PolicyChange {
+                    timestamp: entry.timestamp.clone(),
+                    change: PolicyChangeFields {
+                        name: name.clone(),
+                        setting: setting.clone(),
+                        from: from.clone(),
+                        to: to.clone(),
+                    },
+                }),
                 _ => None,
             })
             .collect();
@@ -222,9 +247,16 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
         }
     };
     let mut out = std::io::stdout().lock();
-    if !json {
-        for change in &changes {
-            let _ = out.write_all(crate::display::visible(change).as_bytes());
+    for change in &changes {
+        if json {
+            let _ = serde_json::to_writer(&mut out, change);
+            let _ = out.write_all(b"\n");
+        } else {
+            let line = format!(
+                "{}  policy  {}: {} -> {} (changed in the session)\n",
+                change.timestamp, change.change.setting, change.change.from, change.change.to
+            );
+            let _ = out.write_all(crate::display::visible(&line).as_bytes());
         }
     }
     for row in &rows {
