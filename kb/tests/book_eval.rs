@@ -19,10 +19,15 @@ fn book() -> Option<PathBuf> {
     if path.join("ch04-01-what-is-ownership.html").is_file() {
         return Some(path);
     }
-    // CI installs rust-doc (.ci/run); a developer machine without it skips, unless told not to.
+    // The README's test command runs this test (its prerequisites name rust-doc): a missing book
+    // is a failure unless skipping was asked for with GG_ALLOW_SKIP=1, as in the other suites;
+    // CI (and GG_REQUIRE_RUST_BOOK=1) never skips.
     assert!(
-        std::env::var_os("CI").is_none() && std::env::var_os("GG_REQUIRE_RUST_BOOK").is_none(),
-        "the Rust book is not installed at {}: apt-get install rust-doc",
+        std::env::var_os("GG_ALLOW_SKIP").is_some()
+            && std::env::var_os("CI").is_none()
+            && std::env::var_os("GG_REQUIRE_RUST_BOOK").is_none(),
+        "the Rust book is not installed at {}: apt-get install rust-doc, or run with \
+         GG_ALLOW_SKIP=1 to skip this test",
         path.display()
     );
     None
@@ -35,7 +40,7 @@ fn bm25_recall_and_mrr_on_the_rust_book_stay_above_their_floors() {
         let _ = writeln!(
             std::io::stderr(),
             "SKIP bm25_recall_and_mrr_on_the_rust_book_stay_above_their_floors: no Rust book \
-             (apt-get install rust-doc; GG_REQUIRE_RUST_BOOK=1 makes this a failure)"
+             (apt-get install rust-doc; GG_ALLOW_SKIP is set)"
         );
         return;
     };

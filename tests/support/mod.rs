@@ -1039,8 +1039,8 @@ pub fn gg_on_pty(
     (master, child)
 }
 
-/// Whether Debian's `chromium` is on `PATH` for the browser tests; panics when CI requires it
-/// (`GG_REQUIRE_BROWSER=1`) and it is not, and says so when a test is skipped.
+/// Whether Debian's `chromium` is on `PATH` for the browser tests; when it is not, fails the test
+/// unless skipping was asked for ([`skip_unless_required`]).
 pub fn chromium_present() -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("chromium").is_file()));
@@ -1050,19 +1050,34 @@ pub fn chromium_present() -> bool {
     found
 }
 
-/// Says that the running test cannot do its work here, or fails it when `require_var=1` (CI sets
-/// the `GG_REQUIRE_*` variables of everything it installs, `.ci/run`). The caller then returns.
+/// The variable that lets the README's test command run on a machine without some of the
+/// prerequisites the README lists: each test that needs a missing one then prints a `SKIP` line
+/// and passes, instead of failing.
+pub const ALLOW_SKIP: &str = "GG_ALLOW_SKIP";
+
+/// A test that cannot do its work here because a prerequisite is missing. By default that is a
+/// failure: the README's test command is meant to run every test, and a skipped test reported as
+/// "ok" would say something untrue. Run with `GG_ALLOW_SKIP=1` and it is a `SKIP <test>:
+/// <reason>` line instead, and the caller returns; `require_var=1` (what `.ci/run` sets for what
+/// it installs) keeps it a failure even then.
 ///
 /// The line goes to the real standard error, not through `eprintln!`: the test harness captures
-/// that and shows it only for a failing test, so a skip would read as a plain "ok". Written this
-/// way, `SKIP <test>: <reason>` stands in `cargo test`'s own output next to the result.
+/// that and shows it only for a failing test. Written this way, `SKIP <test>: <reason>` stands in
+/// `cargo test`'s own output next to the result.
 pub fn skip_unless_required(require_var: &str, reason: &str) {
-    if std::env::var(require_var).is_ok_and(|v| v == "1") {
-        panic!("{require_var}=1 but {reason}");
+    let required = std::env::var(require_var).is_ok_and(|v| v == "1");
+    if required || std::env::var_os(ALLOW_SKIP).is_none() {
+        panic!(
+            "{reason}: install it (README, \"Prerequisites\") or run with {ALLOW_SKIP}=1 to skip \
+             the tests that need it{}",
+            if required {
+                format!(" ({require_var}=1 makes this a failure regardless)")
+            } else {
+                String::new()
+            }
+        );
     }
-    say_skipped(&format!(
-        "{reason} (set {require_var}=1 to make this a failure)"
-    ));
+    say_skipped(&format!("{reason} ({ALLOW_SKIP} is set)"));
 }
 
 /// A `SKIP <test>: <reason>` line on the real standard error (see [`skip_unless_required`]), for a
