@@ -1,7 +1,6 @@
 //! Real multi-process behaviour of the session store: two writers racing on one file, and a
 //! writer killed with SIGKILL mid-append. Children are this test binary re-run with
 //! `GG_SESSION_TEST_CHILD` selecting their role.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -9,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 use std::{env, fs, thread};
 
-use gg::session::{Message, Role, Session, SessionError, lease, load};
+use session::{Message, Role, Session, SessionError, lease, load};
 
 const ROLE_ENV: &str = "GG_SESSION_TEST_CHILD";
 const PATH_ENV: &str = "GG_SESSION_TEST_PATH";
@@ -85,7 +84,7 @@ fn spawn_child(role: &str, path: &Path, extra: &[(&str, &str)]) -> Child {
     command
         .args([
             "--exact",
-            "session_processes::child_process_entry_point",
+            "processes::child_process_entry_point",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -1,19 +1,18 @@
 //! Session store behaviour on real files: Go-format compatibility, repair, conflicts, leases,
 //! tree actions, audit trail, listing.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use gg::session::paths::{latest_for_cwd, list_sessions, project_dir, resolve_target};
-use gg::session::{
+use serde_json::Value;
+use session::paths::{latest_for_cwd, list_sessions, project_dir, resolve_target};
+use session::{
     Audit, CallStatus, Classification, Decision, EntryKind, INTERRUPTED_TOOL_RESULT, Message,
     Reason, Role, SandboxRecord, Session, SessionError, StopReason, ToolCall, Usage, audit_trail,
     lease, load,
 };
-use serde_json::Value;
 
 /// A v3 file as the Go implementation writes it: model, a tool round trip, usage, a summary and
 /// a name on one branch, then a `head` back to the user message and an alternative reply.
@@ -169,7 +168,7 @@ fn appended_lines_have_the_go_field_names() {
     assert_eq!(message["type"], "message");
     assert_eq!(message["id"], id.as_str());
     assert_eq!(message["parentId"], "a00000000000000a");
-    assert!(gg::session::time::parse_rfc3339(message["timestamp"].as_str().unwrap()).is_some());
+    assert!(session::time::parse_rfc3339(message["timestamp"].as_str().unwrap()).is_some());
     assert_eq!(message["message"]["role"], "user");
     assert_eq!(message["message"]["content"], "next");
     assert!(message["message"]["timestamp"].as_i64().unwrap() > 1_700_000_000_000);
@@ -224,7 +223,7 @@ fn a_policy_change_is_a_session_info_line_that_older_readers_see_as_the_same_nam
     let last = reopened.transcript().entries().last().unwrap();
     assert_eq!(
         last.kind,
-        gg::session::EntryKind::Policy {
+        session::EntryKind::Policy {
             name: name.clone().unwrap_or_default(),
             setting: "approval".into(),
             from: "auto".into(),
@@ -243,7 +242,7 @@ fn a_policy_change_is_a_session_info_line_that_older_readers_see_as_the_same_nam
         plain.as_object_mut().unwrap().remove(field);
     }
     let older = format!("{GO_V3}{plain}\n");
-    let old_view = gg::session::load_bytes(&path, older.as_bytes()).unwrap();
+    let old_view = session::load_bytes(&path, older.as_bytes()).unwrap();
     assert_eq!(old_view.name(), name.as_deref());
 }
 
@@ -810,9 +809,9 @@ fn bash_audit(verdict: &str, action: &str, by: &str) -> Audit {
             level: "workspace-write".into(),
             warning: Some("no network namespace".into()),
         }),
-        network: Some(gg::session::audit::NetworkRecord {
+        network: Some(session::audit::NetworkRecord {
             mode: "allow-list".into(),
-            refused: vec![gg::session::audit::NetworkRefusal {
+            refused: vec![session::audit::NetworkRefusal {
                 host: "collector.example".into(),
                 port: 443,
                 rule: "not-on-allow-list".into(),

@@ -1,12 +1,11 @@
 //! Crash-consistency invariant: a session file cut at any byte offset opens, and yields exactly
 //! the entries whose line was complete.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
 use std::path::Path;
 
-use gg::session::{Entry, Message, Role, Session, ToolCall, Usage};
 use proptest::prelude::*;
+use session::{Entry, Message, Role, Session, ToolCall, Usage};
 
 #[derive(Debug, Clone)]
 enum Step {

@@ -1,15 +1,14 @@
 //! Optional end-to-end test against a real OpenAI-compatible server (see docs/_provider-usage.md):
 //!
-//! `GG_TEST_BASE_URL=http://127.0.0.1:PORT/v1 cargo test --test provider_real_server -- --ignored real_server`
+//! `GG_TEST_BASE_URL=http://127.0.0.1:PORT/v1 cargo test -p provider --test all -- --ignored real_server`
 //!
 //! Optional: `GG_TEST_API_KEY` (default `sk-no-key-required`), `GG_TEST_MODEL` (default `local`).
 //! Without a reachable server the test prints why it did not run and passes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::net::ToSocketAddrs;
 use std::time::Duration;
 
-use gg::provider::{
+use provider::{
     CancellationToken, ChatRequest, Message, Provider, ProviderConfig, StopReason, StreamEvent,
 };
 
@@ -93,7 +92,7 @@ async fn real_server() {
             );
         }
         // A tiny model may talk until the limit; the stream itself still worked.
-        Err(err) if err.kind() == gg::provider::ErrorKind::OutputLimit => {
+        Err(err) if err.kind() == provider::ErrorKind::OutputLimit => {
             assert!(!err.partial().text.is_empty());
             assert_eq!(streamed, err.partial().text);
             eprintln!(
