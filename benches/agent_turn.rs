@@ -9,14 +9,11 @@
 //! (a high-water mark, so the last sample before exit is the peak to within 2 ms of activity).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Reply, ScriptedServer};
+use testkit::{Reply, ScriptedServer};
 
 const RUNS: usize = 5;
 const TOOL_CALLS: usize = 20;

@@ -23,15 +23,12 @@
 //! docs/performance.md by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Reply, ScriptedServer};
+use testkit::{Reply, ScriptedServer};
 
 const TOOL_CALLS: usize = 20;
 const GG: &str = env!("CARGO_BIN_EXE_gg");

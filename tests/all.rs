@@ -51,8 +51,6 @@ mod memory_daemon;
 mod network_policy;
 mod one_policy;
 mod protected_writes;
-mod provider;
-mod provider_props;
 mod read_only_enforced;
 mod sandbox_escape;
 mod sandbox_server;

@@ -1,16 +1,13 @@
 //! Provider behaviour over real TCP on 127.0.0.1 against the scripted server.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
-
-use crate::support;
 
 use std::time::Duration;
 
-use gg::provider::{
+use provider::{
     AssistantReply, CancellationToken, ChatRequest, Compat, ErrorKind, Message, Provider,
     ProviderConfig, ProviderError, StopReason, StreamEvent, ToolCall, ToolDefinition, Usage,
 };
 use serde_json::json;
-use support::{
+use testkit::{
     Outcome, Reply, SaturatedListener, ScriptedServer, StreamReply, finish_chunk, reasoning_chunk,
     text_chunk, tool_call_chunk, usage_chunk,
 };

@@ -1,18 +1,15 @@
 //! Property tests of the stream parser: how reads split the body never changes the outcome, and
 //! arbitrary bytes never panic. One property runs over real TCP against the scripted server.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
-
-use crate::support;
 
 use std::collections::BTreeMap;
 
-use gg::provider::{
+use proptest::prelude::*;
+use provider::{
     AssistantReply, CancellationToken, ChatRequest, Message, Provider, ProviderConfig,
     ProviderError, StreamEvent, ToolCall, parse_recorded_stream,
 };
-use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::{ScriptedServer, StreamReply};
+use testkit::{ScriptedServer, StreamReply};
 
 #[derive(Debug, Clone)]
 enum Piece {
@@ -175,9 +172,9 @@ fn build_stream(
         })
         .collect();
     let stop_reason = if tool_calls.is_empty() {
-        gg::provider::StopReason::EndTurn
+        provider::StopReason::EndTurn
     } else {
-        gg::provider::StopReason::ToolUse
+        provider::StopReason::ToolUse
     };
     let expected = AssistantReply {
         text,
