@@ -698,3 +698,43 @@ fn clear_starts_a_new_session_and_resume_goes_back_to_the_old_one() {
     assert!(!mentions(&bodies[1]), "the new session starts empty");
     assert!(mentions(&bodies[2]), "the resumed session has its history");
 }
+
+/// `gg -p` on a terminal shows each call's folded output and status line on standard error, as
+/// the interactive mode does, without the `/output` hint it cannot offer; piped, it does not.
+#[test]
+fn one_shot_on_a_terminal_shows_each_calls_status_line() {
+    let (_tmp, home, repo) = dirs();
+    let server =
+        ScriptedServer::with_replies([bash_calls(&["seq 1 30"]), Reply::text(&["counted"])]);
+    let mut pty = Pty::spawn_with(
+        &home,
+        &repo,
+        &server,
+        &["--approval", "never", "-p", "count"],
+        &[XTERM],
+    );
+    pty.expect("counted");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.contains("│ 1\r\n"), "{screen}");
+    assert!(screen.contains("more lines"), "{screen}");
+    assert!(!screen.contains("/output"), "{screen}");
+    assert!(screen.contains("└ bash exit 0"), "{screen}");
+    // Piped: no folded output, no status line.
+    server.push(bash_calls(&["seq 1 30"]));
+    server.push(Reply::text(&["counted"]));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gg"))
+        .args(["--approval", "never", "-p", "count"])
+        .current_dir(&repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", home.join("sessions"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("└ bash"), "{stderr}");
+}

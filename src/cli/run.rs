@@ -366,8 +366,10 @@ struct Output {
     next_seq: AtomicU8,
     /// The reply rendered as markdown as it streams (colour on stdout), else written as it is.
     markdown: Option<std::sync::Mutex<super::markdown::Markdown>>,
-    /// Folded outputs and status lines after each tool call (the interactive mode).
-    tool_status: bool,
+    /// Folded outputs and status lines after each tool call: the interactive mode, and `gg -p`
+    /// when a person watches its standard error (a terminal, not `--json`); scripts keep the
+    /// one-line failure notes.
+    tool_status: Option<super::tool_status::Unfold>,
     /// The last tool call's whole output, for `/output`.
     last_tool_output: std::sync::Mutex<Option<String>>,
 }
@@ -384,7 +386,13 @@ impl Output {
             next_seq: AtomicU8::new(0),
             markdown: super::terminal::colour_on(super::terminal::Stream::Stdout)
                 .then(|| std::sync::Mutex::new(super::markdown::Markdown::default())),
-            tool_status: !one_shot,
+            tool_status: if !one_shot {
+                Some(super::tool_status::Unfold::OutputCommand)
+            } else if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                Some(super::tool_status::Unfold::Nowhere)
+            } else {
+                None
+            },
             last_tool_output: std::sync::Mutex::new(None),
         }
     }
@@ -473,13 +481,17 @@ impl Output {
                 sandbox_level,
                 ran,
                 ..
-            } if self.tool_status && name != "memory_add" => {
+            } if self.tool_status.is_some() && name != "memory_add" => {
+                let unfold = self
+                    .tool_status
+                    .unwrap_or(super::tool_status::Unfold::Nowhere);
                 let shown = super::tool_status::render(
                     &name,
                     is_error,
                     &text,
                     sandbox_level.as_deref(),
                     ran,
+                    unfold,
                 );
                 eprint!("{shown}");
                 if let Ok(mut last) = self.last_tool_output.lock() {

@@ -1,6 +1,7 @@
 //! What a person sees when a tool call ends: its output folded to its first and last lines,
-//! then one status line (exit status, duration, sandbox level, output size). The whole output
-//! is one `/output` away, and an output too long for the model names the log it was saved to.
+//! then one status line (exit status, duration, sandbox level, output size). In the interactive
+//! mode the whole output is one `/output` away; `gg -p` on a terminal shows the same lines without
+//! that hint. An output too long for the model names the log it was saved to.
 
 use std::time::Instant;
 
@@ -12,6 +13,15 @@ const LINE_MAX: usize = 160;
 const TRUNCATED: &str = "... output truncated: omitted ";
 const SAVED: &str = "Full output saved to: ";
 
+/// Where the lines a fold hides can be seen, if anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfold {
+    /// The interactive mode: `/output` prints the last call's whole output.
+    OutputCommand,
+    /// `gg -p`: nothing to type; the fold only says how much it hides.
+    Nowhere,
+}
+
 /// The folded output and the status line, terminal-safe, each line ending in `\n`.
 pub fn render(
     name: &str,
@@ -19,6 +29,7 @@ pub fn render(
     text: &str,
     sandbox_level: Option<&str>,
     ran: Option<(Instant, Instant)>,
+    unfold: Unfold,
 ) -> String {
     let mut body: Vec<&str> = text.lines().collect();
     let mut saved = None;
@@ -55,7 +66,11 @@ pub fn render(
     let hidden = body.len().saturating_sub(2 * FOLD_EDGE + 1);
     for (index, line) in body.iter().enumerate() {
         if hidden > 0 && index == FOLD_EDGE {
-            out.push_str(&format!("  │ … {hidden} more lines (/output shows all)\n"));
+            let hint = match unfold {
+                Unfold::OutputCommand => " (/output shows all)",
+                Unfold::Nowhere => "",
+            };
+            out.push_str(&format!("  │ … {hidden} more lines{hint}\n"));
         }
         if hidden > 0 && index >= FOLD_EDGE && index < FOLD_EDGE + hidden {
             continue;
@@ -118,7 +133,14 @@ mod tests {
 
     #[test]
     fn a_short_output_is_shown_whole_with_its_status() {
-        let out = render("bash", false, "one\ntwo\n", Some("bwrap"), None);
+        let out = render(
+            "bash",
+            false,
+            "one\ntwo\n",
+            Some("bwrap"),
+            None,
+            Unfold::OutputCommand,
+        );
         assert_eq!(
             out,
             "  │ one\n  │ two\n  └ bash exit 0 · sandbox bwrap · 8 B\n"
@@ -133,7 +155,7 @@ mod tests {
              Full output saved to: /w/.gg/outputs/x.log\n{}\nexit code 2",
             lines.join("\n")
         );
-        let out = render("bash", true, &text, None, None);
+        let out = render("bash", true, &text, None, None, Unfold::OutputCommand);
         assert!(
             out.starts_with("  │ line 1\n  │ line 2\n  │ … 15 more lines"),
             "{out}"
@@ -150,7 +172,14 @@ mod tests {
 
     #[test]
     fn the_model_cannot_write_escapes_through_a_tool_output() {
-        let out = render("read", false, "\x1b[2Jhi", None, None);
+        let out = render(
+            "read",
+            false,
+            "\x1b[2Jhi",
+            None,
+            None,
+            Unfold::OutputCommand,
+        );
         assert!(!out.contains('\x1b'), "{out:?}");
         assert!(out.contains("read ok"), "{out}");
     }
