@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clap::Parser;
-use gg::jobs::cli::{AddArgs, JobCommand, add_job, daemon_running, run_with_home};
+use gg::cli::job::{JobCommand, run_with_home};
+use gg::jobs::manage::{AddArgs, add_job, daemon_running};
 use gg::jobs::scheduler::{ExecutionFuture, fire, recover};
 use gg::jobs::{
     ConversationExecutor, Execution, Job, JobExecutor, JobStore, Kind, RunRecord, RunStatus,

@@ -8,7 +8,7 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gg::jobs::cli::{AddArgs, add_job, pause, remove, resume};
+use gg::jobs::manage::{AddArgs, add_job, pause, remove, resume};
 use gg::jobs::scheduler::{ExecutionFuture, WakeFuture};
 use gg::jobs::{
     Armed, Execution, Job, JobExecutor, JobStore, RunStatus, SchedulerOptions, SystemWakeups, Wake,

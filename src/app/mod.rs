@@ -5,7 +5,14 @@ pub mod ceiling;
 pub mod config;
 mod config_keys;
 pub mod lock;
+pub mod provider_flags;
 pub mod service;
+
+/// `NO_COLOR` set to something non-empty (<https://no-color.org>): both front ends honour it
+/// (gg's output and help, ggd's help).
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
 
 /// The async runtime every gg and ggd entry point runs on: two workers (the agent waits on the
 /// model and on commands most of the time; more threads only cost memory and start-up).

@@ -249,7 +249,7 @@ fn prepare(mut args: Vec<OsString>) -> (clap::Command, Vec<OsString>) {
     let color = match colour_flag(args.get(1..).unwrap_or_default()) {
         Some(ColorWhen::Always) => clap::ColorChoice::Always,
         Some(ColorWhen::Never) => clap::ColorChoice::Never,
-        _ if !terminal::no_color_env() => clap::ColorChoice::Auto,
+        _ if !crate::app::no_color_env() => clap::ColorChoice::Auto,
         _ => clap::ColorChoice::Never,
     };
     // Built once, with the colour (propagated to the subcommands by the build), both to read the

@@ -93,9 +93,10 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     let config = Config::load(&home).map_err(CliError::Usage)?;
     let api_key = match (&flags.api_key, &flags.api_key_file) {
         (Some(key), _) => Some(key.clone()),
-        (None, Some(file)) => {
-            Some(super::args::read_secret_file(file, "--api-key-file").map_err(CliError::Usage)?)
-        }
+        (None, Some(file)) => Some(
+            crate::app::provider_flags::read_secret_file(file, "--api-key-file")
+                .map_err(CliError::Usage)?,
+        ),
         (None, None) => None,
     };
     let overrides = Overrides {

@@ -59,11 +59,6 @@ pub fn set_colour(choice: super::args::ColorWhen) {
     let _ = COLOUR.set(choice);
 }
 
-/// `NO_COLOR` set to something non-empty (<https://no-color.org>).
-pub fn no_color_env() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-}
-
 /// A stream gg may colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
@@ -81,7 +76,7 @@ pub fn colour_on(stream: Stream) -> bool {
     colour_decision(
         COLOUR.get().copied().unwrap_or_default(),
         terminal,
-        no_color_env(),
+        crate::app::no_color_env(),
     )
 }
 

@@ -131,7 +131,7 @@ struct DaemonArgs {
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     cwd: Option<PathBuf>,
     #[command(flatten)]
-    provider: crate::cli::args::ProviderArgs,
+    provider: crate::app::provider_flags::ProviderArgs,
     /// Session root directory (default: $GG_SESSION_DIR, else ~/.gg/sessions).
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
@@ -188,9 +188,10 @@ impl DaemonArgs {
         let usage = Failure::Usage;
         let token = match (self.token, &self.token_file) {
             (Some(token), _) => Some(token),
-            (None, Some(file)) => {
-                Some(crate::cli::args::read_secret_file(file, "--token-file").map_err(usage)?)
-            }
+            (None, Some(file)) => Some(
+                crate::app::provider_flags::read_secret_file(file, "--token-file")
+                    .map_err(usage)?,
+            ),
             (None, None) => env_token,
         };
         let api_key = self.provider.api_key().map_err(usage)?;
@@ -243,7 +244,7 @@ pub(super) enum Invocation {
 pub(super) fn parse(args: &[String], env_token: Option<String>) -> Result<Invocation, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let mut cmd = DaemonCli::command();
-    if crate::cli::terminal::no_color_env() {
+    if crate::app::no_color_env() {
         cmd = cmd.color(clap::ColorChoice::Never);
     }
     let argv = std::iter::once("ggd".to_string()).chain(args.iter().cloned());

@@ -435,7 +435,7 @@ impl Handler {
             }
             "job.add" => {
                 let p: JobAddParams = params(p)?;
-                let args = crate::jobs::cli::AddArgs {
+                let args = crate::jobs::manage::AddArgs {
                     name: p.name,
                     cron: p.cron.filter(|v| !v.is_empty()),
                     at: p.at.filter(|v| !v.is_empty()),
@@ -547,7 +547,7 @@ mod jobs {
 
     use super::super::rpc::{AppError, RpcError};
     use super::super::runtime::Settings;
-    use crate::jobs::{JobStore, cli};
+    use crate::jobs::{JobStore, manage};
 
     fn store(settings: &Settings) -> Result<JobStore, RpcError> {
         JobStore::open(&JobStore::default_dir(&settings.home))
@@ -578,8 +578,8 @@ mod jobs {
     }
 
     /// A job that runs in the daemon's workspace.
-    pub fn add(settings: &Settings, args: &cli::AddArgs) -> Result<Value, RpcError> {
-        let job = cli::add_job(
+    pub fn add(settings: &Settings, args: &manage::AddArgs) -> Result<Value, RpcError> {
+        let job = manage::add_job(
             &store(settings)?,
             args,
             &settings.cwd,
@@ -592,9 +592,9 @@ mod jobs {
     pub fn change(settings: &Settings, method: &str, id: &str) -> Result<Value, RpcError> {
         let store = store(settings)?;
         let changed = match method {
-            "job.pause" => cli::pause(&store, id),
-            "job.resume" => cli::resume(&store, id, jiff::Timestamp::now()),
-            _ => cli::remove(&store, id),
+            "job.pause" => manage::pause(&store, id),
+            "job.resume" => manage::resume(&store, id, jiff::Timestamp::now()),
+            _ => manage::remove(&store, id),
         };
         let job = changed.map_err(|e| RpcError::app(AppError::InvalidAction, e))?;
         to_json(&job)

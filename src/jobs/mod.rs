@@ -6,8 +6,8 @@
 //! read-only bash run; with it, normal gated tools run; dangerous commands are always denied,
 //! because nobody is there to confirm them.
 
-pub mod cli;
 pub mod executor;
+pub mod manage;
 pub mod schedule;
 pub mod scheduler;
 pub mod store;

@@ -29,12 +29,15 @@ pub(super) fn provider_checks(
             check("provider-online", Status::Skipped, "the config is invalid"),
         ];
     };
-    let key_file = std::env::var_os(crate::cli::args::API_KEY_FILE_ENV)
+    let key_file = std::env::var_os(crate::app::provider_flags::API_KEY_FILE_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
     let api_key = match &key_file {
         Some(file) => {
-            match crate::cli::args::read_secret_file(file, crate::cli::args::API_KEY_FILE_ENV) {
+            match crate::app::provider_flags::read_secret_file(
+                file,
+                crate::app::provider_flags::API_KEY_FILE_ENV,
+            ) {
                 Ok(key) => Some(key),
                 Err(e) => {
                     return vec![
