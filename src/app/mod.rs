@@ -5,6 +5,7 @@ pub mod ceiling;
 pub mod config;
 mod config_keys;
 pub mod lock;
+pub mod media;
 pub mod service;
 
 /// The async runtime every gg and ggd entry point runs on: two workers (the agent waits on the
