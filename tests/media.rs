@@ -518,3 +518,49 @@ fn ggd_speaks_transcribes_and_draws_for_its_clients() {
         "{err}"
     );
 }
+
+#[test]
+fn the_web_ui_draws_plays_and_transcribes_an_upload() {
+    let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
+    let chromium = std::env::var_os("GG_CHROMIUM")
+        .map_or_else(|| std::path::PathBuf::from("/usr/bin/chromium"), Into::into);
+    let node = Command::new("node").arg("--version").output();
+    if !chromium.exists()
+        || !node.is_ok_and(|o| o.status.success())
+        || !web.join("node_modules/playwright-core").exists()
+    {
+        support::skip_unless_required(
+            "GG_REQUIRE_BROWSER",
+            "the browser test needs chromium, node and web/node_modules (npm ci --prefix web)",
+        );
+        return;
+    }
+    let Some(media) = media_server() else { return };
+    let chat = ScriptedServer::start();
+    let e = daemon_common::env();
+    std::fs::create_dir_all(e.home.join(".gg")).unwrap();
+    let config = json!({
+        "default": "media:m",
+        "providers": {"media": {"baseURL": media.base_url, "apiKey": KEY}},
+        "media": {"speech": {"format": "wav"}, "image": {"size": "64x48"}},
+    });
+    std::fs::write(e.home.join(".gg/config.json"), config.to_string()).unwrap();
+    const TOKEN: &str = "media-e2e-0123456789abcdef0123456789abcdef";
+    let d = daemon_common::HttpDaemon::spawn(daemon_common::ggd(&e, &chat.base_url(), &[]), TOKEN);
+    // The recording the page uploads: speech the daemon made.
+    let spoken = d.ok("media.speak", json!({"text": PHRASE}));
+    let upload = spoken["path"].as_str().unwrap().to_string();
+    let status = Command::new("node")
+        .arg("e2e/media.mjs")
+        .current_dir(&web)
+        .env(
+            "GG_WEB_URL",
+            format!("http://127.0.0.1:{}/#token={TOKEN}", d.addr.port()),
+        )
+        .env("GG_MEDIA_UPLOAD", &upload)
+        .env("GG_WEB_PROFILE_ROOT", e.tmp.path())
+        .stdin(Stdio::null())
+        .status()
+        .expect("node runs");
+    assert!(status.success(), "the media browser test failed ({status})");
+}
