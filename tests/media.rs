@@ -510,6 +510,18 @@ fn ggd_speaks_transcribes_and_draws_for_its_clients() {
         (Some(40), Some(30))
     );
     assert_eq!(image["mimeType"], "image/png");
+    // media.read gives a transcript the image back; only private PNGs under ~/.gg/media.
+    let read = client.ok("media.read", json!({"path": image["path"]}));
+    assert_eq!(read["data"], image["data"]);
+    let err = client.err("media.read", json!({"path": e.project.join("x.png")}));
+    assert_eq!(err["code"], -32602, "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("not under ~/.gg/media"),
+        "{err}"
+    );
     // The provider's error arrives with its status and message (-32000).
     let err = client.err("media.speak", json!({"text": "hi", "format": "mp3"}));
     assert_eq!(err["code"], -32000, "{err}");
@@ -540,11 +552,37 @@ fn the_web_ui_draws_plays_and_transcribes_an_upload() {
     let e = daemon_common::env();
     std::fs::create_dir_all(e.home.join(".gg")).unwrap();
     let config = json!({
-        "default": "media:m",
-        "providers": {"media": {"baseURL": media.base_url, "apiKey": KEY}},
-        "media": {"speech": {"format": "wav"}, "image": {"size": "64x48"}},
+        "default": "local:m",
+        "providers": {
+            "local": {"baseURL": chat.base_url(), "apiKey": "sk-test", "models": ["m"]},
+            "media": {"baseURL": media.base_url, "apiKey": KEY},
+        },
+        "media": {
+            "image": {"provider": "media", "size": "64x48"},
+            "speech": {"provider": "media", "format": "wav"},
+            "transcription": {"provider": "media"},
+        },
+        "tools": {"media": true},
     });
     std::fs::write(e.home.join(".gg/config.json"), config.to_string()).unwrap();
+    // A session in which the agent generated an image: the page shows it in the transcript.
+    chat.push(Reply::tool_call(
+        "c1",
+        "image_generate",
+        &json!({"prompt": "a fox"}).to_string(),
+    ));
+    chat.push(Reply::text(&["Here is the fox."]));
+    let run = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .current_dir(&e.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .args(["--yolo", "-p", "draw a fox"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
     const TOKEN: &str = "media-e2e-0123456789abcdef0123456789abcdef";
     let d = daemon_common::HttpDaemon::spawn(daemon_common::ggd(&e, &chat.base_url(), &[]), TOKEN);
     // The recording the page uploads: speech the daemon made.

@@ -16,7 +16,10 @@ use crate::media::{
 
 /// Whether ggd answers `method` here.
 pub fn handles(method: &str) -> bool {
-    matches!(method, "media.image" | "media.speak" | "media.transcribe")
+    matches!(
+        method,
+        "media.image" | "media.speak" | "media.transcribe" | "media.read"
+    )
 }
 
 #[derive(Deserialize)]
@@ -37,6 +40,12 @@ struct SpeakParams {
     voice: Option<String>,
     #[serde(default)]
     format: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReadParams {
+    path: String,
 }
 
 #[derive(Deserialize)]
@@ -174,6 +183,25 @@ pub async fn dispatch(settings: &Settings, method: &str, p: Value) -> Result<Val
                 result["language"] = json!(language);
             }
             Ok(result)
+        }
+        "media.read" => {
+            // An image a tool saved, for a transcript: only what the model would be shown (a
+            // private PNG of at most 5 MiB under ~/.gg/media, through no symlink).
+            let p: ReadParams = params(p)?;
+            let dir = media::media_dir(&settings.home);
+            let png =
+                tokio::task::spawn_blocking(move || crate::agent::images::load_png(&p.path, &dir))
+                    .await
+                    .map_err(failed)?;
+            match png {
+                Ok(bytes) => Ok(json!({"mimeType": "image/png", "data": base64(&bytes)})),
+                Err(crate::agent::images::Unavailable::Gone) => {
+                    Err(failed("the image is no longer available"))
+                }
+                Err(crate::agent::images::Unavailable::Refused(why)) => {
+                    Err(RpcError::invalid_params(format!("not read: {why}")))
+                }
+            }
         }
         other => Err(RpcError::invalid_params(format!(
             "unknown media method {other}"

@@ -1,6 +1,8 @@
 // The web UI's Media view in a real browser (Debian's chromium, driven by playwright-core)
 // against a real ggd whose media provider is tests/media-server/server.py (espeak-ng speech,
 // PocketSphinx transcription, Pillow images). Started by tests/media.rs.
+//   0. A session where the agent called image_generate shows the image in its transcript
+//      (media.read)
 //   1. Image: a prompt → media.image → the PNG is shown (decoded by the browser, the asked size)
 //   2. Speech: a text → media.speak → an <audio> player that loads the WAV (the page's
 //      Content-Security-Policy lets it play from a blob: URL and nothing else)
@@ -36,6 +38,14 @@ try {
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   await page.goto(url);
+
+  // 0. The image the agent generated in a session, in that session's transcript.
+  await page.getByRole("button", { name: /draw a fox/ }).first().click();
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid="tool-image"] img');
+    return el && el.complete && el.naturalWidth === 64 && el.naturalHeight === 48;
+  });
+
   await page.getByRole("button", { name: "Media" }).click();
 
   // 1. An image, shown from the data the daemon returned.

@@ -17,3 +17,21 @@ describe("media uploads", () => {
     expect(bytesToBase64(new TextEncoder().encode("RIFF"))).toBe("UklGRg==");
   });
 });
+
+describe("images a tool saved", () => {
+  it("stay with their call in a stored transcript", async () => {
+    const { fromMessages } = await import("../src/transcript");
+    const items = fromMessages(
+      [
+        { role: "assistant", toolCalls: [{ id: "c1", name: "image_generate", arguments: '{"prompt":"fox"}' }] },
+        { role: "tool", toolCallId: "c1", content: "generated 1 image(s)", images: ["/h/.gg/media/images/a.png"] },
+        { role: "assistant", toolCalls: [{ id: "c2", name: "read", arguments: "{}" }] },
+        { role: "tool", toolCallId: "c2", content: "text" },
+      ],
+      [],
+      "k",
+    );
+    const tools = items.filter((i) => i.kind === "tool");
+    expect(tools.map((t) => (t.kind === "tool" ? t.images : null))).toEqual([["/h/.gg/media/images/a.png"], undefined]);
+  });
+});
