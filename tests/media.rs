@@ -257,22 +257,33 @@ fn errors_are_clear_and_nothing_is_sent_for_bad_input() {
         ],
         "speech failed (status 401): Incorrect API key provided.",
     );
-    // Refused before anything is sent: format, size, a deny-read path.
+    // Refused before anything is sent: format, size, a deny-read path. The endpoint named here
+    // listens nowhere, so an attempt to send would fail with a connection error instead.
+    let nowhere = ["--base-url", "http://127.0.0.1:9/v1", "media", "transcribe"];
     std::fs::write(fx.repo.join("notes.txt"), "not audio").unwrap();
     fails(
-        &["media", "transcribe", "notes.txt"],
+        &[&nowhere[..], &["notes.txt"]].concat(),
         "unsupported audio format \".txt\"",
     );
     let big = std::fs::File::create(fx.repo.join("big.wav")).unwrap();
     big.set_len(26 * 1024 * 1024).unwrap();
     fails(
-        &["media", "transcribe", "big.wav"],
+        &[&nowhere[..], &["big.wav"]].concat(),
         "big.wav is 26 MiB; the transcription endpoint takes at most 25 MiB",
     );
     std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
     std::fs::write(fx.home.join(".ssh/key.wav"), b"RIFF").unwrap();
     let hidden = fx.home.join(".ssh/key.wav").display().to_string();
-    fails(&["media", "transcribe", &hidden], "deny-read path");
+    fails(
+        &[&nowhere[..], &[hidden.as_str()]].concat(),
+        "deny-read path",
+    );
+    // The same endpoint for a valid file: the connection error is what an attempt looks like.
+    std::fs::write(fx.repo.join("ok.wav"), b"RIFF\0\0\0\0WAVE").unwrap();
+    fails(
+        &[&nowhere[..], &["ok.wav"]].concat(),
+        "transcription failed: error sending request",
+    );
     fails(
         &["media", "speak", "hi", "--format", "wav", "--out", "x.mp3"],
         "--format wav does not match --out's extension .mp3",
@@ -287,7 +298,7 @@ fn errors_are_clear_and_nothing_is_sent_for_bad_input() {
         "{}",
         stderr(&out)
     );
-    // Nothing but the two provider errors reached the server: no file was written either.
+    // A refused call writes nothing.
     assert!(!fx.repo.join("x.mp3").exists());
 }
 
