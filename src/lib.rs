@@ -12,6 +12,7 @@ pub mod display;
 pub mod duration;
 pub mod jobs;
 pub mod mcp;
+pub mod media;
 // Two layers that import nothing else from gg are crates of their own, so the compiler holds the
 // layering; they stay reachable as `gg::provider` and `gg::session`.
 pub use provider;

@@ -46,6 +46,7 @@ mod library;
 mod mcp;
 mod mcp_cli;
 mod mcp_fuzz_corpus;
+mod media;
 mod memory;
 mod memory_daemon;
 mod network_policy;

@@ -56,7 +56,7 @@ fn authentication_host_check_cors_and_endpoints() {
     assert_eq!(health.status, 200);
     let health: Value = serde_json::from_str(&health.body).unwrap();
     assert_eq!(health["ok"], true);
-    assert_eq!(health["protocolVersion"], "1.5");
+    assert_eq!(health["protocolVersion"], "1.6");
     assert!(health["channels"].is_array());
 
     // DNS rebinding: a foreign Host is refused even with the token.
@@ -167,7 +167,7 @@ fn authentication_host_check_cors_and_endpoints() {
         -32700
     );
     assert_eq!(d.rpc("no.such", json!({}))["error"]["code"], -32601);
-    assert_eq!(d.ok("system.info", json!({}))["protocolVersion"], "1.5");
+    assert_eq!(d.ok("system.info", json!({}))["protocolVersion"], "1.6");
     let rpc = d.request(
         "POST",
         "/rpc",

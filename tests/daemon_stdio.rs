@@ -51,7 +51,7 @@ fn framing_errors_notifications_and_system_info() {
     let server = ScriptedServer::start();
     let client = daemon(&e, &server, &[]);
     let info = client.ok("system.info", json!(null));
-    assert_eq!(info["protocolVersion"], "1.5");
+    assert_eq!(info["protocolVersion"], "1.6");
     for cap in [
         "run.approval",
         "run.event-replay",
@@ -152,7 +152,7 @@ fn panics_are_contained(client: &StdioClient, server: &ScriptedServer) {
     assert_eq!(code(&panicked), -32603);
     assert_eq!(
         client.ok("system.info", json!({}))["protocolVersion"],
-        "1.5"
+        "1.6"
     );
 }
 
@@ -807,7 +807,7 @@ fn instance_lock_status_and_shutdown_with_active_runs() {
     let mut sidecar = daemon(&e, &server, &["--exit-on-stdin-eof"]);
     assert_eq!(
         sidecar.ok("system.info", json!({}))["protocolVersion"],
-        "1.5"
+        "1.6"
     );
     sidecar
         .logs

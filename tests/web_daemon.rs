@@ -51,6 +51,7 @@ fn the_page_is_served_with_strict_headers_and_the_same_host_and_origin_rules() {
             "script-src 'self'",
             "connect-src 'self'",
             "frame-ancestors 'none'",
+            "media-src blob:",
         ] {
             assert!(csp.contains(directive), "{path}: {csp}");
         }

@@ -11,6 +11,7 @@ pub mod context;
 pub mod images;
 pub mod kb;
 pub mod library;
+pub mod media;
 pub mod memory;
 pub mod prompt;
 pub mod queue;

@@ -89,6 +89,8 @@ pub struct ToolsConfig {
     /// `"tools": {"computer": true}`: computer_info, process_list, process_kill, open, notify,
     /// clipboard_read and clipboard_write (each gated by its own class).
     pub computer: bool,
+    /// `"tools": {"media": true}`: image_generate, speak and transcribe (see [`crate::media`]).
+    pub media: bool,
 }
 
 /// `"artifacts"` / `"library"`: where the store lives and whether its tools are offered.
@@ -209,6 +211,7 @@ pub(super) struct RawConfig {
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
     browser: crate::tools::browser::BrowserConfig,
+    media: crate::media::MediaConfig,
 }
 
 /// The loaded configuration.
@@ -233,6 +236,8 @@ pub struct Config {
     pub network: crate::tools::network::NetworkSettings,
     /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
     pub browser: crate::tools::browser::BrowserConfig,
+    /// `"media"`: image generation, speech and transcription (`gg media`, the media tools).
+    pub media: crate::media::MediaConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
     /// Keys of the file gg does not read ([`Config::load`] warns about each).
@@ -360,6 +365,9 @@ impl Config {
         raw.browser
             .validate()
             .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        raw.media
+            .validate()
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -376,6 +384,7 @@ impl Config {
                 allow_domains: raw.allow_domains,
             },
             browser: raw.browser,
+            media: raw.media,
             from_file: true,
             unknown_keys,
         })
@@ -396,6 +405,7 @@ impl Config {
             kb: KbConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
+            media: crate::media::MediaConfig::default(),
             from_file: false,
             unknown_keys: Vec::new(),
         }
@@ -433,6 +443,31 @@ impl Config {
                 "unknown model \"{model}\" for provider \"{provider}\""
             ));
         }
+        let (base_url, api_key) = self.provider_access(home, provider, overrides)?;
+        Ok(Selection {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            base_url,
+            api_key,
+            compat: entry.compat.clone(),
+            images: entry.images.accepts(model),
+        })
+    }
+
+    /// The base URL and API key of the provider named `provider`, by the reference's
+    /// precedence (`--base-url`/`--api-key`, the entry, `credentials.json`, `apiKeyEnv`). An
+    /// empty key when none is configured. Also for the media endpoints, whose models are not
+    /// the chat models an entry lists.
+    pub fn provider_access(
+        &self,
+        home: &Path,
+        provider: &str,
+        overrides: &Overrides,
+    ) -> Result<(String, String), String> {
+        let entry = self
+            .providers
+            .get(provider)
+            .ok_or_else(|| format!("unknown provider \"{provider}\""))?;
         let api_key = overrides
             .api_key
             .clone()
@@ -453,14 +488,7 @@ impl Config {
             .filter(|u| !u.is_empty())
             .or_else(|| entry.base_url.clone().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| well_known_base_url(provider).to_string());
-        Ok(Selection {
-            provider: provider.to_string(),
-            model: model.to_string(),
-            base_url,
-            api_key,
-            compat: entry.compat.clone(),
-            images: entry.images.accepts(model),
-        })
+        Ok((base_url, api_key))
     }
 }
 
@@ -539,6 +567,10 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["kb"] => config_keys::fields_of::<KbConfig>(),
         ["kb", "embeddings"] => config_keys::fields_of::<EmbeddingsConfig>(),
         ["browser"] => config_keys::fields_of::<crate::tools::browser::BrowserConfig>(),
+        ["media"] => config_keys::fields_of::<crate::media::MediaConfig>(),
+        ["media", "image"] => config_keys::fields_of::<crate::media::ImageConfig>(),
+        ["media", "speech"] => config_keys::fields_of::<crate::media::SpeechConfig>(),
+        ["media", "transcription"] => config_keys::fields_of::<crate::media::TranscriptionConfig>(),
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@ pub mod ceiling;
 pub mod config;
 mod config_keys;
 pub mod lock;
+pub mod media;
 pub mod provider_flags;
 pub mod service;
 

@@ -635,6 +635,11 @@ fn equip(
             tools.add_tools([tool]);
         }
     }
+    if options.config.tools.media {
+        let media =
+            super::media::resolve(&options.config, &options.home, &options.overrides, None)?;
+        tools.add_tools(crate::agent::media::tools(media, &options.cwd));
+    }
     // A protection the sandbox self-test finds not holding is said to a person, and fails the
     // run where nobody would read it (unattended, or no terminal: CI).
     tools.set_person_present(

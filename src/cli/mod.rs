@@ -25,6 +25,7 @@ mod interactive;
 pub mod job;
 mod kb;
 mod markdown;
+mod media;
 mod memory;
 pub mod pipe;
 mod policy;
@@ -133,6 +134,9 @@ enum Command {
     Kb(kb::KbCommand),
     /// What works here and why not: sandbox levels, helper, Chromium, config, provider, ggd, MCP.
     Doctor(doctor::DoctorArgs),
+    /// Generate images, speak text and transcribe audio (OpenAI-compatible media endpoints).
+    #[command(subcommand)]
+    Media(media::MediaCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -339,6 +343,7 @@ fn run_flags_allowed(command: &Command) -> &'static [&'static str] {
             &["*"]
         }
         Command::Job(JobArgs { command: None, .. }) => &["*"],
+        Command::Media(_) => &["model", "base_url", "api_key", "api_key_file"],
         _ => &[],
     }
 }
@@ -567,6 +572,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::Media(command)) => media::run(command, &run.provider),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

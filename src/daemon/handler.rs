@@ -310,6 +310,8 @@ impl Handler {
                 }
                 // The kb.* methods (knowledge bases) exist in every build.
                 capabilities.push("kb");
+                // So do the media.* methods (image generation, speech, transcription).
+                capabilities.push("media");
                 let mut info =
                     json!({"protocolVersion": rpc::PROTOCOL_VERSION, "capabilities": capabilities});
                 if let (true, Some(object)) =
@@ -500,6 +502,9 @@ impl Handler {
             }
             method if super::artifacts::handles(method) => {
                 super::artifacts::dispatch(runtime.settings(), method, p).await
+            }
+            method if super::media::handles(method) => {
+                super::media::dispatch(runtime.settings(), method, p).await
             }
             "memory.list" | "memory.search" | "memory.add" | "memory.remove" => {
                 let runtime = Arc::clone(runtime);

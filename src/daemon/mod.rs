@@ -20,6 +20,7 @@ pub mod handler;
 pub mod http;
 mod install;
 pub mod kb;
+mod media;
 use crate::app::lock;
 pub mod rpc;
 pub mod runtime;

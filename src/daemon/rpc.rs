@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 /// Largest accepted line (stdio) or body (HTTP).
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// The protocol version reported by `system.info` and `/health`.
-pub const PROTOCOL_VERSION: &str = "1.5";
+pub const PROTOCOL_VERSION: &str = "1.6";
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;

@@ -9,9 +9,10 @@ use axum::response::Response;
 
 /// Content-Security-Policy of every response: only this origin's script and style files, no
 /// inline script, no `eval`, requests only to this origin, never framed, no forms, no base.
+/// Audio plays only from `blob:` URLs the page made itself (the media view's speech).
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                       font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; \
-                       frame-ancestors 'none'";
+                       media-src blob:; font-src 'self'; connect-src 'self'; base-uri 'none'; \
+                       form-action 'none'; frame-ancestors 'none'";
 
 struct Asset {
     path: &'static str,

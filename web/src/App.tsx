@@ -5,10 +5,11 @@ import { AuditView } from "./audit";
 import { JobsView } from "./jobs";
 import { KnowledgeView } from "./knowledge";
 import { McpView } from "./mcp";
+import { MediaView } from "./media";
 import { SessionView } from "./session";
 import { SettingsView, loadSettings, type RunSettings } from "./settings";
 
-type View = "sessions" | "audit" | "jobs" | "knowledge" | "mcp" | "settings";
+type View = "sessions" | "audit" | "jobs" | "knowledge" | "mcp" | "settings" | "media";
 const VIEWS: [View, string][] = [
   ["sessions", "Sessions"],
   ["audit", "Audit"],
@@ -16,6 +17,7 @@ const VIEWS: [View, string][] = [
   ["knowledge", "Knowledge"],
   ["mcp", "MCP"],
   ["settings", "Settings"],
+  ["media", "Media"],
 ];
 
 export function App({ authorized }: { authorized: boolean }) {
@@ -104,6 +106,7 @@ export function App({ authorized }: { authorized: boolean }) {
         {view === "knowledge" && <KnowledgeView />}
         {view === "mcp" && <McpView />}
         {view === "settings" && <SettingsView settings={settings} onChange={setSettings} />}
+        {view === "media" && <MediaView />}
       </main>
     </div>
   );

@@ -160,6 +160,31 @@ function FullLog({ sessionId, callId, onClose }: { sessionId: string; callId: st
   );
 }
 
+/** An image a tool saved (a screenshot, a generated image), read through ggd's media.read. */
+function ToolImage({ path }: { path: string }) {
+  const [image, setImage] = useState<{ src: string } | { error: string } | null>(null);
+  useEffect(() => {
+    rpc<{ mimeType: string; data: string }>("media.read", { path }).then(
+      (r) => setImage({ src: `data:${r.mimeType};base64,${r.data}` }),
+      (e) => setImage({ error: describeError(e) }),
+    );
+  }, [path]);
+  return (
+    <figure className="media-image" data-testid="tool-image">
+      {image && "src" in image && <img src={image.src} alt={`image saved by the tool: ${path}`} />}
+      <figcaption className="meta">
+        <Safe text={path} />
+        {image && "error" in image && (
+          <>
+            {" · "}
+            <Safe text={image.error} />
+          </>
+        )}
+      </figcaption>
+    </figure>
+  );
+}
+
 /** Which calls have their full log open in a session view, and how to open or close one. */
 export interface OpenLogs {
   open: Set<string>;
@@ -238,6 +263,7 @@ export function ToolCard({
           {saved && logOpen && <FullLog sessionId={sessionId} callId={t.callId} onClose={() => toggleLog(t.callId)} />}
         </div>
       )}
+      {t.images?.map((path) => <ToolImage key={path} path={path} />)}
     </article>
   );
 }

@@ -28,6 +28,8 @@ export interface ToolItem {
   startedAt?: number;
   finishedAt?: number;
   pendingApproval?: string;
+  /** Images the call saved (paths under ~/.gg/media), shown from ggd's media.read. */
+  images?: string[];
 }
 
 export type Item =
@@ -44,6 +46,7 @@ export interface Message {
   toolCallId?: string;
   toolName?: string;
   error?: string;
+  images?: string[];
 }
 
 export interface AuditRow {
@@ -154,6 +157,7 @@ export function fromMessages(messages: Message[], audit: AuditRow[], prefix: str
         item.output = m.content ?? "";
         item.isError = !!m.error;
         if (m.error && !item.output) item.output = m.error;
+        if (m.images?.length) item.images = m.images;
       }
     }
   });
