@@ -10,9 +10,9 @@ use std::time::Duration;
 use clap::Subcommand;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::provider_flags::ProviderArgs;
 use crate::app::config::{Config, Overrides};
 use crate::app::media::{Op, resolve};
+use crate::app::provider_flags::ProviderArgs;
 use crate::media::{self, AudioFormat, ImageRequest, Media, SpeechRequest};
 
 #[derive(Subcommand, Debug)]
