@@ -17,4 +17,5 @@ pub mod mcp;
 pub use provider;
 pub mod secrets;
 pub use session;
+pub mod telegram;
 pub mod tools;

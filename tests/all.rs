@@ -13,6 +13,7 @@ mod oracle_support;
 #[cfg(target_os = "linux")]
 mod sandbox_support;
 mod support;
+mod telegram_support;
 
 // One module per area.
 mod agent_context;
@@ -63,6 +64,7 @@ mod session_fuzz_corpus;
 mod session_processes;
 mod session_store;
 mod session_truncation;
+mod telegram;
 mod unix_conventions;
 mod web_daemon;
 mod web_e2e;

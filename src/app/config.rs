@@ -209,6 +209,7 @@ pub(super) struct RawConfig {
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
     browser: crate::tools::browser::BrowserConfig,
+    telegram: Option<crate::telegram::TelegramConfig>,
 }
 
 /// The loaded configuration.
@@ -233,6 +234,8 @@ pub struct Config {
     pub network: crate::tools::network::NetworkSettings,
     /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
     pub browser: crate::tools::browser::BrowserConfig,
+    /// `"telegram"`: ggd answers the allowed chats (on when the section is present).
+    pub telegram: Option<crate::telegram::TelegramConfig>,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
     /// Keys of the file gg does not read ([`Config::load`] warns about each).
@@ -360,6 +363,11 @@ impl Config {
         raw.browser
             .validate()
             .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        if let Some(telegram) = &raw.telegram {
+            telegram
+                .validate()
+                .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        }
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -376,6 +384,7 @@ impl Config {
                 allow_domains: raw.allow_domains,
             },
             browser: raw.browser,
+            telegram: raw.telegram,
             from_file: true,
             unknown_keys,
         })
@@ -396,6 +405,7 @@ impl Config {
             kb: KbConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
+            telegram: None,
             from_file: false,
             unknown_keys: Vec::new(),
         }
@@ -539,6 +549,7 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["kb"] => config_keys::fields_of::<KbConfig>(),
         ["kb", "embeddings"] => config_keys::fields_of::<EmbeddingsConfig>(),
         ["browser"] => config_keys::fields_of::<crate::tools::browser::BrowserConfig>(),
+        ["telegram"] => config_keys::fields_of::<crate::telegram::TelegramConfig>(),
         _ => return None,
     })
 }

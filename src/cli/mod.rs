@@ -133,6 +133,9 @@ enum Command {
     Kb(kb::KbCommand),
     /// What works here and why not: sandbox levels, helper, Chromium, config, provider, ggd, MCP.
     Doctor(doctor::DoctorArgs),
+    /// The Telegram channel ggd serves: `gg telegram status`.
+    #[command(subcommand)]
+    Telegram(crate::telegram::cli::TelegramCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -567,6 +570,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::Telegram(command)) => crate::telegram::cli::run(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }
