@@ -611,3 +611,45 @@ fn ggd_refuses_to_start_a_telegram_channel_it_cannot_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("telegram.approval"), "{err}");
 }
+
+/// The token file joins the deny-read policy of every gg process, not only of the ggd that
+/// reads it: a `gg -p` session whose model tries to read it (a sandboxed script at each level,
+/// and the read tool) gets nothing of it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_token_file_is_hidden_from_every_session_of_gg() {
+    for level in crate::sandbox_support::available_levels() {
+        let ch = Channel::new(json!({}));
+        let token_file = ch.fx.tmp.path().join("secrets/bot-token");
+        std::fs::write(
+            ch.fx.repo.join("app.sh"),
+            format!("cat {} 2>&1; echo end", token_file.display()),
+        )
+        .unwrap();
+        ch.model.push(Reply::tool_call(
+            "r1",
+            "read",
+            &json!({"path": token_file}).to_string(),
+        ));
+        let (out, results) = support::run_bash_calls(
+            &ch.fx,
+            &ch.model,
+            &[("GG_SANDBOX_BACKEND", level)],
+            true,
+            &["sh ./app.sh"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        assert!(
+            results[1].contains("end"),
+            "{level}: the script ran: {results:?}"
+        );
+        for result in &results {
+            assert!(
+                !result.contains("AAF-secret"),
+                "{level}: the token was read: {result}"
+            );
+        }
+    }
+}

@@ -293,6 +293,13 @@ impl Config {
                 for key in &config.unknown_keys {
                     eprintln!("warning: {}: {key}", path.display());
                 }
+                // The bot token's file is a secret of every gg process, not only of the ggd
+                // that reads it: no actor of any session may read it.
+                if let Some((token_file, _)) =
+                    config.telegram.as_ref().and_then(|t| t.token_path(home))
+                {
+                    crate::secrets::add_secret_file(&token_file);
+                }
                 Ok(config)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::from_env()),

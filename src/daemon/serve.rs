@@ -183,7 +183,11 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
                 "--telegram: another ggd holds the instance lock and polls Telegram".to_string(),
             ));
         }
-        _ => None,
+        (Some(_), false) => {
+            tracing::warn!("telegram: another ggd holds the instance lock and polls Telegram");
+            None
+        }
+        (None, _) => None,
     };
     spawn_signal_watch(stop.clone());
     let served = match flags.http.as_deref().filter(|a| !a.is_empty()) {
