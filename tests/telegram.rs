@@ -67,6 +67,11 @@ impl Channel {
     /// Starts the real ggd (stdio mode, kept open) with `--telegram`, its log appended to
     /// `self.log`.
     fn start(&mut self) {
+        self.start_with(&[]);
+    }
+
+    /// [`Channel::start`] with more ggd flags.
+    fn start_with(&mut self, flags: &[&str]) {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -76,6 +81,7 @@ impl Channel {
             .fx
             .ggd()
             .arg("--telegram")
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
@@ -499,6 +505,26 @@ fn stop_cancels_the_running_turn_and_new_starts_another_session() {
             .unwrap()
             .contains("hello again")
     );
+}
+
+#[test]
+fn a_turn_longer_than_the_run_timeout_is_stopped_and_the_chat_told() {
+    let mut ch = Channel::new(json!({}));
+    ch.model.push(
+        StreamReply::new()
+            .event(text_chunk("thinking"))
+            .stall()
+            .reply(),
+    );
+    ch.start_with(&["--run-timeout", "2s"]);
+    ch.api.push_text(CHAT, "never ends");
+    ch.api
+        .wait_for_text(CHAT, "[stopped: the turn took longer than 2s]", WAIT);
+    // The chat is free again.
+    ch.model.push(Reply::text(&["next"]));
+    ch.api.push_text(CHAT, "again");
+    ch.api.wait_for_text(CHAT, "next", WAIT);
+    ch.stop();
 }
 
 #[test]

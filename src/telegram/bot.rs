@@ -52,6 +52,8 @@ pub struct BotOptions {
     pub context_files: bool,
     pub skills: bool,
     pub no_memory: bool,
+    /// The longest a chat's turn may take (ggd's `--run-timeout`); then it is cancelled.
+    pub turn_timeout: Duration,
 }
 
 /// One chat: its conversation (opened at its first turn) and its running turn.
@@ -417,11 +419,26 @@ impl Bot {
             let _ = events.send(line);
         };
         let prompt = remote_prompt(chat, self.options.telegram.approval, text);
-        let submitted = conversation.submit_text(&prompt, &sink, cancel).await;
+        let (submitted, timed_out) = {
+            let submit = conversation.submit_text(&prompt, &sink, cancel);
+            tokio::pin!(submit);
+            tokio::select! {
+                submitted = &mut submit => (submitted, false),
+                () = tokio::time::sleep(self.options.turn_timeout) => {
+                    // Cancelled, so that the turn records its cancellation in the session.
+                    cancel.cancel();
+                    (submit.await, true)
+                }
+            }
+        };
         drop(sink);
         let ending = match submitted {
             Ok(Submitted::Turn(_)) => None,
             Ok(Submitted::Control(text)) => Some(text),
+            Err(TurnError::Canceled) if timed_out => Some(format!(
+                "\n[stopped: the turn took longer than {}]",
+                crate::duration::unit(self.options.turn_timeout)
+            )),
             Err(TurnError::Canceled) => Some("\n[stopped]".to_string()),
             Err(e) => Some(format!("\n[error: {}]", self.client.redact(&e.to_string()))),
         };

@@ -218,6 +218,7 @@ pub fn ggd_channel(
         context_files: !flags.no_context_files,
         skills: !flags.no_skills,
         no_memory: flags.no_memory,
+        turn_timeout: flags.run_timeout,
     }))
 }
 
