@@ -207,11 +207,12 @@ fn an_allowed_chat_gets_the_answer_streamed_in_one_edited_message_and_a_stranger
         .find(|r| r.body["chat_id"] == CHAT)
         .unwrap()
         .at;
-    // At most one edit a second (a little slack for the requests' time in flight).
+    // At most one edit a second, as the server sees them (the interval counts from the
+    // previous answer).
     let mut previous = sent_at;
     for at in edits {
         assert!(
-            at.duration_since(previous) >= Duration::from_millis(900),
+            at.duration_since(previous) >= Duration::from_secs(1),
             "edits {:?} apart",
             at.duration_since(previous)
         );
@@ -254,6 +255,30 @@ fn an_allowed_chat_gets_the_answer_streamed_in_one_edited_message_and_a_stranger
     let session = ch.session_of(CHAT);
     let text = std::fs::read_to_string(&session).unwrap();
     assert!(text.contains(&format!("\"telegram:{CHAT}\"")), "{text}");
+}
+
+#[test]
+fn a_throttled_edit_waits_for_retry_after_and_the_reply_still_completes() {
+    let mut ch = Channel::new(json!({}));
+    ch.model.push(slow_text(
+        &["one ", "two ", "three"],
+        Duration::from_millis(1200),
+    ));
+    ch.api.throttle_next_edits(&[2]);
+    ch.start();
+    ch.api.push_text(CHAT, "count");
+    ch.api.wait_until("the whole reply", WAIT, |api| {
+        api.messages(CHAT).iter().any(|m| m.text == "one two three")
+    });
+    ch.stop();
+    let edits = ch.api.calls("editMessageText");
+    assert!(edits.len() >= 2, "{edits:?}");
+    let waited = edits[1].at.duration_since(edits[0].at);
+    assert!(
+        waited >= Duration::from_secs(2),
+        "retry_after 2 honoured: {waited:?}"
+    );
+    assert_eq!(ch.api.messages(CHAT).len(), 1, "still one message");
 }
 
 #[test]

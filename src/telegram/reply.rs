@@ -58,6 +58,8 @@ pub async fn stream(
     // (message id, text it shows) of each part sent so far.
     let mut sent: Vec<(i64, String)> = Vec::new();
     let mut next_edit = Instant::now();
+    // Nothing is sent before this (a 429's retry_after).
+    let mut held_until = Instant::now();
     let mut open = true;
     loop {
         let stale = split(&text)
@@ -76,7 +78,8 @@ pub async fn stream(
             next_edit
         } else {
             Instant::now() + Duration::from_secs(3600)
-        };
+        }
+        .max(held_until);
         tokio::select! {
             piece = pieces.recv(), if open => match piece {
                 Some(piece) => text.push_str(&piece),
@@ -84,7 +87,8 @@ pub async fn stream(
             },
             () = tokio::time::sleep_until(wake), if stale => {
                 if let Some(wait) = flush(&client, chat, &text, &mut sent, &mut next_edit).await {
-                    next_edit = Instant::now() + wait;
+                    held_until = Instant::now() + wait;
+                    next_edit = next_edit.max(held_until);
                 }
             }
         }
@@ -112,8 +116,11 @@ async fn flush(
                     continue;
                 }
                 let id = *id;
+                let edited = client.edit_message_text(chat, id, part).await;
+                // Counted from the answer, so that Telegram never sees two edits less than a
+                // second apart, however long one took in flight.
                 *next_edit = Instant::now() + EDIT_INTERVAL;
-                match client.edit_message_text(chat, id, part).await {
+                match edited {
                     Ok(()) => sent[i].1 = part.to_string(),
                     Err(e) => {
                         tracing::warn!(chat, "telegram: editMessageText failed: {e}");

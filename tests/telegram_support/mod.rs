@@ -67,6 +67,8 @@ struct Shared {
     requests: Vec<ApiRequest>,
     messages: Vec<SentMessage>,
     faults: Vec<Fault>,
+    /// `retry_after` seconds of 429s for the next `editMessageText` calls.
+    edit_faults: Vec<u64>,
 }
 
 struct State {
@@ -177,6 +179,11 @@ impl FakeBotApi {
     /// The next `getUpdates` calls meet these faults, in order.
     pub fn fail_next_polls(&self, faults: &[Fault]) {
         self.state.lock().faults.extend_from_slice(faults);
+    }
+
+    /// The next `editMessageText` calls are answered 429 with these `retry_after` seconds.
+    pub fn throttle_next_edits(&self, retry_after: &[u64]) {
+        self.state.lock().edit_faults.extend_from_slice(retry_after);
     }
 
     pub fn requests(&self) -> Vec<ApiRequest> {
@@ -425,6 +432,15 @@ fn edit_message_text(state: &State, body: &Value) -> Response<Full<Bytes>> {
         return error(400, "Bad Request: MESSAGE_TOO_LONG");
     }
     let mut shared = state.lock();
+    if !shared.edit_faults.is_empty() {
+        let seconds = shared.edit_faults.remove(0);
+        return reply(
+            429,
+            json!({"ok": false, "error_code": 429,
+                   "description": format!("Too Many Requests: retry after {seconds}"),
+                   "parameters": {"retry_after": seconds}}),
+        );
+    }
     let Some(message) = shared
         .messages
         .iter_mut()
