@@ -133,7 +133,7 @@ enum Command {
     Kb(kb::KbCommand),
     /// What works here and why not: sandbox levels, helper, Chromium, config, provider, ggd, MCP.
     Doctor(doctor::DoctorArgs),
-    /// The Telegram channel ggd serves: `gg telegram status`.
+    /// The Telegram channel ggd serves: whether it polls, the last update, the chats.
     #[command(subcommand)]
     Telegram(crate::telegram::cli::TelegramCommand),
 }
