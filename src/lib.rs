@@ -18,4 +18,5 @@ pub mod media;
 pub use provider;
 pub mod secrets;
 pub use session;
+pub mod telegram;
 pub mod tools;

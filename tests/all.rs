@@ -13,6 +13,7 @@ mod oracle_support;
 #[cfg(target_os = "linux")]
 mod sandbox_support;
 mod support;
+mod telegram_support;
 
 // One module per area.
 mod agent_context;
@@ -56,6 +57,7 @@ mod read_only_enforced;
 mod sandbox_escape;
 mod sandbox_server;
 mod seams;
+mod telegram;
 mod unix_conventions;
 mod web_daemon;
 mod web_e2e;

@@ -243,7 +243,7 @@ fn matrix_shows_every_mode_and_terminal_state() {
         .output()
         .unwrap();
     let matrix = json_lines(&out)[0]["matrix"].as_array().unwrap().clone();
-    assert_eq!(matrix.len(), 12);
+    assert_eq!(matrix.len(), 14);
     assert!(
         matrix.iter().all(|cell| cell["action"] != "allow"),
         "dangerous is never allowed: {matrix:?}"
@@ -261,6 +261,7 @@ fn matrix_shows_every_mode_and_terminal_state() {
         "never",
         "unattended",
         "unattended-allow-all",
+        "remote",
     ] {
         assert!(
             text.lines().any(|l| l.trim_start().starts_with(mode)),

@@ -18,6 +18,9 @@ pub enum Mode {
     Never,
     /// Scheduled jobs and other runs where no person exists.
     Unattended { allow_all: bool },
+    /// A person answers from a chat (Telegram's inline buttons), not at a terminal: normal calls
+    /// are asked there; dangerous calls are denied, as no chat message confirms them.
+    Remote,
 }
 
 impl Mode {
@@ -30,6 +33,7 @@ impl Mode {
             Mode::Never => "never",
             Mode::Unattended { allow_all: false } => "unattended",
             Mode::Unattended { allow_all: true } => "unattended-allow-all",
+            Mode::Remote => "remote",
         }
     }
 
@@ -45,13 +49,14 @@ impl Mode {
     }
 
     /// Every mode, in the order the audit matrix prints them.
-    pub const ALL: [Mode; 6] = [
+    pub const ALL: [Mode; 7] = [
         Mode::Auto,
         Mode::OnRequest,
         Mode::Yolo,
         Mode::Never,
         Mode::Unattended { allow_all: false },
         Mode::Unattended { allow_all: true },
+        Mode::Remote,
     ];
 }
 
@@ -145,6 +150,10 @@ pub enum Rule {
     NeverAllow,
     UnattendedAllowAll,
     UnattendedDeny,
+    /// A person in a chat is asked about a normal call.
+    RemoteAsk,
+    /// A dangerous call requested from a chat: denied, no chat answer can confirm it.
+    DangerousRemote,
     /// An earlier "allow for this session" answered the question the table would have asked.
     SessionGrant,
     /// A dangerous call matching an earlier session grant: asked again, since a grant never
@@ -171,6 +180,8 @@ impl Rule {
             Rule::NeverAllow => "never-allow",
             Rule::UnattendedAllowAll => "unattended-allow-all",
             Rule::UnattendedDeny => "unattended-deny",
+            Rule::RemoteAsk => "remote-ask",
+            Rule::DangerousRemote => "dangerous-remote",
             Rule::SessionGrant => "session-grant",
             Rule::DangerousNeverGranted => "dangerous-never-granted",
         }
@@ -248,7 +259,9 @@ pub fn check_startup(mode: Mode, terminal: Terminal) -> Result<(), StartupError>
                     .to_string(),
         }),
         (Mode::OnRequest, Terminal::Present)
-        | (Mode::Auto | Mode::Yolo | Mode::Never | Mode::Unattended { .. }, _) => Ok(()),
+        | (Mode::Auto | Mode::Yolo | Mode::Never | Mode::Unattended { .. } | Mode::Remote, _) => {
+            Ok(())
+        }
     }
 }
 
@@ -337,6 +350,13 @@ fn decide_dangerous(mode: Mode, terminal: Terminal, what: &str) -> Decision {
                  need a person to confirm them (--allow-all does not cover them)"
             ),
         },
+        (Mode::Remote, _) => Decision::Deny {
+            rule: Rule::DangerousRemote,
+            message: format!(
+                "dangerous {what} denied: it was requested from a chat, and dangerous calls \
+                 always need a person at a terminal to confirm them"
+            ),
+        },
         (Mode::Never, _) => Decision::Deny {
             rule: Rule::DangerousNeverMode,
             message: format!(
@@ -394,6 +414,10 @@ fn decide_gated(mode: Mode, terminal: Terminal, what: &str) -> Decision {
         },
         (Mode::Unattended { allow_all: true }, _) => Decision::Allow {
             rule: Rule::UnattendedAllowAll,
+        },
+        (Mode::Remote, _) => Decision::Ask {
+            rule: Rule::RemoteAsk,
+            prompt: format!("{what} needs approval from the chat"),
         },
         (Mode::Unattended { allow_all: false }, _) => Decision::Deny {
             rule: Rule::UnattendedDeny,

@@ -52,8 +52,8 @@ use Terminal::{Absent, Present};
 const UNATTENDED: Mode = Mode::Unattended { allow_all: false };
 const ALLOW_ALL: Mode = Mode::Unattended { allow_all: true };
 
-/// (mode, terminal, kind, action, rule) without a session grant. 6 modes × 2 terminals × 6 kinds
-/// = 72 cells.
+/// (mode, terminal, kind, action, rule) without a session grant. 7 modes × 2 terminals × 6 kinds
+/// = 84 cells.
 #[rustfmt::skip]
 const TABLE: &[(Mode, Terminal, Kind, &str, Rule)] = &[
     // auto
@@ -134,6 +134,19 @@ const TABLE: &[(Mode, Terminal, Kind, &str, Rule)] = &[
     (ALLOW_ALL, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
     (ALLOW_ALL, Absent,  BashNormal,    "allow", Rule::UnattendedAllowAll),
     (ALLOW_ALL, Absent,  BashDangerous, "deny",  Rule::DangerousUnattended),
+    // remote (a chat answers): normal calls asked there, dangerous ones denied
+    (Mode::Remote, Present, ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Remote, Present, GatedTool,     "ask",   Rule::RemoteAsk),
+    (Mode::Remote, Present, DangerousTool, "deny",  Rule::DangerousRemote),
+    (Mode::Remote, Present, BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Remote, Present, BashNormal,    "ask",   Rule::RemoteAsk),
+    (Mode::Remote, Present, BashDangerous, "deny",  Rule::DangerousRemote),
+    (Mode::Remote, Absent,  ReadTool,      "allow", Rule::ReadTypeTool),
+    (Mode::Remote, Absent,  GatedTool,     "ask",   Rule::RemoteAsk),
+    (Mode::Remote, Absent,  DangerousTool, "deny",  Rule::DangerousRemote),
+    (Mode::Remote, Absent,  BashReadOnly,  "allow", Rule::BashReadOnly),
+    (Mode::Remote, Absent,  BashNormal,    "ask",   Rule::RemoteAsk),
+    (Mode::Remote, Absent,  BashDangerous, "deny",  Rule::DangerousRemote),
 ];
 
 /// The cells where a session grant changes the answer: (mode, terminal, kind, action, rule).
@@ -152,6 +165,10 @@ const GRANTED: &[(Mode, Terminal, Kind, &str, Rule)] = &[
     (Mode::OnRequest, Present, BashDangerous, "ask",   Rule::DangerousNeverGranted),
     (Mode::Yolo,      Present, DangerousTool, "ask",   Rule::DangerousNeverGranted),
     (Mode::Yolo,      Present, BashDangerous, "ask",   Rule::DangerousNeverGranted),
+    (Mode::Remote,    Present, GatedTool,     "allow", Rule::SessionGrant),
+    (Mode::Remote,    Present, BashNormal,    "allow", Rule::SessionGrant),
+    (Mode::Remote,    Absent,  GatedTool,     "allow", Rule::SessionGrant),
+    (Mode::Remote,    Absent,  BashNormal,    "allow", Rule::SessionGrant),
 ];
 
 fn request(mode: Mode, terminal: Terminal, granted: Granted, kind: Kind) -> Decision {

@@ -26,6 +26,10 @@ pub struct Audit {
     /// A browser tool's page: the URL it ended on (after redirects) and any screenshot saved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<BrowserRecord>,
+    /// Where the request came from when the person was not at a terminal or a ggd client:
+    /// `telegram:<chat id>` for a chat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// What a browser tool call saw.

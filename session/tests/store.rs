@@ -818,6 +818,7 @@ fn bash_audit(verdict: &str, action: &str, by: &str) -> Audit {
             }],
         }),
         browser: None,
+        origin: None,
     }
 }
 

@@ -371,7 +371,8 @@ impl Agent {
                 .iter()
                 .map(|path| path.display().to_string())
                 .collect();
-            session.append_message_with_audit(message, Some(audit_record(&record, &outcome)))?;
+            let audit = audit_record(&record, &outcome, self.gate.origin());
+            session.append_message_with_audit(message, Some(audit))?;
         }
         Ok(denied)
     }
@@ -496,8 +497,9 @@ fn result_text(record: &CallRecord, outcome: &Outcome) -> String {
     text
 }
 
-fn audit_record(record: &CallRecord, outcome: &Outcome) -> Audit {
+fn audit_record(record: &CallRecord, outcome: &Outcome, origin: Option<&str>) -> Audit {
     Audit {
+        origin: origin.map(str::to_string),
         classification: record.classification.clone(),
         decision: record.decision.clone(),
         sandbox: outcome.sandbox.as_ref().map(|run| audit::SandboxRecord {

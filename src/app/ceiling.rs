@@ -86,6 +86,7 @@ pub fn mode_named(name: &str) -> Option<Mode> {
     match name {
         "unattended" => Some(Mode::Unattended { allow_all: false }),
         "unattended-allow-all" => Some(Mode::Unattended { allow_all: true }),
+        "remote" => Some(Mode::Remote),
         other => Mode::parse_cli(other).ok(),
     }
 }
@@ -96,7 +97,7 @@ pub fn mode_named(name: &str) -> Option<Mode> {
 pub fn looseness(mode: Mode) -> u8 {
     match mode {
         Mode::Unattended { allow_all: false } => 0,
-        Mode::Auto | Mode::OnRequest => 1,
+        Mode::Auto | Mode::OnRequest | Mode::Remote => 1,
         Mode::Never | Mode::Unattended { allow_all: true } => 2,
         Mode::Yolo => 3,
     }

@@ -212,6 +212,7 @@ pub(super) struct RawConfig {
     allow_domains: Option<Vec<String>>,
     browser: crate::tools::browser::BrowserConfig,
     media: crate::media::MediaConfig,
+    telegram: Option<crate::telegram::TelegramConfig>,
 }
 
 /// The loaded configuration.
@@ -238,6 +239,8 @@ pub struct Config {
     pub browser: crate::tools::browser::BrowserConfig,
     /// `"media"`: image generation, speech and transcription (`gg media`, the media tools).
     pub media: crate::media::MediaConfig,
+    /// `"telegram"`: ggd answers the allowed chats (on when the section is present).
+    pub telegram: Option<crate::telegram::TelegramConfig>,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
     /// Keys of the file gg does not read ([`Config::load`] warns about each).
@@ -294,6 +297,13 @@ impl Config {
                 let config = Config::parse(&bytes, &path)?;
                 for key in &config.unknown_keys {
                     eprintln!("warning: {}: {key}", path.display());
+                }
+                // The bot token's file is a secret of every gg process, not only of the ggd
+                // that reads it: no actor of any session may read it.
+                if let Some((token_file, _)) =
+                    config.telegram.as_ref().and_then(|t| t.token_path(home))
+                {
+                    crate::secrets::add_secret_file(&token_file);
                 }
                 Ok(config)
             }
@@ -368,6 +378,11 @@ impl Config {
         raw.media
             .validate()
             .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        if let Some(telegram) = &raw.telegram {
+            telegram
+                .validate()
+                .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        }
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -385,6 +400,7 @@ impl Config {
             },
             browser: raw.browser,
             media: raw.media,
+            telegram: raw.telegram,
             from_file: true,
             unknown_keys,
         })
@@ -406,6 +422,7 @@ impl Config {
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
             media: crate::media::MediaConfig::default(),
+            telegram: None,
             from_file: false,
             unknown_keys: Vec::new(),
         }
@@ -571,6 +588,7 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["media", "image"] => config_keys::fields_of::<crate::media::ImageConfig>(),
         ["media", "speech"] => config_keys::fields_of::<crate::media::SpeechConfig>(),
         ["media", "transcription"] => config_keys::fields_of::<crate::media::TranscriptionConfig>(),
+        ["telegram"] => config_keys::fields_of::<crate::telegram::TelegramConfig>(),
         _ => return None,
     })
 }

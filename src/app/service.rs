@@ -89,6 +89,8 @@ pub struct Conversation {
     memory: Option<Arc<crate::tools::memory::Store>>,
     /// What start-up upkeep of memory had to say (legacy file moved or not, …).
     notices: Vec<String>,
+    /// Where the requests come from when not the terminal or a ggd client (`telegram:<chat>`).
+    origin: Option<String>,
 }
 
 /// Builds the provider client for a selection.
@@ -176,6 +178,7 @@ impl Conversation {
             queue: Arc::new(MessageQueue::new()),
             memory,
             notices,
+            origin: None,
         })
     }
 
@@ -241,12 +244,27 @@ impl Conversation {
         policies::check_startup(mode, self.options.terminal).map_err(|e| e.message)?;
         self.options.mode = mode;
         self.options.approver = approver;
-        self.agent.gate = Arc::new(Gate::new(
+        self.agent.gate = Arc::new(self.gate_for(mode));
+        Ok(())
+    }
+
+    /// Names where every later call of this conversation comes from (`telegram:<chat id>`):
+    /// the audit records it on each call.
+    pub fn set_origin(&mut self, origin: &str) {
+        self.origin = Some(origin.to_string());
+        self.agent.gate = Arc::new(self.gate_for(self.options.mode));
+    }
+
+    fn gate_for(&self, mode: Mode) -> Gate {
+        let gate = Gate::new(
             mode,
             self.options.terminal,
             Arc::clone(&self.options.approver),
-        ));
-        Ok(())
+        );
+        match &self.origin {
+            Some(origin) => gate.with_origin(origin),
+            None => gate,
+        }
     }
 
     /// Switches the sandbox (and its network policy) from the next turn on: the tools are

@@ -137,6 +137,9 @@ enum Command {
     /// Generate images, speak text and transcribe audio (OpenAI-compatible media endpoints).
     #[command(subcommand)]
     Media(media::MediaCommand),
+    /// The Telegram channel ggd serves: whether it polls, the last update, the chats.
+    #[command(subcommand)]
+    Telegram(crate::telegram::cli::TelegramCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -573,6 +576,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Media(command)) => media::run(command, &run.provider),
+        Some(Command::Telegram(command)) => crate::telegram::cli::run(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

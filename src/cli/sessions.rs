@@ -295,6 +295,10 @@ pub fn audit(target: Option<&str>, json: bool, session_dir: Option<&Path>) -> Ex
             .as_ref()
             .map(|s| s.level.clone())
             .unwrap_or_else(|| "-".to_string());
+        let decision = match &audit.origin {
+            Some(origin) => format!("{decision}, from {origin}"),
+            None => decision,
+        };
         let _ = writeln!(
             text,
             "{}  {}  {}  status={:?}\n  classification: {class}\n  decision: {decision}\n  sandbox: {sandbox}\n  arguments: {}",

@@ -27,6 +27,8 @@ pub struct Flags {
     pub allow_domains: Vec<String>,
     pub max_active_runs: usize,
     pub run_timeout: Duration,
+    /// `--telegram`: serve the Telegram channel, and fail to start when it cannot.
+    pub telegram: bool,
 }
 
 impl Default for Flags {
@@ -50,6 +52,7 @@ impl Default for Flags {
             allow_domains: Vec::new(),
             max_active_runs: DEFAULT_MAX_ACTIVE_RUNS,
             run_timeout: DEFAULT_RUN_TIMEOUT,
+            telegram: false,
         }
     }
 }
@@ -166,6 +169,10 @@ struct DaemonArgs {
     #[arg(long, value_name = "DURATION", default_value = "30m",
           value_parser = |t: &str| runtime::parse_duration(t))]
     run_timeout: Duration,
+    /// Answer the Telegram chats of the "telegram" section of ~/.gg/config.json (on by default
+    /// when the section exists); with this flag, ggd does not start without it.
+    #[arg(long)]
+    telegram: bool,
 }
 
 fn positive_count(text: &str) -> Result<usize, String> {
@@ -214,6 +221,7 @@ impl DaemonArgs {
             allow_domains: self.allow_domain,
             max_active_runs: self.max_active_runs,
             run_timeout: self.run_timeout,
+            telegram: self.telegram,
         };
         if let Some(addr) = flags.http.as_deref().filter(|a| !a.is_empty()) {
             if flags.token.as_deref().is_none_or(str::is_empty) {
@@ -233,7 +241,8 @@ impl DaemonArgs {
 
 /// What a command line asks ggd to do.
 pub(super) enum Invocation {
-    Serve(Flags),
+    /// Boxed: the flags are ten times the size of the other variants.
+    Serve(Box<Flags>),
     InstallService(Vec<String>),
     UninstallService,
     Status,
@@ -279,7 +288,7 @@ pub(super) fn parse(args: &[String], env_token: Option<String>) -> Result<Invoca
         Some(DaemonCommand::UninstallService) => Ok(Invocation::UninstallService),
         Some(DaemonCommand::Status) => Ok(Invocation::Status),
         None => match cli.args.resolve(env_token) {
-            Ok(flags) => Ok(Invocation::Serve(flags)),
+            Ok(flags) => Ok(Invocation::Serve(Box::new(flags))),
             Err(Failure::Usage(m) | Failure::Failed(m)) => Err(usage(m)),
         },
     }
@@ -323,7 +332,7 @@ fn positional(error: clap::Error, cmd: &mut clap::Command) -> clap::Error {
 /// Usage errors carry clap's message without its usage footer.
 pub fn parse_flags(args: &[String]) -> Result<Flags, Failure> {
     match parse(args, None) {
-        Ok(Invocation::Serve(flags)) => Ok(flags),
+        Ok(Invocation::Serve(flags)) => Ok(*flags),
         Ok(_) => Err(Failure::Usage(
             "expected daemon flags, got a command".to_string(),
         )),

@@ -67,7 +67,7 @@ pub const DAEMON_NAME: &str = "ggd";
 /// The `ggd` entry point (`args` without the program name).
 pub fn main(args: Vec<String>) -> ExitCode {
     let flags = match parse(&args, env_token()) {
-        Ok(Invocation::Serve(flags)) => flags,
+        Ok(Invocation::Serve(flags)) => *flags,
         Ok(Invocation::InstallService(flags)) => return install_service(&flags),
         Ok(Invocation::UninstallService) => return uninstall_service(),
         Ok(Invocation::Status) => {

@@ -73,6 +73,8 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     };
     let home = security::home_dir();
     let config = Config::load(&home).map_err(Failure::Failed)?;
+    // Read now, so that a missing or bad token stops ggd before it serves anything.
+    let telegram = crate::telegram::ggd_channel(&flags, &config, &home, &cwd)?;
     let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
@@ -165,6 +167,28 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     } else {
         None
     };
+    // Telegram is a channel like the scheduler: one daemon polls, or Telegram refuses the
+    // second poller (409) and both would answer.
+    let telegram = match (telegram, instance.is_some()) {
+        (Some(options), true) => {
+            let stop = stop.child_token();
+            Some(tokio::spawn(async move {
+                if let Err(e) = crate::telegram::run(options, stop).await {
+                    tracing::error!("telegram: {e}");
+                }
+            }))
+        }
+        (Some(_), false) if flags.telegram => {
+            return Err(Failure::Failed(
+                "--telegram: another ggd holds the instance lock and polls Telegram".to_string(),
+            ));
+        }
+        (Some(_), false) => {
+            tracing::warn!("telegram: another ggd holds the instance lock and polls Telegram");
+            None
+        }
+        (None, _) => None,
+    };
     spawn_signal_watch(stop.clone());
     let served = match flags.http.as_deref().filter(|a| !a.is_empty()) {
         None => {
@@ -211,6 +235,10 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     if let Some(scheduler) = scheduler {
         // Running firings are cancelled and recorded as interrupted before the lock goes.
         let _ = scheduler.await;
+    }
+    if let Some(telegram) = telegram {
+        // Its running turns are cancelled and recorded before the lock goes.
+        let _ = telegram.await;
     }
     mcp.shutdown().await;
     drop(instance);

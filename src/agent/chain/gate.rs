@@ -38,6 +38,9 @@ pub struct Gate {
     terminal: Terminal,
     approver: Arc<dyn Approver>,
     grants: Mutex<HashSet<String>>,
+    /// Where the calls come from when not from the terminal or a ggd client (`telegram:<chat>`);
+    /// recorded on every call's audit.
+    origin: Option<String>,
 }
 
 impl Gate {
@@ -47,11 +50,23 @@ impl Gate {
             terminal,
             approver,
             grants: Mutex::new(HashSet::new()),
+            origin: None,
         }
+    }
+
+    /// The gate for calls requested from `origin` (`telegram:<chat id>`), which the audit names.
+    pub fn with_origin(mut self, origin: &str) -> Gate {
+        self.origin = Some(origin.to_string());
+        self
     }
 
     pub fn mode(&self) -> Mode {
         self.mode
+    }
+
+    /// Where the calls come from, when not the terminal or a ggd client.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
     }
 
     /// The table's decision for a call, session grants included, before any person is asked.
