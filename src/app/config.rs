@@ -89,6 +89,9 @@ pub struct ToolsConfig {
     /// `"tools": {"computer": true}`: computer_info, process_list, process_kill, open, notify,
     /// clipboard_read and clipboard_write (each gated by its own class).
     pub computer: bool,
+    /// `"tools": {"google": true}`: gmail_search, gmail_read, calendar_list (and gmail_draft,
+    /// calendar_create when enabled under `connectors.google`), once `gg connect google` signed in.
+    pub google: bool,
 }
 
 /// `"artifacts"` / `"library"`: where the store lives and whether its tools are offered.
@@ -209,6 +212,7 @@ pub(super) struct RawConfig {
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
     browser: crate::tools::browser::BrowserConfig,
+    connectors: crate::connectors::ConnectorsConfig,
 }
 
 /// The loaded configuration.
@@ -233,6 +237,8 @@ pub struct Config {
     pub network: crate::tools::network::NetworkSettings,
     /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
     pub browser: crate::tools::browser::BrowserConfig,
+    /// `"connectors"`: the Google sign-in's client and endpoints (`gg connect`).
+    pub connectors: crate::connectors::ConnectorsConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
     /// Keys of the file gg does not read ([`Config::load`] warns about each).
@@ -360,6 +366,9 @@ impl Config {
         raw.browser
             .validate()
             .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
+        raw.connectors
+            .validate()
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -376,6 +385,7 @@ impl Config {
                 allow_domains: raw.allow_domains,
             },
             browser: raw.browser,
+            connectors: raw.connectors,
             from_file: true,
             unknown_keys,
         })
@@ -396,6 +406,7 @@ impl Config {
             kb: KbConfig::default(),
             network: crate::tools::network::NetworkSettings::default(),
             browser: crate::tools::browser::BrowserConfig::default(),
+            connectors: crate::connectors::ConnectorsConfig::default(),
             from_file: false,
             unknown_keys: Vec::new(),
         }
@@ -539,6 +550,10 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["kb"] => config_keys::fields_of::<KbConfig>(),
         ["kb", "embeddings"] => config_keys::fields_of::<EmbeddingsConfig>(),
         ["browser"] => config_keys::fields_of::<crate::tools::browser::BrowserConfig>(),
+        ["connectors"] => config_keys::fields_of::<crate::connectors::ConnectorsConfig>(),
+        ["connectors", "google"] => {
+            config_keys::fields_of::<crate::connectors::google::GoogleConfig>()
+        }
         _ => return None,
     })
 }

@@ -17,6 +17,7 @@ pub mod args;
 mod artifact;
 mod browser;
 mod classify;
+mod connect;
 mod doctor;
 mod editor;
 mod error;
@@ -133,6 +134,9 @@ enum Command {
     Kb(kb::KbCommand),
     /// What works here and why not: sandbox levels, helper, Chromium, config, provider, ggd, MCP.
     Doctor(doctor::DoctorArgs),
+    /// Sign in to Google for the Gmail and Calendar tools; status; revoke.
+    #[command(subcommand)]
+    Connect(connect::ConnectCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -567,6 +571,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Browser(command)) => browser::run(command, run.sandbox),
         Some(Command::Kb(command)) => kb::run(command),
         Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::Connect(command)) => connect::run(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }
