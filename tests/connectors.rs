@@ -862,3 +862,43 @@ fn calendar_create_shows_its_preview_in_the_approval_prompt() {
     assert!(audit_text.contains("calendar_create"), "{audit_text}");
     assert!(audit_text.contains("allow"), "{audit_text}");
 }
+
+/// The token file and the OAuth client's secret file (named in config.json, outside the home
+/// here) are unreadable by a sandboxed command at each level, even in a session that never read
+/// the secret itself.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sandboxed_command_cannot_read_the_tokens_or_the_client_secret() {
+    for level in crate::sandbox_support::available_levels() {
+        let fake = FakeGoogle::start();
+        let server = ScriptedServer::start();
+        let fx = fixture(&fake, &server, false, false);
+        let (access, refresh) =
+            fake.seed_tokens(&fx.home, &["gmail.readonly", "calendar.readonly"], false);
+        let secret_file = fx.tmp.path().join("client_secret.json");
+        // Through a script: the classifier already calls a direct read of ~/.gg dangerous, and
+        // here the sandbox is what is tried.
+        std::fs::write(
+            fx.repo.join("app.sh"),
+            format!(
+                "cat ~/.gg/connectors/google.json {} 2>&1; echo end",
+                secret_file.display()
+            ),
+        )
+        .unwrap();
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            true,
+            &["sh ./app.sh"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        let result = &results[0];
+        assert!(result.contains("end"), "{level}: {result}");
+        for secret in [access.as_str(), refresh.as_str(), CLIENT_SECRET] {
+            assert!(!result.contains(secret), "{level}: {secret} read: {result}");
+        }
+    }
+}

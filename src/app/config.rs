@@ -296,6 +296,12 @@ impl Config {
                 for key in &config.unknown_keys {
                     eprintln!("warning: {}: {key}", path.display());
                 }
+                // The Google client secret's file is a secret file from the moment it is named,
+                // read or not yet (a refresh reads it mid-session): it joins the deny-read
+                // policy of every actor here, before any tool is built.
+                if let Some(file) = &config.connectors.google.client_secret_file {
+                    crate::secrets::add_secret_file(&crate::tools::store::expand_dir(file, home));
+                }
                 Ok(config)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::from_env()),
