@@ -814,6 +814,8 @@ mod key_tests {
             ("browser.evals", "browser.eval"),
             ("allowDomain", "allowDomains"),
             ("library.dri", "library.dir"),
+            ("connectors.google.clientID", "connectors.google.clientId"),
+            ("tools.gogle", "tools.google"),
         ] {
             let found = unknown_key(&segments(typo));
             assert_eq!(found.path, typo);
@@ -828,5 +830,24 @@ mod key_tests {
         assert_eq!(found.to_string(), "unknown key memory.zzzz (ignored)");
         // Under a place that is not a section there is nothing to compare with.
         assert_eq!(unknown_key(&segments("sandbox.on")).nearest, None);
+    }
+
+    #[test]
+    fn google_endpoints_must_be_https_or_loopback() {
+        let c = Config::parse(
+            br#"{"tools": {"google": true}, "connectors": {"google": {"clientId": "id",
+                "tokenUrl": "http://127.0.0.1:9/token"}}}"#,
+            std::path::Path::new("config.json"),
+        )
+        .unwrap();
+        assert!(c.tools.google);
+        assert_eq!(c.connectors.google.client_id.as_deref(), Some("id"));
+        let error = Config::parse(
+            br#"{"connectors": {"google": {"apiBase": "http://example.com"}}}"#,
+            std::path::Path::new("config.json"),
+        )
+        .unwrap_err();
+        assert!(error.contains("connectors.google.apiBase"), "{error}");
+        assert!(error.contains("plain HTTP"), "{error}");
     }
 }
