@@ -73,20 +73,32 @@ impl Prepared {
             Checked::Command {
                 verdict, script, ..
             } if verdict.class != Class::ReadOnly => {
+                let message = "after untrusted mail: this turn read mail, and the command may \
+                               reach the network or write outside the project";
+                // The person asked sees the new class and why, under the classification line,
+                // which follows the command (`ToolBox::command_details`), whatever it holds.
+                let shown = format!("\nclassification: {}", verdict.class.as_str());
+                let at = "command: ".len() + script.len();
+                if self
+                    .details
+                    .get(at..)
+                    .is_some_and(|rest| rest.starts_with(&shown))
+                {
+                    let line_end = self.details[at + 1..]
+                        .find('\n')
+                        .map_or(self.details.len(), |n| at + 1 + n);
+                    self.details
+                        .insert_str(line_end, &format!("\n  - {RULE}: {message}"));
+                    self.details
+                        .replace_range(at..at + shown.len(), "\nclassification: dangerous");
+                }
                 verdict.class = Class::Dangerous;
                 verdict.reasons.push(classifier::Reason {
                     rule: RULE.to_string(),
                     class: Class::Dangerous,
-                    message: "after untrusted mail: this turn read mail, and the command may \
-                              reach the network or write outside the project"
-                        .to_string(),
+                    message: message.to_string(),
                     span: (0, script.len()),
                 });
-                self.details = self.details.replacen(
-                    "classification: normal",
-                    "classification: dangerous (after untrusted mail)",
-                    1,
-                );
             }
             Checked::Tool { assessment, .. } if self.may_send_data_out => {
                 let reason = Reason {
