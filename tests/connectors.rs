@@ -978,3 +978,47 @@ fn after_mail_a_network_command_is_asked_under_yolo_with_the_reason() {
     let results = server.tool_results();
     assert!(results[1].contains("denied by user"), "{results:?}");
 }
+
+/// The web UI's way: ggd's `connect.google.start` answers the URL and serves the loopback
+/// redirect itself; `connect.status` follows the sign-in; `connect.revoke` revokes at Google.
+#[test]
+fn ggd_signs_in_from_settings_and_reports_status() {
+    use crate::daemon_common::StdioClient;
+    let fake = FakeGoogle::start();
+    let server = ScriptedServer::start();
+    let fx = fixture(&fake, &server, false, false);
+    let client = StdioClient::spawn(fx.ggd());
+    let status = client.ok("connect.status", json!({}));
+    assert_eq!(status["google"]["signedIn"], false, "{status}");
+    assert_eq!(status["google"]["configured"], true, "{status}");
+    let started = client.ok("connect.google.start", json!({}));
+    let url = started["url"].as_str().unwrap();
+    assert!(url.starts_with(&fake.url("/auth")), "{started}");
+    assert_eq!(
+        started["scopes"][0]["scope"],
+        "https://www.googleapis.com/auth/gmail.readonly"
+    );
+    let (_, headers, _) = http_get(url);
+    let (status_code, _, page) = http_get(&headers["location"]);
+    assert_eq!(status_code, 200, "{page}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = client.ok("connect.status", json!({}));
+        if status["google"]["signIn"]["state"] != "waiting" {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status["google"]["signIn"]["state"], "done", "{status}");
+    assert_eq!(status["google"]["signedIn"], true, "{status}");
+    assert!(
+        !status.to_string().contains("canary"),
+        "no token in the status: {status}"
+    );
+    let error = client.err("connect.revoke", json!({"connector": "dropbox"}));
+    assert_eq!(error["code"], -32602, "{error}");
+    let revoked = client.ok("connect.revoke", json!({"connector": "google"}));
+    assert_eq!(revoked["revoked"], "at-google");
+    assert!(!fx.home.join(".gg/connectors/google.json").exists());
+}

@@ -92,23 +92,12 @@ async fn connect(command: ConnectCommand) -> Result<(), String> {
             Ok(())
         }
         ConnectCommand::Status { json } => {
-            let tokens = token::load(&home)?;
             if json {
-                let value = match &tokens {
-                    Some(t) => serde_json::json!({"google": {
-                        "signedIn": true,
-                        "scopes": t.scopes,
-                        "signedInAt": t.signed_in_at,
-                        "expiresAt": t.expires_at,
-                        "refreshable": t.refresh_token.is_some(),
-                        "toolsEnabled": config.tools.google,
-                    }}),
-                    None => serde_json::json!({"google": {"signedIn": false,
-                        "toolsEnabled": config.tools.google}}),
-                };
-                println!("{value}");
+                let google = google::status(&home, google, config.tools.google)?;
+                println!("{}", serde_json::json!({ "google": google }));
                 return Ok(());
             }
+            let tokens = token::load(&home)?;
             match tokens {
                 Some(t) => {
                     println!(

@@ -501,6 +501,9 @@ impl Handler {
             method if super::artifacts::handles(method) => {
                 super::artifacts::dispatch(runtime.settings(), method, p).await
             }
+            method if super::connectors::handles(method) => {
+                super::connectors::dispatch(runtime.settings(), method, p).await
+            }
             "memory.list" | "memory.search" | "memory.add" | "memory.remove" => {
                 let runtime = Arc::clone(runtime);
                 let method = request.method.clone();

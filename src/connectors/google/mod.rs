@@ -91,6 +91,32 @@ impl GoogleConfig {
     }
 }
 
+/// The connector's state as `gg connect status --json` and ggd's `connect.status` give it:
+/// signed in or not, the granted scopes, since when, and whether the tools are on. Never a token.
+pub fn status(
+    home: &std::path::Path,
+    config: &GoogleConfig,
+    tools_enabled: bool,
+) -> Result<serde_json::Value, String> {
+    let configured = config.client_id.is_some();
+    Ok(match token::load(home)? {
+        Some(t) => serde_json::json!({
+            "signedIn": true,
+            "configured": configured,
+            "scopes": t.scopes,
+            "signedInAt": t.signed_in_at,
+            "expiresAt": t.expires_at,
+            "refreshable": t.refresh_token.is_some(),
+            "toolsEnabled": tools_enabled,
+        }),
+        None => serde_json::json!({
+            "signedIn": false,
+            "configured": configured,
+            "toolsEnabled": tools_enabled,
+        }),
+    })
+}
+
 /// What each scope lets gg do, for the list printed before the sign-in URL.
 pub fn scope_meaning(scope: &str) -> &'static str {
     match scope {
