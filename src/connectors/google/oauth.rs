@@ -255,8 +255,15 @@ impl SignIn {
                 .map(|d| now.saturating_add(d.as_secs())),
             signed_in_at: crate::tools::store::now_rfc3339(),
         };
-        let _lock = token::lock(home)?;
-        token::save(home, &tokens)?;
+        // The lock may wait for another gg's refresh: not on the runtime's workers.
+        let home = home.to_path_buf();
+        let stored = tokens.clone();
+        tokio::task::spawn_blocking(move || {
+            let _lock = token::lock(&home)?;
+            token::save(&home, &stored)
+        })
+        .await
+        .map_err(|e| e.to_string())??;
         Ok(tokens)
     }
 
