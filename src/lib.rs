@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod app;
 pub mod cli;
+pub mod connectors;
 pub mod daemon;
 pub mod display;
 pub mod duration;

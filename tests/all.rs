@@ -30,6 +30,7 @@ mod cli_args;
 mod cli_e2e;
 mod cli_pty;
 mod computer_tools;
+mod connectors;
 mod daemon_fuzz_corpus;
 mod daemon_http;
 mod daemon_stdio;

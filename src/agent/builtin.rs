@@ -110,6 +110,11 @@ impl Tool for FileRead {
         matches!(self.spec.name, "read" | "grep")
     }
 
+    fn may_send_data_out(&self) -> bool {
+        // Confined to the working directory, and they reach no network.
+        false
+    }
+
     fn propose(&self, arguments: &str) -> Result<Proposal, String> {
         let name = self.spec.name;
         let summary = format!("{name} {}", registry::truncate(arguments, 120));
@@ -148,6 +153,11 @@ impl Tool for FileWrite {
 
     fn parameters(&self) -> serde_json::Value {
         self.spec.parameters.clone()
+    }
+
+    fn may_send_data_out(&self) -> bool {
+        // The resolved target is inside the working directory (`Workspace::resolve_write`).
+        false
     }
 
     fn propose(&self, arguments: &str) -> Result<Proposal, String> {

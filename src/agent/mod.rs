@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod chain;
 pub mod computer;
 pub mod context;
+pub mod google;
 pub mod images;
 pub mod kb;
 pub mod library;

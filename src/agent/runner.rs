@@ -196,6 +196,8 @@ impl Agent {
         session.append_message(session::Message::text(session::Role::User, user_text))?;
         let tools = self.tool_definitions();
         let mut outcome = TurnOutcome::default();
+        // Set once a call that returns untrusted mail is approved; lasts to the end of the turn.
+        let mut read_untrusted_mail = false;
         for _ in 0..MAX_REQUESTS_PER_TURN {
             if cancel.is_cancelled() {
                 return Err(TurnError::Canceled);
@@ -271,7 +273,9 @@ impl Agent {
                 continue;
             }
             let calls: Vec<ToolCall> = reply.tool_calls;
-            outcome.denied_calls += self.run_tools(session, calls, sink, cancel).await?;
+            outcome.denied_calls += self
+                .run_tools(session, calls, &mut read_untrusted_mail, sink, cancel)
+                .await?;
             if cancel.is_cancelled() {
                 return Err(TurnError::Canceled);
             }
@@ -296,10 +300,15 @@ impl Agent {
     /// ([`Gate::check`], asking if needed). Phase 2: run the approved calls, `read`/`grep` up to
     /// four at a time, every other tool alone. Results are persisted in call order. Returns how
     /// many calls were denied.
+    ///
+    /// `read_untrusted_mail` is the turn's taint: once a call that returns mail is approved,
+    /// every later call of the turn (later in this batch too: the model may have planned them
+    /// around what the mail will say) is judged with [`Prepared::after_untrusted_mail`].
     async fn run_tools(
         &self,
         session: &mut Session,
         calls: Vec<ToolCall>,
+        read_untrusted_mail: &mut bool,
         sink: &EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<usize, TurnError> {
@@ -313,7 +322,7 @@ impl Agent {
                 )));
                 continue;
             }
-            let prepared = match self.tools.prepare(call.clone()) {
+            let mut prepared = match self.tools.prepare(call.clone()) {
                 Ok(p) => p,
                 Err(error) => {
                     sink(AgentEvent::ToolCallStart {
@@ -332,9 +341,16 @@ impl Agent {
             // only when one is really asked; a person may never answer (Ctrl+C while the prompt
             // waits, a daemon run cancelled while an approval is pending): the gate ends the wait
             // and records `cancelled`.
+            if *read_untrusted_mail {
+                prepared.after_untrusted_mail();
+            }
+            let taints = prepared.reads_untrusted_mail();
             let events = GateEvents { sink, call: &call };
             let plan = match self.gate.check(prepared, &events, cancel).await {
-                Ok(approved) => CallPlan::Run(Box::new(approved)),
+                Ok(approved) => {
+                    *read_untrusted_mail |= taints;
+                    CallPlan::Run(Box::new(approved))
+                }
                 Err(refused) => {
                     denied += 1;
                     CallPlan::Blocked(refused)

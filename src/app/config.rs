@@ -91,6 +91,9 @@ pub struct ToolsConfig {
     pub computer: bool,
     /// `"tools": {"media": true}`: image_generate, speak and transcribe (see [`crate::media`]).
     pub media: bool,
+    /// `"tools": {"google": true}`: gmail_search, gmail_read, calendar_list (and gmail_draft,
+    /// calendar_create when enabled under `connectors.google`), once `gg connect google` signed in.
+    pub google: bool,
 }
 
 /// `"artifacts"` / `"library"`: where the store lives and whether its tools are offered.
@@ -213,6 +216,7 @@ pub(super) struct RawConfig {
     browser: crate::tools::browser::BrowserConfig,
     media: crate::media::MediaConfig,
     telegram: Option<crate::telegram::TelegramConfig>,
+    connectors: crate::connectors::ConnectorsConfig,
 }
 
 /// The loaded configuration.
@@ -241,6 +245,8 @@ pub struct Config {
     pub media: crate::media::MediaConfig,
     /// `"telegram"`: ggd answers the allowed chats (on when the section is present).
     pub telegram: Option<crate::telegram::TelegramConfig>,
+    /// `"connectors"`: the Google sign-in's client and endpoints (`gg connect`).
+    pub connectors: crate::connectors::ConnectorsConfig,
     /// Whether the values came from a file (else from `OPENAI_*` variables).
     pub from_file: bool,
     /// Keys of the file gg does not read ([`Config::load`] warns about each).
@@ -304,6 +310,12 @@ impl Config {
                     config.telegram.as_ref().and_then(|t| t.token_path(home))
                 {
                     crate::secrets::add_secret_file(&token_file);
+                }
+                // The Google client secret's file is a secret file from the moment it is named,
+                // read or not yet (a refresh reads it mid-session): it joins the deny-read
+                // policy of every actor here, before any tool is built.
+                if let Some(file) = &config.connectors.google.client_secret_file {
+                    crate::secrets::add_secret_file(&crate::tools::store::expand_dir(file, home));
                 }
                 Ok(config)
             }
@@ -383,6 +395,9 @@ impl Config {
                 .validate()
                 .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
         }
+        raw.connectors
+            .validate()
+            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?;
         Ok(Config {
             default_selection: raw.default.unwrap_or_else(|| DEFAULT_SELECTION.to_string()),
             context: raw.context,
@@ -401,6 +416,7 @@ impl Config {
             browser: raw.browser,
             media: raw.media,
             telegram: raw.telegram,
+            connectors: raw.connectors,
             from_file: true,
             unknown_keys,
         })
@@ -423,6 +439,7 @@ impl Config {
             browser: crate::tools::browser::BrowserConfig::default(),
             media: crate::media::MediaConfig::default(),
             telegram: None,
+            connectors: crate::connectors::ConnectorsConfig::default(),
             from_file: false,
             unknown_keys: Vec::new(),
         }
@@ -589,6 +606,10 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["media", "speech"] => config_keys::fields_of::<crate::media::SpeechConfig>(),
         ["media", "transcription"] => config_keys::fields_of::<crate::media::TranscriptionConfig>(),
         ["telegram"] => config_keys::fields_of::<crate::telegram::TelegramConfig>(),
+        ["connectors"] => config_keys::fields_of::<crate::connectors::ConnectorsConfig>(),
+        ["connectors", "google"] => {
+            config_keys::fields_of::<crate::connectors::google::GoogleConfig>()
+        }
         _ => return None,
     })
 }
@@ -843,6 +864,8 @@ mod key_tests {
             ("browser.evals", "browser.eval"),
             ("allowDomain", "allowDomains"),
             ("library.dri", "library.dir"),
+            ("connectors.google.clientID", "connectors.google.clientId"),
+            ("tools.gogle", "tools.google"),
         ] {
             let found = unknown_key(&segments(typo));
             assert_eq!(found.path, typo);
@@ -857,5 +880,24 @@ mod key_tests {
         assert_eq!(found.to_string(), "unknown key memory.zzzz (ignored)");
         // Under a place that is not a section there is nothing to compare with.
         assert_eq!(unknown_key(&segments("sandbox.on")).nearest, None);
+    }
+
+    #[test]
+    fn google_endpoints_must_be_https_or_loopback() {
+        let c = Config::parse(
+            br#"{"tools": {"google": true}, "connectors": {"google": {"clientId": "id",
+                "tokenUrl": "http://127.0.0.1:9/token"}}}"#,
+            std::path::Path::new("config.json"),
+        )
+        .unwrap();
+        assert!(c.tools.google);
+        assert_eq!(c.connectors.google.client_id.as_deref(), Some("id"));
+        let error = Config::parse(
+            br#"{"connectors": {"google": {"apiBase": "http://example.com"}}}"#,
+            std::path::Path::new("config.json"),
+        )
+        .unwrap_err();
+        assert!(error.contains("connectors.google.apiBase"), "{error}");
+        assert!(error.contains("plain HTTP"), "{error}");
     }
 }

@@ -644,6 +644,15 @@ fn equip(
     )? {
         tools.add_tools(crate::agent::browser::tools(browser));
     }
+    // The Google tools: asked for with `"tools": {"google": true}`, offered once signed in.
+    if options.config.tools.google
+        && let Some(tokens) = crate::connectors::google::token::load(&options.home)?
+    {
+        let config = &options.config.connectors.google;
+        let google =
+            crate::connectors::google::api::Google::new(options.home.clone(), config.clone())?;
+        tools.add_tools(crate::agent::google::tools(google, config, &tokens));
+    }
     // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
     if options.config.kb.tool {
         let kb = &options.config.kb;

@@ -17,6 +17,7 @@ pub mod args;
 mod artifact;
 mod browser;
 mod classify;
+mod connect;
 mod doctor;
 mod editor;
 mod error;
@@ -140,6 +141,9 @@ enum Command {
     /// The Telegram channel ggd serves: whether it polls, the last update, the chats.
     #[command(subcommand)]
     Telegram(crate::telegram::cli::TelegramCommand),
+    /// Sign in to Google for the Gmail and Calendar tools; status; revoke.
+    #[command(subcommand)]
+    Connect(connect::ConnectCommand),
 }
 
 /// `gg resume [TARGET [PROMPT]...]`, with every agent flag.
@@ -577,6 +581,7 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::Media(command)) => media::run(command, &run.provider),
         Some(Command::Telegram(command)) => crate::telegram::cli::run(command),
+        Some(Command::Connect(command)) => connect::run(command),
         Some(Command::Resume(_)) | None => {
             run::run(run_flags(run, invocation.prompt, invocation.resume))
         }

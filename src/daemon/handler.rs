@@ -506,6 +506,9 @@ impl Handler {
             method if super::media::handles(method) => {
                 super::media::dispatch(runtime.settings(), method, p).await
             }
+            method if super::connectors::handles(method) => {
+                super::connectors::dispatch(runtime.settings(), method, p).await
+            }
             "memory.list" | "memory.search" | "memory.add" | "memory.remove" => {
                 let runtime = Arc::clone(runtime);
                 let method = request.method.clone();

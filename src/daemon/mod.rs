@@ -16,6 +16,7 @@
 
 mod args;
 mod artifacts;
+mod connectors;
 pub mod handler;
 pub mod http;
 mod install;

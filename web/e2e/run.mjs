@@ -288,6 +288,9 @@ try {
   await page.getByRole("radio", { name: /^Allow-list/ }).check();
   await page.getByRole("textbox", { name: /Further hosts/ }).fill("example.org");
   await page.getByTestId("run-settings").filter({ hasText: "network allow-list +example.org" }).waitFor();
+  // The Google connector (no OAuth client configured for this ggd): its state, sign-in disabled.
+  await page.getByTestId("google-status").filter({ hasText: "Not signed in" }).waitFor();
+  check(await page.getByRole("button", { name: "Sign in to Google" }).isDisabled(), "sign-in disabled without a client");
   await shot("07-settings");
   await page.getByRole("button", { name: "Sessions" }).click();
   await page.getByTestId("composer-settings").filter({ hasText: "sandbox on · network allow-list +example.org" }).waitFor();

@@ -1,6 +1,7 @@
 // Settings for new runs. Kept in this tab's memory and localStorage (never the token).
 import { useEffect, useState } from "react";
 import { describeError, rpc } from "./api";
+import { ConnectorsView } from "./connectors";
 
 export type NetworkMode = "off" | "allow-list" | "on";
 
@@ -192,6 +193,7 @@ export function SettingsView({ settings, onChange }: { settings: RunSettings; on
         New runs: {describeSettings(settings)}
       </p>
       {error && <p className="error" role="alert">{error}</p>}
+      <ConnectorsView />
     </section>
   );
 }

@@ -7,9 +7,12 @@ use std::time::Duration;
 use classifier::{Class, Verdict};
 use policies::{Forbidden, Mode};
 
-use super::tool::{Assessment, Run};
+use super::tool::{Assessment, Reason, Run};
 use crate::session::audit;
 use crate::tools::registry::ToolCall;
+
+/// The rule id of the taint (see [`Prepared::after_untrusted_mail`]).
+pub const TAINT_RULE: &str = "taint.untrusted-mail";
 
 /// A call resolved and described, ready for the gate. Not cloneable: it is consumed by
 /// [`Gate::check`](super::Gate::check).
@@ -19,6 +22,10 @@ pub struct Prepared {
     pub(super) details: String,
     pub(super) grant_key: String,
     pub(super) parallel_safe: bool,
+    /// The tool returns mail written by others ([`Tool::reads_untrusted_mail`](super::Tool)).
+    pub(super) reads_untrusted_mail: bool,
+    /// The tool could carry data out ([`Tool::may_send_data_out`](super::Tool)).
+    pub(super) may_send_data_out: bool,
     pub(super) checked: Checked,
 }
 
@@ -48,6 +55,73 @@ impl Prepared {
     /// What a person needs to decide.
     pub fn details(&self) -> &str {
         &self.details
+    }
+
+    /// Whether approving this call taints the rest of the turn: it returns untrusted mail.
+    pub fn reads_untrusted_mail(&self) -> bool {
+        self.reads_untrusted_mail
+    }
+
+    /// The taint rule: in a turn that has read untrusted mail, a call that could send data out
+    /// of the project (a shell command that is not read-only, which may reach the network or
+    /// write anywhere the sandbox allows; any tool that reaches the network or writes outside
+    /// the working directory) becomes dangerous, whatever the mode: it needs a person, and is
+    /// denied where there is none. A hostile message cannot make the agent send anything.
+    pub fn after_untrusted_mail(&mut self) {
+        const RULE: &str = TAINT_RULE;
+        match &mut self.checked {
+            Checked::Command {
+                verdict, script, ..
+            } if verdict.class != Class::ReadOnly => {
+                let message = "after untrusted mail: this turn read mail, and the command may \
+                               reach the network or write outside the project";
+                // The person asked sees the new class and why, under the classification line,
+                // which follows the command (`ToolBox::command_details`), whatever it holds.
+                let shown = format!("\nclassification: {}", verdict.class.as_str());
+                let at = "command: ".len() + script.len();
+                if self
+                    .details
+                    .get(at..)
+                    .is_some_and(|rest| rest.starts_with(&shown))
+                {
+                    let line_end = self.details[at + 1..]
+                        .find('\n')
+                        .map_or(self.details.len(), |n| at + 1 + n);
+                    self.details
+                        .insert_str(line_end, &format!("\n  - {RULE}: {message}"));
+                    self.details
+                        .replace_range(at..at + shown.len(), "\nclassification: dangerous");
+                }
+                verdict.class = Class::Dangerous;
+                verdict.reasons.push(classifier::Reason {
+                    rule: RULE.to_string(),
+                    class: Class::Dangerous,
+                    message: message.to_string(),
+                    span: (0, script.len()),
+                });
+            }
+            Checked::Tool { assessment, .. } if self.may_send_data_out => {
+                let reason = Reason {
+                    rule: RULE.to_string(),
+                    message: format!(
+                        "after untrusted mail: this turn read mail, and {} may send data out of \
+                         the project",
+                        self.call.name
+                    ),
+                };
+                let mut reasons = match std::mem::replace(assessment, Assessment::ReadOnly) {
+                    Assessment::Dangerous { reasons } => reasons,
+                    _ => Vec::new(),
+                };
+                self.details = format!(
+                    "dangerous:\n  - {}: {}\n{}",
+                    reason.rule, reason.message, self.details
+                );
+                reasons.push(reason);
+                *assessment = Assessment::Dangerous { reasons };
+            }
+            _ => {}
+        }
     }
 
     /// The classifier's verdict, for a shell command.
@@ -98,6 +172,13 @@ impl Prepared {
                     .collect::<Vec<_>>()
                     .join("; "),
             ),
+            // The classifier's own reasons are in the command's result line; the taint is not
+            // the command's doing, so the model is told.
+            Checked::Command { verdict, .. } => verdict
+                .reasons
+                .iter()
+                .find(|r| r.rule == TAINT_RULE)
+                .map(|r| r.message.clone()),
             _ => None,
         }
     }

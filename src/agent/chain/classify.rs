@@ -116,6 +116,8 @@ impl ToolBox {
             .tool(&call.name)
             .ok_or_else(|| format!("unknown tool \"{}\"", call.name))?;
         let parallel_safe = tool.parallel_safe();
+        let reads_untrusted_mail = tool.reads_untrusted_mail();
+        let may_send_data_out = tool.may_send_data_out();
         let Proposal {
             summary,
             mut details,
@@ -175,6 +177,8 @@ impl ToolBox {
             details,
             grant_key,
             parallel_safe,
+            reads_untrusted_mail,
+            may_send_data_out,
             checked,
         })
     }

@@ -26,6 +26,18 @@ pub trait Tool: Send + Sync {
     fn parallel_safe(&self) -> bool {
         false
     }
+    /// Whether what the call returns is mail (or invitations) written by other people: once
+    /// such a call is approved, the rest of the turn is tainted (see
+    /// [`Prepared::after_untrusted_mail`](super::Prepared::after_untrusted_mail)).
+    fn reads_untrusted_mail(&self) -> bool {
+        false
+    }
+    /// Whether a call could carry data out of the project: to the network (other than reading
+    /// the person's own account) or to files outside the working directory. Unknown tools (MCP,
+    /// the browser, memory) are assumed to; only tools that know better say no.
+    fn may_send_data_out(&self) -> bool {
+        true
+    }
 }
 
 impl std::fmt::Debug for dyn Tool {
