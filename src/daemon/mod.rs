@@ -20,6 +20,7 @@ pub mod handler;
 pub mod http;
 mod install;
 pub mod kb;
+mod open_check;
 use crate::app::lock;
 pub mod rpc;
 pub mod runtime;
