@@ -56,7 +56,6 @@ struct Shell {
     notice: Option<String>,
     /// The one origin the webview may show: the current ggd's.
     origin: Arc<Mutex<String>>,
-    focused: bool,
     proxy: EventLoopProxy<UserEvent>,
 }
 
@@ -101,21 +100,16 @@ pub fn run(
         restarted: false,
         notice: None,
         origin,
-        focused: true,
         proxy,
     };
     let mut outcome: Result<(), String> = Ok(());
     let code = event_loop.run_return(|event, _, control_flow| {
         *control_flow = ControlFlow::Wait;
         let quit = match event {
-            Event::WindowEvent { event, .. } => match event {
-                WindowEvent::CloseRequested => true,
-                WindowEvent::Focused(focused) => {
-                    shell.focused = focused;
-                    false
-                }
-                _ => false,
-            },
+            Event::WindowEvent {
+                event: WindowEvent::CloseRequested,
+                ..
+            } => true,
             Event::UserEvent(event) => match shell.handle(event) {
                 Ok(quit) => quit,
                 Err(e) => {
@@ -326,7 +320,7 @@ impl Shell {
             }
             Command::OpenExternal { url } => self.check_link(Some(id), &url),
             Command::ApprovalWaiting { summary } => {
-                let notify = !self.focused;
+                let notify = !self.window.is_focused();
                 if notify {
                     links::notify_approval(&summary);
                 }

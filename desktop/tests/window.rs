@@ -7,6 +7,7 @@
 //! bus fails there instead of skipping.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -74,24 +75,31 @@ fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
 struct Model {
     port: u16,
     requests: Arc<Mutex<Vec<String>>>,
+    /// Tool calls to answer the next chat requests with, in order; then text.
+    tool_calls: Arc<Mutex<VecDeque<Value>>>,
 }
 
 fn model() -> Model {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&requests);
+    let tool_calls = Arc::new(Mutex::new(VecDeque::new()));
+    let (seen, queued) = (Arc::clone(&requests), Arc::clone(&tool_calls));
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { continue };
-            let seen = Arc::clone(&seen);
-            std::thread::spawn(move || answer(stream, &seen));
+            let (seen, queued) = (Arc::clone(&seen), Arc::clone(&queued));
+            std::thread::spawn(move || answer(stream, &seen, &queued));
         }
     });
-    Model { port, requests }
+    Model {
+        port,
+        requests,
+        tool_calls,
+    }
 }
 
-fn answer(mut stream: TcpStream, seen: &Mutex<Vec<String>>) {
+fn answer(mut stream: TcpStream, seen: &Mutex<Vec<String>>, queued: &Mutex<VecDeque<Value>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
@@ -121,11 +129,18 @@ fn answer(mut stream: TcpStream, seen: &Mutex<Vec<String>>) {
             .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
     }
-    let chunks = [
-        json!({"choices":[{"index":0,"delta":{"content":REPLY_TEXT},"finish_reason":null}]}),
-        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
-        json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}}),
-    ];
+    let chunks = match queued.lock().unwrap().pop_front() {
+        Some(call) => vec![
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function",
+                "function":{"name":call["name"],"arguments":call["arguments"].to_string()}}]},"finish_reason":null}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+        ],
+        None => vec![
+            json!({"choices":[{"index":0,"delta":{"content":REPLY_TEXT},"finish_reason":null}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}}),
+        ],
+    };
     let mut events: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
     events.push_str("data: [DONE]\n\n");
     let _ = write!(
@@ -179,6 +194,41 @@ fn unchunk(mut rest: &str) -> String {
         rest = after[size..].trim_start_matches("\r\n");
     }
     body
+}
+
+/// The freedesktop notification service, recording (summary, body) of what it is sent.
+struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Recorder {
+    #[allow(clippy::too_many_arguments)]
+    async fn notify(
+        &self,
+        _app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        _hints: std::collections::HashMap<String, zbus::OwnedVariant>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        self.0.lock().unwrap().push((summary, body));
+        1
+    }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        vec!["body".to_string()]
+    }
+
+    fn get_server_information(&self) -> (String, String, String, String) {
+        (
+            "recorder".into(),
+            "gg tests".into(),
+            "1".into(),
+            "1.2".into(),
+        )
+    }
 }
 
 /// A minimal W3C WebDriver client.
@@ -388,6 +438,23 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
         .unwrap();
     let bus_address = read_line_of(&mut bus);
     let _bus = Killed(bus);
+    let notifications = Arc::new(Mutex::new(Vec::new()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _notification_service = runtime.block_on(async {
+        zbus::connection::Builder::address(bus_address.as_str())
+            .name("org.freedesktop.Notifications")
+            .serve_at(
+                "/org/freedesktop/Notifications",
+                Recorder(Arc::clone(&notifications)),
+            )
+            .build()
+            .await
+            .unwrap()
+    });
 
     // The driver starts the shell with its own environment: this is the shell's environment.
     let log_path = tmp.path().join("driver.log");
@@ -511,6 +578,36 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
             .any(|r| r.contains("/chat/completions") && r.contains("say hello")),
         "the model was not asked"
     );
+
+    // --- an approval waits while the window is not focused: a desktop notification -----------
+    // Another window takes the focus, as when the person switches to another application.
+    let mut other_window = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/x11_window.py"))
+        .args(["focus-away", "-"])
+        .env("DISPLAY", &display)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(read_line_of(&mut other_window), "ready");
+    wait_until("the page to lose the focus", || {
+        (driver.script("return document.hasFocus();", json!([])) == json!(false)).then_some(())
+    });
+    model.tool_calls.lock().unwrap().push_back(json!({
+        "name": "bash",
+        "arguments": {"command": "touch note.txt"},
+    }));
+    let prompt = driver.wait_for("//textarea[@id='prompt']");
+    driver.type_into(&prompt, "make a note");
+    driver.click(&driver.wait_for("//button[normalize-space()='Send']"));
+    driver.wait_for("//*[@data-testid='approval'][contains(., 'touch note.txt')]");
+    let (summary, body) = wait_until("the approval's notification", || {
+        notifications.lock().unwrap().first().cloned()
+    });
+    assert_eq!(summary, "gg: an approval is waiting");
+    assert!(body.contains("touch note.txt"), "{body}");
+    drop(other_window.stdin.take());
+    let _ = other_window.wait();
 
     // A screenshot shows the last frame painted: wait for two more, so it shows the answer.
     let painted = driver.call(

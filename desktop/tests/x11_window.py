@@ -4,10 +4,14 @@
                                  with PREFIX (exit 1 if there is none)
     x11_window.py close PREFIX   asks that window to close, as a window manager's close button
                                  does (a WM_DELETE_WINDOW client message)
+    x11_window.py focus-away -   maps a small window of its own and gives it the input focus, as
+                                 a person switching to another application does; prints "ready"
+                                 and keeps it until its standard input closes
 """
 import ctypes
 import ctypes.util
 import sys
+import time
 
 x = ctypes.cdll.LoadLibrary(ctypes.util.find_library("X11") or "libX11.so.6")
 x.XOpenDisplay.restype = ctypes.c_void_p
@@ -27,6 +31,52 @@ x.XGetWindowProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong
 x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.c_void_p]
 x.XFlush.argtypes = [ctypes.c_void_p]
 x.XFree.argtypes = [ctypes.c_void_p]
+x.XCreateSimpleWindow.restype = ctypes.c_ulong
+x.XCreateSimpleWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong,
+                                  ctypes.c_ulong]
+x.XMapRaised.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+x.XSetInputFocus.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_ulong]
+x.XGetInputFocus.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_int)]
+
+
+class WindowAttributes(ctypes.Structure):
+    # Only map_state is read; the rest of XWindowAttributes is covered by padding.
+    _fields_ = [("x", ctypes.c_int), ("y", ctypes.c_int), ("width", ctypes.c_int),
+                ("height", ctypes.c_int), ("border_width", ctypes.c_int), ("depth", ctypes.c_int),
+                ("visual", ctypes.c_void_p), ("root", ctypes.c_ulong), ("class_", ctypes.c_int),
+                ("bit_gravity", ctypes.c_int), ("win_gravity", ctypes.c_int),
+                ("backing_store", ctypes.c_int), ("backing_planes", ctypes.c_ulong),
+                ("backing_pixel", ctypes.c_ulong), ("save_under", ctypes.c_int),
+                ("colormap", ctypes.c_ulong), ("map_installed", ctypes.c_int),
+                ("map_state", ctypes.c_int), ("pad", ctypes.c_long * 16)]
+
+
+x.XGetWindowAttributes.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(WindowAttributes)]
+
+
+def focus_away(display):
+    window = x.XCreateSimpleWindow(display, x.XDefaultRootWindow(display), 0, 0, 20, 20, 0, 0, 0)
+    x.XMapRaised(display, window)
+    attributes = WindowAttributes()
+    deadline = time.monotonic() + 60
+    while True:
+        x.XSync(display, 0)
+        x.XGetWindowAttributes(display, window, ctypes.byref(attributes))
+        if attributes.map_state == 2:  # IsViewable
+            break
+        if time.monotonic() > deadline:
+            sys.exit("the window was never mapped")
+        time.sleep(0.02)
+    x.XSetInputFocus(display, window, 2, 0)  # RevertToParent, CurrentTime
+    x.XSync(display, 0)
+    focused, revert = ctypes.c_ulong(), ctypes.c_int()
+    x.XGetInputFocus(display, ctypes.byref(focused), ctypes.byref(revert))
+    if focused.value != window:
+        sys.exit("the focus did not move")
+    print("ready", flush=True)
+    sys.stdin.read()
 
 
 class ClientMessage(ctypes.Structure):
@@ -65,6 +115,9 @@ def main():
     display = x.XOpenDisplay(None)
     if not display:
         sys.exit("cannot open the display")
+    if command == "focus-away":
+        focus_away(display)
+        return
     net_wm_name = x.XInternAtom(display, b"_NET_WM_NAME", 0)
     utf8 = x.XInternAtom(display, b"UTF8_STRING", 0)
     for window in windows(display, x.XDefaultRootWindow(display)):
