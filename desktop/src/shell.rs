@@ -137,6 +137,9 @@ pub fn run(
     })
 }
 
+/// The title of the dialog that asks before a dangerous link is opened.
+const CONFIRM_TITLE: &str = "gg: open a link?";
+
 fn close_on_signals(proxy: &EventLoopProxy<UserEvent>) {
     use tokio::signal::unix::{SignalKind, signal};
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -369,8 +372,16 @@ impl Shell {
                     checked.target, checked.reason
                 ))
             {
+                eprintln!(
+                    "gg-desktop: not opening {:?}: {} (not confirmed)",
+                    checked.target, checked.reason
+                );
                 return Ok(json!({"opened": false, "reason": checked.reason}));
             }
+            eprintln!(
+                "gg-desktop: opening {:?} in the browser ({})",
+                checked.target, checked.reason
+            );
             links::open(&checked.target)?;
             Ok(json!({"opened": true, "reason": checked.reason}))
         });
@@ -421,6 +432,7 @@ impl Shell {
             gtk::ButtonsType::YesNo,
             text,
         );
+        dialog.set_title(CONFIRM_TITLE);
         let yes = dialog.run() == gtk::ResponseType::Yes;
         dialog.close();
         yes

@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 /// Generous: a cold WebKit start on a loaded two-core machine takes seconds.
 const WAIT: Duration = Duration::from_secs(120);
 const REPLY_TEXT: &str = "Hello from the desktop!";
+/// A link the agent's `open` tool classes dangerous (a private address).
+const DANGEROUS_LINK: &str = "http://192.168.1.1/admin";
 
 /// A child killed (and reaped) when dropped.
 struct Killed(Child);
@@ -136,7 +138,8 @@ fn answer(mut stream: TcpStream, seen: &Mutex<Vec<String>>, queued: &Mutex<VecDe
             json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
         ],
         None => vec![
-            json!({"choices":[{"index":0,"delta":{"content":REPLY_TEXT},"finish_reason":null}]}),
+            json!({"choices":[{"index":0,"delta":{"content":
+                format!("{REPLY_TEXT} The router: [admin page]({DANGEROUS_LINK}).")},"finish_reason":null}]}),
             json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
             json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}}),
         ],
@@ -506,15 +509,15 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     );
 
     // --- the window's title names the workspace ----------------------------------------------
-    let x11 = |command: &str| {
+    let x11 = |command: &str, title: &str| {
         Command::new("python3")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/x11_window.py"))
-            .args([command, "gg — "])
+            .args([command, title])
             .env("DISPLAY", &display)
             .output()
             .unwrap()
     };
-    let title = x11("title");
+    let title = x11("title", "gg — ");
     assert!(title.status.success(), "{title:?}");
     assert_eq!(
         String::from_utf8_lossy(&title.stdout).trim(),
@@ -578,6 +581,23 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
             .any(|r| r.contains("/chat/completions") && r.contains("say hello")),
         "the model was not asked"
     );
+
+    // --- a dangerous link asks first: the dialog closed unanswered, nothing is opened ---------
+    driver.click(&driver.wait_for("//a[normalize-space()='admin page']"));
+    wait_until("the confirmation dialog", || {
+        x11("title", "gg: open a link?")
+            .status
+            .success()
+            .then_some(())
+    });
+    assert!(x11("close", "gg: open a link?").status.success());
+    wait_until("the shell to refuse the link", || {
+        std::fs::read_to_string(&log_path)
+            .ok()?
+            .contains(&format!("not opening {DANGEROUS_LINK:?}"))
+            .then_some(())
+    });
+    assert_eq!(driver.url(), page, "the window followed the link");
 
     // --- an approval waits while the window is not focused: a desktop notification -----------
     // Another window takes the focus, as when the person switches to another application.
@@ -695,7 +715,7 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     let family = descendants(shell);
     assert!(family.contains(&restarted), "{family:?}");
     // As a window manager's close button: WM_DELETE_WINDOW to the real X window.
-    let closed = x11("close");
+    let closed = x11("close", "gg — ");
     assert!(closed.status.success(), "{closed:?}");
     wait_until("every process of the shell to end", || {
         let left: Vec<u32> = family.iter().copied().filter(|&p| running(p)).collect();
