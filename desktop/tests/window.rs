@@ -509,15 +509,15 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     );
 
     // --- the window's title names the workspace ----------------------------------------------
-    let x11 = |command: &str, title: &str| {
+    let x11 = |args: &[&str]| {
         Command::new("python3")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/x11_window.py"))
-            .args([command, title])
+            .args(args)
             .env("DISPLAY", &display)
             .output()
             .unwrap()
     };
-    let title = x11("title", "gg — ");
+    let title = x11(&["title", "gg — "]);
     assert!(title.status.success(), "{title:?}");
     assert_eq!(
         String::from_utf8_lossy(&title.stdout).trim(),
@@ -585,12 +585,12 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     // --- a dangerous link asks first: the dialog closed unanswered, nothing is opened ---------
     driver.click(&driver.wait_for("//a[normalize-space()='admin page']"));
     wait_until("the confirmation dialog", || {
-        x11("title", "gg: open a link?")
+        x11(&["title", "gg: open a link?"])
             .status
             .success()
             .then_some(())
     });
-    assert!(x11("close", "gg: open a link?").status.success());
+    assert!(x11(&["close", "gg: open a link?"]).status.success());
     wait_until("the shell to refuse the link", || {
         std::fs::read_to_string(&log_path)
             .ok()?
@@ -711,11 +711,44 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     });
     driver.wait_for("//button[normalize-space()='New session']");
 
+    // --- Choose workspace…: the folder dialog, then a ggd for the chosen folder ---------------
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let other = other.canonicalize().unwrap();
+    driver.click(&driver.wait_for("//button[normalize-space()='Choose workspace…']"));
+    wait_until("the folder dialog", || {
+        x11(&["title", "Choose a workspace"])
+            .status
+            .success()
+            .then_some(())
+    });
+    let typed = x11(&[
+        "type",
+        "Choose a workspace",
+        &format!("{}/", other.display()),
+        "<Return>",
+    ]);
+    assert!(typed.status.success(), "{typed:?}");
+    let other_title = format!("gg — {}", other.display());
+    wait_until("the window's title to name the chosen workspace", || {
+        (String::from_utf8_lossy(&x11(&["title", "gg — "]).stdout).trim() == other_title)
+            .then_some(())
+    });
+    let restarted = wait_until("the chosen workspace's ggd", || {
+        ggd_of(shell, &gg).filter(|&pid| {
+            pid != restarted && cmdline(pid).last() == Some(&other.display().to_string())
+        })
+    });
+    driver.wait_for(&format!(
+        "//span[@title='workspace'][normalize-space()='{}']",
+        other.display()
+    ));
+
     // --- closing the window stops ggd and leaves no process -----------------------------------
     let family = descendants(shell);
     assert!(family.contains(&restarted), "{family:?}");
     // As a window manager's close button: WM_DELETE_WINDOW to the real X window.
-    let closed = x11("close", "gg — ");
+    let closed = x11(&["close", "gg — "]);
     assert!(closed.status.success(), "{closed:?}");
     wait_until("every process of the shell to end", || {
         let left: Vec<u32> = family.iter().copied().filter(|&p| running(p)).collect();

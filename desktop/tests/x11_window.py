@@ -4,6 +4,9 @@
                                  with PREFIX (exit 1 if there is none)
     x11_window.py close PREFIX   asks that window to close, as a window manager's close button
                                  does (a WM_DELETE_WINDOW client message)
+    x11_window.py type PREFIX TEXT...
+                                 gives that window the input focus and types each TEXT through
+                                 XTest, a word "<Return>" as the Return key
     x11_window.py focus-away -   maps a small window of its own and gives it the input focus, as
                                  a person switching to another application does; prints "ready"
                                  and keeps it until its standard input closes
@@ -31,6 +34,12 @@ x.XGetWindowProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong
 x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.c_void_p]
 x.XFlush.argtypes = [ctypes.c_void_p]
 x.XFree.argtypes = [ctypes.c_void_p]
+xtst = ctypes.cdll.LoadLibrary(ctypes.util.find_library("Xtst") or "libXtst.so.6")
+xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+x.XStringToKeysym.restype = ctypes.c_ulong
+x.XStringToKeysym.argtypes = [ctypes.c_char_p]
+x.XKeysymToKeycode.restype = ctypes.c_ubyte
+x.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
 x.XCreateSimpleWindow.restype = ctypes.c_ulong
 x.XCreateSimpleWindow.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_int,
                                   ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong,
@@ -54,6 +63,34 @@ class WindowAttributes(ctypes.Structure):
 
 
 x.XGetWindowAttributes.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(WindowAttributes)]
+
+
+KEY_NAMES = {"/": "slash", ".": "period", "-": "minus", "_": "underscore", " ": "space"}
+
+
+def press(display, name, shift=False):
+    keycode = x.XKeysymToKeycode(display, x.XStringToKeysym(name.encode()))
+    if not keycode:
+        sys.exit(f"no key for {name}")
+    shift_code = x.XKeysymToKeycode(display, x.XStringToKeysym(b"Shift_L"))
+    if shift:
+        xtst.XTestFakeKeyEvent(display, shift_code, 1, 0)
+    xtst.XTestFakeKeyEvent(display, keycode, 1, 0)
+    xtst.XTestFakeKeyEvent(display, keycode, 0, 0)
+    if shift:
+        xtst.XTestFakeKeyEvent(display, shift_code, 0, 0)
+    x.XSync(display, 0)
+
+
+def type_into(display, window, words):
+    x.XSetInputFocus(display, window, 2, 0)
+    x.XSync(display, 0)
+    for word in words:
+        if word == "<Return>":
+            press(display, "Return")
+            continue
+        for char in word:
+            press(display, KEY_NAMES.get(char, char), shift=char.isupper() or char == "_")
 
 
 def focus_away(display):
@@ -126,6 +163,8 @@ def main():
             continue
         if command == "title":
             print(title)
+        elif command == "type":
+            type_into(display, window, sys.argv[3:])
         else:
             event = ClientMessage(type=33, send_event=1, display=display, window=window, format=32,
                                   message_type=x.XInternAtom(display, b"WM_PROTOCOLS", 0))
