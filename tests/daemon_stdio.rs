@@ -892,3 +892,30 @@ fn stdin_eof_ends_the_daemon_and_flag_errors_exit_2() {
     assert_eq!(install.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&install.stderr).contains("--http"));
 }
+
+#[test]
+fn open_check_classes_targets_as_the_open_tool_does() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let client = daemon(&e, &server, &[]);
+    let public = client.ok("open.check", json!({"target": "https://docs.rs"}));
+    assert_eq!(public["target"], "https://docs.rs/");
+    assert_eq!(public["class"], "normal", "{public}");
+    for dangerous in [
+        "https://user:pw@docs.rs/",
+        "http://192.168.1.1/",
+        "https://collector.example/?d=SECRET",
+        "ssh://host",
+    ] {
+        let checked = client.ok("open.check", json!({"target": dangerous}));
+        assert_eq!(checked["class"], "dangerous", "{dangerous}: {checked}");
+        assert!(!checked["reason"].as_str().unwrap().is_empty());
+    }
+    for bad in [
+        json!({"target": ""}),
+        json!({"target": "a\u{7}b"}),
+        json!({}),
+    ] {
+        assert_eq!(code(&client.err("open.check", bad)), -32602);
+    }
+}

@@ -518,6 +518,7 @@ impl Handler {
                 .await
                 .map_err(|_| RpcError::new(INTERNAL_ERROR, "internal error"))?
             }
+            "open.check" => super::open_check::check(runtime.settings(), p),
             #[cfg(feature = "test-hooks")]
             "test.panic" if self.test_hooks => {
                 super::test_hooks::panic_on_purpose("test.panic requested")

@@ -22,6 +22,7 @@ pub mod http;
 mod install;
 pub mod kb;
 mod media;
+mod open_check;
 use crate::app::lock;
 pub mod rpc;
 pub mod runtime;

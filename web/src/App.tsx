@@ -8,6 +8,7 @@ import { McpView } from "./mcp";
 import { MediaView } from "./media";
 import { SessionView } from "./session";
 import { SettingsView, loadSettings, type RunSettings } from "./settings";
+import { askShell, type ShellSession } from "./shell";
 
 type View = "sessions" | "audit" | "jobs" | "knowledge" | "mcp" | "settings" | "media";
 const VIEWS: [View, string][] = [
@@ -20,7 +21,7 @@ const VIEWS: [View, string][] = [
   ["media", "Media"],
 ];
 
-export function App({ authorized }: { authorized: boolean }) {
+export function App({ authorized, shell = null }: { authorized: boolean; shell?: ShellSession | null }) {
   const [view, setView] = useState<View>("sessions");
   const [settings, setSettings] = useState<RunSettings>(loadSettings);
   const [connected, setConnected] = useState<string>("connecting");
@@ -43,6 +44,7 @@ export function App({ authorized }: { authorized: boolean }) {
     }
   }, []);
   const main = useRef<HTMLElement>(null);
+  useDesktopNotifications(shell !== null, approvals.pending);
 
   useEffect(() => {
     if (!authorized) return;
@@ -90,7 +92,20 @@ export function App({ authorized }: { authorized: boolean }) {
         <span className="status" title="connection">
           {connected}
         </span>
+        {shell && (
+          <span className="workspace">
+            <span title="workspace">{shell.workspace}</span>
+            <button className="tab" onClick={() => void askShell("chooseWorkspace").catch(() => undefined)}>
+              Choose workspace…
+            </button>
+          </span>
+        )}
       </header>
+      {shell?.notice && (
+        <p className="shell-notice" role="alert">
+          {shell.notice}
+        </p>
+      )}
       <Approvals pending={approvals.pending} refresh={approvals.refresh} onOpen={go} />
       <main ref={main} className="main">
         {view === "sessions" && (
@@ -110,4 +125,18 @@ export function App({ authorized }: { authorized: boolean }) {
       </main>
     </div>
   );
+}
+
+/** In gg-desktop: each newly waiting approval is reported once to the shell, which shows a
+ * desktop notification when its window is not focused. */
+function useDesktopNotifications(enabled: boolean, pending: { id: string; request: { summary: string } }[]): void {
+  const told = useRef<Set<string>>(new Set());
+  useEffect(() => {
+    if (!enabled) return;
+    for (const p of pending) {
+      if (told.current.has(p.id)) continue;
+      told.current.add(p.id);
+      void askShell("approvalWaiting", { summary: p.request.summary }).catch(() => undefined);
+    }
+  }, [enabled, pending]);
 }
