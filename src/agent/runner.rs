@@ -196,8 +196,10 @@ impl Agent {
         session.append_message(session::Message::text(session::Role::User, user_text))?;
         let tools = self.tool_definitions();
         let mut outcome = TurnOutcome::default();
-        // Set once a call that returns untrusted mail is approved; lasts to the end of the turn.
-        let mut read_untrusted_mail = false;
+        // The untrusted-mail taint: set when the session already holds mail (an earlier turn,
+        // a resumed session: the mail is still in what the model reads, whatever the next
+        // prompt says), or once a call of this turn that returns mail is approved.
+        let mut read_untrusted_mail = session_holds_untrusted_mail(session, &self.tools);
         for _ in 0..MAX_REQUESTS_PER_TURN {
             if cancel.is_cancelled() {
                 return Err(TurnError::Canceled);
@@ -301,8 +303,8 @@ impl Agent {
     /// four at a time, every other tool alone. Results are persisted in call order. Returns how
     /// many calls were denied.
     ///
-    /// `read_untrusted_mail` is the turn's taint: once a call that returns mail is approved,
-    /// every later call of the turn (later in this batch too: the model may have planned them
+    /// `read_untrusted_mail` is the session's taint: once a call that returns mail is approved,
+    /// every later call of the session (later in this batch too: the model may have planned them
     /// around what the mail will say) is judged with [`Prepared::after_untrusted_mail`].
     async fn run_tools(
         &self,
@@ -549,6 +551,18 @@ fn context_error(error: ContextError) -> TurnError {
         ContextError::Session(e) => TurnError::Session(e),
         other => TurnError::Setup(other.to_string()),
     }
+}
+
+/// Whether a tool result on the session's active path came from a tool that returns mail written
+/// by others (the Google reads by name, and any offered tool that says it does), and delivered it
+/// (a denied or failed call brought nothing in).
+fn session_holds_untrusted_mail(session: &Session, tools: &ToolBox) -> bool {
+    session.transcript().messages().iter().any(|message| {
+        message.role == session::Role::Tool
+            && message.error.is_empty()
+            && (crate::agent::google::UNTRUSTED_MAIL_TOOLS.contains(&message.tool_name.as_str())
+                || tools.reads_untrusted_mail(&message.tool_name))
+    })
 }
 
 fn persist_failed_reply(

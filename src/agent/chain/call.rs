@@ -57,12 +57,12 @@ impl Prepared {
         &self.details
     }
 
-    /// Whether approving this call taints the rest of the turn: it returns untrusted mail.
+    /// Whether approving this call taints the rest of the session: it returns untrusted mail.
     pub fn reads_untrusted_mail(&self) -> bool {
         self.reads_untrusted_mail
     }
 
-    /// The taint rule: in a turn that has read untrusted mail, a call that could send data out
+    /// The taint rule: in a session that has read untrusted mail, a call that could send data out
     /// of the project (a shell command that is not read-only, which may reach the network or
     /// write anywhere the sandbox allows; any tool that reaches the network or writes outside
     /// the working directory) becomes dangerous, whatever the mode: it needs a person, and is

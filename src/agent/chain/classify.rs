@@ -104,6 +104,13 @@ impl ToolBox {
         &mut self.classifier_ctx
     }
 
+    /// Whether the offered tool `name` returns mail written by others
+    /// ([`Tool::reads_untrusted_mail`]).
+    pub fn reads_untrusted_mail(&self, name: &str) -> bool {
+        self.tool(name)
+            .is_some_and(|tool| tool.reads_untrusted_mail())
+    }
+
     fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
     }
