@@ -31,6 +31,18 @@ pub struct Flags {
     pub telegram: bool,
 }
 
+impl Flags {
+    /// What the provider flags override of the config (`--model`, `--api-key`, `--base-url`), for
+    /// every conversation the daemon starts: API runs, scheduled jobs, Telegram chats.
+    pub fn overrides(&self) -> crate::app::config::Overrides {
+        crate::app::config::Overrides {
+            selection: self.model.clone(),
+            api_key: self.api_key.clone(),
+            base_url: self.base_url.clone(),
+        }
+    }
+}
+
 impl Default for Flags {
     fn default() -> Flags {
         Flags {

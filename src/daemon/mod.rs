@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::app::config::{Config, Overrides};
+use crate::app::config::Config;
 use crate::tools::registry::SandboxSetting;
 use crate::tools::security;
 

@@ -105,11 +105,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
         home: home.clone(),
         session_root,
         config,
-        overrides: Overrides {
-            selection: flags.model.clone(),
-            api_key: flags.api_key.clone(),
-            base_url: flags.base_url.clone(),
-        },
+        overrides: flags.overrides(),
         sandbox,
         skills: !flags.no_skills,
         context_files: !flags.no_context_files,
@@ -145,11 +141,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
             .map_err(Failure::Failed)?;
         let executor = crate::jobs::ConversationExecutor {
             session_dir: flags.session_dir.clone(),
-            overrides: Overrides {
-                selection: flags.model.clone(),
-                api_key: flags.api_key.clone(),
-                base_url: flags.base_url.clone(),
-            },
+            overrides: flags.overrides(),
             context_files: !flags.no_context_files,
             skills: !flags.no_skills,
             no_memory: flags.no_memory,

@@ -210,11 +210,7 @@ pub fn ggd_channel(
         telegram,
         token,
         workspace,
-        overrides: crate::app::config::Overrides {
-            selection: flags.model.clone(),
-            api_key: flags.api_key.clone(),
-            base_url: flags.base_url.clone(),
-        },
+        overrides: flags.overrides(),
         context_files: !flags.no_context_files,
         skills: !flags.no_skills,
         no_memory: flags.no_memory,
