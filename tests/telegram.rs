@@ -667,7 +667,7 @@ fn a_voice_note_is_transcribed_quoted_answered_and_spoken_back() {
 }
 
 #[test]
-fn an_oversize_voice_note_is_refused_without_a_download() {
+fn an_oversize_voice_note_is_refused_without_a_download_and_a_download_stops_at_the_limit() {
     let mut ch = Channel::new(json!({"replyVoice": true}));
     ch.start();
     ch.api.push_voice(CHAT, "big-voice", Some(21 * 1024 * 1024));
@@ -680,7 +680,29 @@ fn an_oversize_voice_note_is_refused_without_a_download() {
             .count()
             == 2
     });
+    assert!(ch.api.calls("getFile").is_empty(), "not even asked for");
+    assert!(ch.api.downloads().is_empty(), "nothing downloaded");
+
+    // A message that does not say its size, from a server that understates it: the download
+    // itself stops at the limit.
+    ch.api.add_file_reporting(
+        "understated",
+        "voice/file_9.oga",
+        vec![0; 21 * 1024 * 1024],
+        1000,
+    );
+    ch.api.push_voice(CHAT, "understated", None);
+    let stopped = ch.api.wait_for_text(
+        CHAT,
+        "Could not fetch the voice message (the file is larger than 20 MiB)",
+        WAIT,
+    );
     ch.stop();
+    assert!(
+        stopped.text.ends_with("Nothing was run."),
+        "{}",
+        stopped.text
+    );
     let texts: Vec<String> = ch
         .api
         .messages(CHAT)
@@ -696,8 +718,6 @@ fn an_oversize_voice_note_is_refused_without_a_download() {
         "{texts:?}"
     );
     assert!(texts.iter().all(|t| t.ends_with("Nothing was run.")));
-    assert!(ch.api.calls("getFile").is_empty(), "not even asked for");
-    assert!(ch.api.downloads().is_empty(), "nothing downloaded");
     assert!(ch.model.requests().is_empty(), "nothing reached the model");
 }
 

@@ -75,7 +75,7 @@ pub struct SentAudio {
 pub const DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;
 
 /// A file the fake serves: where `getFile` says it is, its bytes, and the size `getFile`
-/// reports (the bytes' length unless set larger, to play a file too big to fetch).
+/// reports (the bytes' length unless set otherwise).
 struct StoredFile {
     path: String,
     bytes: Vec<u8>,
@@ -184,6 +184,19 @@ impl FakeBotApi {
     /// Stores a file `getFile` will find under `file_id`, to be downloaded from `file_path`.
     pub fn add_file(&self, file_id: &str, file_path: &str, bytes: Vec<u8>) {
         let size = bytes.len() as u64;
+        self.state.lock().files.insert(
+            file_id.to_string(),
+            StoredFile {
+                path: file_path.to_string(),
+                bytes,
+                size,
+            },
+        );
+    }
+
+    /// [`FakeBotApi::add_file`] with `getFile` reporting `size` instead of the true length: a
+    /// server whose word on the size cannot be trusted.
+    pub fn add_file_reporting(&self, file_id: &str, file_path: &str, bytes: Vec<u8>, size: u64) {
         self.state.lock().files.insert(
             file_id.to_string(),
             StoredFile {
