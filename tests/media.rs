@@ -17,13 +17,14 @@ use serde_json::{Value, json};
 use crate::daemon_common::{self, StdioClient};
 use crate::support::{self, GgFixture, RecordedRequest, Reply, ScriptedServer};
 
-const PHRASE: &str = "open the pod bay doors";
-const KEY: &str = "sk-media-test";
+pub(crate) const PHRASE: &str = "open the pod bay doors";
+/// The key the media server asks for.
+pub(crate) const KEY: &str = "sk-media-test";
 
-/// The media server, stopped when dropped.
-struct MediaServer {
+/// The media server, stopped when dropped (the Telegram tests use it too).
+pub(crate) struct MediaServer {
     child: Child,
-    base_url: String,
+    pub(crate) base_url: String,
 }
 
 impl Drop for MediaServer {
@@ -34,7 +35,7 @@ impl Drop for MediaServer {
 }
 
 /// Starts the media server, or says why it cannot (and fails under `GG_REQUIRE_MEDIA=1`).
-fn media_server() -> Option<MediaServer> {
+pub(crate) fn media_server() -> Option<MediaServer> {
     let on_path = |name: &str| {
         std::env::var_os("PATH")
             .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
@@ -106,7 +107,7 @@ fn stderr(out: &std::process::Output) -> String {
 }
 
 /// How many of the phrase's words the transcript has.
-fn words_recovered(transcript: &str) -> usize {
+pub(crate) fn words_recovered(transcript: &str) -> usize {
     let heard: Vec<String> = transcript
         .split_whitespace()
         .map(|w| {

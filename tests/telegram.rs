@@ -552,15 +552,237 @@ fn a_turn_longer_than_the_run_timeout_is_stopped_and_the_chat_told() {
     ch.stop();
 }
 
+/// The `media` section and provider pointing at the media test server (speech as WAV, the
+/// only format its espeak-ng side answers in).
+fn use_media_server(ch: &Channel, media: &crate::media::MediaServer) {
+    let path = ch.fx.home.join(".gg/config.json");
+    let mut config: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    config["providers"]["media"] = json!({"baseURL": media.base_url, "apiKey": crate::media::KEY});
+    config["media"] = json!({
+        "speech": {"provider": "media", "format": "wav"},
+        "transcription": {"provider": "media", "language": "en"},
+    });
+    std::fs::write(&path, config.to_string()).unwrap();
+}
+
+/// `text` spoken by the media server (through `gg media speak`), as WAV bytes.
+fn spoken(ch: &Channel, text: &str, name: &str) -> Vec<u8> {
+    let out = ch.gg(&["media", "speak", text, "--out", name]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(ch.fx.repo.join(name)).unwrap()
+}
+
+/// The text of the last user message of a model request.
+fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
 #[test]
-fn a_voice_note_gets_a_clear_reply_that_voice_is_not_supported_yet() {
-    let mut ch = Channel::new(json!({}));
+fn a_voice_note_is_transcribed_quoted_answered_and_spoken_back() {
+    let Some(media) = crate::media::media_server() else {
+        return;
+    };
+    let mut ch = Channel::new(json!({"replyVoice": true}));
+    use_media_server(&ch, &media);
+    let answer = "The doors are open.";
+    ch.model.push(Reply::text(&[answer]));
+    // Real speech. Telegram's voice notes are OGG/Opus named `.oga`; the media server's
+    // recogniser reads WAV only, so the note's bytes are WAV under Telegram's name: gg goes by
+    // the bytes.
+    let note = spoken(&ch, crate::media::PHRASE, "note.wav");
+    ch.api.add_file("voice-1", "voice/file_1.oga", note.clone());
     ch.start();
-    ch.api.push_voice(CHAT);
+    ch.api.push_voice(CHAT, "voice-1", Some(note.len() as u64));
+    ch.api.wait_for_text(CHAT, answer, WAIT);
     ch.api
-        .wait_for_text(CHAT, "Voice messages are not supported yet", WAIT);
+        .wait_until("the spoken answer", WAIT, |api| !api.audio(CHAT).is_empty());
     ch.stop();
+
+    // The transcript is quoted back first, then the answer follows.
+    let messages = ch.api.messages(CHAT);
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+    let quote = &messages[0];
+    let heard = crate::media::words_recovered(&quote.text);
+    assert!(heard >= 3, "only {heard} of 5 words in {:?}", quote.text);
+    assert_eq!(
+        quote.entities,
+        Some(json!([{"type": "blockquote", "offset": 0,
+                     "length": quote.text.encode_utf16().count()}])),
+        "shown as a quote"
+    );
+    assert_eq!(messages[1].text, answer);
+    assert_eq!(ch.api.downloads(), ["voice/file_1.oga"]);
+
+    // The transcript was the prompt of a remote turn.
+    let bodies = ch.model.request_bodies();
+    assert_eq!(bodies.len(), 1, "{bodies:#?}");
+    let prompt = last_user_text(&bodies[0]);
+    assert!(
+        prompt.contains(&format!("Voice message from Telegram chat {CHAT}")),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Nobody is at a terminal"), "{prompt}");
+    let in_prompt = crate::media::words_recovered(&prompt);
+    assert!(in_prompt >= 3, "only {in_prompt} of 5 words in {prompt}");
+
+    // The answer came back as an audio file (the speech format is WAV, not OGG/Opus) whose bytes
+    // are the speech server's own for the answer.
+    let sent = ch.api.audio(CHAT);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].method, "sendAudio");
+    assert_eq!(sent[0].file_name, "answer.wav");
+    assert_eq!(sent[0].content_type, "audio/wav");
+    assert_eq!(
+        sent[0].bytes,
+        spoken(&ch, answer, "answer.wav"),
+        "the server's speech, unchanged"
+    );
+
+    // The token is in the download's URL path: it is nowhere else.
+    let mut places = vec![("ggd's log".to_string(), ch.log_text())];
+    for file in files_under(&ch.fx.sessions)
+        .into_iter()
+        .chain(files_under(&ch.fx.home.join(".gg")))
+    {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).to_string();
+        places.push((file.display().to_string(), text));
+    }
+    for body in bodies {
+        places.push(("a model request".into(), body.to_string()));
+    }
+    for (place, text) in &places {
+        assert!(!text.contains("AAF-secret"), "the token is in {place}");
+    }
+}
+
+#[test]
+fn an_oversize_voice_note_is_refused_without_a_download_and_a_download_stops_at_the_limit() {
+    let mut ch = Channel::new(json!({"replyVoice": true}));
+    ch.start();
+    ch.api.push_voice(CHAT, "big-voice", Some(21 * 1024 * 1024));
+    ch.api
+        .push_audio(CHAT, "big-audio", "lecture.mp3", 30 * 1024 * 1024);
+    ch.api.wait_until("both refusals", WAIT, |api| {
+        api.messages(CHAT)
+            .iter()
+            .filter(|m| m.text.contains("gg takes voice and audio up to 20 MiB"))
+            .count()
+            == 2
+    });
+    assert!(ch.api.calls("getFile").is_empty(), "not even asked for");
+    assert!(ch.api.downloads().is_empty(), "nothing downloaded");
+
+    // A message that does not say its size, from a server that understates it: the download
+    // itself stops at the limit.
+    ch.api.add_file_reporting(
+        "understated",
+        "voice/file_9.oga",
+        vec![0; 21 * 1024 * 1024],
+        1000,
+    );
+    ch.api.push_voice(CHAT, "understated", None);
+    let stopped = ch.api.wait_for_text(
+        CHAT,
+        "Could not fetch the voice message (the file is larger than 20 MiB)",
+        WAIT,
+    );
+    ch.stop();
+    assert!(
+        stopped.text.ends_with("Nothing was run."),
+        "{}",
+        stopped.text
+    );
+    let texts: Vec<String> = ch
+        .api
+        .messages(CHAT)
+        .iter()
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(
+        texts[0].starts_with("This voice message is 21 MiB"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].starts_with("This voice message is 30 MiB"),
+        "{texts:?}"
+    );
+    assert!(texts.iter().all(|t| t.ends_with("Nothing was run.")));
     assert!(ch.model.requests().is_empty(), "nothing reached the model");
+}
+
+#[test]
+fn wordless_audio_unreadable_audio_and_a_lost_file_get_a_clear_reply_and_run_nothing() {
+    let Some(media) = crate::media::media_server() else {
+        return;
+    };
+    let mut ch = Channel::new(json!({}));
+    use_media_server(&ch, &media);
+    // One second of steady hiss at 16 kHz (uniform noise within ±3000): a well-formed WAV in
+    // which PocketSphinx hears no words (measured: ±1000 to ±5000 from several seeds all give
+    // ""; pure silence, by contrast, is heard as "dog").
+    let mut hiss = b"RIFF".to_vec();
+    hiss.extend_from_slice(&(36u32 + 32_000).to_le_bytes());
+    hiss.extend_from_slice(b"WAVEfmt ");
+    for field in [16u32.to_le_bytes(), [1, 0, 1, 0], 16_000u32.to_le_bytes()] {
+        hiss.extend_from_slice(&field);
+    }
+    hiss.extend_from_slice(&32_000u32.to_le_bytes());
+    hiss.extend_from_slice(&[2, 0, 16, 0]);
+    hiss.extend_from_slice(b"data");
+    hiss.extend_from_slice(&32_000u32.to_le_bytes());
+    let mut state: u64 = 12345;
+    for _ in 0..16_000 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let sample = i16::try_from((state >> 33) % 6001).unwrap() - 3000;
+        hiss.extend_from_slice(&sample.to_le_bytes());
+    }
+    ch.api.add_file("quiet", "voice/file_2.oga", hiss);
+    // Not audio at all: named `.oga`, it goes to the engine as OGG, which it does not read.
+    ch.api
+        .add_file("noise", "voice/file_3.oga", b"not audio at all".to_vec());
+    ch.start();
+    ch.api.push_voice(CHAT, "quiet", None);
+    ch.api
+        .wait_for_text(CHAT, "No words could be made out", WAIT);
+    ch.api.push_voice(CHAT, "noise", None);
+    let refused = ch
+        .api
+        .wait_for_text(CHAT, "Could not transcribe the voice message", WAIT);
+    ch.api.push_voice(CHAT, "gone", None);
+    let missing = ch
+        .api
+        .wait_for_text(CHAT, "Could not fetch the voice message", WAIT);
+    ch.stop();
+    assert!(
+        refused
+            .text
+            .contains("media: transcription failed (status 400): Invalid file format"),
+        "the engine's own reason: {}",
+        refused.text
+    );
+    assert!(
+        missing
+            .text
+            .contains("Bot API error 400: Bad Request: invalid file_id"),
+        "{}",
+        missing.text
+    );
+    assert_eq!(ch.api.downloads(), ["voice/file_2.oga", "voice/file_3.oga"]);
+    assert!(ch.model.requests().is_empty(), "nothing reached the model");
+    assert!(!ch.log_text().contains("AAF-secret"));
 }
 
 #[test]

@@ -23,6 +23,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 pub use client::TIMEOUT;
+/// The multipart form the transcription upload uses; Telegram's voice replies are uploaded with it.
+pub(crate) use client::multipart;
 pub use config::{
     Endpoint, ImageConfig, ImageSettings, Media, MediaConfig, SpeechConfig, SpeechSettings,
     TranscriptionConfig, TranscriptionSettings, media_dir,

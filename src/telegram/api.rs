@@ -1,9 +1,9 @@
 //! The Bot API client: one `POST <apiBase>/bot<token>/<method>` with a JSON body per call, and
 //! the shapes of the updates and messages gg reads.
 //!
-//! The token is a path segment of every URL, so no URL ever leaves this file: errors are built
-//! from reqwest's error without its URL, and any text that still holds the token (a server
-//! echoing the path) has it replaced by `[token]` ([`Client::redact`]).
+//! The token is a path segment of every URL (the file downloads' too), so no URL ever leaves
+//! this file: errors are built from reqwest's error without its URL, and any text that still
+//! holds the token (a server echoing the path) has it replaced by `[token]` ([`Client::redact`]).
 
 use std::time::Duration;
 
@@ -17,6 +17,10 @@ pub const MESSAGE_LIMIT: usize = 4096;
 pub const LONG_POLL_SECONDS: u64 = 50;
 /// Largest response body read (a batch of updates is far smaller).
 const RESPONSE_LIMIT: usize = 8 * 1024 * 1024;
+/// How long a file download or upload may take.
+const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+/// How much of a failed download's answer is read for its error.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// What the token is replaced by in any text that leaves the client.
 pub const REDACTED_TOKEN: &str = "[token]";
 
@@ -36,12 +40,36 @@ pub struct Message {
     pub chat: Chat,
     #[serde(default)]
     pub text: Option<String>,
-    /// A voice note (not handled yet: the chat is told).
+    /// A voice note (OGG/Opus on Telegram's side).
     #[serde(default)]
-    pub voice: Option<Value>,
-    /// An audio file (not handled yet, like a voice note).
+    pub voice: Option<AttachedFile>,
+    /// An audio file (sent as music or a recording).
     #[serde(default)]
-    pub audio: Option<Value>,
+    pub audio: Option<AttachedFile>,
+}
+
+/// The fields of a `Voice` or an `Audio` gg reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AttachedFile {
+    pub file_id: String,
+    /// The size in bytes, when Telegram says it.
+    #[serde(default)]
+    pub file_size: Option<u64>,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    /// An audio file's original name.
+    #[serde(default)]
+    pub file_name: Option<String>,
+}
+
+/// What `getFile` answers: where the file can be downloaded from for the next hour.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RemoteFile {
+    #[serde(default)]
+    pub file_size: Option<u64>,
+    /// Absent when the file cannot be downloaded.
+    #[serde(default)]
+    pub file_path: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -80,6 +108,8 @@ pub enum ApiError {
     },
     /// An answer that is not the Bot API's shape.
     Malformed(String),
+    /// A file larger than the limit (bytes) a download was allowed.
+    TooLarge(u64),
 }
 
 impl std::fmt::Display for ApiError {
@@ -90,6 +120,11 @@ impl std::fmt::Display for ApiError {
                 code, description, ..
             } => write!(f, "Bot API error {code}: {description}"),
             ApiError::Malformed(e) => write!(f, "Bot API answer not understood: {e}"),
+            ApiError::TooLarge(limit) => write!(
+                f,
+                "the file is larger than {}",
+                crate::tools::store::human_size(*limit)
+            ),
         }
     }
 }
@@ -180,23 +215,31 @@ impl Client {
         body: &Value,
         timeout: Duration,
     ) -> Result<T, ApiError> {
-        let url = format!("{}/bot{}/{method}", self.base, self.token);
         let bytes = serde_json::to_vec(body).map_err(|e| ApiError::Malformed(e.to_string()))?;
-        let transport = |e: reqwest::Error| {
-            ApiError::Transport(self.redact(&provider::error_chain(&e.without_url())))
-        };
+        self.post(method, "application/json", bytes, timeout).await
+    }
+
+    /// One call with a body already encoded as `content_type`.
+    async fn post<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        content_type: &str,
+        bytes: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<T, ApiError> {
+        let url = format!("{}/bot{}/{method}", self.base, self.token);
         let mut response = self
             .http
             .post(url)
-            .header("content-type", "application/json")
+            .header("content-type", content_type)
             .body(bytes)
             .timeout(timeout)
             .send()
             .await
-            .map_err(transport)?;
+            .map_err(|e| self.transport(e))?;
         let status = response.status();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport(e))? {
             if body.len() + chunk.len() > RESPONSE_LIMIT {
                 return Err(ApiError::Malformed(format!(
                     "{method}: answer larger than {RESPONSE_LIMIT} bytes"
@@ -204,7 +247,22 @@ impl Client {
             }
             body.extend_from_slice(&chunk);
         }
-        let envelope: Envelope = match serde_json::from_slice(&body) {
+        let result = self.envelope(status, &body, method)?;
+        serde_json::from_value(result).map_err(|e| ApiError::Malformed(format!("{method}: {e}")))
+    }
+
+    fn transport(&self, e: reqwest::Error) -> ApiError {
+        ApiError::Transport(self.redact(&provider::error_chain(&e.without_url())))
+    }
+
+    /// The `result` of an answer, or its error.
+    fn envelope(
+        &self,
+        status: reqwest::StatusCode,
+        body: &[u8],
+        method: &str,
+    ) -> Result<Value, ApiError> {
+        let envelope: Envelope = match serde_json::from_slice(body) {
             Ok(envelope) => envelope,
             Err(_) if !status.is_success() => {
                 return Err(ApiError::Api {
@@ -228,8 +286,7 @@ impl Client {
                 retry_after: envelope.parameters.and_then(|p| p.retry_after),
             });
         }
-        let result = envelope.result.unwrap_or(Value::Null);
-        serde_json::from_value(result).map_err(|e| ApiError::Malformed(format!("{method}: {e}")))
+        Ok(envelope.result.unwrap_or(Value::Null))
     }
 
     /// `getUpdates` from `offset`, waiting up to [`LONG_POLL_SECONDS`] on the server. Updates are
@@ -300,6 +357,118 @@ impl Client {
             .await
             .map(|_| ())
     }
+
+    /// `sendMessage` of `text` shown as a quote (a `blockquote` entity over all of it).
+    pub async fn send_quote(&self, chat: i64, text: &str) -> Result<Message, ApiError> {
+        let length = text.encode_utf16().count();
+        let body = json!({
+            "chat_id": chat,
+            "text": text,
+            "entities": [{"type": "blockquote", "offset": 0, "length": length}],
+        });
+        self.call("sendMessage", &body, Duration::from_secs(30))
+            .await
+    }
+
+    /// `getFile`: where the file `file_id` can be downloaded from.
+    pub async fn get_file(&self, file_id: &str) -> Result<RemoteFile, ApiError> {
+        self.call(
+            "getFile",
+            &json!({"file_id": file_id}),
+            Duration::from_secs(30),
+        )
+        .await
+    }
+
+    /// Downloads `<apiBase>/file/bot<token>/<file_path>`, refusing more than `limit` bytes
+    /// (before reading, when the length is announced). `file_path` is the one `getFile`
+    /// answered; one with anything but a plain relative path's characters is refused, since it
+    /// goes into the URL.
+    pub async fn download(&self, file_path: &str, limit: u64) -> Result<Vec<u8>, ApiError> {
+        if !is_plain_file_path(file_path) {
+            return Err(ApiError::Malformed(format!(
+                "getFile: not a file path: {:?}",
+                crate::display::visible_inline(file_path)
+            )));
+        }
+        let url = format!("{}/file/bot{}/{file_path}", self.base, self.token);
+        let mut response = self
+            .http
+            .get(url)
+            .timeout(DOWNLOAD_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| self.transport(e))?;
+        let status = response.status();
+        if !status.is_success() {
+            // An error answer is small; a large one is cut (it is only read for its message).
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| self.transport(e))? {
+                body.extend_from_slice(&chunk);
+                if body.len() > ERROR_BODY_LIMIT {
+                    break;
+                }
+            }
+            return match self.envelope(status, &body, "file download") {
+                Err(e @ ApiError::Api { .. }) => Err(e),
+                _ => Err(ApiError::Api {
+                    code: i64::from(status.as_u16()),
+                    description: format!("HTTP {status}"),
+                    retry_after: None,
+                }),
+            };
+        }
+        if response
+            .content_length()
+            .is_some_and(|length| length > limit)
+        {
+            return Err(ApiError::TooLarge(limit));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport(e))? {
+            if (bytes.len() + chunk.len()) as u64 > limit {
+                return Err(ApiError::TooLarge(limit));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+
+    /// `sendVoice` or `sendAudio` (`method`): `audio` uploaded as the multipart field `field`
+    /// (`voice` or `audio`) named `file_name`.
+    pub async fn send_audio_file(
+        &self,
+        method: &str,
+        chat: i64,
+        field: &str,
+        file_name: &str,
+        content_type: &str,
+        audio: &[u8],
+    ) -> Result<Message, ApiError> {
+        let chat = chat.to_string();
+        let body = crate::media::multipart(
+            &[("chat_id", chat.as_str())],
+            field,
+            file_name,
+            content_type,
+            audio,
+        );
+        self.post(method, &body.content_type, body.bytes, DOWNLOAD_TIMEOUT)
+            .await
+    }
+}
+
+/// A `file_path` as Telegram gives it (`voice/file_3.oga`): relative, made of letters, digits,
+/// `_`, `-`, `.` and `/`, with no empty, `.` or `..` segment, so that it names a file under the
+/// bot's directory and nothing else in the URL.
+fn is_plain_file_path(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+        && path
+            .split('/')
+            .all(|segment| !matches!(segment, "" | "." | ".."))
 }
 
 #[cfg(test)]
@@ -324,6 +493,33 @@ mod tests {
         let text = err.to_string();
         assert!(matches!(err, ApiError::Transport(_)), "{text}");
         assert!(!text.contains("secret") && !text.contains("/bot"), "{text}");
+    }
+
+    #[test]
+    fn only_plain_relative_file_paths_are_downloaded() {
+        for good in ["voice/file_3.oga", "music/file_12.mp3", "a"] {
+            assert!(is_plain_file_path(good), "{good}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "voice/../../bot1:x/getMe",
+            "voice//a",
+            "a?b",
+            "a#b",
+            "a b",
+            "voice/./a",
+            "a%2F..",
+        ] {
+            assert!(!is_plain_file_path(bad), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_file_path_is_not_requested() {
+        let client = Client::new("http://127.0.0.1:9", "123:secret").unwrap();
+        let err = client.download("../x", 10).await.unwrap_err();
+        assert!(matches!(err, ApiError::Malformed(_)), "{err}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use policies::Terminal;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ApiError, CallbackQuery, Client, Message, Update};
+use super::api::{ApiError, AttachedFile, CallbackQuery, Client, Message, Update};
 use super::approval::{ChatApprover, Pending, Pressed};
 use super::state::{self, ChatStatus, Status};
 use super::{Approval, TelegramConfig};
@@ -25,10 +25,7 @@ use crate::app::service::{Conversation, ServiceOptions, Submitted};
 use crate::session::{Session, paths};
 use crate::tools::registry::SandboxSetting;
 
-/// The reply to a voice note or audio file until transcription is available.
-pub const VOICE_NOT_SUPPORTED: &str =
-    "Voice messages are not supported yet: please send your request as text.";
-const HELP: &str = "Send a message and gg answers it in this chat's session.\n\
+const HELP: &str = "Send a message (text or voice) and gg answers it in this chat's session.\n\
                     /new starts a new session; /stop cancels the running turn.";
 /// First wait after a failed poll; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -256,12 +253,17 @@ impl Bot {
     }
 
     async fn message(self: Arc<Self>, chat: i64, message: Message) {
-        if message.voice.is_some() || message.audio.is_some() {
-            self.say(chat, VOICE_NOT_SUPPORTED).await;
+        if let Some(file) = message.voice.or(message.audio) {
+            // Refused before anything is fetched when Telegram already says it is too large.
+            match super::voice::refuse_oversize(&file) {
+                Some(refusal) => self.say(chat, &refusal).await,
+                None => self.start_turn(chat, Prompt::Voice(file)).await,
+            }
             return;
         }
         let Some(text) = message.text.filter(|t| !t.trim().is_empty()) else {
-            self.say(chat, "Only text messages are supported.").await;
+            self.say(chat, "Only text and voice messages are supported.")
+                .await;
             return;
         };
         // `/new@my_bot` is how a group addresses a bot.
@@ -270,7 +272,7 @@ impl Bot {
             "/new" => self.new_session(chat).await,
             "/stop" => self.stop_turn(chat).await,
             "/start" | "/help" => self.say(chat, HELP).await,
-            _ => self.start_turn(chat, text).await,
+            _ => self.start_turn(chat, Prompt::Text(text)).await,
         }
     }
 
@@ -339,7 +341,7 @@ impl Bot {
         }
     }
 
-    async fn start_turn(self: Arc<Self>, chat: i64, text: String) {
+    async fn start_turn(self: Arc<Self>, chat: i64, prompt: Prompt) {
         let slot = self.slot(chat);
         let turn = {
             let Ok(mut running) = slot.running.lock() else {
@@ -364,7 +366,7 @@ impl Bot {
         self.update_chat(chat, |c| c.turn_running = true);
         let bot = Arc::clone(&self);
         let task = tokio::spawn(async move {
-            bot.turn(chat, &slot, &text, &turn).await;
+            bot.prompted_turn(chat, &slot, prompt, &turn).await;
             if let Ok(mut running) = slot.running.lock() {
                 *running = None;
             }
@@ -376,8 +378,82 @@ impl Bot {
         }
     }
 
-    /// One turn: the reply streams into the chat as the model writes.
-    async fn turn(&self, chat: i64, slot: &ChatSlot, text: &str, cancel: &CancellationToken) {
+    /// A turn of `prompt`: a voice message is transcribed first (inside the turn, so that the
+    /// poll loop goes on and `/stop` cancels it), its transcript quoted back to the chat and used
+    /// as the prompt; with `replyVoice` the answer is then spoken back too.
+    async fn prompted_turn(
+        &self,
+        chat: i64,
+        slot: &ChatSlot,
+        prompt: Prompt,
+        cancel: &CancellationToken,
+    ) {
+        let file = match prompt {
+            Prompt::Text(text) => {
+                self.turn(chat, slot, &text, false, cancel).await;
+                return;
+            }
+            Prompt::Voice(file) => file,
+        };
+        let options = &self.options;
+        let media = match crate::app::media::resolve(
+            &options.config,
+            &options.home,
+            &options.overrides,
+            None,
+        ) {
+            Ok(media) => media,
+            Err(e) => {
+                tracing::warn!(chat, "telegram: voice message: media settings: {e}");
+                let e = self.client.redact(&e);
+                self.say(
+                    chat,
+                    &format!("Voice messages need the media settings ({e}). Nothing was run."),
+                )
+                .await;
+                return;
+            }
+        };
+        let transcribed = tokio::select! {
+            transcribed = super::voice::transcribe(&self.client, &media, &file, cancel) => transcribed,
+            () = cancel.cancelled() => Err("[stopped]".to_string()),
+        };
+        let transcript = match transcribed {
+            Ok(transcript) => transcript,
+            Err(told) => {
+                tracing::warn!(chat, "telegram: voice message not transcribed: {told}");
+                self.say(chat, &told).await;
+                return;
+            }
+        };
+        for part in super::reply::split(&transcript) {
+            if let Err(e) = self.client.send_quote(chat, part).await {
+                tracing::warn!(chat, "telegram: sendMessage (the transcript) failed: {e}");
+            }
+        }
+        let answer = self.turn(chat, slot, &transcript, true, cancel).await;
+        if let Some(answer) = answer.filter(|_| options.telegram.reply_voice) {
+            let spoken = tokio::select! {
+                spoken = super::voice::reply(&self.client, &media, chat, &answer, cancel) => spoken,
+                () = cancel.cancelled() => Err("stopped".to_string()),
+            };
+            if let Err(e) = spoken {
+                tracing::warn!(chat, "telegram: voice reply failed: {e}");
+                self.say(chat, &format!("[no voice reply: {e}]")).await;
+            }
+        }
+    }
+
+    /// One turn: the reply streams into the chat as the model writes. Returns the answer's text
+    /// when the turn ended with one.
+    async fn turn(
+        &self,
+        chat: i64,
+        slot: &ChatSlot,
+        text: &str,
+        voice: bool,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         let mut conversation = slot.conversation.lock().await;
         if conversation.is_none() {
             match self.open_conversation(chat) {
@@ -389,13 +465,11 @@ impl Bot {
                         &format!("gg cannot start: {}", self.client.redact(&e)),
                     )
                     .await;
-                    return;
+                    return None;
                 }
             }
         }
-        let Some(conversation) = conversation.as_mut() else {
-            return;
-        };
+        let conversation = conversation.as_mut()?;
         let (pieces, received) = tokio::sync::mpsc::unbounded_channel::<String>();
         let streamer = tokio::spawn(super::reply::stream(
             Arc::clone(&self.client),
@@ -418,7 +492,7 @@ impl Bot {
             };
             let _ = events.send(line);
         };
-        let prompt = remote_prompt(chat, self.options.telegram.approval, text);
+        let prompt = remote_prompt(chat, self.options.telegram.approval, text, voice);
         let (submitted, timed_out) = {
             let submit = conversation.submit_text(&prompt, &sink, cancel);
             tokio::pin!(submit);
@@ -432,8 +506,12 @@ impl Bot {
             }
         };
         drop(sink);
+        let mut answer = None;
         let ending = match submitted {
-            Ok(Submitted::Turn(_)) => None,
+            Ok(Submitted::Turn(outcome)) => {
+                answer = Some(outcome.final_text).filter(|t| !t.trim().is_empty());
+                None
+            }
             Ok(Submitted::Control(text)) => Some(text),
             Err(TurnError::Canceled) if timed_out => Some(format!(
                 "\n[stopped: the turn took longer than {}]",
@@ -447,6 +525,7 @@ impl Bot {
         }
         drop(pieces);
         let _ = streamer.await;
+        answer
     }
 
     /// The chat's conversation over its session (the one `chats.json` names, else a new one).
@@ -533,16 +612,31 @@ pub fn origin(chat: i64) -> String {
     format!("telegram:{chat}")
 }
 
-/// The chat's text behind a notice that says where it came from and that nobody is at a
-/// terminal (as a scheduled job's prompt does).
-fn remote_prompt(chat: i64, approval: Approval, text: &str) -> String {
+/// The chat's text behind a notice that says where it came from (and, for a voice message, that
+/// it is a transcript) and that nobody is at a terminal (as a scheduled job's prompt does).
+fn remote_prompt(chat: i64, approval: Approval, text: &str, voice: bool) -> String {
     let normal = match approval {
         Approval::Never => "normal commands run without asking",
         Approval::Deny => "only read-type tools and read-only commands run",
         Approval::Ask => "normal commands are asked in the chat",
     };
+    let what = if voice {
+        format!(
+            "Voice message from Telegram chat {chat}, transcribed by speech recognition (words \
+             may be misheard)"
+        )
+    } else {
+        format!("Message from Telegram chat {chat}")
+    };
     format!(
-        "[Message from Telegram chat {chat}. Nobody is at a terminal: dangerous commands are \
-         denied and {normal}. Reply in plain text.]\n\n{text}"
+        "[{what}. Nobody is at a terminal: dangerous commands are denied and {normal}. Reply in \
+         plain text.]\n\n{text}"
     )
+}
+
+/// What a chat's message asks for.
+enum Prompt {
+    Text(String),
+    /// A voice note or audio file, transcribed when its turn starts.
+    Voice(AttachedFile),
 }

@@ -5,9 +5,10 @@
 //! runs them, `deny` refuses them, `ask` asks the chat with inline buttons; see
 //! [`policies::Mode::Remote`]), and every call's audit names the chat as its origin.
 //!
-//! - [`api`]: the Bot API client (HTTP calls and Telegram's JSON shapes), the token redacted
-//!   from every error it returns; voice can be added later on top of it (`getFile`, then a
-//!   transcription function) without touching the rest.
+//! - [`api`]: the Bot API client (HTTP calls, file downloads and uploads, Telegram's JSON
+//!   shapes), the token redacted from every error it returns.
+//! - `voice`: a voice message fetched, size-capped and transcribed (the transcript is the
+//!   prompt), and the answer spoken back with `"replyVoice": true`, through [`crate::media`].
 //! - `state`: what survives a restart under `~/.gg/telegram/` (the update offset, each chat's
 //!   session, the status `gg telegram status` prints).
 //! - `bot`: the long-poll loop and the chats; `reply`: a reply streamed as one message edited
@@ -21,6 +22,7 @@ mod bot;
 pub mod cli;
 mod reply;
 mod state;
+mod voice;
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +54,8 @@ pub struct TelegramConfig {
     /// Run commands under the sandbox (default true, with the configured network policy,
     /// allow-list unless `network` says otherwise).
     pub sandbox: bool,
+    /// Answer a voice message with a voice note too (media's speech), after the text reply.
+    pub reply_voice: bool,
 }
 
 impl Default for TelegramConfig {
@@ -63,6 +67,7 @@ impl Default for TelegramConfig {
             workspace: None,
             approval: Approval::default(),
             sandbox: true,
+            reply_voice: false,
         }
     }
 }

@@ -5,16 +5,16 @@
 //! It implements what ggd calls: `getUpdates` (a long poll: it holds the request until an update
 //! at or above the offset is queued, or the asked timeout passes), `sendMessage`,
 //! `editMessageText` (with Telegram's "message is not modified" and "message to edit not found"
-//! errors) and `answerCallbackQuery`. Updates are never forgotten: every `getUpdates` gets all
+//! errors), `answerCallbackQuery`, `getFile` and the file download (`GET
+//! /file/bot<token>/<file_path>`, with Telegram's "invalid file_id" and "file is too big" for a
+//! file over 20 MiB), and `sendVoice`/`sendAudio` (multipart uploads, kept with their bytes). Updates are never forgotten: every `getUpdates` gets all
 //! queued updates from its offset on, which is what Telegram does for updates that were never
 //! confirmed, so a client that lost its offset would see them again. A wrong token is a 401.
 //! Faults can be queued for the next `getUpdates` calls (a 429 with `retry_after`, a connection
 //! reset, a 502 whose description echoes the request path, token included).
-//!
-//! Voice (`getFile`, the file download, `sendVoice`/`sendAudio`) is not implemented: the channel
-//! does not handle voice yet.
 #![allow(dead_code)] // not every test uses every helper
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -55,8 +55,31 @@ pub struct SentMessage {
     pub chat: i64,
     pub text: String,
     pub keyboard: Option<Value>,
+    /// The message's `entities` as sent (a quote is a `blockquote` entity).
+    pub entities: Option<Value>,
     /// When each `editMessageText` of it arrived.
     pub edits: Vec<Instant>,
+}
+
+/// A voice or audio message the bot sent (`sendVoice` or `sendAudio`).
+#[derive(Debug, Clone)]
+pub struct SentAudio {
+    pub method: String,
+    pub chat: i64,
+    pub file_name: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Telegram's limit on a file a bot may download.
+pub const DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;
+
+/// A file the fake serves: where `getFile` says it is, its bytes, and the size `getFile`
+/// reports (the bytes' length unless set otherwise).
+struct StoredFile {
+    path: String,
+    bytes: Vec<u8>,
+    size: u64,
 }
 
 #[derive(Default)]
@@ -69,6 +92,10 @@ struct Shared {
     faults: Vec<Fault>,
     /// `retry_after` seconds of 429s for the next `editMessageText` calls.
     edit_faults: Vec<u64>,
+    files: HashMap<String, StoredFile>,
+    /// The `file_path` of every download asked for.
+    downloads: Vec<String>,
+    audio: Vec<SentAudio>,
 }
 
 struct State {
@@ -154,14 +181,58 @@ impl FakeBotApi {
         })
     }
 
-    /// Queues a voice note from `chat`.
-    pub fn push_voice(&self, chat: i64) -> i64 {
+    /// Stores a file `getFile` will find under `file_id`, to be downloaded from `file_path`.
+    pub fn add_file(&self, file_id: &str, file_path: &str, bytes: Vec<u8>) {
+        let size = bytes.len() as u64;
+        self.state.lock().files.insert(
+            file_id.to_string(),
+            StoredFile {
+                path: file_path.to_string(),
+                bytes,
+                size,
+            },
+        );
+    }
+
+    /// [`FakeBotApi::add_file`] with `getFile` reporting `size` instead of the true length: a
+    /// server whose word on the size cannot be trusted.
+    pub fn add_file_reporting(&self, file_id: &str, file_path: &str, bytes: Vec<u8>, size: u64) {
+        self.state.lock().files.insert(
+            file_id.to_string(),
+            StoredFile {
+                path: file_path.to_string(),
+                bytes,
+                size,
+            },
+        );
+    }
+
+    /// Queues a voice note from `chat` of the file `file_id`; `file_size` is what the message
+    /// says of its size (Telegram says it; `None` plays a message that does not).
+    pub fn push_voice(&self, chat: i64, file_id: &str, file_size: Option<u64>) -> i64 {
+        let file_id = file_id.to_string();
+        self.push(|id| {
+            let mut voice = json!({"file_id": file_id, "file_unique_id": format!("u{id}"),
+                                   "duration": 2, "mime_type": "audio/ogg"});
+            if let Some(size) = file_size {
+                voice["file_size"] = json!(size);
+            }
+            json!({"update_id": id, "message": {
+                "message_id": id, "date": 1_700_000_000, "chat": {"id": chat, "type": "private"},
+                "from": {"id": chat, "is_bot": false, "first_name": "T"}, "voice": voice}})
+        })
+    }
+
+    /// Queues an audio file (`file_name`, `file_size` bytes) from `chat`.
+    pub fn push_audio(&self, chat: i64, file_id: &str, file_name: &str, file_size: u64) -> i64 {
+        let (file_id, file_name) = (file_id.to_string(), file_name.to_string());
         self.push(|id| {
             json!({"update_id": id, "message": {
                 "message_id": id, "date": 1_700_000_000, "chat": {"id": chat, "type": "private"},
                 "from": {"id": chat, "is_bot": false, "first_name": "T"},
-                "voice": {"file_id": "voice-1", "file_unique_id": "u1", "duration": 2,
-                          "mime_type": "audio/ogg"}}})
+                "audio": {"file_id": file_id, "file_unique_id": format!("u{id}"), "duration": 60,
+                          "file_name": file_name, "mime_type": "audio/mpeg",
+                          "file_size": file_size}}})
         })
     }
 
@@ -205,6 +276,22 @@ impl FakeBotApi {
             .messages
             .iter()
             .filter(|m| m.chat == chat)
+            .cloned()
+            .collect()
+    }
+
+    /// The `file_path` of every file download asked for.
+    pub fn downloads(&self) -> Vec<String> {
+        self.state.lock().downloads.clone()
+    }
+
+    /// The voice and audio messages sent to `chat`.
+    pub fn audio(&self, chat: i64) -> Vec<SentAudio> {
+        self.state
+            .lock()
+            .audio
+            .iter()
+            .filter(|a| a.chat == chat)
             .cloned()
             .collect()
     }
@@ -312,10 +399,25 @@ async fn answer(
     reset: &CancellationToken,
 ) -> Response<Full<Bytes>> {
     let path = request.uri().path().to_string();
+    let content_type = request
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
     let body = match request.into_body().collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => return error(400, "Bad Request: unreadable body"),
     };
+    if let Some((token, file_path)) = path
+        .strip_prefix("/file/bot")
+        .and_then(|rest| rest.split_once('/'))
+    {
+        if token != state.token {
+            return error(401, "Unauthorized");
+        }
+        return download(state, file_path);
+    }
     let Some((token, method)) = path
         .strip_prefix("/bot")
         .and_then(|rest| rest.split_once('/'))
@@ -325,7 +427,14 @@ async fn answer(
     if token != state.token {
         return error(401, "Unauthorized");
     }
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (body, upload) = if content_type.starts_with("multipart/form-data") {
+        match parse_multipart(&content_type, &body) {
+            Some(parts) => form(parts),
+            None => return error(400, "Bad Request: can't parse multipart/form-data"),
+        }
+    } else {
+        (serde_json::from_slice(&body).unwrap_or(Value::Null), None)
+    };
     state.lock().requests.push(ApiRequest {
         method: method.to_string(),
         body: body.clone(),
@@ -336,6 +445,9 @@ async fn answer(
         "sendMessage" => send_message(state, &body),
         "editMessageText" => edit_message_text(state, &body),
         "answerCallbackQuery" => ok(json!(true)),
+        "getFile" => get_file(state, &body),
+        "sendVoice" => send_audio(state, "voice", &body, upload),
+        "sendAudio" => send_audio(state, "audio", &body, upload),
         _ => error(404, "Not Found: method not found"),
     }
 }
@@ -411,6 +523,7 @@ fn send_message(state: &State, body: &Value) -> Response<Full<Bytes>> {
         chat,
         text: text.to_string(),
         keyboard: body.get("reply_markup").cloned(),
+        entities: body.get("entities").cloned(),
         edits: Vec::new(),
     });
     ok(json!({"message_id": message_id, "date": 1_700_000_000,
@@ -460,4 +573,160 @@ fn edit_message_text(state: &State, body: &Value) -> Response<Full<Bytes>> {
     message.edits.push(Instant::now());
     ok(json!({"message_id": id, "date": 1_700_000_000,
               "chat": {"id": chat, "type": "private"}, "text": text}))
+}
+
+fn get_file(state: &State, body: &Value) -> Response<Full<Bytes>> {
+    let Some(file_id) = body["file_id"].as_str() else {
+        return error(400, "Bad Request: file_id is required");
+    };
+    let shared = state.lock();
+    let Some(file) = shared.files.get(file_id) else {
+        return error(400, "Bad Request: invalid file_id");
+    };
+    if file.size > DOWNLOAD_LIMIT {
+        return error(400, "Bad Request: file is too big");
+    }
+    ok(
+        json!({"file_id": file_id, "file_unique_id": format!("u-{file_id}"),
+              "file_size": file.size, "file_path": file.path}),
+    )
+}
+
+fn download(state: &State, file_path: &str) -> Response<Full<Bytes>> {
+    let mut shared = state.lock();
+    shared.downloads.push(file_path.to_string());
+    let Some(file) = shared.files.values().find(|f| f.path == file_path) else {
+        return error(404, "Not Found");
+    };
+    let mut response = Response::new(Full::new(Bytes::from(file.bytes.clone())));
+    response.headers_mut().insert(
+        "content-type",
+        "application/octet-stream".parse().expect("header"),
+    );
+    response
+}
+
+fn send_audio(
+    state: &State,
+    field: &str,
+    body: &Value,
+    upload: Option<(String, Part)>,
+) -> Response<Full<Bytes>> {
+    let Some(chat) = body["chat_id"].as_str().and_then(|c| c.parse::<i64>().ok()) else {
+        return error(400, "Bad Request: chat_id is required");
+    };
+    let Some((_, part)) = upload.filter(|(name, _)| name == field) else {
+        return error(
+            400,
+            &format!("Bad Request: there is no {field} in the request"),
+        );
+    };
+    if part.data.is_empty() {
+        return error(400, "Bad Request: file must be non-empty");
+    }
+    let mut shared = state.lock();
+    let message_id = shared.next_message_id;
+    shared.next_message_id += 1;
+    let method = if field == "voice" {
+        "sendVoice"
+    } else {
+        "sendAudio"
+    };
+    shared.audio.push(SentAudio {
+        method: method.to_string(),
+        chat,
+        file_name: part.file_name.clone().unwrap_or_default(),
+        content_type: part.content_type.clone().unwrap_or_default(),
+        bytes: part.data.clone(),
+    });
+    ok(json!({"message_id": message_id, "date": 1_700_000_000,
+              "chat": {"id": chat, "type": "private"},
+              field: {"file_id": format!("sent-{message_id}"),
+                      "file_unique_id": format!("s{message_id}"), "duration": 1,
+                      "file_size": part.data.len()}}))
+}
+
+/// One part of a `multipart/form-data` body.
+#[derive(Debug, Clone)]
+struct Part {
+    name: String,
+    file_name: Option<String>,
+    content_type: Option<String>,
+    data: Vec<u8>,
+}
+
+/// The form's text fields as a JSON object (recorded as the request's body), and its file part
+/// with its field name.
+fn form(parts: Vec<Part>) -> (Value, Option<(String, Part)>) {
+    let mut fields = serde_json::Map::new();
+    let mut file = None;
+    for part in parts {
+        if part.file_name.is_some() {
+            file = Some((part.name.clone(), part));
+        } else {
+            fields.insert(
+                part.name.clone(),
+                Value::String(String::from_utf8_lossy(&part.data).into_owned()),
+            );
+        }
+    }
+    (Value::Object(fields), file)
+}
+
+/// A `multipart/form-data` body split into its parts (RFC 7578), binary data intact.
+fn parse_multipart(content_type: &str, body: &[u8]) -> Option<Vec<Part>> {
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))?
+        .trim_matches('"');
+    let delimiter = format!("--{boundary}").into_bytes();
+    let find = |haystack: &[u8], needle: &[u8], from: usize| -> Option<usize> {
+        haystack
+            .get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|at| at + from)
+    };
+    let mut at = find(body, &delimiter, 0)? + delimiter.len();
+    let mut parts = Vec::new();
+    loop {
+        if body.get(at..at + 2) == Some(b"--") {
+            return Some(parts);
+        }
+        at += 2; // CRLF after the delimiter
+        let headers_end = find(body, b"\r\n\r\n", at)?;
+        let headers = String::from_utf8_lossy(&body[at..headers_end]).into_owned();
+        let next = find(
+            body,
+            &[b"\r\n".as_slice(), &delimiter].concat(),
+            headers_end,
+        )?;
+        let data = body[headers_end + 4..next].to_vec();
+        let mut part = Part {
+            name: String::new(),
+            file_name: None,
+            content_type: None,
+            data,
+        };
+        for line in headers.split("\r\n") {
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            match key.trim().to_ascii_lowercase().as_str() {
+                "content-disposition" => {
+                    for param in value.split(';').map(str::trim) {
+                        if let Some(v) = param.strip_prefix("name=") {
+                            part.name = v.trim_matches('"').to_string();
+                        } else if let Some(v) = param.strip_prefix("filename=") {
+                            part.file_name = Some(v.trim_matches('"').to_string());
+                        }
+                    }
+                }
+                "content-type" => part.content_type = Some(value.trim().to_string()),
+                _ => {}
+            }
+        }
+        parts.push(part);
+        at = next + 2 + delimiter.len();
+    }
 }
