@@ -512,7 +512,21 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     );
 
     // --- a dangerous link asks first: the dialog closed unanswered, nothing is opened ---------
-    driver.click(&driver.wait_for("//a[normalize-space()='admin page']"));
+    // Clicked from the page's own script, on the link as it is at that moment: the transcript
+    // may re-render the answer after it appears (a WebDriver element found before that would be
+    // stale, and its click silently lost), and a WebDriver click can wait on the modal dialog
+    // the click opens, which only this test closes.
+    wait_until("the link to be clicked", || {
+        (driver.script(
+            "const link = [...document.querySelectorAll('a')] \
+                 .find((a) => a.textContent.trim() === arguments[0]); \
+             if (!link) return false; \
+             setTimeout(() => link.click(), 0); \
+             return true;",
+            json!(["admin page"]),
+        ) == json!(true))
+        .then_some(())
+    });
     wait_until("the confirmation dialog", || {
         x11(&["title", "gg: open a link?"])
             .status
