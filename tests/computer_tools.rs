@@ -10,7 +10,6 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -392,61 +391,10 @@ fn desktop() -> Option<Desktop> {
     })
 }
 
-/// The freedesktop notification service, recording what it is sent.
-struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
-
-#[zbus::interface(name = "org.freedesktop.Notifications")]
-impl Recorder {
-    #[allow(clippy::too_many_arguments)]
-    async fn notify(
-        &self,
-        _app_name: String,
-        _replaces_id: u32,
-        _app_icon: String,
-        summary: String,
-        body: String,
-        _actions: Vec<String>,
-        _hints: std::collections::HashMap<String, zbus::OwnedVariant>,
-        _expire_timeout: i32,
-    ) -> u32 {
-        self.0.lock().unwrap().push((summary, body));
-        1
-    }
-
-    fn get_capabilities(&self) -> Vec<String> {
-        vec!["body".to_string()]
-    }
-
-    fn get_server_information(&self) -> (String, String, String, String) {
-        (
-            "recorder".to_string(),
-            "gg tests".to_string(),
-            "1".to_string(),
-            "1.2".to_string(),
-        )
-    }
-}
-
 #[test]
 fn clipboard_and_notifications_on_a_real_desktop() {
     let Some(desk) = desktop() else { return };
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let _connection = runtime.block_on(async {
-        zbus::connection::Builder::address(desk.bus_address.as_str())
-            .name("org.freedesktop.Notifications")
-            .serve_at(
-                "/org/freedesktop/Notifications",
-                Recorder(Arc::clone(&seen)),
-            )
-            .build()
-            .await
-            .unwrap()
-    });
+    let notifications = testkit::notifications::NotificationService::start(&desk.bus_address);
     // The person copied something; xclip keeps serving it in the background.
     let mut copy = Command::new("xclip")
         .args(["-selection", "clipboard", "-i"])
@@ -484,7 +432,7 @@ fn clipboard_and_notifications_on_a_real_desktop() {
     assert_eq!(tool_result(&server, 3), "written by gg");
     assert!(tool_result(&server, 4).contains("notification shown"));
     assert_eq!(
-        seen.lock().unwrap().clone(),
+        notifications.received(),
         vec![("Build done".to_string(), "all green".to_string())]
     );
     drop((desk.xvfb, desk.bus));

@@ -11,7 +11,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -122,41 +121,6 @@ fn unchunk(mut rest: &str) -> String {
         rest = after[size..].trim_start_matches("\r\n");
     }
     body
-}
-
-/// The freedesktop notification service, recording (summary, body) of what it is sent.
-struct Recorder(Arc<Mutex<Vec<(String, String)>>>);
-
-#[zbus::interface(name = "org.freedesktop.Notifications")]
-impl Recorder {
-    #[allow(clippy::too_many_arguments)]
-    async fn notify(
-        &self,
-        _app_name: String,
-        _replaces_id: u32,
-        _app_icon: String,
-        summary: String,
-        body: String,
-        _actions: Vec<String>,
-        _hints: std::collections::HashMap<String, zbus::OwnedVariant>,
-        _expire_timeout: i32,
-    ) -> u32 {
-        self.0.lock().unwrap().push((summary, body));
-        1
-    }
-
-    fn get_capabilities(&self) -> Vec<String> {
-        vec!["body".to_string()]
-    }
-
-    fn get_server_information(&self) -> (String, String, String, String) {
-        (
-            "recorder".into(),
-            "gg tests".into(),
-            "1".into(),
-            "1.2".into(),
-        )
-    }
 }
 
 /// A minimal W3C WebDriver client.
@@ -371,23 +335,7 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
         .unwrap();
     let bus_address = read_line_of(&mut bus);
     let _bus = Killed(bus);
-    let notifications = Arc::new(Mutex::new(Vec::new()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let _notification_service = runtime.block_on(async {
-        zbus::connection::Builder::address(bus_address.as_str())
-            .name("org.freedesktop.Notifications")
-            .serve_at(
-                "/org/freedesktop/Notifications",
-                Recorder(Arc::clone(&notifications)),
-            )
-            .build()
-            .await
-            .unwrap()
-    });
+    let notifications = testkit::notifications::NotificationService::start(&bus_address);
 
     // The driver starts the shell with its own environment: this is the shell's environment.
     let log_path = tmp.path().join("driver.log");
@@ -566,7 +514,7 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     driver.click(&driver.wait_for("//button[normalize-space()='Send']"));
     driver.wait_for("//*[@data-testid='approval'][contains(., 'touch note.txt')]");
     let (summary, body) = wait_until("the approval's notification", || {
-        notifications.lock().unwrap().first().cloned()
+        notifications.received().first().cloned()
     });
     assert_eq!(summary, "gg: an approval is waiting");
     assert!(body.contains("touch note.txt"), "{body}");

@@ -21,6 +21,9 @@
 // Test support: a broken script or fixture should fail the test that uses it, loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(feature = "notifications")]
+pub mod notifications;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
