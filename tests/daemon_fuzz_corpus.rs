@@ -3,21 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
-use std::path::Path;
 
 #[test]
 fn jsonrpc_corpus_replays_cleanly() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/jsonrpc");
-    let mut files: Vec<_> = fs::read_dir(&corpus)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 8,
-        "corpus at {} is missing",
-        corpus.display()
-    );
+    let files = testkit::fuzz_corpus("jsonrpc", 8);
     let (mut requests, mut rejected) = (0, 0);
     for file in &files {
         let data = fs::read(file).unwrap();

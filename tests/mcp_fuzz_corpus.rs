@@ -3,27 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use gg::mcp::config::{ServerSpec, parse};
 use gg::mcp::schema::{check_acceptable, normalise};
 
-fn corpus(name: &str) -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/corpus")
-        .join(name);
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    assert!(files.len() >= 6, "corpus at {} is missing", dir.display());
-    files
-}
-
 #[test]
 fn mcp_schema_corpus_replays_cleanly() {
-    for file in corpus("mcp_schema") {
+    for file in testkit::fuzz_corpus("mcp_schema", 6) {
         let Ok(value) = serde_json::from_slice::<serde_json::Value>(&fs::read(&file).unwrap())
         else {
             continue;
@@ -37,7 +23,7 @@ fn mcp_schema_corpus_replays_cleanly() {
 #[test]
 fn mcp_config_corpus_replays_cleanly() {
     let (mut valid, mut invalid) = (0, 0);
-    for file in corpus("mcp_config") {
+    for file in testkit::fuzz_corpus("mcp_config", 6) {
         let Ok(text) = String::from_utf8(fs::read(&file).unwrap()) else {
             continue;
         };

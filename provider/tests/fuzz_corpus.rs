@@ -2,8 +2,6 @@
 //! `sse` fuzz target (first byte = read size, rest = body; splitting must not change anything),
 //! and checks the expected verdict encoded in each seed's name (`ok-*` parses, `err-*` fails).
 
-use std::path::Path;
-
 use provider::{AssistantReply, ProviderError, StreamEvent, parse_recorded_stream};
 
 type Outcome = (Result<AssistantReply, ProviderError>, Vec<StreamEvent>);
@@ -16,13 +14,8 @@ fn parse<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Outcome {
 
 #[test]
 fn sse_corpus_replays_with_split_invariance() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/sse");
     let mut replayed = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .collect();
-    entries.sort();
+    let entries = testkit::fuzz_corpus("sse", 1);
     for path in entries {
         let data = std::fs::read(&path).expect("corpus file");
         let name = path

@@ -6,17 +6,7 @@ use std::path::Path;
 
 #[test]
 fn session_load_corpus_replays_cleanly() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/session_load");
-    let mut files: Vec<_> = fs::read_dir(&corpus)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 8,
-        "corpus at {} is missing",
-        corpus.display()
-    );
+    let files = testkit::fuzz_corpus("session_load", 8);
     let mut loaded = 0;
     for file in &files {
         let data = fs::read(file).unwrap();

@@ -24,6 +24,26 @@
 #[cfg(feature = "notifications")]
 pub mod notifications;
 
+/// The committed seeds of the fuzz target `name` (`fuzz/corpus/<name>/`), sorted, for the tests
+/// that replay them on stable Rust; fails when fewer than `at_least` are there (a corpus that
+/// went missing must not pass as an empty replay).
+pub fn fuzz_corpus(name: &str, at_least: usize) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/corpus")
+        .join(name);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= at_least,
+        "corpus at {} is missing",
+        dir.display()
+    );
+    files
+}
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
