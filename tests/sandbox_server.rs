@@ -782,6 +782,17 @@ fn settled_fixtures(parent: Option<&std::path::Path>) -> Vec<(&'static str, Fixt
             "cat \"$HOME/.ssh/id_rsa\" \"$HOME/.aws/credentials\" 2>&1\n",
         )
         .unwrap();
+        std::fs::write(
+            fx.w.join("appeared.sh"),
+            "cat \"$HOME/.netrc\" \"$HOME/.config/gh/hosts.yml\" 2>&1\n\
+             if [ \"$1\" = write ]; then (echo appended >> .envrc && echo ENVRC-WRITABLE) 2>&1; fi\n\
+             echo END\n",
+        )
+        .unwrap();
+        // What the first sandboxed command would make (the sandbox creates `.gg/` to bind it
+        // read-only), made ahead so that the project stays settled.
+        std::fs::create_dir_all(fx.w.join(".gg")).unwrap();
+        std::fs::create_dir_all(fx.home.join(".config")).unwrap();
     }
     std::thread::sleep(Duration::from_secs(3));
     fixtures
@@ -836,6 +847,62 @@ fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
                 !appeared,
                 "{level}: command {i}: {r}"
             );
+        }
+    }
+}
+
+/// The session keeps its sandbox policy from one command to the next while nothing it was
+/// built from has changed (`sandbox::watch`: the directories its lookups went through, the
+/// files it read). Two commands run with the kept policy; then, on the host, a default secret
+/// appears in the home directory (`~/.netrc`) and below `~/.config` (`gh/hosts.yml`), and a
+/// protected file in the project (`.envrc`). The next command must find the secrets hidden, at
+/// each level, and the file read-only (at the bwrap level: Landlock cannot protect it). (The fixtures are settled and live below `/var/tmp`, away from the
+/// other tests' churn in `/tmp`, so the first two commands do keep the policy; with the watch
+/// made blind, this test fails.)
+#[test]
+fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
+    let quiet = tempfile::Builder::new()
+        .prefix("gg-kept-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    for (level, fx) in settled_fixtures(Some(quiet.path())) {
+        let server = ScriptedServer::start();
+        server.push(tool_call_reply(0, &call("sh ./appeared.sh")));
+        server.push(tool_call_reply(1, &call("sh ./appeared.sh")));
+        let (home, w) = (fx.home.clone(), fx.w.clone());
+        server.push(Reply::computed(move |_| {
+            // Between the second and the third command, on the host.
+            std::fs::write(home.join(".netrc"), "machine x password SECRET-NETRC\n").unwrap();
+            std::fs::create_dir(home.join(".config/gh")).unwrap();
+            std::fs::write(home.join(".config/gh/hosts.yml"), "token: SECRET-GH\n").unwrap();
+            std::fs::write(w.join(".envrc"), "export A=1\n").unwrap();
+            tool_call_reply(2, &call("sh ./appeared.sh write"))
+        }));
+        server.push(Reply::text(&["done"]));
+        let out = agent(&fx, &server, level, &[]).output().expect("run gg");
+        assert!(
+            out.status.success(),
+            "{level}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 3, "{level}: {results:?}");
+        for (i, r) in results.iter().enumerate() {
+            assert!(r.contains("END"), "{level}: command {i} did not run: {r}");
+            assert!(
+                !r.contains("SECRET"),
+                "{level}: command {i} read a secret: {r}"
+            );
+        }
+        if level == "bwrap" {
+            // Landlock cannot take write away below a writable root (security-model.md,
+            // "landlock_cannot_protect"): the protected file is read-only at the bwrap level.
+            assert!(
+                !results[2].contains("ENVRC-WRITABLE"),
+                "{level}: .envrc was writable: {}",
+                results[2]
+            );
+            assert_eq!(fx.read("w/.envrc").as_deref(), Some("export A=1\n"));
         }
     }
 }

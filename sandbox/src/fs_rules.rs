@@ -10,6 +10,7 @@ use landlock::{
 use serde::{Deserialize, Serialize};
 
 use crate::policy::{Network, Policy};
+use crate::watch::Stamp;
 
 /// The newest Landlock ABI whose rights were reviewed for this ruleset; newer kernels are used at
 /// this level (best effort downwards on older ones).
@@ -218,49 +219,6 @@ impl Seen {
             Stamp::inode_of(&self.path)
         };
         now == self.stamp
-    }
-}
-
-/// What a path was when a ruleset was built: the inode it named, and for a listed directory the
-/// times that change when an entry is added, removed or renamed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    fn of(path: &Path) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        })
-    }
-
-    /// The inode only: for a path a grant was opened at, where the rule follows the inode and
-    /// the times do not matter (a written device file changes them).
-    fn inode_of(path: &Path) -> Option<Stamp> {
-        Stamp::of(path).map(|s| Stamp {
-            mtime: (0, 0),
-            ctime: (0, 0),
-            ..s
-        })
-    }
-
-    /// Changed within the last two seconds (or in the future) as seen at `now`. Directory times
-    /// come from a coarse clock, so two changes close together can leave the same time: a
-    /// ruleset built from such a directory is not kept (as git treats a "racily clean" index).
-    fn recent(&self, now: std::time::SystemTime) -> bool {
-        let now = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        self.mtime.0.max(self.ctime.0) >= now - 2
     }
 }
 

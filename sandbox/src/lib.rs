@@ -36,6 +36,7 @@ pub mod sbpl;
 pub mod seccomp;
 pub mod self_test;
 pub mod server;
+mod watch;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -50,6 +51,7 @@ use helper_image::{helper_exe, needs_explicit_bind, standalone_helper_exe};
 pub use policy::{Network, Policy};
 use probe::{Availability, PROBE};
 pub use probe::{Probe, ProbeError, probe};
+pub use watch::{Watched, watch};
 
 /// The isolation a command actually runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::SandboxError;
 use crate::protected::{Bind, PROTECTED_IN_ROOT};
+use crate::watch;
 
 /// Whether the sandboxed command may use the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -224,7 +225,7 @@ impl Policy {
     fn add_root_carve_outs(&mut self, root: &Path) {
         for entry in PROTECTED_IN_ROOT {
             let p = root.join(entry.name);
-            let present = || std::fs::symlink_metadata(&p).is_ok();
+            let present = || watch::symlink_metadata(&p).is_ok();
             match entry.bind {
                 Bind::ReadOnlyIfPresent | Bind::Placeholder if present() => self.push_read_only(p),
                 Bind::ReadOnlyIfPresent | Bind::Placeholder | Bind::GitDir | Bind::ReadOnlyTree => {
@@ -232,7 +233,7 @@ impl Policy {
             }
         }
         let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
-        match std::fs::symlink_metadata(&dot_git) {
+        match watch::symlink_metadata(&dot_git) {
             Ok(meta) if meta.is_dir() => {
                 if !self.pinned.contains(&dot_git) {
                     self.pinned.push(dot_git.clone());
@@ -267,11 +268,11 @@ impl Policy {
         }
         self.push_read_only(git_dir.join("config"));
         for file in ["config.worktree", "info/attributes"] {
-            if git_dir.join(file).exists() {
+            if watch::exists(git_dir.join(file)) {
                 self.push_read_only(git_dir.join(file));
             }
         }
-        if let Ok(entries) = std::fs::read_dir(git_dir.join("modules")) {
+        if let Ok(entries) = watch::read_dir(git_dir.join("modules")) {
             for entry in entries.flatten() {
                 if entry.file_type().is_ok_and(|t| t.is_dir()) {
                     self.protect_git_dir(&entry.path(), depth + 1);
@@ -291,9 +292,9 @@ fn yes() -> bool {
 /// `realpath` first reads the link of every component on the way (four system calls for
 /// `~/.aws`). The answer is the same: a path whose `lstat` finds nothing has no canonical form.
 pub(crate) fn canonicalize_if_present(path: &Path) -> Option<PathBuf> {
-    match std::fs::symlink_metadata(path) {
+    match watch::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        _ => std::fs::canonicalize(path).ok(),
+        _ => watch::canonicalize(path).ok(),
     }
 }
 
@@ -309,7 +310,7 @@ fn canonicalize_below(base: &Path, rel: &Path) -> Option<PathBuf> {
             return whole();
         };
         out.push(name);
-        match std::fs::symlink_metadata(&out) {
+        match watch::symlink_metadata(&out) {
             Ok(meta) if !meta.file_type().is_symlink() => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Ok(_) | Err(_) => return whole(),
@@ -323,7 +324,7 @@ fn canonicalize_below(base: &Path, rel: &Path) -> Option<PathBuf> {
 /// not be resolved without the directories).
 fn resolve_maybe_absent(path: &Path) -> std::io::Result<PathBuf> {
     let absolute = std::path::absolute(path)?;
-    match std::fs::canonicalize(&absolute) {
+    match watch::canonicalize(&absolute) {
         Ok(c) => return Ok(c),
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
         Err(_) => {}
@@ -331,7 +332,7 @@ fn resolve_maybe_absent(path: &Path) -> std::io::Result<PathBuf> {
     let mut missing = Vec::new();
     let mut cursor = absolute.as_path();
     loop {
-        match std::fs::canonicalize(cursor) {
+        match watch::canonicalize(cursor) {
             Ok(base) => {
                 let mut out = base;
                 for name in missing.iter().rev() {
@@ -359,7 +360,7 @@ fn resolve_maybe_absent(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
-    let canonical = std::fs::canonicalize(path)
+    let canonical = watch::canonicalize(path)
         .map_err(|e| SandboxError::InvalidPolicy(format!("{}: {e}", path.display())))?;
     if !canonical.is_dir() {
         return Err(SandboxError::InvalidPolicy(format!(
@@ -372,22 +373,22 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
 
 /// Parses a `.git` pointer file (`gitdir: PATH`, relative to the file's directory).
 fn read_gitdir_pointer(dot_git: &Path, root: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = watch::read_to_string(dot_git).ok()?;
     let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     if target.is_empty() {
         return None;
     }
-    std::fs::canonicalize(root.join(target)).ok()
+    watch::canonicalize(root.join(target)).ok()
 }
 
 /// The `commondir` of a linked worktree's git directory (where hooks and config live).
 fn read_commondir(git_dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let text = watch::read_to_string(git_dir.join("commondir")).ok()?;
     let target = text.lines().next()?.trim();
     if target.is_empty() {
         return None;
     }
-    std::fs::canonicalize(git_dir.join(target)).ok()
+    watch::canonicalize(git_dir.join(target)).ok()
 }
 
 /// Where the proxy is, as the host sees it.
@@ -428,6 +429,57 @@ mod tests {
         assert_eq!(p.deny_read, vec![hd.join(".gg"), hd.join(".ssh")]);
         assert_eq!(p.network, Network::On);
         assert!(p.private_tmp);
+    }
+
+    /// A policy built under [`crate::watch`] from settled trees may be kept; it looks in a
+    /// dozen directories where the build looks up ~45 paths, and it is no longer current once
+    /// a default secret, a protected file or a submodule's git directory appears.
+    #[test]
+    fn a_watched_policy_notices_a_new_secret_protected_file_or_git_directory() {
+        use std::time::{Duration, SystemTime};
+        for (made, dir) in [
+            ("home/.aws", "home"),
+            ("home/.config/gh", "home/.config"),
+            ("w/.envrc", "w"),
+            ("w/.git/modules/sub", "w/.git"),
+        ] {
+            let t = tempfile::tempdir().unwrap();
+            let root = std::fs::canonicalize(t.path()).unwrap();
+            let (w, home) = (root.join("w"), root.join("home"));
+            std::fs::create_dir_all(w.join(".git/hooks")).unwrap();
+            std::fs::write(w.join(".git/config"), "").unwrap();
+            std::fs::create_dir_all(home.join(".ssh")).unwrap();
+            std::fs::create_dir_all(home.join(".config")).unwrap();
+            // Directory times an hour back, judged an hour ahead: settled, and a change made
+            // now is a different time whatever the clock's grain (ctime cannot be set back).
+            let past = SystemTime::now() - Duration::from_secs(3600);
+            for d in [&root, &w, &w.join(".git"), &home, &home.join(".config")] {
+                std::fs::File::open(d).unwrap().set_modified(past).unwrap();
+            }
+            let later = SystemTime::now() + Duration::from_secs(3600);
+            let (policy, watched) =
+                crate::watch::watch_at(later, || Policy::with_home(&w, Some(&home)).unwrap());
+            assert!(watched.is_reusable(), "{made}: {watched:?}");
+            assert!(watched.len() <= 16, "{made}: {watched:?}");
+            assert!(
+                watched.changed().iter().all(|p| !p.starts_with(&root)),
+                "{made}"
+            );
+            if made.ends_with("/sub") {
+                std::fs::create_dir_all(root.join(made).join("hooks")).unwrap();
+            } else if made.ends_with(".envrc") {
+                std::fs::write(root.join(made), "export A=1\n").unwrap();
+            } else {
+                std::fs::create_dir(root.join(made)).unwrap();
+            }
+            assert!(
+                watched.changed().contains(&root.join(dir).as_path()),
+                "{made}: {watched:?}"
+            );
+            assert!(!watched.unchanged(), "{made}");
+            let rebuilt = Policy::with_home(&w, Some(&home)).unwrap();
+            assert_ne!(rebuilt, policy, "{made}: the change matters to the policy");
+        }
     }
 
     /// The short cuts answer exactly as `canonicalize` does: for a file, an absent path, a

@@ -56,6 +56,18 @@ pub struct CommandRunner {
     person_present: bool,
     /// The session said once that a protection does not hold here.
     self_test_said: std::sync::atomic::AtomicBool,
+    /// The last command's sandbox policy, with what it was built from (see
+    /// [`CommandRunner::sandbox_policy`]).
+    kept_policy: std::sync::Mutex<Option<KeptPolicy>>,
+}
+
+/// A sandbox policy kept for the next command: it is used again only while the secret files
+/// it hides are the same and no directory its build looked in, and no file it read, has
+/// changed since (`sandbox::watch`).
+struct KeptPolicy {
+    policy: sandbox::Policy,
+    watched: sandbox::Watched,
+    secret_files: Vec<PathBuf>,
 }
 
 /// What the self-test of the session's level found: `Err` names the protections that do not
@@ -91,6 +103,7 @@ impl CommandRunner {
             self_test: Arc::new(tokio::sync::OnceCell::new()),
             person_present: false,
             self_test_said: std::sync::atomic::AtomicBool::new(false),
+            kept_policy: std::sync::Mutex::new(None),
         }
     }
 
@@ -585,10 +598,38 @@ type ServedCommand = std::convert::Infallible;
 
 impl CommandRunner {
     /// The sandbox policy of this session's commands, before the network's part.
+    ///
+    /// Built for every command, because a secret, a placeholder or a protected file may have
+    /// appeared since the last one; but the build looks up about eighty paths, and they lie
+    /// in a dozen directories. So the last command's policy is used again while none of those
+    /// directories has gained, lost or renamed an entry and no file the build read has changed
+    /// (a dozen `stat`s). A build from a directory changed in the last two seconds, or through
+    /// a symbolic link, is not kept (see `sandbox::watch`).
     fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
+        let secret_files = crate::secrets::secret_files();
+        let Ok(mut kept) = self.kept_policy.lock() else {
+            return self.build_sandbox_policy(&secret_files);
+        };
+        if let Some(k) = kept.as_ref()
+            && k.secret_files == secret_files
+            && k.watched.unchanged()
+        {
+            return Ok(k.policy.clone());
+        }
+        let (policy, watched) = sandbox::watch(|| self.build_sandbox_policy(&secret_files));
+        let policy = policy?;
+        *kept = watched.is_reusable().then(|| KeptPolicy {
+            policy: policy.clone(),
+            watched,
+            secret_files,
+        });
+        Ok(policy)
+    }
+
+    fn build_sandbox_policy(&self, secret_files: &[PathBuf]) -> Result<sandbox::Policy, String> {
         let mut policy = sandbox::Policy::new(self.cwd()).map_err(|e| e.to_string())?;
-        for file in crate::secrets::secret_files() {
-            policy.add_deny_read(&file).map_err(|e| e.to_string())?;
+        for file in secret_files {
+            policy.add_deny_read(file).map_err(|e| e.to_string())?;
         }
         // gg keeps the agent socket out of its own environment: hide it by the value it holds.
         if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
