@@ -789,6 +789,7 @@ fn settled_fixtures(parent: Option<&std::path::Path>) -> Vec<(&'static str, Fixt
              echo END\n",
         )
         .unwrap();
+        std::fs::write(fx.w.join("sock.sh"), "cat \"$1\" 2>&1; echo END\n").unwrap();
         // What the first sandboxed command would make (the sandbox creates `.gg/` to bind it
         // read-only), made ahead so that the project stays settled.
         std::fs::create_dir_all(fx.w.join(".gg")).unwrap();
@@ -856,9 +857,10 @@ fn a_reused_ruleset_still_hides_and_sees_what_appeared_since() {
 /// files it read). Two commands run with the kept policy; then, on the host, a default secret
 /// appears in the home directory (`~/.netrc`) and below `~/.config` (`gh/hosts.yml`), and a
 /// protected file in the project (`.envrc`). The next command must find the secrets hidden, at
-/// each level, and the file read-only (at the bwrap level: Landlock cannot protect it). (The fixtures are settled and live below `/var/tmp`, away from the
-/// other tests' churn in `/tmp`, so the first two commands do keep the policy; with the watch
-/// made blind, this test fails.)
+/// each level, and the file read-only (at the bwrap level: Landlock cannot protect it).
+/// (`GG_TEST_WATCH_SETTLED` lets the session keep the policy whatever else changes the
+/// fixture's ancestors, so the first two commands do keep it; with the watch made blind, this
+/// test fails.)
 #[test]
 fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
     let quiet = tempfile::Builder::new()
@@ -871,7 +873,9 @@ fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
         server.push(tool_call_reply(1, &call("sh ./appeared.sh")));
         let (home, w) = (fx.home.clone(), fx.w.clone());
         server.push(Reply::computed(move |_| {
-            // Between the second and the third command, on the host.
+            // Between the second and the third command, on the host, a clock tick after the
+            // second command's stamps (directory times come from a coarse clock).
+            std::thread::sleep(Duration::from_millis(50));
             std::fs::write(home.join(".netrc"), "machine x password SECRET-NETRC\n").unwrap();
             std::fs::create_dir(home.join(".config/gh")).unwrap();
             std::fs::write(home.join(".config/gh/hosts.yml"), "token: SECRET-GH\n").unwrap();
@@ -879,7 +883,10 @@ fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
             tool_call_reply(2, &call("sh ./appeared.sh write"))
         }));
         server.push(Reply::text(&["done"]));
-        let out = agent(&fx, &server, level, &[]).output().expect("run gg");
+        let settled = [("GG_TEST_WATCH_SETTLED".to_string(), "1".to_string())];
+        let out = agent(&fx, &server, level, &settled)
+            .output()
+            .expect("run gg");
         assert!(
             out.status.success(),
             "{level}: {}",
@@ -904,6 +911,68 @@ fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
             );
             assert_eq!(fx.read("w/.envrc").as_deref(), Some("export A=1\n"));
         }
+    }
+}
+
+/// The server's key (its bubblewrap command line) is kept from one command to the next of the
+/// same policy while nothing its rendering looked up has changed (`sandbox::watch`). A host
+/// socket that appears during the session changes the rendering although the policy is the
+/// same: here the ssh agent's path (`SSH_AUTH_SOCK`, absent at the start), where an ordinary
+/// file appears on the host between the second and the third command. The rendering binds
+/// `/dev/null` over it when present, so the server is replaced and the third command reads
+/// nothing; the first two reused the key (`GG_TEST_WATCH_SETTLED`). With the watch made blind
+/// this test fails.
+#[test]
+fn a_kept_server_key_notices_a_host_socket_that_appeared() {
+    let quiet = tempfile::Builder::new()
+        .prefix("gg-key-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    for (level, fx) in settled_fixtures(Some(quiet.path())) {
+        if level != "bwrap" {
+            // The landlock level has no mounts: Landlock's rules hide the socket.
+            continue;
+        }
+        let agent_sock = fx.base.join("agent.sock");
+        let read = format!("sh ./sock.sh {}", agent_sock.display());
+        let server = ScriptedServer::start();
+        server.push(tool_call_reply(0, &call(&read)));
+        server.push(tool_call_reply(1, &call(&read)));
+        let (path, third) = (agent_sock.clone(), call(&read));
+        server.push(Reply::computed(move |_| {
+            // Between the second and the third command, on the host, a clock tick after the
+            // second command's stamps.
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::write(&path, "SECRET-AGENT\n").unwrap();
+            tool_call_reply(2, &third)
+        }));
+        server.push(Reply::text(&["done"]));
+        let env = [
+            (
+                "SSH_AUTH_SOCK".to_string(),
+                agent_sock.display().to_string(),
+            ),
+            ("GG_TEST_WATCH_SETTLED".to_string(), "1".to_string()),
+        ];
+        let out = agent(&fx, &server, level, &env).output().expect("run gg");
+        assert!(
+            out.status.success(),
+            "{level}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = tool_results(&server);
+        assert_eq!(results.len(), 3, "{level}: {results:?}");
+        for (i, r) in results.iter().enumerate() {
+            assert!(r.contains("END"), "{level}: command {i} did not run: {r}");
+            assert!(
+                !r.contains("SECRET"),
+                "{level}: command {i} read the socket: {r}"
+            );
+        }
+        assert!(
+            results[2].contains("[gg: sandbox restarted"),
+            "{level}: the changed rendering replaced the server: {results:?}"
+        );
     }
 }
 

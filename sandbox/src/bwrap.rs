@@ -93,7 +93,7 @@ pub fn render_assuming(
         // Pathname Unix sockets ignore read-only mounts: hide the directories that hold
         // docker.sock, D-Bus, systemd, ssh-agent and tmux sockets.
         for dir in ["/run", "/var/run"] {
-            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            if crate::watch::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
                 a.push_tmpfs_ro(Path::new(dir));
             }
         }
@@ -108,7 +108,9 @@ pub fn render_assuming(
     // after the binds (a remount does not affect the mounts below it).
     let outer_dirs: Vec<&PathBuf> = deny_outer
         .into_iter()
-        .filter(|d| !hidden_by_tmpfs(policy, d) && d.is_dir())
+        .filter(|d| {
+            !hidden_by_tmpfs(policy, d) && crate::watch::metadata(d).is_ok_and(|m| m.is_dir())
+        })
         .collect();
     for dir in &outer_dirs {
         a.push2("--tmpfs", dir.as_os_str());
@@ -136,7 +138,8 @@ pub fn render_assuming(
     // Parents first; at equal depth pins before read-only binds. Stable sort keeps input order.
     carve_outs.sort_by_key(|(p, pinned)| (p.components().count(), !*pinned));
     for (path, pinned) in carve_outs {
-        let exists = std::fs::symlink_metadata(path).is_ok() && !absent.iter().any(|s| s == path);
+        let exists =
+            crate::watch::symlink_metadata(path).is_ok() && !absent.iter().any(|s| s == path);
         if pinned {
             if exists {
                 a.push_bind("--bind", path, path);
@@ -156,7 +159,7 @@ pub fn render_assuming(
         if hidden_by_tmpfs(policy, &socket) {
             continue;
         }
-        match std::fs::symlink_metadata(&socket) {
+        match crate::watch::symlink_metadata(&socket) {
             Ok(m) if m.is_dir() => a.push_tmpfs_ro(&socket),
             Ok(_) => a.push_bind_null(&socket),
             Err(_) => {}
@@ -185,7 +188,7 @@ fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) -> Vec
         if hidden_by_tmpfs(policy, path) {
             continue;
         }
-        match std::fs::metadata(path) {
+        match crate::watch::metadata(path) {
             Ok(m) if m.is_dir() => a.push_tmpfs_ro(path),
             Ok(_) => a.push_bind_null(path),
             Err(_) if policy.is_inside_writable(path) => {
@@ -193,7 +196,7 @@ fn push_deny_read(a: &mut Args, policy: &Policy, mut deny: Vec<&PathBuf>) -> Vec
                 // every one of them is removed afterwards if still empty, deepest first.
                 let mut missing: Vec<PathBuf> = path
                     .ancestors()
-                    .take_while(|p| std::fs::symlink_metadata(p).is_err())
+                    .take_while(|p| crate::watch::symlink_metadata(p).is_err())
                     .map(Path::to_path_buf)
                     .collect();
                 missing.reverse();

@@ -168,7 +168,7 @@ fn render_bwrap(
     absent: &[PathBuf],
 ) -> bwrap::BwrapPlan {
     for dir in &policy.create_if_missing {
-        if std::fs::symlink_metadata(dir).is_err() {
+        if watch::symlink_metadata(dir).is_err() {
             // On failure render() covers the path with a temporary mount point instead.
             let _ = std::fs::create_dir(dir);
         }

@@ -603,8 +603,8 @@ impl CommandRunner {
     /// appeared since the last one; but the build looks up about eighty paths, and they lie
     /// in a dozen directories. So the last command's policy is used again while none of those
     /// directories has gained, lost or renamed an entry and no file the build read has changed
-    /// (a dozen `stat`s). A build from a directory changed in the last two seconds, or through
-    /// a symbolic link, is not kept (see `sandbox::watch`).
+    /// (a dozen `stat`s). A build from a directory changed in the last two seconds is not kept
+    /// (see `sandbox::watch`).
     fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
         let secret_files = crate::secrets::secret_files();
         let Ok(mut kept) = self.kept_policy.lock() else {
