@@ -332,7 +332,7 @@ impl CommandRunner {
         let (which, server_policy) = match &self.sandbox {
             SandboxSetting::On { network, .. } => {
                 let mut workspace = session_policy;
-                network.route(&mut workspace)?;
+                network.route(&mut workspace).map_err(|e| e.to_string())?;
                 (ServerFor::Workspace, workspace)
             }
             SandboxSetting::Off => (ServerFor::ReadOnly, policy.clone()),
@@ -406,7 +406,9 @@ impl CommandRunner {
         let mut invocation = invocation;
         let mut policy = self.sandbox_policy()?;
         refuse_home_as_writable_root(&policy)?;
-        let scope = network.prepare(&mut policy, &mut invocation.env)?;
+        let scope = network
+            .prepare(&mut policy, &mut invocation.env)
+            .map_err(|e| e.to_string())?;
         let (served, mut notes) = self
             .spawn_served(ServerFor::Workspace, &invocation, &policy, &policy, backend)
             .await;
@@ -647,7 +649,7 @@ impl CommandRunner {
             match &self.sandbox {
                 SandboxSetting::On { network, .. } => {
                     let workspace = self.sandbox_policy().and_then(|mut policy| {
-                        network.route(&mut policy)?;
+                        network.route(&mut policy).map_err(|e| e.to_string())?;
                         Ok(policy)
                     });
                     // Read-only commands run in this one too, restricted further.
