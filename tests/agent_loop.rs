@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gg::agent::chain::{Assessment, Proposal, Tool, ToolBox};
+use gg::agent::chain::{Assessment, Proposal, ProposeError, Tool, ToolBox};
 use gg::agent::{
     Agent, AgentEvent, Answer, ApprovalPrompt, Approver, Gate, MessageQueue, NobodyToAsk, TurnError,
 };
@@ -530,7 +530,7 @@ impl Tool for Panicker {
     fn parameters(&self) -> serde_json::Value {
         json!({"type": "object"})
     }
-    fn propose(&self, _: &str) -> Result<Proposal, String> {
+    fn propose(&self, _: &str) -> Result<Proposal, ProposeError> {
         Ok(Proposal::tool(
             Assessment::Normal,
             "explode".into(),

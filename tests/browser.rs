@@ -965,7 +965,10 @@ fn cancelling_a_call_closes_the_browser() {
         });
         let result = tools.execute(&call, &cancel).await;
         let profile = waiter.await.unwrap();
-        assert_eq!(result.unwrap_err(), "cancelled; the browser was closed");
+        assert_eq!(
+            result.unwrap_err().to_string(),
+            "cancelled; the browser was closed"
+        );
         assert_none_left(&profile);
         // The session goes on: the next call starts a new browser.
         let blank = tools

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::tools::artifacts::{Kind, Store, slug, validate};
 use crate::tools::diff;
@@ -42,8 +42,9 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, String> {
-    serde_json::from_str(arguments).map_err(|e| format!("invalid {tool} arguments: {e}"))
+fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, ProposeError> {
+    serde_json::from_str(arguments)
+        .map_err(|e| ProposeError::arguments_led(format!("invalid {tool} arguments"), e))
 }
 
 struct Create(Arc<Store>);
@@ -82,10 +83,10 @@ impl Tool for Create {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: CreateArgs = parse(self.name(), arguments)?;
-        let kind = Kind::parse(&args.kind).map_err(|e| e.to_string())?;
-        validate(Some(&args.title), &args.content).map_err(|e| e.to_string())?;
+        let kind = Kind::parse(&args.kind)?;
+        validate(Some(&args.title), &args.content)?;
         let title = args.title.trim().to_string();
         let file = format!("{}.{}", slug(&title), kind.extension());
         let summary = format!(
@@ -156,19 +157,16 @@ impl Tool for Edit {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: EditArgs = parse(self.name(), arguments)?;
-        validate(None, &args.content).map_err(|e| e.to_string())?;
+        validate(None, &args.content)?;
         // What the change is shown against; the write happens only if it is still the latest.
-        let (artifact, shown, before) = self
-            .0
-            .read(args.artifact_id.trim(), None)
-            .map_err(|e| e.to_string())?;
+        let (artifact, shown, before) = self.0.read(args.artifact_id.trim(), None)?;
         if before == args.content {
-            return Err(format!(
-                "the content is identical to v{shown} of artifact {}; nothing to edit",
-                artifact.id
-            ));
+            return Err(ProposeError::Unchanged {
+                artifact: artifact.id,
+                version: shown,
+            });
         }
         let next = shown + 1;
         let summary = format!(
@@ -245,7 +243,7 @@ impl Tool for Read {
         true
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: ReadArgs = parse(self.name(), arguments)?;
         let id = args.artifact_id.map(|id| id.trim().to_string());
         let summary = match (&id, args.version) {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::tools::browser::{BrowserTools, spec};
 use crate::tools::registry::Outcome;
@@ -48,7 +48,7 @@ impl Tool for BrowserTool {
         self.parameters.clone()
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let call = self.shared.describe(self.name, arguments)?;
         let assessment = Assessment::from_class(call.class, call.rule.clone(), call.reason.clone());
         let summary = call.summary.clone();
@@ -83,13 +83,16 @@ impl Tool for BrowserTool {
                             }
                         }
                         // A page's exception text is page content: inside the wrapper.
-                        Err(e) => match e.split_once(crate::tools::browser::PAGE_THREW) {
-                            Some((before, page)) => Outcome::error(format!(
-                                "{before}the page threw an exception:\n{}",
-                                untrusted::wrap("page exception", page)
-                            )),
-                            None => Outcome::error(e),
-                        },
+                        Err(e) => {
+                            let e = e.to_string();
+                            match e.split_once(crate::tools::browser::PAGE_THREW) {
+                                Some((before, page)) => Outcome::error(format!(
+                                    "{before}the page threw an exception:\n{}",
+                                    untrusted::wrap("page exception", page)
+                                )),
+                                None => Outcome::error(e),
+                            }
+                        }
                     }
                 })
             },

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Assessment, Proposal, Reason, RunFuture, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
 use crate::tools::files::{self, ToolResult};
 use crate::tools::paths::{Workspace, WriteTarget};
 use crate::tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
@@ -79,9 +79,8 @@ impl Tool for Bash {
         self.spec.parameters.clone()
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
-        let args: BashArgs =
-            serde_json::from_str(arguments).map_err(|e| format!("invalid arguments: {e}"))?;
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let args: BashArgs = serde_json::from_str(arguments).map_err(ProposeError::arguments)?;
         let timeout = registry::bash_timeout(args.timeout)?;
         Ok(Proposal::command(args.command, timeout, args.writes))
     }
@@ -115,7 +114,7 @@ impl Tool for FileRead {
         false
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let name = self.spec.name;
         let summary = format!("{name} {}", registry::truncate(arguments, 120));
         let workspace = Arc::clone(&self.workspace);
@@ -160,15 +159,14 @@ impl Tool for FileWrite {
         false
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let name = self.spec.name;
         let ws = &self.workspace;
         let plan = if name == "edit" {
             files::plan_edit(ws, arguments)
         } else {
             files::plan_write(ws, arguments)
-        }
-        .map_err(|e| e.0)?;
+        }?;
         let shown = plan.target.shown().to_string();
         let details = crate::tools::diff::unified(&shown, &plan.before, &plan.after);
         let summary = format!("{name} {shown}");

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use crate::tools::computer::{ComputerTools, SessionTag, specs};
 use crate::tools::registry::Outcome;
 
@@ -46,7 +46,7 @@ impl Tool for ComputerTool {
         self.parameters.clone()
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let call = self.shared.describe(self.name, arguments)?;
         let assessment = Assessment::from_class(
             call.class,
@@ -75,7 +75,7 @@ impl Tool for ComputerTool {
                 Box::pin(async move {
                     match shared.execute(&call, &cancel).await {
                         Ok(text) => Outcome::text(text),
-                        Err(e) => Outcome::error(e),
+                        Err(e) => Outcome::error(e.to_string()),
                     }
                 })
             },

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::connectors::google::api::{Google, NewEvent};
 use crate::connectors::google::{self, token::Tokens};
@@ -187,30 +187,32 @@ struct CreateArgs {
     attendees: Vec<String>,
 }
 
-fn parse<'a, T: Deserialize<'a>>(arguments: &'a str) -> Result<T, String> {
-    serde_json::from_str(arguments).map_err(|e| format!("invalid arguments: {e}"))
+fn parse<'a, T: Deserialize<'a>>(arguments: &'a str) -> Result<T, ProposeError> {
+    serde_json::from_str(arguments).map_err(ProposeError::arguments)
 }
 
 /// A one-line field a person reads in a header or a prompt: no control characters (a line
 /// break would start a header of the caller's choosing), not empty, not absurdly long.
-fn one_line(what: &str, value: &str, max: usize) -> Result<String, String> {
+fn one_line(what: &str, value: &str, max: usize) -> Result<String, ProposeError> {
     let value = value.trim();
     if value.is_empty() {
-        return Err(format!("{what} is empty"));
+        return Err(ProposeError::BadValue(format!("{what} is empty")));
     }
     if value.chars().any(char::is_control) {
-        return Err(format!(
+        return Err(ProposeError::BadValue(format!(
             "{what} must be one line without control characters"
-        ));
+        )));
     }
     if value.chars().count() > max {
-        return Err(format!("{what} is longer than {max} characters"));
+        return Err(ProposeError::BadValue(format!(
+            "{what} is longer than {max} characters"
+        )));
     }
     Ok(value.to_string())
 }
 
 /// Comma-separated addresses, each `local@domain` or `Name <local@domain>`.
-fn addresses(what: &str, value: &str) -> Result<Vec<String>, String> {
+fn addresses(what: &str, value: &str) -> Result<Vec<String>, ProposeError> {
     let value = one_line(what, value, 2000)?;
     value
         .split(',')
@@ -230,7 +232,9 @@ fn addresses(what: &str, value: &str) -> Result<Vec<String>, String> {
             if valid {
                 Ok(address.to_string())
             } else {
-                Err(format!("{what}: {address:?} is not an email address"))
+                Err(ProposeError::BadValue(format!(
+                    "{what}: {address:?} is not an email address"
+                )))
             }
         })
         .collect()
@@ -238,7 +242,7 @@ fn addresses(what: &str, value: &str) -> Result<Vec<String>, String> {
 
 /// An RFC 3339 time, or (when `dates` allows) a date meaning midnight UTC; normalised to RFC
 /// 3339.
-fn time(what: &str, value: &str, dates: bool) -> Result<jiff::Timestamp, String> {
+fn time(what: &str, value: &str, dates: bool) -> Result<jiff::Timestamp, ProposeError> {
     let value = value.trim();
     if let Ok(at) = value.parse::<jiff::Timestamp>() {
         return Ok(at);
@@ -247,15 +251,15 @@ fn time(what: &str, value: &str, dates: bool) -> Result<jiff::Timestamp, String>
         return date
             .to_zoned(jiff::tz::TimeZone::UTC)
             .map(|z| z.timestamp())
-            .map_err(|e| format!("{what}: {e}"));
+            .map_err(|e| ProposeError::BadValue(format!("{what}: {e}")));
     }
-    Err(format!(
+    Err(ProposeError::BadValue(format!(
         "{what}: {value:?} is not an RFC 3339 time with an offset (2026-03-01T15:00:00+01:00){}",
         if dates { " or a date (2026-03-01)" } else { "" }
-    ))
+    )))
 }
 
-fn message_id(value: &str) -> Result<String, String> {
+fn message_id(value: &str) -> Result<String, ProposeError> {
     let valid = !value.is_empty()
         && value.len() <= 128
         && value
@@ -264,7 +268,9 @@ fn message_id(value: &str) -> Result<String, String> {
     if valid {
         Ok(value.to_string())
     } else {
-        Err(format!("{value:?} is not a Gmail message id"))
+        Err(ProposeError::BadValue(format!(
+            "{value:?} is not a Gmail message id"
+        )))
     }
 }
 
@@ -295,7 +301,7 @@ impl Tool for GoogleTool {
         matches!(self.kind, Kind::Draft | Kind::CalendarCreate)
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let google = Arc::clone(&self.google);
         let name = self.kind.name();
         match self.kind {
@@ -303,11 +309,13 @@ impl Tool for GoogleTool {
                 let args: SearchArgs = parse(arguments)?;
                 let query = args.query.trim().to_string();
                 if query.is_empty() {
-                    return Err("query is empty".to_string());
+                    return Err(ProposeError::BadValue("query is empty".to_string()));
                 }
                 let max = args.max.unwrap_or(DEFAULT_SEARCH_RESULTS);
                 if !(1..=MAX_SEARCH_RESULTS).contains(&max) {
-                    return Err(format!("max must be 1 to {MAX_SEARCH_RESULTS}"));
+                    return Err(ProposeError::BadValue(format!(
+                        "max must be 1 to {MAX_SEARCH_RESULTS}"
+                    )));
                 }
                 let summary = format!("{name} {}", shown(&query));
                 Ok(read_only(summary, move || async move {
@@ -357,7 +365,7 @@ impl Tool for GoogleTool {
                 let from = time("from", &args.from, true)?;
                 let to = time("to", &args.to, true)?;
                 if to <= from {
-                    return Err("to must be after from".to_string());
+                    return Err(ProposeError::BadValue("to must be after from".to_string()));
                 }
                 let summary = format!("{name} {from} .. {to}");
                 Ok(read_only(summary, move || async move {
@@ -425,7 +433,9 @@ impl Tool for GoogleTool {
                 let start = time("start", &args.start, false)?;
                 let end = time("end", &args.end, false)?;
                 if end <= start {
-                    return Err("end must be after start".to_string());
+                    return Err(ProposeError::BadValue(
+                        "end must be after start".to_string(),
+                    ));
                 }
                 let location = args
                     .location

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::tools::registry::Outcome;
 
@@ -109,30 +109,32 @@ impl Tool for KbSearch {
         true
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: Args = serde_json::from_str(if arguments.trim().is_empty() {
             "{}"
         } else {
             arguments
         })
-        .map_err(|e| format!("kb_search: bad arguments: {e}"))?;
+        .map_err(|e| ProposeError::arguments_led("kb_search: bad arguments", e))?;
         let query = args.query.trim().to_string();
         if query.is_empty() {
-            return Err("kb_search: query is empty".to_string());
+            return Err(ProposeError::BadValue(
+                "kb_search: query is empty".to_string(),
+            ));
         }
         let top_k = args.top_k.unwrap_or(DEFAULT_TOP_K);
         if !(1..=MAX_TOP_K).contains(&top_k) {
-            return Err(format!(
+            return Err(ProposeError::BadValue(format!(
                 "kb_search: top_k must be 1-{MAX_TOP_K}, got {top_k}"
-            ));
+            )));
         }
         let targets: Vec<String> = match args.kb.or_else(|| self.default.clone()) {
             Some(name) if self.names.contains(&name) => vec![name],
             Some(name) => {
-                return Err(format!(
+                return Err(ProposeError::BadValue(format!(
                     "kb_search: no knowledge base \"{name}\"; known: {}",
                     self.names.join(", ")
-                ));
+                )));
             }
             None => self.names.clone(),
         };
@@ -287,7 +289,7 @@ mod tests {
             (r#"{"query": "a", "path": "/etc"}"#, "bad arguments"),
             (r#"{}"#, "bad arguments"),
         ] {
-            let err = tool.propose(args).err().unwrap();
+            let err = tool.propose(args).err().unwrap().to_string();
             assert!(err.contains(want), "{args}: {err}");
         }
         assert!(tool.propose(r#"{"query": "alpha", "top_k": 3}"#).is_ok());

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::tools::library::{Library, Passage, ReadRequest, read_file, search, search_ranked};
 use crate::tools::registry::Outcome;
@@ -27,8 +27,9 @@ pub fn tools(library: Library) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
-fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, String> {
-    serde_json::from_str(arguments).map_err(|e| format!("invalid {tool} arguments: {e}"))
+fn parse<T: serde::de::DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, ProposeError> {
+    serde_json::from_str(arguments)
+        .map_err(|e| ProposeError::arguments_led(format!("invalid {tool} arguments"), e))
 }
 
 async fn blocking(f: impl FnOnce() -> Result<String, String> + Send + 'static) -> Outcome {
@@ -76,7 +77,7 @@ impl Tool for Search {
         true
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: SearchArgs = parse(self.name(), arguments)?;
         let top_k = args.top_k.unwrap_or(DEFAULT_TOP_K).clamp(1, MAX_TOP_K);
         let library = Arc::clone(&self.0);
@@ -193,7 +194,7 @@ impl Tool for ReadTool {
         true
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: ReadArgs = parse(self.name(), arguments)?;
         let library = Arc::clone(&self.0);
         let request = ReadRequest {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::media::{self, AudioFormat, ImageRequest, Media, SpeechRequest};
 use crate::tools::registry::Outcome;
@@ -96,15 +96,15 @@ impl Tool for ImageGenerate {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: ImageArgs = serde_json::from_str(arguments)
-            .map_err(|e| format!("invalid arguments for image_generate: {e}"))?;
+            .map_err(|e| ProposeError::arguments_for("image_generate", e))?;
         let request = ImageRequest {
             prompt: args.prompt,
             size: args.size,
             n: args.n.unwrap_or(1),
         };
-        media::check_image(&request).map_err(|e| e.to_string())?;
+        media::check_image(&request)?;
         let shared = Arc::clone(&self.0);
         let endpoint = &shared.media.image.endpoint;
         let summary = format!(
@@ -201,16 +201,21 @@ impl Tool for Speak {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
-        let args: SpeakArgs = serde_json::from_str(arguments)
-            .map_err(|e| format!("invalid arguments for speak: {e}"))?;
-        let format = args.format.as_deref().map(AudioFormat::parse).transpose()?;
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let args: SpeakArgs =
+            serde_json::from_str(arguments).map_err(|e| ProposeError::arguments_for("speak", e))?;
+        let format = args
+            .format
+            .as_deref()
+            .map(AudioFormat::parse)
+            .transpose()
+            .map_err(ProposeError::BadValue)?;
         let request = SpeechRequest {
             text: args.text,
             voice: args.voice,
             format,
         };
-        media::check_speech(&request).map_err(|e| e.to_string())?;
+        media::check_speech(&request)?;
         let shared = Arc::clone(&self.0);
         let endpoint = &shared.media.speech.endpoint;
         let summary = format!(
@@ -287,13 +292,12 @@ impl Tool for Transcribe {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: TranscribeArgs = serde_json::from_str(arguments)
-            .map_err(|e| format!("invalid arguments for transcribe: {e}"))?;
+            .map_err(|e| ProposeError::arguments_for("transcribe", e))?;
         let shared = Arc::clone(&self.0);
         // Opened now, under the file tools' rules: what runs sends this file and no other.
-        let opened = media::files::open_confined(&shared.cwd, &shared.media.home, &args.path)
-            .map_err(|e| e.to_string())?;
+        let opened = media::files::open_confined(&shared.cwd, &shared.media.home, &args.path)?;
         let endpoint = &shared.media.transcription.endpoint;
         let summary = format!("transcribe {} via {}", args.path, endpoint.label());
         let details = format!(

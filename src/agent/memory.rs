@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::chain::{Assessment, Proposal, Tool};
+use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::context::estimate_text;
 use super::untrusted;
 use crate::tools::memory::{Entry, Layer, Scope, Store};
@@ -92,9 +92,9 @@ impl Tool for MemoryAdd {
         })
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: AddArgs = serde_json::from_str(arguments)
-            .map_err(|e| format!("invalid arguments for memory_add: {e}"))?;
+            .map_err(|e| ProposeError::arguments_for("memory_add", e))?;
         let scope = Scope::parse(args.scope.as_deref().unwrap_or("general"))?;
         let target = Layer::parse(args.target.as_deref().unwrap_or("workspace"))?;
         let content = crate::tools::memory::clean_entry(&args.content)?;
@@ -119,13 +119,16 @@ impl Tool for MemoryAdd {
             format!("memory_add\0{arguments}"),
             move |_cancel| {
                 Box::pin(async move {
-                    let result = tokio::task::spawn_blocking(move || {
+                    let result = match tokio::task::spawn_blocking(move || {
                         store
                             .add(&content, &scope, target)
                             .map(|entry| added_line(&entry, &content))
                     })
                     .await
-                    .unwrap_or_else(|e| Err(format!("memory: {e}")));
+                    {
+                        Ok(added) => added.map_err(|e| e.to_string()),
+                        Err(e) => Err(format!("memory: {e}")),
+                    };
                     match result {
                         Ok(text) => Outcome::text(text),
                         Err(e) => Outcome::error(e),
@@ -169,9 +172,9 @@ impl Tool for MemorySearch {
         true
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: SearchArgs = serde_json::from_str(arguments)
-            .map_err(|e| format!("invalid arguments for memory_search: {e}"))?;
+            .map_err(|e| ProposeError::arguments_for("memory_search", e))?;
         let store = Arc::clone(&self.store);
         let query = args.query;
         Ok(Proposal::tool(
@@ -181,11 +184,14 @@ impl Tool for MemorySearch {
             format!("memory_search\0{arguments}"),
             move |_cancel| {
                 Box::pin(async move {
-                    let result = tokio::task::spawn_blocking(move || {
+                    let result = match tokio::task::spawn_blocking(move || {
                         store.search(&query, crate::tools::memory::SEARCH_LIMIT)
                     })
                     .await
-                    .unwrap_or_else(|e| Err(format!("memory: {e}")));
+                    {
+                        Ok(found) => found.map_err(|e| e.to_string()),
+                        Err(e) => Err(format!("memory: {e}")),
+                    };
                     match result {
                         Ok(hits) if hits.is_empty() => Outcome::text("no memory matches"),
                         Ok(hits) => Outcome::text(untrusted::wrap(

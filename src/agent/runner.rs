@@ -335,7 +335,10 @@ impl Agent {
                         action: "error".to_string(),
                         rule: String::new(),
                     });
-                    plans.push(CallPlan::Blocked(Denied::unprepared(call, error)));
+                    plans.push(CallPlan::Blocked(Denied::unprepared(
+                        call,
+                        error.to_string(),
+                    )));
                     continue;
                 }
             };

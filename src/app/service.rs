@@ -60,7 +60,8 @@ impl EarlyTools {
         sandbox: &SandboxSetting,
         config: &Config,
     ) -> Result<EarlyTools, String> {
-        let tools = ToolBox::new(cwd, sandbox.clone(), config.env.allow.clone())?;
+        let tools = ToolBox::new(cwd, sandbox.clone(), config.env.allow.clone())
+            .map_err(|e| e.to_string())?;
         tools.warm_sandbox();
         Ok(EarlyTools {
             tools,
@@ -132,7 +133,8 @@ impl Conversation {
                 &options.cwd,
                 options.sandbox.clone(),
                 options.config.env.allow.clone(),
-            )?,
+            )
+            .map_err(|e| e.to_string())?,
         };
         // Started before the provider's set-up (its certificate store) to overlap it.
         tools.warm_sandbox();
@@ -275,7 +277,8 @@ impl Conversation {
             &self.options.cwd,
             sandbox.clone(),
             self.options.config.env.allow.clone(),
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         let previous = std::mem::replace(&mut self.options.sandbox, sandbox);
         match equip(base, &self.options, self.memory.as_ref()) {
             Ok(tools) => {
@@ -514,7 +517,7 @@ impl Conversation {
         };
         match sub {
             "" => {
-                let entries = store.list()?;
+                let entries = store.list().map_err(|e| e.to_string())?;
                 let c = &self.options.config.memory;
                 Ok(format!(
                     "memory: on; {} entries; global {}; workspace {}; prompt budget {} tokens, \
@@ -532,29 +535,38 @@ impl Conversation {
                 let mut words = rest.split_whitespace().peekable();
                 while let Some(word) = words.peek() {
                     if let Some(s) = word.strip_prefix("--scope=") {
-                        scope = Scope::parse(s)?;
+                        scope = Scope::parse(s).map_err(|e| e.to_string())?;
                     } else if let Some(t) = word.strip_prefix("--target=") {
-                        target = Layer::parse(t)?;
+                        target = Layer::parse(t).map_err(|e| e.to_string())?;
                     } else {
                         break;
                     }
                     words.next();
                 }
                 let text = words.collect::<Vec<_>>().join(" ");
-                let entry = store.add(&text, &scope, target)?;
+                let entry = store
+                    .add(&text, &scope, target)
+                    .map_err(|e| e.to_string())?;
                 Ok(crate::agent::memory::added_line(&entry, &text))
             }
-            "show" if rest.is_empty() => Ok(lines(store.curated()?, "no memory")),
+            "show" if rest.is_empty() => Ok(lines(
+                store.curated().map_err(|e| e.to_string())?,
+                "no memory",
+            )),
             "show" if rest == "daily" => Ok(lines(
-                store.daily(jiff::Zoned::now().date())?,
+                store
+                    .daily(jiff::Zoned::now().date())
+                    .map_err(|e| e.to_string())?,
                 "no log today",
             )),
             "search" => Ok(lines(
-                store.search(rest, crate::tools::memory::SEARCH_LIMIT)?,
+                store
+                    .search(rest, crate::tools::memory::SEARCH_LIMIT)
+                    .map_err(|e| e.to_string())?,
                 "no memory matches",
             )),
             "rm" if !rest.is_empty() => {
-                let removed = store.remove(rest)?;
+                let removed = store.remove(rest).map_err(|e| e.to_string())?;
                 Ok(removed
                     .iter()
                     .map(|e| format!("removed {}: {}", e.id, e.text))
@@ -641,7 +653,9 @@ fn equip(
         &options.home,
         &options.config.browser,
         options.sandbox.clone(),
-    )? {
+    )
+    .map_err(|e| e.to_string())?
+    {
         tools.add_tools(crate::agent::browser::tools(browser));
     }
     // The Google tools: asked for with `"tools": {"google": true}`, offered once signed in.

@@ -83,14 +83,17 @@ async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String
     let config = crate::app::config::Config::load(&home)?;
     let sandbox = if sandboxed {
         let user = config.network.clone();
-        let (policy, _) = crate::tools::network::session_policy(&user, None, &[], &cwd)?;
+        let (policy, _) = crate::tools::network::session_policy(&user, None, &[], &cwd)
+            .map_err(|e| e.to_string())?;
         SandboxSetting::with_network(true, policy)
     } else {
         SandboxSetting::Off
     };
     let mut browser_config = config.browser.clone();
     browser_config.enabled = true;
-    let tools = BrowserTools::new(&cwd, &home, &browser_config, sandbox)?.ok_or_else(|| {
+    let tools = BrowserTools::new(&cwd, &home, &browser_config, sandbox)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
         format!(
             "no Chromium found (looked for {} on PATH; set browser.executable in ~/.gg/config.json or GG_CHROMIUM)",
             crate::tools::browser::process::CANDIDATES.join(", ")
@@ -122,10 +125,12 @@ async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String
             common.allow_dangerous,
         ),
     };
-    let navigate = tools.describe(
-        "browser_navigate",
-        &serde_json::json!({"url": url}).to_string(),
-    )?;
+    let navigate = tools
+        .describe(
+            "browser_navigate",
+            &serde_json::json!({"url": url}).to_string(),
+        )
+        .map_err(|e| e.to_string())?;
     if navigate.class == Class::Dangerous && !allow {
         return Err(format!(
             "{url} is dangerous ({}: {}); pass --allow-dangerous to open it anyway",
@@ -136,11 +141,19 @@ async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String
     if let Some(map) = args.as_object_mut() {
         map.retain(|_, v| !v.is_null());
     }
-    let then = tools.describe(second.0, &args.to_string())?;
+    let then = tools
+        .describe(second.0, &args.to_string())
+        .map_err(|e| e.to_string())?;
     let cancel = CancellationToken::new();
     let work = async {
-        let loaded = tools.execute(&navigate, &cancel).await?;
-        let mut done = tools.execute(&then, &cancel).await?;
+        let loaded = tools
+            .execute(&navigate, &cancel)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut done = tools
+            .execute(&then, &cancel)
+            .await
+            .map_err(|e| e.to_string())?;
         // The navigation's page block: the URL as loaded, and the title.
         let page = loaded.page_text.map(|(_, _, t)| t).unwrap_or_default();
         done.text = format!("{page}\n{}", done.text);

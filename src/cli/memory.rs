@@ -122,7 +122,7 @@ fn marked(entry: &Entry) -> String {
 }
 
 fn list(store: &Store, json: bool) -> Result<(), String> {
-    let entries = store.list()?;
+    let entries = store.list().map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();
     if json {
         for e in &entries {
@@ -163,9 +163,11 @@ fn list(store: &Store, json: bool) -> Result<(), String> {
 
 fn show(store: &Store, daily: bool) -> Result<(), String> {
     let entries = if daily {
-        store.daily(jiff::Zoned::now().date())?
+        store
+            .daily(jiff::Zoned::now().date())
+            .map_err(|e| e.to_string())?
     } else {
-        store.curated()?
+        store.curated().map_err(|e| e.to_string())?
     };
     let mut out = std::io::stdout().lock();
     if entries.is_empty() {
@@ -183,7 +185,9 @@ fn show(store: &Store, daily: bool) -> Result<(), String> {
 }
 
 fn search(store: &Store, query: &str) -> Result<(), String> {
-    let hits = store.search(query, crate::tools::memory::SEARCH_LIMIT)?;
+    let hits = store
+        .search(query, crate::tools::memory::SEARCH_LIMIT)
+        .map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();
     if hits.is_empty() {
         let _ = writeln!(out, "no memory matches");
@@ -195,9 +199,9 @@ fn search(store: &Store, query: &str) -> Result<(), String> {
 }
 
 fn add(store: &Store, scope: &str, target: &str, text: &str) -> Result<(), String> {
-    let scope = Scope::parse(scope)?;
-    let target = Layer::parse(target)?;
-    let entry = store.add(text, &scope, target)?;
+    let scope = Scope::parse(scope).map_err(|e| e.to_string())?;
+    let target = Layer::parse(target).map_err(|e| e.to_string())?;
+    let entry = store.add(text, &scope, target).map_err(|e| e.to_string())?;
     for line in added_line(&entry, text).lines() {
         println!("{}", visible_inline(line));
     }
@@ -206,7 +210,7 @@ fn add(store: &Store, scope: &str, target: &str, text: &str) -> Result<(), Strin
 
 fn remove(store: &Store, ids: &[String]) -> Result<(), String> {
     for id in ids {
-        for e in store.remove(id)? {
+        for e in store.remove(id).map_err(|e| e.to_string())? {
             println!(
                 "removed {} from {} ({}): {}",
                 e.id,
@@ -233,10 +237,10 @@ fn scope_file(scope: &Scope) -> String {
 /// through the store: atomically, refusing links, and only if nobody changed the file meanwhile
 /// (then the edited copy is kept and named).
 fn edit(store: &Store, scope: &str, target: &str) -> Result<(), String> {
-    let scope = Scope::parse(scope)?;
-    let layer = Layer::parse(target)?;
+    let scope = Scope::parse(scope).map_err(|e| e.to_string())?;
+    let layer = Layer::parse(target).map_err(|e| e.to_string())?;
     let path = scope_file(&scope);
-    let before = store.read_file(layer, &path)?;
+    let before = store.read_file(layer, &path).map_err(|e| e.to_string())?;
     let dir = store.global_dir().to_path_buf();
     {
         use std::os::unix::fs::DirBuilderExt;

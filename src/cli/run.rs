@@ -148,7 +148,7 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
         &flags.allow_domains,
         &cwd,
     )
-    .map_err(CliError::Usage)?;
+    .map_err(|e| CliError::Usage(e.to_string()))?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()

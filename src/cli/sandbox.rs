@@ -135,7 +135,9 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
     } else {
         // At level none the proxy still serves the tools that honour the variables, but nothing
         // stops the others: the warning line below says so.
-        let scope = session.apply(&mut policy).map_err(|e| (SETUP_ERROR, e))?;
+        let scope = session
+            .apply(&mut policy)
+            .map_err(|e| (SETUP_ERROR, e.to_string()))?;
         if let Some(scope) = &scope {
             crate::tools::network::set_proxy_env(&mut inner.env, &scope.url());
         }
@@ -221,16 +223,17 @@ fn network_policy(
     cwd: &std::path::Path,
 ) -> Result<NetworkPolicy, (u8, String)> {
     let home = crate::tools::security::home_dir();
-    let user = crate::tools::network::load_user_settings(&home).map_err(|e| (USAGE_ERROR, e))?;
-    let project =
-        crate::tools::network::load_project_settings(cwd).map_err(|e| (USAGE_ERROR, e))?;
+    let user = crate::tools::network::load_user_settings(&home)
+        .map_err(|e| (USAGE_ERROR, e.to_string()))?;
+    let project = crate::tools::network::load_project_settings(cwd)
+        .map_err(|e| (USAGE_ERROR, e.to_string()))?;
     NetworkPolicy::resolve(
         &user,
         args.network.map(NetworkMode::from),
         &args.allow_domain,
         project.as_ref(),
     )
-    .map_err(|e| (USAGE_ERROR, e))
+    .map_err(|e| (USAGE_ERROR, e.to_string()))
 }
 
 fn error(e: SandboxError) -> (u8, String) {

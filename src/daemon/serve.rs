@@ -85,7 +85,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
         &flags.allow_domains,
         &cwd,
     )
-    .map_err(Failure::Usage)?;
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()

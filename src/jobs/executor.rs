@@ -99,7 +99,7 @@ impl ConversationExecutor {
             .map_err(error)?;
         let (network, _) =
             crate::tools::network::session_policy(&config.network, mode, &job.allow_domains, &cwd)
-                .map_err(error)?;
+                .map_err(|e| error(e.to_string()))?;
         let sandbox = SandboxSetting::with_network(job.sandbox, network);
         let options = ServiceOptions {
             cwd,

@@ -188,8 +188,13 @@ pub(crate) async fn connect_stdio(
             // The server shares the session's proxy; its refusals are attributed to the tool
             // calls running at the time (it carries no call token of its own).
             let mut inner = inner;
-            if network.apply(&mut policy)?.is_some() {
-                let url = format!("http://127.0.0.1:{}", network.proxy()?.port());
+            if network
+                .apply(&mut policy)
+                .map_err(|e| e.to_string())?
+                .is_some()
+            {
+                let proxy = network.proxy().map_err(|e| e.to_string())?;
+                let url = format!("http://127.0.0.1:{}", proxy.port());
                 crate::tools::network::set_proxy_env(&mut inner.env, &url);
             }
             let parts = sandbox::wrap(inner, &policy, *backend)

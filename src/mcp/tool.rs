@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::printable;
 use super::server::StderrTail;
-use crate::agent::chain::{Assessment, Proposal, Tool};
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
 use crate::tools::registry::{Outcome, truncate_chars};
 
 /// Most text a call returns to the model; the rest is cut with a note.
@@ -82,7 +82,7 @@ impl Tool for McpTool {
         self.parameters.clone()
     }
 
-    fn propose(&self, arguments: &str) -> Result<Proposal, String> {
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let summary = format!("MCP {}.{}", printable(&self.server), printable(&self.tool));
         let details = truncate_chars(arguments, 1200);
         let grant_key = format!("{}\0{arguments}", self.exposed);

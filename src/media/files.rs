@@ -177,7 +177,9 @@ pub fn open_confined(cwd: &Path, home: &Path, user_path: &str) -> Result<OpenedA
     }
     let mut root =
         Workspace::open(cwd).map_err(|e| MediaError::invalid(format!("{}: {e}", cwd.display())))?;
-    root.set_hidden(DenyRead::for_root(root.root()).map_err(MediaError::invalid)?);
+    root.set_hidden(
+        DenyRead::for_root(root.root()).map_err(|e| MediaError::invalid(e.to_string()))?,
+    );
     let confined = root.confine(user_path).map_err(invalid)?;
     let file = root.open_read(&confined).map_err(invalid)?;
     OpenedAudio::new(file, user_path)

@@ -551,7 +551,8 @@ impl Bot {
             None,
             &[],
             &options.workspace,
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         let approver: Arc<dyn Approver> = match options.telegram.approval {
             Approval::Ask => Arc::new(ChatApprover {
                 chat,

@@ -45,7 +45,14 @@ impl fmt::Display for PathError {
     }
 }
 
-impl std::error::Error for PathError {}
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PathError::Io { error, .. } => Some(error),
+            PathError::Outside(_) | PathError::Hidden(_) => None,
+        }
+    }
+}
 
 /// What gg's own tools (files, browser) keep out of, sandbox or not. These tools run in gg's own
 /// process (or start a browser from it), so no sandbox covers them (see
@@ -56,10 +63,10 @@ pub struct DenyRead(Vec<PathBuf>);
 impl DenyRead {
     /// The sandbox's deny-read list for `root` (the existing defaults in the home directory,
     /// canonical), and the defaults that do not exist yet, where they would appear.
-    pub fn for_root(root: &Path) -> Result<DenyRead, String> {
+    pub fn for_root(root: &Path) -> Result<DenyRead, sandbox::SandboxError> {
         // The root's own sandbox policy is refused where the sandbox would refuse it (`/`); its
         // deny-read list is the home's defaults, which `everywhere` holds too.
-        sandbox::Policy::new(root).map_err(|e| e.to_string())?;
+        sandbox::Policy::new(root)?;
         Ok(DenyRead::everywhere())
     }
 

@@ -225,15 +225,32 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
 pub const AGENT_AREA: &str = sandbox::protected::AGENT_AREA;
 
 /// A bash call's timeout: the default, or 0 < seconds ≤ 24 h.
-pub fn bash_timeout(seconds: Option<f64>) -> Result<Duration, String> {
+pub fn bash_timeout(seconds: Option<f64>) -> Result<Duration, BadTimeout> {
     match seconds {
         None => Ok(bash::DEFAULT_TIMEOUT),
         Some(s) if s.is_finite() && s > 0.0 && s <= 24.0 * 3600.0 => Ok(Duration::from_secs_f64(s)),
-        Some(s) => Err(format!(
-            "timeout must be between 0 and 86400 seconds, not {s}"
-        )),
+        Some(s) => Err(BadTimeout { seconds: s }),
     }
 }
+
+/// A bash call's timeout outside 0 < seconds ≤ 24 h (or not a number).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BadTimeout {
+    /// The timeout the call asked for.
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for BadTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "timeout must be between 0 and 86400 seconds, not {}",
+            self.seconds
+        )
+    }
+}
+
+impl std::error::Error for BadTimeout {}
 
 /// At most `max` characters (not bytes), with `...` when cut: the MCP argument preview limit is
 /// stated in characters.

@@ -12,6 +12,7 @@ use classifier::{Class, Verdict};
 use policies::EffectivePolicy;
 
 use super::call::{Checked, Prepared};
+use super::error::{PrepareError, ToolBoxError};
 use super::tool::{Action, Assessment, Proposal, Tool};
 use crate::tools::bash::CommandRunner;
 use crate::tools::paths::Workspace;
@@ -35,13 +36,19 @@ impl ToolBox {
         cwd: &Path,
         sandbox: SandboxSetting,
         env_allow: Vec<String>,
-    ) -> Result<ToolBox, String> {
-        let mut workspace = Workspace::open(cwd)
-            .map_err(|e| format!("working directory {}: {e}", cwd.display()))?;
-        workspace.set_hidden(crate::tools::paths::DenyRead::for_root(workspace.root())?);
+    ) -> Result<ToolBox, ToolBoxError> {
+        let mut workspace =
+            Workspace::open(cwd).map_err(|source| ToolBoxError::WorkingDirectory {
+                path: cwd.to_path_buf(),
+                source,
+            })?;
+        workspace.set_hidden(
+            crate::tools::paths::DenyRead::for_root(workspace.root())
+                .map_err(ToolBoxError::Sandbox)?,
+        );
         let workspace = Arc::new(workspace);
         let policy = crate::tools::security::load_policy(workspace.root(), None)
-            .map_err(|e| e.to_string())?;
+            .map_err(ToolBoxError::Policy)?;
         let classifier_ctx =
             crate::tools::security::classifier_context(workspace.root(), policy.classifier_rules());
         let tools = crate::agent::builtin::tools(&workspace);
@@ -117,11 +124,10 @@ impl ToolBox {
 
     /// Step 1: the tool describes the call; a shell command is classified and matched against
     /// the policy files. An error is the tool result the model receives.
-    pub fn prepare(&self, call: ToolCall) -> Result<Prepared, String> {
-        let failed = |e: String| format!("approval request for tool \"{}\" failed: {e}", call.name);
+    pub fn prepare(&self, call: ToolCall) -> Result<Prepared, PrepareError> {
         let tool = self
             .tool(&call.name)
-            .ok_or_else(|| format!("unknown tool \"{}\"", call.name))?;
+            .ok_or_else(|| PrepareError::UnknownTool(call.name.clone()))?;
         let parallel_safe = tool.parallel_safe();
         let reads_untrusted_mail = tool.reads_untrusted_mail();
         let may_send_data_out = tool.may_send_data_out();
@@ -130,15 +136,25 @@ impl ToolBox {
             mut details,
             grant_key,
             action,
-        } = tool.propose(&call.arguments).map_err(failed)?;
+        } = tool
+            .propose(&call.arguments)
+            .map_err(|source| PrepareError::Propose {
+                tool: call.name.clone(),
+                source,
+            })?;
         let checked = match action {
             Action::Command {
                 script,
                 timeout,
                 writes,
             } => {
-                let mut verdict = classifier::classify(&script, &self.classifier_ctx)
-                    .map_err(|e| failed(e.to_string()))?;
+                let mut verdict =
+                    classifier::classify(&script, &self.classifier_ctx).map_err(|source| {
+                        PrepareError::Classify {
+                            tool: call.name.clone(),
+                            source,
+                        }
+                    })?;
                 #[cfg(feature = "test-hooks")]
                 if std::env::var_os("GG_TEST_CLASSIFY_READ_ONLY").is_some_and(|v| v == "1") {
                     // Test-hooks builds only: a classifier that calls everything read-only, so

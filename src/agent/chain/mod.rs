@@ -16,15 +16,18 @@
 //! without an [`Approved`] call, and only [`Gate::check`] makes those.
 //!
 //! The states of a call live in `call.rs` ([`Prepared`], [`Denied`]) and the tool interface in
-//! `tool.rs` ([`Tool`], [`Proposal`], [`Assessment`]).
+//! `tool.rs` ([`Tool`], [`Proposal`], [`Assessment`]); what can go wrong before the gate, typed, in
+//! `error.rs` ([`ProposeError`], [`PrepareError`], [`ToolBoxError`]).
 
 mod call;
 mod classify;
+mod error;
 mod gate;
 mod run;
 mod tool;
 
 pub use call::{CANCELLED, CallRecord, Denied, Prepared};
 pub use classify::ToolBox;
+pub use error::{PrepareError, ProposeError, ToolBoxError};
 pub use gate::{Approved, Gate, GateObserver};
 pub use tool::{Assessment, Proposal, Reason, RunFuture, Tool};

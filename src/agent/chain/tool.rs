@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::ProposeError;
 use crate::tools::registry::Outcome;
+
 /// A tool the model can call: built-in (`read`, `bash`, `write`, …), MCP, and the tools to come.
 ///
 /// A tool only *describes* calls. What it would do is bound into the [`Proposal`] it returns, and
@@ -21,7 +23,7 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> serde_json::Value;
     /// Reads the arguments and describes the call. Nothing may run or change here. An error
     /// becomes the tool result `approval request for tool "X" failed: <err>`.
-    fn propose(&self, arguments: &str) -> Result<Proposal, String>;
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError>;
     /// Whether the call may run alongside other calls (only pure reads: `read`, `grep`).
     fn parallel_safe(&self) -> bool {
         false

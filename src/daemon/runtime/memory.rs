@@ -59,7 +59,8 @@ pub fn call(settings: &Settings, method: &str, p: Value) -> Result<Value, RpcErr
         return Err(RpcError::app(AppError::Other, "memory is disabled"));
     }
     let store = Store::new(&settings.config.memory, &settings.home, &settings.cwd);
-    let failed = |e: String| RpcError::app(AppError::Other, e);
+    let failed =
+        |e: crate::tools::memory::MemoryError| RpcError::app(AppError::Other, e.to_string());
     let list = |entries: Vec<Entry>| entries.iter().map(entry_json).collect::<Vec<_>>();
     match method {
         "memory.list" => {

@@ -23,8 +23,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 // The secret patterns and the child environment are one list for every child gg starts.
 pub use crate::secrets::{SECRET_ENV_PATTERNS, is_secret_env, is_secret_var, scrubbed_env};
 pub use runner::CommandRunner;
+pub use setup_error::SetupError;
 
 pub mod runner;
+mod setup_error;
 
 /// Git settings forced onto commands that run without approval (read-only verdicts), so that a
 /// planted repository cannot make `git status` or `git diff` run its programs. The classifier

@@ -13,7 +13,7 @@ use classifier::Class;
 use policies::Mode;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::bash;
+use crate::tools::bash::{self, SetupError};
 use crate::tools::registry::{Outcome, SandboxRun, SandboxSetting};
 
 /// Runs the session's shell commands (see the module documentation). Built once per
@@ -37,7 +37,7 @@ pub struct CommandRunner {
     /// `GG_SANDBOX_BACKEND`: a level forced for every sandboxed command (diagnostics and the
     /// tests of each level through the agent); a value that names no backend fails every
     /// sandboxed command rather than pick one.
-    backend_override: Result<Option<sandbox::Backend>, String>,
+    backend_override: Result<Option<sandbox::Backend>, sandbox::SandboxError>,
     /// The read-only sandbox server of a session without `--sandbox`: every command classified
     /// read-only runs in it (nothing writable but a private `/tmp`, no network). With
     /// `--sandbox` they run in `sandbox_server` instead, restricted further.
@@ -90,10 +90,7 @@ impl CommandRunner {
             #[cfg(target_os = "linux")]
             sandbox_server: served.then(|| Arc::new(sandbox::server::SessionServer::new())),
             backend_override: match std::env::var("GG_SANDBOX_BACKEND") {
-                Ok(name) if !name.is_empty() => name
-                    .parse()
-                    .map(Some)
-                    .map_err(|e| format!("GG_SANDBOX_BACKEND: {e}")),
+                Ok(name) if !name.is_empty() => name.parse().map(Some),
                 _ => Ok(None),
             },
             #[cfg(target_os = "linux")]
@@ -136,7 +133,7 @@ impl CommandRunner {
 
     /// The level every confined command of this session asks for: `GG_SANDBOX_BACKEND`, else
     /// `--sandbox`'s, else (read-only commands of a session without it) the strongest there is.
-    fn confining_backend(&self) -> Result<sandbox::Backend, String> {
+    fn confining_backend(&self) -> Result<sandbox::Backend, SetupError> {
         let asked = match &self.sandbox {
             SandboxSetting::On { backend, .. } => *backend,
             // Without --sandbox the person chose no level, so the strongest there is.
@@ -144,7 +141,7 @@ impl CommandRunner {
         };
         match &self.backend_override {
             Ok(forced) => Ok(forced.unwrap_or(asked)),
-            Err(e) => Err(e.clone()),
+            Err(e) => Err(SetupError::BackendOverride(e.clone())),
         }
     }
 
@@ -152,15 +149,17 @@ impl CommandRunner {
     /// session, in the background from the warm-up or here by the first confined command, and
     /// remembered across sessions when it holds): an error when a protection does not hold and
     /// no person is here, once a loud note when one is, nothing when all hold.
-    async fn after_self_test(&self, backend: sandbox::Backend) -> Result<Option<String>, String> {
+    async fn after_self_test(
+        &self,
+        backend: sandbox::Backend,
+    ) -> Result<Option<String>, SetupError> {
         let Err(unproven) = self_test_once(&self.self_test, backend).await else {
             return Ok(None);
         };
         if !self.person_present {
-            return Err(format!(
-                "{unproven}; no person is here to decide, so no command runs (see `gg sandbox \
-                 --self-test`)"
-            ));
+            return Err(SetupError::Unproven {
+                finding: unproven.clone(),
+            });
         }
         let first = !self
             .self_test_said
@@ -331,7 +330,10 @@ impl CommandRunner {
     /// level the session's sandbox setting asks for (the strongest available without
     /// `--sandbox`), with nothing writable but a private `/tmp`, no network and the deny-read
     /// policy. Where no level exists it runs unconfined, and the session says so once.
-    async fn confine_read_only(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
+    async fn confine_read_only(
+        &self,
+        invocation: sandbox::Invocation,
+    ) -> Result<Confined, SetupError> {
         let backend = self.confining_backend()?;
         let proof = self.after_self_test(backend).await?;
         // Built once: the read-only policy is this session's policy with writes and network
@@ -361,7 +363,7 @@ impl CommandRunner {
         }
         #[cfg(not(target_os = "linux"))]
         let _ = served;
-        let wrapped = sandbox::wrap(invocation, &policy, backend).map_err(|e| e.to_string())?;
+        let wrapped = sandbox::wrap(invocation, &policy, backend)?;
         let parts = wrapped.into_parts();
         if parts.level == sandbox::Level::None {
             // Nothing can enforce it here: the classifier's verdict is all there is. Said once
@@ -395,7 +397,10 @@ impl CommandRunner {
 
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
     /// workspace sandbox (the working directory writable, the network policy applied).
-    async fn confine_workspace(&self, invocation: sandbox::Invocation) -> Result<Confined, String> {
+    async fn confine_workspace(
+        &self,
+        invocation: sandbox::Invocation,
+    ) -> Result<Confined, SetupError> {
         let network = match &self.sandbox {
             SandboxSetting::Off => {
                 let command = invocation.unsandboxed(self.cwd());
@@ -430,7 +435,7 @@ impl CommandRunner {
         }
         #[cfg(not(target_os = "linux"))]
         let _ = served;
-        let wrapped = sandbox::wrap(invocation, &policy, backend).map_err(|e| e.to_string())?;
+        let wrapped = sandbox::wrap(invocation, &policy, backend)?;
         let parts = wrapped.into_parts();
         let mut warning = parts.warning;
         if let (Some(w), Some(line)) = (&mut warning, network.policy.unenforced_warning()) {
@@ -553,7 +558,7 @@ impl Confined {
 /// person's writable: shell start-up files, `~/.config/autostart`, `~/.config/systemd/user`,
 /// `~/.local/bin` — each runs later on the host, outside any sandbox. Refused, with the way out.
 /// (Commands classified read-only still run there: nothing is writable to them.)
-fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), String> {
+fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), SetupError> {
     let Some(home) = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .and_then(|h| std::fs::canonicalize(h).ok())
@@ -561,12 +566,9 @@ fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), String> 
         return Ok(());
     };
     match policy.all_writable().find(|root| home.starts_with(root)) {
-        Some(root) => Err(format!(
-            "{} is the home directory or contains it: a sandboxed command could write the \
-             person's start-up files there, which run outside the sandbox later; start gg in a \
-             project directory",
-            root.display()
-        )),
+        Some(root) => Err(SetupError::HomeWritable {
+            root: root.to_path_buf(),
+        }),
         None => Ok(()),
     }
 }
@@ -605,7 +607,7 @@ impl CommandRunner {
     /// directories has gained, lost or renamed an entry and no file the build read has changed
     /// (a dozen `stat`s). A build from a directory changed in the last two seconds is not kept
     /// (see `sandbox::watch`).
-    fn sandbox_policy(&self) -> Result<sandbox::Policy, String> {
+    fn sandbox_policy(&self) -> Result<sandbox::Policy, SetupError> {
         let secret_files = crate::secrets::secret_files();
         let Ok(mut kept) = self.kept_policy.lock() else {
             return self.build_sandbox_policy(&secret_files);
@@ -626,10 +628,13 @@ impl CommandRunner {
         Ok(policy)
     }
 
-    fn build_sandbox_policy(&self, secret_files: &[PathBuf]) -> Result<sandbox::Policy, String> {
-        let mut policy = sandbox::Policy::new(self.cwd()).map_err(|e| e.to_string())?;
+    fn build_sandbox_policy(
+        &self,
+        secret_files: &[PathBuf],
+    ) -> Result<sandbox::Policy, SetupError> {
+        let mut policy = sandbox::Policy::new(self.cwd())?;
         for file in secret_files {
-            policy.add_deny_read(file).map_err(|e| e.to_string())?;
+            policy.add_deny_read(file)?;
         }
         // gg keeps the agent socket out of its own environment: hide it by the value it holds.
         if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
@@ -666,7 +671,7 @@ impl CommandRunner {
         #[cfg(target_os = "linux")]
         {
             let warm = |server: &Option<Arc<sandbox::server::SessionServer>>,
-                        policy: Result<sandbox::Policy, String>| {
+                        policy: Result<sandbox::Policy, SetupError>| {
                 let Some(server) = server.clone() else {
                     return;
                 };

@@ -150,11 +150,13 @@ pub(super) struct EvalArgs {
     pub(super) expression: String,
 }
 
-pub(super) fn parse_args<T: serde::de::DeserializeOwned>(arguments: &str) -> Result<T, String> {
+pub(super) fn parse_args<T: serde::de::DeserializeOwned>(
+    arguments: &str,
+) -> Result<T, super::BrowserError> {
     let text = if arguments.trim().is_empty() {
         "{}"
     } else {
         arguments
     };
-    serde_json::from_str(text).map_err(|e| format!("invalid arguments: {e}"))
+    serde_json::from_str(text).map_err(super::BrowserError::Arguments)
 }

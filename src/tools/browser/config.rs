@@ -44,10 +44,10 @@ impl Default for BrowserConfig {
 
 impl BrowserConfig {
     /// Checks the values (a bad host rule names the key).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), super::BrowserError> {
         AllowList::parse(&self.allow_private_hosts)
             .map(|_| ())
-            .map_err(|e| format!("browser.allowPrivateHosts: {e}"))
+            .map_err(super::BrowserError::PrivateHosts)
     }
 
     /// The tools this config enables, in the order the model sees them.

@@ -89,14 +89,21 @@ impl Guard {
     }
 
     /// The addresses `name` resolves to (test overrides first).
-    pub async fn resolve(&self, name: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    pub async fn resolve(
+        &self,
+        name: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, super::BrowserError> {
         if let Some(addrs) = self.overrides.get(name) {
             return Ok(addrs.iter().map(|a| SocketAddr::new(*a, port)).collect());
         }
         tokio::net::lookup_host((name, port))
             .await
             .map(|it| it.collect())
-            .map_err(|e| format!("cannot resolve {name}: {e}"))
+            .map_err(|source| super::BrowserError::Resolve {
+                name: name.to_string(),
+                source,
+            })
     }
 
     /// The blocking form of [`Guard::resolve`], for describing a call (classification only: the
@@ -198,7 +205,7 @@ impl Guard {
                 let addrs = self
                     .resolve(name, port)
                     .await
-                    .map_err(|e| deny("unresolved", e))?;
+                    .map_err(|e| deny("unresolved", e.to_string()))?;
                 if addrs.is_empty() {
                     return Err(deny("unresolved", format!("{name} has no address")));
                 }

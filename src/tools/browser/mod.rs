@@ -16,6 +16,7 @@
 mod call;
 pub mod cdp;
 mod config;
+mod error;
 pub mod guard;
 mod page;
 pub mod process;
@@ -43,6 +44,7 @@ use screenshot_file::save_screenshot;
 
 pub use call::{BrowserCall, spec};
 pub use config::BrowserConfig;
+pub use error::BrowserError;
 pub use page::PAGE_THREW;
 pub use screenshot_file::png_size;
 
@@ -102,21 +104,18 @@ impl BrowserTools {
         home: &Path,
         config: &BrowserConfig,
         sandbox: SandboxSetting,
-    ) -> Result<Option<BrowserTools>, String> {
+    ) -> Result<Option<BrowserTools>, BrowserError> {
         if !config.enabled {
             return Ok(None);
         }
         let Some(executable) = process::find_executable(config.executable.as_deref()) else {
             if let Some(p) = &config.executable {
-                return Err(format!(
-                    "browser.executable {} is not an executable file",
-                    p.display()
-                ));
+                return Err(BrowserError::Executable { path: p.clone() });
             }
             return Ok(None);
         };
-        let private = AllowList::parse(&config.allow_private_hosts)
-            .map_err(|e| format!("browser.allowPrivateHosts: {e}"))?;
+        let private =
+            AllowList::parse(&config.allow_private_hosts).map_err(BrowserError::PrivateHosts)?;
         // Without the sandbox the run's network setting is not enforced for commands either;
         // the browser then gets `on` (addresses judged, nothing else).
         let network = match &sandbox {
@@ -135,7 +134,7 @@ impl BrowserTools {
         );
         Ok(Some(BrowserTools {
             cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
-            hidden: crate::tools::paths::DenyRead::for_root(cwd)?,
+            hidden: crate::tools::paths::DenyRead::for_root(cwd).map_err(BrowserError::Sandbox)?,
             executable,
             config: config.clone(),
             sandbox,
@@ -157,8 +156,8 @@ impl BrowserTools {
     }
 
     /// Classifies a navigation target.
-    pub fn classify_url(&self, url: &str) -> Result<(web::Judgement, Target), String> {
-        let target = web::parse(url)?;
+    pub fn classify_url(&self, url: &str) -> Result<(web::Judgement, Target), BrowserError> {
+        let target = web::parse(url).map_err(BrowserError::Target)?;
         let judged = match &target {
             Target::Web {
                 host, credentials, ..
@@ -174,11 +173,7 @@ impl BrowserTools {
                 let resolved = std::fs::canonicalize(path).ok();
                 let real = resolved.as_deref().unwrap_or(path);
                 if self.hidden.covers(real) || self.hidden.covers(path) {
-                    return Err(format!(
-                        "{} is in a deny-read path (a secret the sandbox hides, such as \
-                         ~/.ssh); the browser never opens it",
-                        path.display()
-                    ));
+                    return Err(BrowserError::Hidden { path: path.clone() });
                 }
                 web::judge_file(resolved.as_deref(), &self.cwd)
             }
@@ -188,9 +183,9 @@ impl BrowserTools {
     }
 
     /// Parses and classifies a call. Nothing runs here.
-    pub fn describe(&self, name: &str, arguments: &str) -> Result<BrowserCall, String> {
+    pub fn describe(&self, name: &str, arguments: &str) -> Result<BrowserCall, BrowserError> {
         if !self.config.tool_names().contains(&name) {
-            return Err(format!("{name} is not enabled"));
+            return Err(BrowserError::NotEnabled(name.to_string()));
         }
         let call =
             |class, rule: &str, reason: String, summary: String, grant_key, plan| BrowserCall {
@@ -325,7 +320,7 @@ impl BrowserTools {
                 c.details = format!("{}\n\n{}", c.reason, a.expression);
                 c
             }
-            other => return Err(format!("unknown browser tool {other}")),
+            other => return Err(BrowserError::UnknownTool(other.to_string())),
         })
     }
 
@@ -334,7 +329,7 @@ impl BrowserTools {
         &self,
         call: &BrowserCall,
         cancel: &CancellationToken,
-    ) -> Result<Done, String> {
+    ) -> Result<Done, BrowserError> {
         let finished = {
             let mut state = self.state.lock().await;
             tokio::select! {
@@ -343,10 +338,10 @@ impl BrowserTools {
             }
         };
         match finished {
-            Some(r) => r,
+            Some(r) => r.map_err(BrowserError::Run),
             None => {
                 self.close().await;
-                Err("cancelled; the browser was closed".into())
+                Err(BrowserError::Cancelled)
             }
         }
     }
@@ -482,9 +477,12 @@ impl BrowserTools {
         let proxy = match &state.proxy {
             Some(p) => Arc::clone(p),
             None => {
-                let p = Arc::new(ProxyHandle::start_custom(
-                    Arc::clone(&self.guard) as Arc<dyn crate::tools::network::proxy::Admit>
-                )?);
+                let p = Arc::new(
+                    ProxyHandle::start_custom(
+                        Arc::clone(&self.guard) as Arc<dyn crate::tools::network::proxy::Admit>
+                    )
+                    .map_err(|e| e.to_string())?,
+                );
                 state.proxy = Some(Arc::clone(&p));
                 p
             }
@@ -520,7 +518,7 @@ impl BrowserTools {
         if url == "about:blank" {
             return Ok(url);
         }
-        let (judged, target) = self.classify_url(&url)?;
+        let (judged, target) = self.classify_url(&url).map_err(|e| e.to_string())?;
         if judged.class == Class::Dangerous {
             let approved = match &target {
                 Target::File { path, .. } => state.approved_files.contains(path),

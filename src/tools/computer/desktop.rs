@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::ComputerError;
+
 /// The longest text `clipboard_write` accepts, in characters.
 pub const MAX_CLIPBOARD_WRITE: usize = 100_000;
 /// Notification title and body limits, in characters.
@@ -57,49 +59,53 @@ impl Clipboard {
     fn with<T>(
         &self,
         action: impl FnOnce(&mut arboard::Clipboard) -> Result<T, arboard::Error>,
-    ) -> Result<T, String> {
+    ) -> Result<T, ComputerError> {
         if let Some(why) = clipboard_missing() {
-            return Err(why);
+            return Err(ComputerError::Desktop(why));
         }
-        let mut slot = self
-            .connection
-            .lock()
-            .map_err(|_| "clipboard state is unusable after a failed call".to_string())?;
+        let mut slot = self.connection.lock().map_err(|_| {
+            ComputerError::Desktop("clipboard state is unusable after a failed call".to_string())
+        })?;
         if slot.is_none() {
-            *slot = Some(arboard::Clipboard::new().map_err(|e| format!("no clipboard: {e}"))?);
+            *slot = Some(
+                arboard::Clipboard::new()
+                    .map_err(|e| ComputerError::Desktop(format!("no clipboard: {e}")))?,
+            );
         }
         match slot.as_mut() {
-            Some(clipboard) => action(clipboard).map_err(|e| format!("clipboard: {e}")),
-            None => Err("no clipboard".to_string()),
+            Some(clipboard) => {
+                action(clipboard).map_err(|e| ComputerError::Desktop(format!("clipboard: {e}")))
+            }
+            None => Err(ComputerError::Desktop("no clipboard".to_string())),
         }
     }
 
     /// The clipboard's text (empty when it holds none).
-    pub fn read(&self) -> Result<String, String> {
+    pub fn read(&self) -> Result<String, ComputerError> {
         self.with(|c| match c.get_text() {
             Err(arboard::Error::ContentNotAvailable) => Ok(String::new()),
             other => other,
         })
     }
 
-    pub fn write(&self, text: &str) -> Result<(), String> {
+    pub fn write(&self, text: &str) -> Result<(), ComputerError> {
         self.with(|c| c.set_text(text.to_string()))
     }
 }
 
 /// Shows a desktop notification.
-pub async fn notify(title: &str, body: &str) -> Result<(), String> {
+pub async fn notify(title: &str, body: &str) -> Result<(), ComputerError> {
     if let Some(why) = notifications_missing() {
-        return Err(why);
+        return Err(ComputerError::Desktop(why));
     }
     let mut notification = notify_rust::Notification::new();
     notification.appname("gg").summary(title).body(body);
     match tokio::time::timeout(NOTIFY_TIMEOUT, notification.show_async()).await {
         Ok(Ok(_handle)) => Ok(()),
-        Ok(Err(e)) => Err(format!("notification service: {e}")),
-        Err(_) => Err(format!(
+        Ok(Err(e)) => Err(ComputerError::Desktop(format!("notification service: {e}"))),
+        Err(_) => Err(ComputerError::Desktop(format!(
             "notification service did not answer within {} s",
             NOTIFY_TIMEOUT.as_secs()
-        )),
+        ))),
     }
 }

@@ -15,6 +15,7 @@
 //! it. They exist only when `tools.computer` is enabled in config.
 
 mod desktop;
+mod error;
 mod info;
 pub mod procs;
 pub mod redact;
@@ -29,6 +30,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+pub use error::ComputerError;
 pub use procs::{SESSION_TAG_ENV, SessionTag};
 
 /// Tool output is cut to this many characters, with a marker.
@@ -209,18 +211,18 @@ struct WriteArgs {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-fn args<T: for<'de> Deserialize<'de>>(arguments: &str) -> Result<T, String> {
+fn args<T: for<'de> Deserialize<'de>>(arguments: &str) -> Result<T, ComputerError> {
     let text = if arguments.trim().is_empty() {
         "{}"
     } else {
         arguments
     };
-    serde_json::from_str(text).map_err(|e| format!("invalid arguments: {e}"))
+    serde_json::from_str(text).map_err(ComputerError::Arguments)
 }
 
-fn too_long(what: &str, text: &str, max: usize) -> Result<(), String> {
+fn too_long(what: &'static str, text: &str, max: usize) -> Result<(), ComputerError> {
     if text.chars().count() > max {
-        Err(format!("{what} is longer than {max} characters"))
+        Err(ComputerError::TooLong { what, max })
     } else {
         Ok(())
     }
@@ -242,7 +244,7 @@ impl ComputerTools {
 
     /// Parses and classifies a call. Nothing runs here; an error becomes the tool's result
     /// (refusals such as killing pid 1 never reach a person).
-    pub fn describe(&self, name: &str, arguments: &str) -> Result<ComputerCall, String> {
+    pub fn describe(&self, name: &str, arguments: &str) -> Result<ComputerCall, ComputerError> {
         let call = |class, reason: String, summary: String, details: String, plan| ComputerCall {
             class,
             reason,
@@ -267,7 +269,10 @@ impl ComputerTools {
                     None => procs::DEFAULT_LIST,
                     Some(n) if (1..=procs::MAX_LIST as i64).contains(&n) => n as usize,
                     Some(n) => {
-                        return Err(format!("limit must be 1 to {}, not {n}", procs::MAX_LIST));
+                        return Err(ComputerError::BadValue(format!(
+                            "limit must be 1 to {}, not {n}",
+                            procs::MAX_LIST
+                        )));
                     }
                 };
                 let sort_by = procs::SortBy::parse(a.sort_by.as_deref())?;
@@ -368,7 +373,7 @@ impl ComputerTools {
                     Plan::ClipboardWrite { text: a.text },
                 ))
             }
-            other => Err(format!("unknown tool \"{other}\"")),
+            other => Err(ComputerError::UnknownTool(other.to_string())),
         }
     }
 
@@ -377,16 +382,18 @@ impl ComputerTools {
         self: &Arc<Self>,
         call: &ComputerCall,
         cancel: &CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<String, ComputerError> {
         if cancel.is_cancelled() {
-            return Err("tool not executed: context canceled".to_string());
+            return Err(ComputerError::Cancelled(
+                "tool not executed: context canceled",
+            ));
         }
         let this = Arc::clone(self);
         let plan = call.plan.clone();
         let blocking = |f: BlockingWork| async move {
             tokio::task::spawn_blocking(move || f(&this))
                 .await
-                .map_err(|e| format!("tool did not finish: {e}"))?
+                .map_err(ComputerError::Unfinished)?
         };
         let text = match plan {
             Plan::Info => blocking(Box::new(|_| Ok(info::describe()))).await?,
@@ -421,7 +428,7 @@ impl ComputerTools {
 }
 
 /// Work that must not stall the runtime's workers: /proc walks, the X11 clipboard.
-type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, String> + Send>;
+type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, ComputerError> + Send>;
 
 fn truncate(text: String) -> String {
     let mark = format!("\n[output truncated at {MAX_OUTPUT_CHARS} characters]");
@@ -448,8 +455,10 @@ pub fn opener() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, String> {
-    let program = opener().ok_or("no desktop opener (/usr/bin/xdg-open)")?;
+async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, ComputerError> {
+    let program = opener().ok_or_else(|| {
+        ComputerError::Desktop("no desktop opener (/usr/bin/xdg-open)".to_string())
+    })?;
     let mut command = tokio::process::Command::new(&program);
     command
         .arg(argument)
@@ -459,27 +468,30 @@ async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, Stri
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    let child = command
-        .spawn()
-        .map_err(|e| format!("could not start {}: {e}", program.display()))?;
+    let child = command.spawn().map_err(|e| {
+        ComputerError::Desktop(format!("could not start {}: {e}", program.display()))
+    })?;
     let output = tokio::select! {
-        () = cancel.cancelled() => return Err("open canceled".to_string()),
+        () = cancel.cancelled() => return Err(ComputerError::Cancelled("open canceled")),
         out = tokio::time::timeout(OPEN_TIMEOUT, child.wait_with_output()) => out,
     };
     match output {
-        Err(_) => Err(format!(
+        Err(_) => Err(ComputerError::Desktop(format!(
             "{} did not finish within {} s",
             program.display(),
             OPEN_TIMEOUT.as_secs()
-        )),
-        Ok(Err(e)) => Err(format!("{}: {e}", program.display())),
+        ))),
+        Ok(Err(e)) => Err(ComputerError::Desktop(format!(
+            "{}: {e}",
+            program.display()
+        ))),
         Ok(Ok(out)) if out.status.success() => Ok(format!("opened {argument}")),
-        Ok(Ok(out)) => Err(format!(
+        Ok(Ok(out)) => Err(ComputerError::Desktop(format!(
             "{} failed ({}): {}",
             program.display(),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        )),
+        ))),
     }
 }
 
@@ -491,7 +503,12 @@ mod tests {
     fn classes_match_the_table() {
         let dir = tempfile::tempdir().unwrap();
         let tools = ComputerTools::new(dir.path(), SessionTag::new());
-        let class = |name: &str, args: &str| tools.describe(name, args).map(|c| c.class);
+        let class = |name: &str, args: &str| {
+            tools
+                .describe(name, args)
+                .map(|c| c.class)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(class("computer_info", "{}"), Ok(Class::ReadOnly));
         assert_eq!(class("computer_info", ""), Ok(Class::ReadOnly));
         assert_eq!(class("process_list", r#"{"limit":5}"#), Ok(Class::ReadOnly));

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use classifier::Class;
 
+use super::ComputerError;
 use super::redact;
 use crate::tools::proc_stat::ProcStat;
 
@@ -77,13 +78,13 @@ pub enum KillSignal {
 }
 
 impl KillSignal {
-    pub fn parse(text: Option<&str>) -> Result<KillSignal, String> {
+    pub fn parse(text: Option<&str>) -> Result<KillSignal, ComputerError> {
         match text.unwrap_or("term") {
             "term" | "TERM" | "SIGTERM" => Ok(KillSignal::Term),
             "kill" | "KILL" | "SIGKILL" => Ok(KillSignal::Kill),
-            other => Err(format!(
+            other => Err(ComputerError::BadValue(format!(
                 "signal must be \"term\" or \"kill\", not {other:?}"
-            )),
+            ))),
         }
     }
 
@@ -110,13 +111,19 @@ pub struct KillPlan {
 
 /// Classifies a kill: refused outright for pid ≤ 1, gg itself, its ancestors and ggd; normal for
 /// the session's own processes; dangerous for any other.
-pub fn plan_kill(pid: i64, signal: KillSignal, tag: &SessionTag) -> Result<KillPlan, String> {
-    let pid = u32::try_from(pid)
-        .ok()
-        .filter(|p| *p > 1)
-        .ok_or_else(|| format!("refused: pid {pid} is init, the kernel or not a process id"))?;
-    refuse_protected(pid)?;
-    let stat = ProcStat::read(pid).ok_or_else(|| format!("no process with pid {pid}"))?;
+pub fn plan_kill(
+    pid: i64,
+    signal: KillSignal,
+    tag: &SessionTag,
+) -> Result<KillPlan, ComputerError> {
+    let pid = u32::try_from(pid).ok().filter(|p| *p > 1).ok_or_else(|| {
+        ComputerError::Refused(format!(
+            "refused: pid {pid} is init, the kernel or not a process id"
+        ))
+    })?;
+    refuse_protected(pid).map_err(ComputerError::Refused)?;
+    let stat = ProcStat::read(pid)
+        .ok_or_else(|| ComputerError::BadValue(format!("no process with pid {pid}")))?;
     let shown = describe(pid, &stat);
     let (class, reason) = if tag.owns(pid) {
         (
@@ -140,29 +147,30 @@ pub fn plan_kill(pid: i64, signal: KillSignal, tag: &SessionTag) -> Result<KillP
 }
 
 /// Sends the signal, after checking again that the pid is the same process and still allowed.
-pub fn kill(plan: &KillPlan, tag: &SessionTag) -> Result<String, String> {
-    refuse_protected(plan.pid)?;
-    let stat = ProcStat::read(plan.pid).ok_or_else(|| format!("pid {} has exited", plan.pid))?;
+pub fn kill(plan: &KillPlan, tag: &SessionTag) -> Result<String, ComputerError> {
+    refuse_protected(plan.pid).map_err(ComputerError::Refused)?;
+    let stat = ProcStat::read(plan.pid)
+        .ok_or_else(|| ComputerError::Kill(format!("pid {} has exited", plan.pid)))?;
     if stat.start_ticks != plan.start_ticks {
-        return Err(format!(
+        return Err(ComputerError::Refused(format!(
             "refused: pid {} now belongs to a different process than the one approved",
             plan.pid
-        ));
+        )));
     }
     if plan.class == Class::Normal && !tag.owns(plan.pid) {
-        return Err(format!(
+        return Err(ComputerError::Refused(format!(
             "refused: pid {} no longer carries this session's tag",
             plan.pid
-        ));
+        )));
     }
     let pid = rustix::process::Pid::from_raw(plan.pid as i32)
-        .ok_or_else(|| format!("invalid pid {}", plan.pid))?;
+        .ok_or_else(|| ComputerError::Kill(format!("invalid pid {}", plan.pid)))?;
     let signal = match plan.signal {
         KillSignal::Term => rustix::process::Signal::TERM,
         KillSignal::Kill => rustix::process::Signal::KILL,
     };
     rustix::process::kill_process(pid, signal)
-        .map_err(|e| format!("kill {} failed: {e}", plan.pid))?;
+        .map_err(|e| ComputerError::Kill(format!("kill {} failed: {e}", plan.pid)))?;
     Ok(format!(
         "sent SIG{} to pid {} ({})",
         plan.signal.as_str().to_ascii_uppercase(),
@@ -251,11 +259,13 @@ pub enum SortBy {
 }
 
 impl SortBy {
-    pub fn parse(text: Option<&str>) -> Result<SortBy, String> {
+    pub fn parse(text: Option<&str>) -> Result<SortBy, ComputerError> {
         match text.unwrap_or("cpu") {
             "cpu" => Ok(SortBy::Cpu),
             "mem" | "memory" => Ok(SortBy::Mem),
-            other => Err(format!("sort_by must be \"cpu\" or \"mem\", not {other:?}")),
+            other => Err(ComputerError::BadValue(format!(
+                "sort_by must be \"cpu\" or \"mem\", not {other:?}"
+            ))),
         }
     }
 }
@@ -459,6 +469,7 @@ mod tests {
         assert!(
             kill(&stale, &tag)
                 .unwrap_err()
+                .to_string()
                 .contains("different process")
         );
         assert!(kill(&own_plan, &tag).is_ok());

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use classifier::Class;
 
+use super::ComputerError;
+
 /// The longest target accepted, in characters.
 pub const MAX_TARGET_CHARS: usize = 2048;
 
@@ -25,18 +27,21 @@ pub struct OpenTarget {
 
 /// Classifies `target`; relative paths resolve against `cwd`. An error is a target that is never
 /// opened (empty, too long, not parseable).
-pub fn classify(target: &str, cwd: &Path) -> Result<OpenTarget, String> {
+pub fn classify(target: &str, cwd: &Path) -> Result<OpenTarget, ComputerError> {
     let target = target.trim();
     if target.is_empty() {
-        return Err("target is empty".to_string());
+        return Err(ComputerError::BadValue("target is empty".to_string()));
     }
     if target.chars().count() > MAX_TARGET_CHARS {
-        return Err(format!(
-            "target is longer than {MAX_TARGET_CHARS} characters"
-        ));
+        return Err(ComputerError::TooLong {
+            what: "target",
+            max: MAX_TARGET_CHARS,
+        });
     }
     if target.chars().any(char::is_control) {
-        return Err("target contains control characters".to_string());
+        return Err(ComputerError::BadValue(
+            "target contains control characters".to_string(),
+        ));
     }
     match url::Url::parse(target) {
         // `C:`-like one-letter schemes do not exist here; a word with a colon is a URL.

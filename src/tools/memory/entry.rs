@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::MemoryError;
 use super::marks::{self, Mark};
 
 /// The longest entry accepted, in characters: memory is for notes, not documents.
@@ -17,13 +18,13 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub fn parse(text: &str) -> Result<Layer, String> {
+    pub fn parse(text: &str) -> Result<Layer, MemoryError> {
         match text {
             "workspace" => Ok(Layer::Workspace),
             "global" => Ok(Layer::Global),
-            other => Err(format!(
-                "target must be \"workspace\" or \"global\", not {other:?}"
-            )),
+            other => Err(MemoryError::Target {
+                given: other.to_string(),
+            }),
         }
     }
 
@@ -46,11 +47,11 @@ pub enum Scope {
 
 impl Scope {
     /// `general`, `daily`, `person:<name>` or `group:<name>`.
-    pub fn parse(text: &str) -> Result<Scope, String> {
-        let name = |kind: &str, n: &str| {
+    pub fn parse(text: &str) -> Result<Scope, MemoryError> {
+        let name = |kind: &'static str, n: &str| {
             let n = n.trim();
             if n.is_empty() {
-                Err(format!("scope {kind}: needs a name, e.g. {kind}:alice"))
+                Err(MemoryError::ScopeNeedsName { kind })
             } else {
                 Ok(n.to_string())
             }
@@ -61,9 +62,9 @@ impl Scope {
             other => match other.split_once(':') {
                 Some(("person", n)) => name("person", n).map(Scope::Person),
                 Some(("group", n)) => name("group", n).map(Scope::Group),
-                _ => Err(format!(
-                    "scope must be general, daily, person:<name> or group:<name>, not {other:?}"
-                )),
+                _ => Err(MemoryError::Scope {
+                    given: other.to_string(),
+                }),
             },
         }
     }
@@ -151,7 +152,7 @@ pub(super) fn entry_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Makes model or person text one storable line: whitespace runs (newlines included) become one
 /// space, other control characters are dropped.
-pub fn clean_entry(content: &str) -> Result<String, String> {
+pub fn clean_entry(content: &str) -> Result<String, MemoryError> {
     let text: String = content
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -161,13 +162,12 @@ pub fn clean_entry(content: &str) -> Result<String, String> {
         .collect();
     let text = text.trim().to_string();
     if text.is_empty() {
-        return Err("memory entry is empty".to_string());
+        return Err(MemoryError::EmptyEntry);
     }
     if text.chars().count() > MAX_ENTRY_CHARS {
-        return Err(format!(
-            "memory entry is too long ({} characters; at most {MAX_ENTRY_CHARS})",
-            text.chars().count()
-        ));
+        return Err(MemoryError::EntryTooLong {
+            chars: text.chars().count(),
+        });
     }
     Ok(text)
 }

@@ -19,6 +19,7 @@
 //! layer's directory, which the kernel releases when a writer dies.
 
 mod entry;
+mod error;
 pub mod marks;
 pub mod profile;
 
@@ -32,6 +33,8 @@ use serde::Deserialize;
 use super::paths::{OpenHook, Workspace};
 use entry::entry_lines;
 pub use entry::{Entry, Layer, MAX_ENTRY_CHARS, Scope, clean_entry, slug};
+pub use error::MemoryError;
+use error::refused;
 pub use marks::Mark;
 
 /// The `memory` section of `~/.gg/config.json`.
@@ -124,8 +127,25 @@ impl Opened {
     }
 }
 
-fn io_error(what: &str, e: impl std::fmt::Display) -> String {
-    format!("memory: {what}: {e}")
+fn io_error(what: &str, source: std::io::Error) -> MemoryError {
+    MemoryError::Io {
+        what: what.to_string(),
+        source,
+    }
+}
+
+fn dir_error(what: &str, source: rustix::io::Errno) -> MemoryError {
+    MemoryError::Dir {
+        what: what.to_string(),
+        source,
+    }
+}
+
+fn path_error(what: &str, source: super::paths::PathError) -> MemoryError {
+    MemoryError::Path {
+        what: what.to_string(),
+        source,
+    }
 }
 
 impl Store {
@@ -174,7 +194,7 @@ impl Store {
     }
 
     /// Opens a layer; `None` when the global directory does not exist and `create` is false.
-    fn open(&self, layer: Layer, create: bool) -> Result<Option<Opened>, String> {
+    fn open(&self, layer: Layer, create: bool) -> Result<Option<Opened>, MemoryError> {
         let (root, prefix) = match (layer, &self.workspace) {
             (Layer::Workspace, Some(root)) => (root.clone(), WORKSPACE_DIR),
             _ => {
@@ -207,19 +227,19 @@ impl Store {
     }
 
     /// A file's text, `None` when absent. Symlinks anywhere on the way are refused.
-    fn read(&self, o: &Opened, path: &str) -> Result<Option<String>, String> {
+    fn read(&self, o: &Opened, path: &str) -> Result<Option<String>, MemoryError> {
         self.read_as(o, path, false)
     }
 
     /// A file's text for rewriting it (call with the lock held): refused when it is larger than
     /// gg reads or not UTF-8, since writing back what was read would then lose part of it.
-    fn read_for_write(&self, o: &Opened, path: &str) -> Result<Option<String>, String> {
+    fn read_for_write(&self, o: &Opened, path: &str) -> Result<Option<String>, MemoryError> {
         self.read_as(o, path, true)
     }
 
-    fn read_as(&self, o: &Opened, path: &str, exact: bool) -> Result<Option<String>, String> {
+    fn read_as(&self, o: &Opened, path: &str, exact: bool) -> Result<Option<String>, MemoryError> {
         let rel = o.rel(path);
-        let confined = o.ws.confine(&rel).map_err(|e| io_error(path, e))?;
+        let confined = o.ws.confine(&rel).map_err(|e| path_error(path, e))?;
         let Some(file) =
             o.ws.open_read_strict(&confined)
                 .map_err(|e| refused(&rel, e))?
@@ -235,22 +255,22 @@ impl Store {
             return Ok(Some(String::from_utf8_lossy(&bytes).into_owned()));
         }
         if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(io_error(
-                path,
-                format!(
-                    "larger than {MAX_FILE_BYTES} bytes; nothing written (trim it with gg memory edit)"
-                ),
-            ));
+            return Err(MemoryError::TooLarge {
+                path: path.to_string(),
+                max: MAX_FILE_BYTES,
+            });
         }
         String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| io_error(path, "not UTF-8 text; nothing written"))
+            .map_err(|_| MemoryError::NotUtf8 {
+                path: path.to_string(),
+            })
     }
 
     /// The `.md` files of a layer's subdirectory (`""`, `people`, `groups`), sorted.
-    fn files(&self, o: &Opened, dir: &str) -> Result<Vec<String>, String> {
+    fn files(&self, o: &Opened, dir: &str) -> Result<Vec<String>, MemoryError> {
         let rel = o.rel(dir);
-        let confined = o.ws.confine(&rel).map_err(|e| io_error(dir, e))?;
+        let confined = o.ws.confine(&rel).map_err(|e| path_error(dir, e))?;
         let Some(fd) =
             o.ws.open_dir_strict(&confined, None)
                 .map_err(|e| refused(&rel, e))?
@@ -258,8 +278,8 @@ impl Store {
             return Ok(Vec::new());
         };
         let mut names = Vec::new();
-        for entry in Dir::read_from(&fd).map_err(|e| io_error(dir, e))? {
-            let entry = entry.map_err(|e| io_error(dir, e))?;
+        for entry in Dir::read_from(&fd).map_err(|e| dir_error(dir, e))? {
+            let entry = entry.map_err(|e| dir_error(dir, e))?;
             let name = String::from_utf8_lossy(entry.file_name().to_bytes()).into_owned();
             if entry.file_type() == FileType::RegularFile
                 && name.ends_with(".md")
@@ -281,16 +301,16 @@ impl Store {
     fn locked<T>(
         &self,
         o: &Opened,
-        f: impl FnOnce(&Opened) -> Result<T, String>,
-    ) -> Result<T, String> {
+        f: impl FnOnce(&Opened) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
         let rel = o.rel("");
-        let confined = o.ws.confine(&rel).map_err(|e| io_error(&rel, e))?;
+        let confined = o.ws.confine(&rel).map_err(|e| path_error(&rel, e))?;
         let dir =
             o.ws.open_dir_strict(&confined, Some(0o700))
                 .map_err(|e| refused(&rel, e))?
-                .ok_or_else(|| io_error(&rel, "cannot create the directory"))?;
+                .ok_or_else(|| MemoryError::NoDirectory { rel: rel.clone() })?;
         rustix::fs::flock(&dir, FlockOperation::LockExclusive)
-            .map_err(|e| io_error("taking the write lock", e))?;
+            .map_err(|e| dir_error("taking the write lock", e))?;
         sweep_temporaries(&dir);
         let result = f(o);
         let _ = rustix::fs::flock(&dir, FlockOperation::Unlock);
@@ -298,9 +318,9 @@ impl Store {
     }
 
     /// Replaces a file atomically (call with the lock held).
-    fn write(&self, o: &Opened, path: &str, contents: &str) -> Result<(), String> {
+    fn write(&self, o: &Opened, path: &str, contents: &str) -> Result<(), MemoryError> {
         let rel = o.rel(path);
-        let confined = o.ws.confine(&rel).map_err(|e| io_error(path, e))?;
+        let confined = o.ws.confine(&rel).map_err(|e| path_error(path, e))?;
         let target =
             o.ws.resolve_write_strict(&confined)
                 .map_err(|e| refused(&rel, e))?;
@@ -309,7 +329,7 @@ impl Store {
     }
 
     /// Adds one entry and returns it as stored.
-    pub fn add(&self, content: &str, scope: &Scope, target: Layer) -> Result<Entry, String> {
+    pub fn add(&self, content: &str, scope: &Scope, target: Layer) -> Result<Entry, MemoryError> {
         self.add_at(content, scope, target, &jiff::Zoned::now())
     }
 
@@ -319,7 +339,7 @@ impl Store {
         scope: &Scope,
         target: Layer,
         now: &jiff::Zoned,
-    ) -> Result<Entry, String> {
+    ) -> Result<Entry, MemoryError> {
         let text = clean_entry(content)?;
         let (path, header, line) = match scope {
             Scope::General => (CURATED.to_string(), None, format!("- {text}")),
@@ -339,9 +359,7 @@ impl Store {
                 format!("- {text}"),
             ),
         };
-        let opened = self
-            .open(target, true)?
-            .ok_or_else(|| io_error("store", "cannot be created"))?;
+        let opened = self.open(target, true)?.ok_or(MemoryError::NoStore)?;
         self.locked(&opened, |o| {
             let mut contents = self.read_for_write(o, &path)?.unwrap_or_default();
             if contents.is_empty()
@@ -362,7 +380,7 @@ impl Store {
     }
 
     /// Every entry of every file, workspace first.
-    pub fn list(&self) -> Result<Vec<Entry>, String> {
+    pub fn list(&self) -> Result<Vec<Entry>, MemoryError> {
         let mut entries = Vec::new();
         for layer in self.layers() {
             let Some(o) = self.open(layer, false)? else {
@@ -384,7 +402,7 @@ impl Store {
 
     /// The curated lines for the prompt: the workspace's `MEMORY.md`, then the global one
     /// without the lines the workspace already has (byte for byte). Not yet cut to a budget.
-    pub fn curated(&self) -> Result<Vec<Entry>, String> {
+    pub fn curated(&self) -> Result<Vec<Entry>, MemoryError> {
         let mut entries: Vec<Entry> = Vec::new();
         let mut workspace_lines = std::collections::HashSet::new();
         for layer in self.layers() {
@@ -409,7 +427,7 @@ impl Store {
     }
 
     /// Today's log: the global lines, then the workspace's. Not yet cut to a budget.
-    pub fn daily(&self, today: jiff::civil::Date) -> Result<Vec<Entry>, String> {
+    pub fn daily(&self, today: jiff::civil::Date) -> Result<Vec<Entry>, MemoryError> {
         let path = format!("{today}.md");
         let mut entries = Vec::new();
         for layer in self.layers().into_iter().rev() {
@@ -426,14 +444,14 @@ impl Store {
     /// Keyword search over every file of both layers: a line scores one point per query word it
     /// (or its file name) contains; best first, the workspace winning ties; at most `limit`.
     /// A workspace person or group page shadows the global page of the same name.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Entry>, String> {
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Entry>, MemoryError> {
         let words: Vec<String> = query
             .split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-')
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
         if words.is_empty() {
-            return Err("memory search needs a query".to_string());
+            return Err(MemoryError::EmptyQuery);
         }
         let entries = self.list()?;
         let workspace_pages: Vec<&str> = entries
@@ -463,10 +481,10 @@ impl Store {
     }
 
     /// Removes every line with this id (or unique id prefix of at least 4 characters).
-    pub fn remove(&self, id: &str) -> Result<Vec<Entry>, String> {
+    pub fn remove(&self, id: &str) -> Result<Vec<Entry>, MemoryError> {
         let id = id.trim().to_lowercase();
         if id.len() < 4 {
-            return Err("give at least 4 characters of the id (see gg memory list)".to_string());
+            return Err(MemoryError::IdTooShort);
         }
         let all = self.list()?;
         let mut ids: Vec<&str> = all
@@ -477,9 +495,14 @@ impl Store {
         ids.sort_unstable();
         ids.dedup();
         let full = match ids.as_slice() {
-            [] => return Err(format!("no memory entry with id {id} (see gg memory list)")),
+            [] => return Err(MemoryError::NoSuchId { id }),
             [one] => one.to_string(),
-            _ => return Err(format!("id {id} is ambiguous: {}", ids.join(", "))),
+            _ => {
+                return Err(MemoryError::AmbiguousId {
+                    matches: ids.iter().map(|i| i.to_string()).collect(),
+                    id,
+                });
+            }
         };
         let mut removed = Vec::new();
         for layer in self.layers() {
@@ -520,7 +543,7 @@ impl Store {
     }
 
     /// The whole text of a layer's file (for `gg memory edit`); `None` when absent.
-    pub fn read_file(&self, layer: Layer, path: &str) -> Result<Option<String>, String> {
+    pub fn read_file(&self, layer: Layer, path: &str) -> Result<Option<String>, MemoryError> {
         match self.open(layer, false)? {
             Some(o) => self.read(&o, path),
             None => Ok(None),
@@ -535,16 +558,13 @@ impl Store {
         path: &str,
         expected: Option<&str>,
         contents: &str,
-    ) -> Result<(), String> {
-        let opened = self
-            .open(layer, true)?
-            .ok_or_else(|| io_error("store", "cannot be created"))?;
+    ) -> Result<(), MemoryError> {
+        let opened = self.open(layer, true)?.ok_or(MemoryError::NoStore)?;
         self.locked(&opened, |o| {
             if self.read_for_write(o, path)?.as_deref() != expected {
-                return Err(format!(
-                    "{} changed while you were editing it; nothing written",
-                    self.display_path(layer, path).display()
-                ));
+                return Err(MemoryError::ChangedWhileEditing {
+                    path: self.display_path(layer, path),
+                });
             }
             self.write(o, path, contents)
         })
@@ -555,19 +575,19 @@ impl Store {
     pub fn maintain(&self, today: jiff::civil::Date) -> Vec<String> {
         let mut notices = Vec::new();
         if let Err(e) = self.migrate_legacy(&mut notices) {
-            notices.push(e);
+            notices.push(e.to_string());
         }
         if self.retention_days > 0 {
             for layer in self.layers() {
                 if let Err(e) = self.prune(layer, today) {
-                    notices.push(e);
+                    notices.push(e.to_string());
                 }
             }
         }
         notices
     }
 
-    fn migrate_legacy(&self, notices: &mut Vec<String>) -> Result<(), String> {
+    fn migrate_legacy(&self, notices: &mut Vec<String>) -> Result<(), MemoryError> {
         let legacy = &self.legacy;
         match std::fs::symlink_metadata(legacy) {
             Ok(meta) if meta.is_file() => {}
@@ -577,7 +597,7 @@ impl Store {
             .map_err(|e| io_error(&legacy.display().to_string(), e))?;
         let opened = self
             .open(Layer::Global, true)?
-            .ok_or_else(|| io_error("store", "cannot be created"))?;
+            .ok_or(MemoryError::NoStore)?;
         self.locked(&opened, |o| {
             let current = self.read(o, CURATED)?.unwrap_or_default();
             if !current.trim().is_empty() {
@@ -602,7 +622,7 @@ impl Store {
         })
     }
 
-    fn prune(&self, layer: Layer, today: jiff::civil::Date) -> Result<(), String> {
+    fn prune(&self, layer: Layer, today: jiff::civil::Date) -> Result<(), MemoryError> {
         let Some(opened) = self.open(layer, false)? else {
             return Ok(());
         };
@@ -628,7 +648,7 @@ impl Store {
         }
         self.locked(&opened, |o| {
             let rel = o.rel("");
-            let confined = o.ws.confine(&rel).map_err(|e| io_error(&rel, e))?;
+            let confined = o.ws.confine(&rel).map_err(|e| path_error(&rel, e))?;
             if let Some(dir) =
                 o.ws.open_dir_strict(&confined, None)
                     .map_err(|e| refused(&rel, e))?
@@ -646,16 +666,6 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
     items.sort();
     items.dedup();
     items
-}
-
-fn refused(rel: &str, e: super::paths::PathError) -> String {
-    match e {
-        super::paths::PathError::Outside(_) => format!(
-            "memory: refused {rel}: a symlink or a path leading out of the memory directory \
-             (memory files are never written through links)"
-        ),
-        e => format!("memory: {e}"),
-    }
 }
 
 /// Removes temporary files a killed writer left (called with the lock held, so none is live).
@@ -820,7 +830,12 @@ mod tests {
             std::fs::read_to_string(dir.path().join("home/.gg/memory/MEMORY.md")).unwrap(),
             "- keep me\n"
         );
-        assert!(s.remove(&b.id).unwrap_err().contains("no memory entry"));
+        assert!(
+            s.remove(&b.id)
+                .unwrap_err()
+                .to_string()
+                .contains("no memory entry")
+        );
         assert!(s.remove("ab").is_err());
     }
 
@@ -834,7 +849,8 @@ mod tests {
         std::os::unix::fs::symlink(&outside, dir.path().join("repo/.gg/memory")).unwrap();
         let err = s
             .add("planted", &Scope::General, Layer::Workspace)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("symlink"), "{err}");
         assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
 
@@ -850,6 +866,7 @@ mod tests {
         assert!(
             s.add("x", &Scope::General, Layer::Workspace)
                 .unwrap_err()
+                .to_string()
                 .contains("symlink")
         );
         assert!(s.curated().is_err(), "reading through the link is refused");
@@ -894,7 +911,7 @@ mod tests {
             let real = std::fs::read_to_string(repo.join(".gg/memory-real/MEMORY.md"))
                 .or_else(|_| std::fs::read_to_string(repo.join(".gg/memory/MEMORY.md")))
                 .unwrap();
-            let e = result.unwrap_err();
+            let e = result.unwrap_err().to_string();
             assert!(e.contains("symlink"), "{watched} #{nth}: {e}");
             assert_eq!(real, "- first\n", "{watched} #{nth}");
         }
@@ -907,7 +924,10 @@ mod tests {
         let file = dir.path().join("home/.gg/memory/MEMORY.md");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, b"- caf\xe9\n").unwrap();
-        let err = s.add("x", &Scope::General, Layer::Global).unwrap_err();
+        let err = s
+            .add("x", &Scope::General, Layer::Global)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not UTF-8"), "{err}");
         assert_eq!(std::fs::read(&file).unwrap(), b"- caf\xe9\n");
     }

@@ -6,6 +6,7 @@
 //! `gg`, `gg sandbox`, `ggd` and `gg job add`. The sandbox crate only builds the route
 //! ([`sandbox::Network::Proxy`]); the list is enforced here, outside the sandbox.
 
+mod error;
 pub mod own_ports;
 pub mod proxy;
 pub mod rules;
@@ -15,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+pub use error::NetworkError;
 pub use proxy::{CallScope, ProxyHandle, Refusal};
 pub use rules::{AllowList, DEFAULT_ALLOW_DOMAINS};
 
@@ -101,7 +103,7 @@ impl NetworkPolicy {
         cli_mode: Option<NetworkMode>,
         cli_domains: &[String],
         project: Option<&NetworkSettings>,
-    ) -> Result<NetworkPolicy, String> {
+    ) -> Result<NetworkPolicy, NetworkError> {
         let mut mode = cli_mode.or(user.network).unwrap_or(NetworkMode::AllowList);
         let mut entries: Vec<String> = DEFAULT_ALLOW_DOMAINS
             .iter()
@@ -116,7 +118,7 @@ impl NetworkPolicy {
             }
             if let Some(list) = &project.allow_domains {
                 allow = AllowList::parse(list)
-                    .map_err(|e| format!("project settings: {e}"))?
+                    .map_err(|e| NetworkError::ProjectSettings(Box::new(e)))?
                     .intersect(&allow);
             }
         }
@@ -174,14 +176,14 @@ impl NetworkPolicy {
 
 /// Reads the project's `.gg/settings.json` (next to `.gg/policy.toml`). A file that exists but
 /// cannot be parsed is an error: a half-read policy must not run.
-pub fn load_project_settings(cwd: &Path) -> Result<Option<NetworkSettings>, String> {
+pub fn load_project_settings(cwd: &Path) -> Result<Option<NetworkSettings>, NetworkError> {
     let path = crate::tools::security::project_policy_path(cwd).with_file_name("settings.json");
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice::<NetworkSettings>(&bytes)
             .map(Some)
-            .map_err(|e| format!("failed to parse {}: {e}", path.display())),
+            .map_err(|source| NetworkError::Parse { path, source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("failed to read {}: {e}", path.display())),
+        Err(source) => Err(NetworkError::Read { path, source }),
     }
 }
 
@@ -193,7 +195,7 @@ pub fn session_policy(
     cli_mode: Option<NetworkMode>,
     cli_domains: &[String],
     cwd: &Path,
-) -> Result<(NetworkPolicy, bool), String> {
+) -> Result<(NetworkPolicy, bool), NetworkError> {
     let project = load_project_settings(cwd)?;
     let explicit = cli_mode.is_some()
         || !cli_domains.is_empty()
@@ -205,17 +207,23 @@ pub fn session_policy(
 
 /// Reads only the network keys of `~/.gg/config.json` (for commands such as `gg sandbox` that
 /// need no provider). A missing file is the default; an unreadable or malformed one is an error.
-pub fn load_user_settings(home: &Path) -> Result<NetworkSettings, String> {
+pub fn load_user_settings(home: &Path) -> Result<NetworkSettings, NetworkError> {
     let path = home.join(".gg").join("config.json");
     let settings = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice::<NetworkSettings>(&bytes)
-            .map_err(|e| format!("failed to parse {}: {e}", path.display()))?,
+        Ok(bytes) => match serde_json::from_slice::<NetworkSettings>(&bytes) {
+            Ok(settings) => settings,
+            Err(source) => return Err(NetworkError::Parse { path, source }),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => NetworkSettings::default(),
-        Err(e) => return Err(format!("failed to read {}: {e}", path.display())),
+        Err(source) => return Err(NetworkError::Read { path, source }),
     };
-    if let Some(domains) = &settings.allow_domains {
-        AllowList::parse(domains)
-            .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
+    if let Some(domains) = &settings.allow_domains
+        && let Err(e) = AllowList::parse(domains)
+    {
+        return Err(NetworkError::AllowDomains {
+            path,
+            source: Box::new(e),
+        });
     }
     Ok(settings)
 }
@@ -282,11 +290,8 @@ impl SessionNetwork {
     }
 
     /// The proxy, started the first time a sandboxed command needs it.
-    pub fn proxy(&self) -> Result<Arc<ProxyHandle>, String> {
-        let mut slot = self
-            .proxy
-            .lock()
-            .map_err(|_| "network proxy state poisoned".to_string())?;
+    pub fn proxy(&self) -> Result<Arc<ProxyHandle>, NetworkError> {
+        let mut slot = self.proxy.lock().map_err(|_| NetworkError::Poisoned)?;
         if let Some(p) = slot.as_ref() {
             return Ok(Arc::clone(p));
         }
@@ -300,7 +305,7 @@ impl SessionNetwork {
 
     /// Sets `policy` up for one command: its network mode and, for the allow-list, the proxy
     /// route; returns the call scope whose URL goes into the command's environment.
-    pub fn apply(&self, policy: &mut sandbox::Policy) -> Result<Option<CallScope>, String> {
+    pub fn apply(&self, policy: &mut sandbox::Policy) -> Result<Option<CallScope>, NetworkError> {
         match self.route(policy)? {
             Some(proxy) => Ok(Some(proxy.begin_call())),
             None => Ok(None),
@@ -309,7 +314,10 @@ impl SessionNetwork {
 
     /// Sets `policy`'s network mode and, for the allow-list, the proxy route (starting the
     /// proxy), without beginning a call: what the session's sandbox is started with.
-    pub fn route(&self, policy: &mut sandbox::Policy) -> Result<Option<Arc<ProxyHandle>>, String> {
+    pub fn route(
+        &self,
+        policy: &mut sandbox::Policy,
+    ) -> Result<Option<Arc<ProxyHandle>>, NetworkError> {
         policy.network = self.policy.sandbox_network();
         if self.policy.mode != NetworkMode::AllowList {
             return Ok(None);
@@ -325,7 +333,7 @@ impl SessionNetwork {
         &self,
         policy: &mut sandbox::Policy,
         env: &mut Vec<(std::ffi::OsString, std::ffi::OsString)>,
-    ) -> Result<Option<CallScope>, String> {
+    ) -> Result<Option<CallScope>, NetworkError> {
         let scope = self.apply(policy)?;
         if let Some(scope) = &scope {
             set_proxy_env(env, &scope.url());

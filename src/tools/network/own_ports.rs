@@ -25,17 +25,24 @@ impl Drop for Recorded {
 }
 
 /// Records that this process serves `port` on loopback.
-pub fn record(home: &Path, port: u16) -> Result<Recorded, String> {
+pub fn record(home: &Path, port: u16) -> Result<Recorded, super::NetworkError> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = dir(home);
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+        .map_err(|source| super::NetworkError::Record {
+            path: dir.clone(),
+            source,
+        })?;
     let path = dir.join(port.to_string());
-    std::fs::write(&path, format!("{}\n", std::process::id()))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, format!("{}\n", std::process::id())).map_err(|source| {
+        super::NetworkError::Record {
+            path: path.clone(),
+            source,
+        }
+    })?;
     Ok(Recorded { path })
 }
 

@@ -24,6 +24,7 @@ use hyper_util::rt::TokioIo;
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::NetworkError;
 use super::rules::{AllowList, Refused};
 
 /// How long connecting to an upstream may take.
@@ -117,29 +118,30 @@ impl std::fmt::Debug for ProxyHandle {
 impl ProxyHandle {
     /// Starts a proxy for `allow` on its own thread and runtime (so it serves sync callers such
     /// as `gg sandbox` as well as the agent).
-    pub fn start(allow: AllowList, overrides: Overrides) -> Result<ProxyHandle, String> {
+    pub fn start(allow: AllowList, overrides: Overrides) -> Result<ProxyHandle, NetworkError> {
         ProxyHandle::start_with(Admission::AllowList(allow), overrides)
     }
 
     /// Starts a proxy whose every request is admitted (or refused) by `rule`.
-    pub fn start_custom(rule: Arc<dyn Admit>) -> Result<ProxyHandle, String> {
+    pub fn start_custom(rule: Arc<dyn Admit>) -> Result<ProxyHandle, NetworkError> {
         ProxyHandle::start_with(Admission::Custom(rule), Overrides::new())
     }
 
-    fn start_with(admission: Admission, overrides: Overrides) -> Result<ProxyHandle, String> {
+    fn start_with(admission: Admission, overrides: Overrides) -> Result<ProxyHandle, NetworkError> {
         let dir = private_dir()?;
         let socket = dir.join("proxy.sock");
-        let unix = std::os::unix::net::UnixListener::bind(&socket)
-            .map_err(|e| format!("network proxy: bind {}: {e}", socket.display()))?;
+        let unix = std::os::unix::net::UnixListener::bind(&socket).map_err(NetworkError::proxy(
+            format!("network proxy: bind {}", socket.display()),
+        ))?;
         let tcp = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
-            .map_err(|e| format!("network proxy: bind 127.0.0.1: {e}"))?;
+            .map_err(NetworkError::proxy("network proxy: bind 127.0.0.1"))?;
         let port = tcp
             .local_addr()
-            .map_err(|e| format!("network proxy: {e}"))?
+            .map_err(NetworkError::proxy("network proxy"))?
             .port();
         unix.set_nonblocking(true)
             .and_then(|()| tcp.set_nonblocking(true))
-            .map_err(|e| format!("network proxy: {e}"))?;
+            .map_err(NetworkError::proxy("network proxy"))?;
         let state = Arc::new(State {
             admission,
             overrides,
@@ -161,12 +163,12 @@ impl ProxyHandle {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map_err(|e| format!("network proxy runtime: {e}"))?;
+                    .map_err(NetworkError::proxy("network proxy runtime"))?;
                 Some(
                     std::thread::Builder::new()
                         .name("gg-network-proxy".into())
                         .spawn(move || runtime.block_on(accept_loop(unix, tcp, st, stop_rx)))
-                        .map_err(|e| format!("network proxy thread: {e}"))?,
+                        .map_err(NetworkError::proxy("network proxy thread"))?,
                 )
             }
         };
@@ -599,7 +601,7 @@ fn random_token() -> String {
 
 /// A fresh 0700 directory for the socket (short path: Unix socket paths are limited to 107
 /// bytes).
-fn private_dir() -> Result<PathBuf, String> {
+fn private_dir() -> Result<PathBuf, NetworkError> {
     use std::os::unix::fs::DirBuilderExt;
     let bases = [std::env::temp_dir(), PathBuf::from("/tmp")];
     let mut last = String::new();
@@ -614,7 +616,7 @@ fn private_dir() -> Result<PathBuf, String> {
             Err(e) => last = format!("{}: {e}", dir.display()),
         }
     }
-    Err(format!("network proxy directory: {last}"))
+    Err(NetworkError::ProxyDirectory(last))
 }
 
 /// Whether `path` is the socket of a live proxy (tests).

@@ -2,6 +2,8 @@
 
 use std::net::IpAddr;
 
+use super::NetworkError;
+
 /// Hosts that builds need, allowed by default: package registries and source hosts.
 pub const DEFAULT_ALLOW_DOMAINS: &[&str] = &[
     // Rust: crates.io, its sparse index, downloads and the static host.
@@ -89,7 +91,7 @@ pub struct AllowList {
 impl AllowList {
     /// Parses entries (`host`, `*.domain`, or an IP address). A malformed entry is an error,
     /// never silently dropped.
-    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<AllowList, String> {
+    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<AllowList, NetworkError> {
         let mut list = AllowList::default();
         for entry in entries {
             let rule = parse_rule(entry.as_ref())?;
@@ -170,18 +172,18 @@ impl AllowList {
     }
 }
 
-fn parse_rule(entry: &str) -> Result<Rule, String> {
+fn parse_rule(entry: &str) -> Result<Rule, NetworkError> {
     let trimmed = entry.trim();
-    let bad = || {
-        format!("bad allowed domain {entry:?}: expected a host name, *.domain, or an IP address")
+    let bad = || NetworkError::BadEntry {
+        entry: entry.to_string(),
     };
     if let Some(rest) = trimmed.strip_prefix("*.") {
         let name = normalize(rest).ok_or_else(bad)?;
         if parse_ip(&name).is_some() || !name.contains('.') && name != "localhost" {
             // `*.com` would allow a whole top-level domain.
-            return Err(format!(
-                "bad allowed domain {entry:?}: a wildcard needs at least two labels (*.example.com)"
-            ));
+            return Err(NetworkError::WideWildcard {
+                entry: entry.to_string(),
+            });
         }
         return Ok(Rule::Subdomains(name));
     }
