@@ -883,24 +883,7 @@ fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
             tool_call_reply(2, &call("sh ./appeared.sh write"))
         }));
         server.push(Reply::text(&["done"]));
-        let settled = [("GG_TEST_WATCH_SETTLED".to_string(), "1".to_string())];
-        let out = agent(&fx, &server, level, &settled)
-            .output()
-            .expect("run gg");
-        assert!(
-            out.status.success(),
-            "{level}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let results = tool_results(&server);
-        assert_eq!(results.len(), 3, "{level}: {results:?}");
-        for (i, r) in results.iter().enumerate() {
-            assert!(r.contains("END"), "{level}: command {i} did not run: {r}");
-            assert!(
-                !r.contains("SECRET"),
-                "{level}: command {i} read a secret: {r}"
-            );
-        }
+        let results = three_kept_commands(&fx, &server, level, &[]);
         if level == "bwrap" {
             // Landlock cannot take write away below a writable root (security-model.md,
             // "landlock_cannot_protect"): the protected file is read-only at the bwrap level.
@@ -912,6 +895,34 @@ fn a_kept_policy_still_hides_and_protects_what_appeared_since() {
             assert_eq!(fx.read("w/.envrc").as_deref(), Some("export A=1\n"));
         }
     }
+}
+
+/// Runs the session of the two kept-policy tests (three scripted commands) with
+/// `GG_TEST_WATCH_SETTLED` and `env`; every command ran (its `END`) and none read a `SECRET`.
+fn three_kept_commands(
+    fx: &Fixture,
+    server: &ScriptedServer,
+    level: &str,
+    env: &[(String, String)],
+) -> Vec<String> {
+    let mut env = env.to_vec();
+    env.push(("GG_TEST_WATCH_SETTLED".to_string(), "1".to_string()));
+    let out = agent(fx, server, level, &env).output().expect("run gg");
+    assert!(
+        out.status.success(),
+        "{level}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(server);
+    assert_eq!(results.len(), 3, "{level}: {results:?}");
+    for (i, r) in results.iter().enumerate() {
+        assert!(r.contains("END"), "{level}: command {i} did not run: {r}");
+        assert!(
+            !r.contains("SECRET"),
+            "{level}: command {i} read a secret: {r}"
+        );
+    }
+    results
 }
 
 /// The server's key (its bubblewrap command line) is kept from one command to the next of the
@@ -947,28 +958,11 @@ fn a_kept_server_key_notices_a_host_socket_that_appeared() {
             tool_call_reply(2, &third)
         }));
         server.push(Reply::text(&["done"]));
-        let env = [
-            (
-                "SSH_AUTH_SOCK".to_string(),
-                agent_sock.display().to_string(),
-            ),
-            ("GG_TEST_WATCH_SETTLED".to_string(), "1".to_string()),
-        ];
-        let out = agent(&fx, &server, level, &env).output().expect("run gg");
-        assert!(
-            out.status.success(),
-            "{level}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let results = tool_results(&server);
-        assert_eq!(results.len(), 3, "{level}: {results:?}");
-        for (i, r) in results.iter().enumerate() {
-            assert!(r.contains("END"), "{level}: command {i} did not run: {r}");
-            assert!(
-                !r.contains("SECRET"),
-                "{level}: command {i} read the socket: {r}"
-            );
-        }
+        let env = [(
+            "SSH_AUTH_SOCK".to_string(),
+            agent_sock.display().to_string(),
+        )];
+        let results = three_kept_commands(&fx, &server, level, &env);
         assert!(
             results[2].contains("[gg: sandbox restarted"),
             "{level}: the changed rendering replaced the server: {results:?}"
