@@ -26,6 +26,12 @@ use super::web;
 
 /// An idle SSE stream gets a comment this often, so proxies and clients keep it open.
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
+/// The most event text one SSE write carries (one event larger than this goes alone). A client
+/// starting at the beginning of a long backlog (thousands of events, megabytes) gets it in parts
+/// of this size, and its task lets the others on its worker run between parts: fifty clients
+/// attaching at once take turns with the live streams instead of each framing its whole backlog
+/// into one buffer in one go, and a client that stops reading holds a few parts, not all of it.
+pub const SSE_PART_BYTES: usize = 32 * 1024;
 /// How long in-flight HTTP requests get after shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// A connection must deliver a request's headers within this time, also between requests on a
@@ -405,11 +411,27 @@ struct Cursor {
     after: u64,
     error: Option<RpcError>,
     finished: bool,
+    /// The last part stopped at [`SSE_PART_BYTES`] with more events already buffered.
+    more_buffered: bool,
     stop: CancellationToken,
 }
 
 fn error_frame(error: &RpcError) -> Bytes {
     Bytes::from(format!("event: error\ndata: {}\n\n", error.to_json()))
+}
+
+/// `events` (JSON texts, in order from `first_sequence`) as SSE frames, each with its sequence
+/// as the event id.
+fn sse_frames(first_sequence: u64, events: &[Arc<str>]) -> String {
+    use std::fmt::Write as _;
+    // The frame around each event: "id: " + up to 20 digits + "\nevent: event\ndata: " + "\n\n".
+    let size: usize = events.iter().map(|e| e.len() + 48).sum();
+    let mut text = String::with_capacity(size);
+    for (sequence, event) in (first_sequence..).zip(events) {
+        // Writing into a String cannot fail.
+        let _ = write!(text, "id: {sequence}\nevent: event\ndata: {event}\n\n");
+    }
+    text
 }
 
 async fn events(
@@ -445,6 +467,7 @@ async fn events(
         after,
         error,
         finished: false,
+        more_buffered: false,
         stop: http.stop.clone(),
     };
     let stream = futures_util::stream::unfold(cursor, |mut cursor| async move {
@@ -456,20 +479,21 @@ async fn events(
             return None;
         }
         let run = cursor.run.clone()?;
+        if cursor.more_buffered {
+            // Between parts of a backlog: the live streams sharing this worker go first.
+            tokio::task::yield_now().await;
+        }
         tokio::select! {
-            waited = run.wait(cursor.after, &cursor.stop) => match waited {
+            waited = run.wait_at_most(cursor.after, SSE_PART_BYTES, &cursor.stop) => match waited {
                 Ok(waited) => {
                     if waited.events.is_empty() {
                         // Done, or the daemon is stopping.
                         return None;
                     }
-                    let size: usize = waited.events.iter().map(|e| e.len() + 40).sum();
-                    let mut text = String::with_capacity(size);
-                    for (sequence, event) in (waited.first_sequence..).zip(&waited.events) {
-                        text.push_str(&format!("id: {sequence}\nevent: event\ndata: {event}\n\n"));
-                        cursor.after = sequence;
-                    }
+                    let text = sse_frames(waited.first_sequence, &waited.events);
+                    cursor.after = waited.first_sequence + (waited.events.len() as u64 - 1);
                     cursor.finished = waited.done;
+                    cursor.more_buffered = waited.more_buffered;
                     Some((Ok(Bytes::from(text)), cursor))
                 }
                 Err(error) => {
