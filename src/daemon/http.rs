@@ -28,9 +28,9 @@ use super::web;
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 /// The most event text one SSE write carries (one event larger than this goes alone). A client
 /// starting at the beginning of a long backlog (thousands of events, megabytes) gets it in parts
-/// of this size, and its task lets the others on its worker run between parts: fifty clients
-/// attaching at once take turns with the live streams instead of each framing its whole backlog
-/// into one buffer in one go, and a client that stops reading holds a few parts, not all of it.
+/// of this size as its socket takes them, instead of all of it framed into one buffer at once:
+/// the run's event log is locked only while one part's events are counted off, and a client that
+/// stops reading holds a few parts, not a copy of its whole backlog.
 pub const SSE_PART_BYTES: usize = 32 * 1024;
 /// How long in-flight HTTP requests get after shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -411,8 +411,6 @@ struct Cursor {
     after: u64,
     error: Option<RpcError>,
     finished: bool,
-    /// The last part stopped at [`SSE_PART_BYTES`] with more events already buffered.
-    more_buffered: bool,
     stop: CancellationToken,
 }
 
@@ -467,7 +465,6 @@ async fn events(
         after,
         error,
         finished: false,
-        more_buffered: false,
         stop: http.stop.clone(),
     };
     let stream = futures_util::stream::unfold(cursor, |mut cursor| async move {
@@ -479,10 +476,6 @@ async fn events(
             return None;
         }
         let run = cursor.run.clone()?;
-        if cursor.more_buffered {
-            // Between parts of a backlog: the live streams sharing this worker go first.
-            tokio::task::yield_now().await;
-        }
         tokio::select! {
             waited = run.wait_at_most(cursor.after, SSE_PART_BYTES, &cursor.stop) => match waited {
                 Ok(waited) => {
@@ -493,7 +486,6 @@ async fn events(
                     let text = sse_frames(waited.first_sequence, &waited.events);
                     cursor.after = waited.first_sequence + (waited.events.len() as u64 - 1);
                     cursor.finished = waited.done;
-                    cursor.more_buffered = waited.more_buffered;
                     Some((Ok(Bytes::from(text)), cursor))
                 }
                 Err(error) => {

@@ -31,8 +31,6 @@ pub struct Waited {
     pub first_sequence: u64,
     pub events: Vec<Arc<str>>,
     pub done: bool,
-    /// More events were already buffered after these ([`Run::wait_at_most`] stopped at its size).
-    pub more_buffered: bool,
 }
 
 impl Waited {
@@ -42,7 +40,6 @@ impl Waited {
             first_sequence: 0,
             events: Vec::new(),
             done: true,
-            more_buffered: false,
         }
     }
 
@@ -253,7 +250,6 @@ impl Run {
                         first_sequence: log.first.saturating_add(skip),
                         events,
                         done: log.done && to_the_end,
-                        more_buffered: !to_the_end,
                     });
                 }
             }
