@@ -390,3 +390,166 @@ fn a_quiet_event_stream_gets_keep_alive_comments() {
     );
     d.ok("run.cancel", json!({"runId": run}));
 }
+
+/// The body of an HTTP/1.1 chunked response, chunk by chunk, as the server wrote it.
+fn read_chunks(reader: &mut impl std::io::BufRead) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    loop {
+        let mut size_line = String::new();
+        reader.read_line(&mut size_line).unwrap();
+        let size_text = size_line.trim_end().split(';').next().unwrap();
+        let size = usize::from_str_radix(size_text, 16)
+            .unwrap_or_else(|_| panic!("chunk size line {size_line:?}"));
+        if size == 0 {
+            return chunks;
+        }
+        let mut chunk = vec![0; size + 2];
+        reader.read_exact(&mut chunk).unwrap();
+        assert_eq!(&chunk[size..], b"\r\n", "a chunk ends with CRLF");
+        chunk.truncate(size);
+        chunks.push(chunk);
+    }
+}
+
+#[test]
+fn a_long_backlog_goes_out_in_bounded_parts_and_a_stalled_reader_holds_up_no_other_stream() {
+    use std::io::{BufRead, BufReader, Write};
+    const DELTAS: usize = 3000;
+    let e = env();
+    // About 6.5 MB of events: more than the socket buffers of a client that never reads hold.
+    let delta = "x".repeat(2000);
+    let mut backlog_reply = StreamReply::new();
+    for _ in 0..DELTAS {
+        backlog_reply = backlog_reply.event(text_chunk(&delta));
+    }
+    let server = ScriptedServer::with_replies([
+        backlog_reply.done().reply(),
+        Reply::text(&["live ", "and ", "well"]),
+    ]);
+    let d = daemon(&e, &server);
+    let new_session = || {
+        d.ok("session.create", json!({}))["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let start = |session: &str, prompt: &str| {
+        d.ok(
+            "run.start",
+            json!({"sessionId": session, "prompt": prompt, "requireApproval": false}),
+        )["runId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let backlog = start(&new_session(), "a long answer");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let last = loop {
+        let status = d.ok("run.get", json!({"runId": backlog}));
+        if status["done"] == true {
+            break status["lastSequence"].as_u64().unwrap();
+        }
+        assert!(std::time::Instant::now() < deadline, "the long run ended");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(last > DELTAS as u64, "every delta is an event");
+
+    // Clients that attach from the start and never read a byte.
+    let stalled: Vec<_> = (0..4)
+        .map(|_| d.events(&format!("runId={backlog}"), &[]))
+        .collect();
+    assert!(stalled.iter().all(|s| s.status == 200));
+
+    // Meanwhile a live run's client gets all of its run, and the RPC endpoint answers.
+    let live = start(&new_session(), "a short answer");
+    let mut stream = d.events(&format!("runId={live}"), &[]);
+    let mut expected = 1;
+    let mut final_event = Value::Null;
+    while let Some(event) = stream.next_event() {
+        assert_eq!(event["sequence"], json!(expected), "in order, none missing");
+        expected += 1;
+        final_event = event;
+    }
+    assert_eq!(final_event["type"], "run_completed");
+    assert_eq!(final_event["result"]["Content"], "live and well");
+    assert!(d.ok("system.info", json!({})).is_object());
+
+    // A client from sequence 0, over HTTP/1.1 so the parts the daemon wrote show as chunks:
+    // every event exactly once, in order, and no part much larger than the bound.
+    let mut socket = std::net::TcpStream::connect(d.addr).unwrap();
+    socket
+        .set_read_timeout(Some(daemon_common::TIMEOUT))
+        .unwrap();
+    write!(
+        socket,
+        "GET /events?runId={backlog} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n",
+        d.host()
+    )
+    .unwrap();
+    let mut reader = BufReader::new(socket);
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        head.push(line.trim_end().to_ascii_lowercase());
+    }
+    assert!(head[0].starts_with("http/1.1 200"), "{head:?}");
+    assert!(
+        head.contains(&"transfer-encoding: chunked".to_string()),
+        "{head:?}"
+    );
+    let chunks = read_chunks(&mut reader);
+    // Each chunk is whole frames; one holding several carries at most the bound of event text
+    // (the final event, holding the whole answer, is larger than the bound and goes alone).
+    let frame_overhead = "id: 18446744073709551615\nevent: event\ndata: \n\n".len();
+    for chunk in &chunks {
+        let frames = chunk.windows(2).filter(|w| w == b"\n\n").count();
+        assert!(
+            frames == 1
+                || chunk.len() <= gg::daemon::http::SSE_PART_BYTES + frames * frame_overhead,
+            "a part of {} bytes with {frames} events",
+            chunk.len()
+        );
+    }
+    let body = String::from_utf8(chunks.concat()).unwrap();
+    let mut sequences = Vec::new();
+    // Keep-alive comments (": keepalive") carry no event.
+    for frame in body
+        .split("\n\n")
+        .filter(|f| !f.is_empty() && !f.starts_with(':'))
+    {
+        let id = frame
+            .lines()
+            .find_map(|l| l.strip_prefix("id: "))
+            .unwrap_or_else(|| panic!("frame without an id: {frame:.200}"));
+        let data = frame
+            .lines()
+            .find_map(|l| l.strip_prefix("data: "))
+            .unwrap();
+        let event: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(event["sequence"].to_string(), id, "the id is the event's");
+        sequences.push(event["sequence"].as_u64().unwrap());
+    }
+    assert_eq!(
+        sequences,
+        (1..=last).collect::<Vec<_>>(),
+        "each event once, in order"
+    );
+
+    // Resuming in the middle continues exactly where the client left off.
+    let resume_at = (last - 40).to_string();
+    let mut resumed = d.events(
+        &format!("runId={backlog}"),
+        &[("Last-Event-ID", &resume_at)],
+    );
+    let mut expected = last - 39;
+    while let Some(event) = resumed.next_event() {
+        assert_eq!(event["sequence"], json!(expected));
+        expected += 1;
+    }
+    assert_eq!(expected, last + 1, "to the last event");
+    drop(stalled);
+}

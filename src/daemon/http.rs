@@ -26,6 +26,12 @@ use super::web;
 
 /// An idle SSE stream gets a comment this often, so proxies and clients keep it open.
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
+/// The most event text one SSE write carries (one event larger than this goes alone). A client
+/// starting at the beginning of a long backlog (thousands of events, megabytes) gets it in parts
+/// of this size as its socket takes them, instead of all of it framed into one buffer at once:
+/// the run's event log is locked only while one part's events are counted off, and a client that
+/// stops reading holds a few parts, not a copy of its whole backlog.
+pub const SSE_PART_BYTES: usize = 32 * 1024;
 /// How long in-flight HTTP requests get after shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// A connection must deliver a request's headers within this time, also between requests on a
@@ -412,6 +418,20 @@ fn error_frame(error: &RpcError) -> Bytes {
     Bytes::from(format!("event: error\ndata: {}\n\n", error.to_json()))
 }
 
+/// `events` (JSON texts, in order from `first_sequence`) as SSE frames, each with its sequence
+/// as the event id.
+fn sse_frames(first_sequence: u64, events: &[Arc<str>]) -> String {
+    use std::fmt::Write as _;
+    // The frame around each event: "id: " + up to 20 digits + "\nevent: event\ndata: " + "\n\n".
+    let size: usize = events.iter().map(|e| e.len() + 48).sum();
+    let mut text = String::with_capacity(size);
+    for (sequence, event) in (first_sequence..).zip(events) {
+        // Writing into a String cannot fail.
+        let _ = write!(text, "id: {sequence}\nevent: event\ndata: {event}\n\n");
+    }
+    text
+}
+
 async fn events(
     State(http): State<Http>,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
@@ -457,18 +477,14 @@ async fn events(
         }
         let run = cursor.run.clone()?;
         tokio::select! {
-            waited = run.wait(cursor.after, &cursor.stop) => match waited {
+            waited = run.wait_at_most(cursor.after, SSE_PART_BYTES, &cursor.stop) => match waited {
                 Ok(waited) => {
                     if waited.events.is_empty() {
                         // Done, or the daemon is stopping.
                         return None;
                     }
-                    let size: usize = waited.events.iter().map(|e| e.len() + 40).sum();
-                    let mut text = String::with_capacity(size);
-                    for (sequence, event) in (waited.first_sequence..).zip(&waited.events) {
-                        text.push_str(&format!("id: {sequence}\nevent: event\ndata: {event}\n\n"));
-                        cursor.after = sequence;
-                    }
+                    let text = sse_frames(waited.first_sequence, &waited.events);
+                    cursor.after = waited.first_sequence + (waited.events.len() as u64 - 1);
                     cursor.finished = waited.done;
                     Some((Ok(Bytes::from(text)), cursor))
                 }

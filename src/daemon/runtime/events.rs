@@ -205,6 +205,19 @@ impl Run {
 
     /// Events after `after`, waiting until there is at least one or the run is done.
     pub async fn wait(&self, after: u64, stop: &CancellationToken) -> Result<Waited, RpcError> {
+        self.wait_at_most(after, usize::MAX, stop).await
+    }
+
+    /// [`Run::wait`], but with no more than `max_bytes` of event text (and at least one event):
+    /// a client starting at the beginning of a long backlog gets it a part at a time, so the log
+    /// stays locked only while one part's events are counted off, and no copy of the whole
+    /// backlog is ever made. `done` is set with the part that ends at the run's last event.
+    pub async fn wait_at_most(
+        &self,
+        after: u64,
+        max_bytes: usize,
+        stop: &CancellationToken,
+    ) -> Result<Waited, RpcError> {
         let mut changes = self.changed.subscribe();
         loop {
             {
@@ -219,17 +232,24 @@ impl Run {
                     ));
                 }
                 let skip = after.saturating_add(1).saturating_sub(log.first);
-                let events: Vec<Arc<str>> = log
-                    .events
-                    .iter()
-                    .skip(usize::try_from(skip).unwrap_or(usize::MAX))
-                    .cloned()
-                    .collect();
+                let start = usize::try_from(skip)
+                    .unwrap_or(usize::MAX)
+                    .min(log.events.len());
+                let mut events: Vec<Arc<str>> = Vec::new();
+                let mut bytes = 0usize;
+                for event in log.events.range(start..) {
+                    bytes = bytes.saturating_add(event.len());
+                    if bytes > max_bytes && !events.is_empty() {
+                        break;
+                    }
+                    events.push(Arc::clone(event));
+                }
+                let to_the_end = start + events.len() == log.events.len();
                 if !events.is_empty() || log.done {
                     return Ok(Waited {
                         first_sequence: log.first.saturating_add(skip),
                         events,
-                        done: log.done,
+                        done: log.done && to_the_end,
                     });
                 }
             }

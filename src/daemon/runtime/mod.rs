@@ -317,4 +317,49 @@ mod tests {
         assert_eq!(result["done"], true);
         assert!(run.approve("nope", true, false).is_err());
     }
+
+    #[test]
+    fn a_backlog_read_in_parts_is_every_event_once_and_done_only_with_the_last() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let run = Run::new(
+            "r".into(),
+            "s".into(),
+            Arc::new(MessageQueue::new()),
+            "p".into(),
+            0,
+        );
+        for i in 0..100 {
+            run.emit("agent_event", json!({"n": i}), false);
+        }
+        run.emit("run_completed", json!({"big": "x".repeat(5000)}), true);
+        let stop = CancellationToken::new();
+        let budget = 10 * lock(&run.log).events[0].len();
+        let mut after = 0;
+        let mut parts = Vec::new();
+        loop {
+            let part = rt.block_on(run.wait_at_most(after, budget, &stop)).unwrap();
+            assert_eq!(
+                part.first_sequence,
+                after + 1,
+                "each part starts where the last ended"
+            );
+            let size: usize = part.events.iter().map(|e| e.len()).sum();
+            assert!(
+                size <= budget || part.events.len() == 1,
+                "{size} bytes in a part"
+            );
+            after += part.events.len() as u64;
+            parts.push(part.events.len());
+            if part.done {
+                break;
+            }
+        }
+        // About ten events fit in a part; the final event is larger than a part and goes alone.
+        assert!(parts.len() > 10 && parts[0] > 1, "{parts:?}");
+        assert_eq!(parts.last(), Some(&1));
+        assert_eq!(after, 101);
+    }
 }
