@@ -278,8 +278,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn event_log_waits_and_expires() {
+    /// A current-thread runtime and a run of its own, for the event-log tests.
+    fn runtime_and_run() -> (tokio::runtime::Runtime, Run) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -291,6 +291,12 @@ mod tests {
             "p".into(),
             0,
         );
+        (rt, run)
+    }
+
+    #[test]
+    fn event_log_waits_and_expires() {
+        let (rt, run) = runtime_and_run();
         for _ in 0..(EVENT_BUFFER + 10) {
             run.emit("agent_event", json!({}), false);
         }
@@ -320,17 +326,7 @@ mod tests {
 
     #[test]
     fn a_backlog_read_in_parts_is_every_event_once_and_done_only_with_the_last() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let run = Run::new(
-            "r".into(),
-            "s".into(),
-            Arc::new(MessageQueue::new()),
-            "p".into(),
-            0,
-        );
+        let (rt, run) = runtime_and_run();
         for i in 0..100 {
             run.emit("agent_event", json!({"n": i}), false);
         }
