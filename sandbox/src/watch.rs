@@ -91,15 +91,10 @@ impl Watched {
         self.reusable
     }
 
-    /// How many paths [`Watched::unchanged`] stats.
-    pub fn len(&self) -> usize {
+    /// How many paths [`Watched::unchanged`] stats (the tests bound it).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.stamps.len()
-    }
-
-    /// Whether nothing was recorded (a build that touched no file: then [`Watched::unchanged`]
-    /// holds as long as it is reusable).
-    pub fn is_empty(&self) -> bool {
-        self.stamps.is_empty()
     }
 
     /// The recorded paths whose stamps differ now (tests look at their own paths: other
