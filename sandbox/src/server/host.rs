@@ -140,7 +140,7 @@ struct State {
     /// command to report.
     unreported: Option<String>,
     starts: u64,
-    /// The last command's key, with what its rendering looked at (see [`State::key_for`]).
+    /// The last command's key, with what its rendering looked at (see [`kept_key_for`]).
     kept_key: Option<KeptKey>,
 }
 
@@ -157,35 +157,33 @@ struct KeptKey {
     watched: crate::Watched,
 }
 
-impl State {
-    /// [`key_for`], or the last command's key when the level, the policy and the stubs are the
-    /// same and nothing the rendering looked at has changed.
-    fn key_for(
-        &mut self,
-        level: Level,
-        policy: &Policy,
-        stubs: &[PathBuf],
-    ) -> Result<(Key, Vec<PathBuf>), SandboxError> {
-        if let Some(k) = &self.kept_key
-            && k.level == level
-            && k.policy == *policy
-            && k.stubs == stubs
-            && k.watched.unchanged()
-        {
-            return Ok((k.key.clone(), k.plan_stubs.clone()));
-        }
-        let (rendered, watched) = crate::watch(|| key_for(level, policy, stubs));
-        let (key, plan_stubs) = rendered?;
-        self.kept_key = watched.is_reusable().then(|| KeptKey {
-            level,
-            policy: policy.clone(),
-            stubs: stubs.to_vec(),
-            key: key.clone(),
-            plan_stubs: plan_stubs.clone(),
-            watched,
-        });
-        Ok((key, plan_stubs))
+/// [`key_for`], or the last command's key (`kept`) when the level, the policy and the stubs are
+/// the same and nothing the rendering looked at has changed.
+fn kept_key_for(
+    kept: &mut Option<KeptKey>,
+    level: Level,
+    policy: &Policy,
+    stubs: &[PathBuf],
+) -> Result<(Key, Vec<PathBuf>), SandboxError> {
+    if let Some(k) = kept.as_ref()
+        && k.level == level
+        && k.policy == *policy
+        && k.stubs == stubs
+        && k.watched.unchanged()
+    {
+        return Ok((k.key.clone(), k.plan_stubs.clone()));
     }
+    let (rendered, watched) = crate::watch(|| key_for(level, policy, stubs));
+    let (key, plan_stubs) = rendered?;
+    *kept = watched.is_reusable().then(|| KeptKey {
+        level,
+        policy: policy.clone(),
+        stubs: stubs.to_vec(),
+        key: key.clone(),
+        plan_stubs: plan_stubs.clone(),
+        watched,
+    });
+    Ok((key, plan_stubs))
 }
 
 #[derive(Debug)]
@@ -314,15 +312,11 @@ impl SessionServer {
         let level = crate::choose(&PROBE, backend, &mut reasons).ok()?;
         let mut state = self.state.try_lock().ok()?;
         let state = &mut *state;
-        let stubs = {
-            let server = state.server.as_mut()?;
-            if server.key.level != level || server.exited().is_some() {
-                return None;
-            }
-            server.stubs.clone()
-        };
-        let (key, _) = state.key_for(level, policy, &stubs).ok()?;
         let server = state.server.as_mut()?;
+        if server.key.level != level || server.exited().is_some() {
+            return None;
+        }
+        let (key, _) = kept_key_for(&mut state.kept_key, level, policy, &server.stubs).ok()?;
         if server.key != key {
             return None;
         }
@@ -367,7 +361,7 @@ impl SessionServer {
             .as_ref()
             .map(|s| s.stubs.clone())
             .unwrap_or_default();
-        let (key, plan_stubs) = state.key_for(level, policy, &stubs)?;
+        let (key, plan_stubs) = kept_key_for(&mut state.kept_key, level, policy, &stubs)?;
         let mut notes = Vec::new();
         if let Some(server) = &mut state.server {
             if let Some(why) = server.exited() {
