@@ -19,7 +19,8 @@
 //!    place. No `gg sandbox` can be faster than the first of these without dropping a mount or a
 //!    restriction, so this line says how much of item 2's ratio is gg's own.
 //!
-//! Run: `cargo bench --features test-hooks --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11). Figures go to
+//! Run: `cargo bench --features test-hooks --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11;
+//! `GG_BENCH_CALLS=N` calls a turn, default 20). Figures go to
 //! docs/performance.md by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -30,7 +31,15 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use testkit::{Reply, ScriptedServer};
 
-const TOOL_CALLS: usize = 20;
+/// The calls of one turn: 20 by default, `GG_BENCH_CALLS` to take the turn apart (one call
+/// against twenty separates what a session pays once from what each call pays).
+fn tool_calls() -> usize {
+    std::env::var("GG_BENCH_CALLS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(20)
+}
 const GG: &str = env!("CARGO_BIN_EXE_gg");
 
 /// How the turn's bash calls run.
@@ -49,7 +58,7 @@ enum Mode {
 fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
     let server = ScriptedServer::start();
     let writes = matches!(mode, Mode::Server(_) | Mode::PerCommand);
-    for i in 0..TOOL_CALLS {
+    for i in 0..tool_calls() {
         server.push(Reply::tool_call(
             &format!("c{i}"),
             "bash",
@@ -90,7 +99,7 @@ fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
         .unwrap();
     let wall = started.elapsed();
     assert!(status.success(), "gg failed");
-    assert_eq!(server.requests().len(), TOOL_CALLS + 1);
+    assert_eq!(server.requests().len(), tool_calls() + 1);
     wall
 }
 
@@ -302,13 +311,14 @@ fn main() {
         landlock.push(timed(gg_sandbox(&repo, &home, "landlock", "on")));
     }
     let p = median(&plain);
+    let calls = tool_calls();
     let report = |name: &str, turns: &[Duration]| {
         let s = median(turns);
         println!(
-            "agent turn, {TOOL_CALLS} bash calls, {runs} runs interleaved: unconfined {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
+            "agent turn, {calls} bash calls, {runs} runs interleaved: unconfined {p:.0} ms, {name} {s:.0} ms, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
             s / p,
             paired_ratio(turns, &plain),
-            (s - p) / TOOL_CALLS as f64
+            (s - p) / calls as f64
         );
     };
     if bwrap {
