@@ -29,6 +29,7 @@ pub mod runtime;
 mod serve;
 pub mod service;
 pub mod stdio;
+mod telegram;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 pub mod web;

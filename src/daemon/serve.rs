@@ -74,7 +74,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     let home = security::home_dir();
     let config = Config::load(&home).map_err(Failure::Failed)?;
     // Read now, so that a missing or bad token stops ggd before it serves anything.
-    let telegram = crate::telegram::ggd_channel(&flags, &config, &home, &cwd)?;
+    let telegram = super::telegram::ggd_channel(&flags, &config, &home, &cwd)?;
     let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
