@@ -17,10 +17,10 @@ use serde_json::json;
 
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
-use crate::tools::artifacts::{Kind, Store, slug, validate};
-use crate::tools::diff;
-use crate::tools::registry::Outcome;
-use crate::tools::store::{StoreError, human_size};
+use tools::artifacts::{Kind, Store, slug, validate};
+use tools::diff;
+use tools::registry::Outcome;
+use tools::store::{StoreError, human_size};
 
 /// The three artifact tools over one store.
 pub fn tools(store: Store) -> Vec<Arc<dyn Tool>> {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
-use crate::tools::browser::{BrowserTools, spec};
-use crate::tools::registry::Outcome;
+use tools::browser::{BrowserTools, spec};
+use tools::registry::Outcome;
 
 /// The enabled browser tools of one session, sharing one browser.
 pub fn tools(shared: BrowserTools) -> Vec<Arc<dyn Tool>> {
@@ -85,7 +85,7 @@ impl Tool for BrowserTool {
                         // A page's exception text is page content: inside the wrapper.
                         Err(e) => {
                             let e = e.to_string();
-                            match e.split_once(crate::tools::browser::PAGE_THREW) {
+                            match e.split_once(tools::browser::PAGE_THREW) {
                                 Some((before, page)) => Outcome::error(format!(
                                     "{before}the page threw an exception:\n{}",
                                     untrusted::wrap("page exception", page)

@@ -9,9 +9,9 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
-use crate::tools::files::{self, ToolResult};
-use crate::tools::paths::{Workspace, WriteTarget};
-use crate::tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
+use tools::files::{self, ToolResult};
+use tools::paths::{Workspace, WriteTarget};
+use tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
 
 /// The built-in tools for one working directory, in the order the model sees them.
 pub fn tools(workspace: &Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
@@ -168,7 +168,7 @@ impl Tool for FileWrite {
             files::plan_write(ws, arguments)
         }?;
         let shown = plan.target.shown().to_string();
-        let details = crate::tools::diff::unified(&shown, &plan.before, &plan.after);
+        let details = tools::diff::unified(&shown, &plan.before, &plan.after);
         let summary = format!("{name} {shown}");
         let assessment = assess_write(&plan.target);
         let grant_key = format!("{name}\0{arguments}");

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use crate::tools::computer::{ComputerTools, SessionTag, specs};
-use crate::tools::registry::Outcome;
+use tools::computer::{ComputerTools, SessionTag, specs};
+use tools::registry::Outcome;
 
 /// The seven tools for one session, sharing its state. `tag` is the one the session's commands
 /// carry ([`crate::agent::chain::ToolBox::session_tag`]).

@@ -18,7 +18,7 @@ use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::connectors::google::api::{Google, NewEvent};
 use crate::connectors::google::{self, token::Tokens};
-use crate::tools::registry::Outcome;
+use tools::registry::Outcome;
 
 pub const MAX_SEARCH_RESULTS: u32 = 50;
 pub const DEFAULT_SEARCH_RESULTS: u32 = 10;

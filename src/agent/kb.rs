@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
-use crate::tools::registry::Outcome;
+use tools::registry::Outcome;
 
 pub const NAME: &str = "kb_search";
 /// The most passages one call may ask for: more would crowd the context the tool exists to save.

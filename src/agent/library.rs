@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
-use crate::tools::library::{Library, Passage, ReadRequest, read_file, search, search_ranked};
-use crate::tools::registry::Outcome;
+use tools::library::{Library, Passage, ReadRequest, read_file, search, search_ranked};
+use tools::registry::Outcome;
 
 /// The most hits one search returns.
 const MAX_TOP_K: usize = 20;

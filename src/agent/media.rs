@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::untrusted;
 use crate::media::{self, AudioFormat, ImageRequest, Media, SpeechRequest};
-use crate::tools::registry::Outcome;
+use tools::registry::Outcome;
 
 /// The three tools over one resolved configuration; `cwd` confines `transcribe`'s paths.
 pub fn tools(media: Media, cwd: &Path) -> Vec<Arc<dyn Tool>> {
@@ -59,7 +59,7 @@ where
 
 fn short(text: &str) -> String {
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    crate::tools::registry::clip_chars_marked(one_line, 60, "…")
+    tools::registry::clip_chars_marked(one_line, 60, "…")
 }
 
 struct ImageGenerate(Arc<Shared>);
@@ -303,7 +303,7 @@ impl Tool for Transcribe {
         let details = format!(
             "sends {} ({}) to {} at {} (costs money)",
             args.path,
-            crate::tools::store::human_size(opened.size),
+            tools::store::human_size(opened.size),
             endpoint.label(),
             endpoint.base_url
         );

@@ -15,8 +15,8 @@ use serde::Deserialize;
 use super::chain::{Assessment, Proposal, ProposeError, Tool};
 use super::context::estimate_text;
 use super::untrusted;
-use crate::tools::memory::{Entry, Layer, Scope, Store};
-use crate::tools::registry::Outcome;
+use tools::memory::{Entry, Layer, Scope, Store};
+use tools::registry::Outcome;
 
 /// Both memory tools over one store.
 pub fn tools(store: Arc<Store>) -> Vec<Arc<dyn Tool>> {
@@ -63,7 +63,7 @@ pub fn added_line(entry: &Entry, content: &str) -> String {
 
 fn shorten(text: &str, max: usize) -> String {
     let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    crate::tools::registry::clip_chars_marked(text, max, "…")
+    tools::registry::clip_chars_marked(text, max, "…")
 }
 
 impl Tool for MemoryAdd {
@@ -97,12 +97,12 @@ impl Tool for MemoryAdd {
             .map_err(|e| ProposeError::arguments_for("memory_add", e))?;
         let scope = Scope::parse(args.scope.as_deref().unwrap_or("general"))?;
         let target = Layer::parse(args.target.as_deref().unwrap_or("workspace"))?;
-        let content = crate::tools::memory::clean_entry(&args.content)?;
+        let content = tools::memory::clean_entry(&args.content)?;
         let file = match &scope {
             Scope::General => "MEMORY.md".to_string(),
             Scope::Daily => "today's log".to_string(),
-            Scope::Person(n) => format!("people/{}.md", crate::tools::memory::slug(n)),
-            Scope::Group(n) => format!("groups/{}.md", crate::tools::memory::slug(n)),
+            Scope::Person(n) => format!("people/{}.md", tools::memory::slug(n)),
+            Scope::Group(n) => format!("groups/{}.md", tools::memory::slug(n)),
         };
         let summary = format!(
             "memory_add \"{}\" → {file} ({})",
@@ -185,7 +185,7 @@ impl Tool for MemorySearch {
             move |_cancel| {
                 Box::pin(async move {
                     let result = match tokio::task::spawn_blocking(move || {
-                        store.search(&query, crate::tools::memory::SEARCH_LIMIT)
+                        store.search(&query, tools::memory::SEARCH_LIMIT)
                     })
                     .await
                     {
@@ -295,7 +295,7 @@ pub fn prompt_blocks(store: &Store, budgets: Budgets, today: jiff::civil::Date) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::memory::MemoryConfig;
+    use tools::memory::MemoryConfig;
 
     #[test]
     fn blocks_keep_the_head_of_memory_and_the_tail_of_the_day_within_budget() {

@@ -12,8 +12,8 @@ use super::queue::MessageQueue;
 use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
 use crate::session::audit::{self, Audit};
 use crate::session::{self, Session};
-use crate::tools::registry::{Outcome, SandboxRun, ToolCall};
 use policies::Decision;
+use tools::registry::{Outcome, SandboxRun, ToolCall};
 
 /// At most this many model requests per turn.
 pub const MAX_REQUESTS_PER_TURN: usize = 32;
@@ -60,7 +60,7 @@ pub enum AgentEvent {
         text: String,
         sandbox_level: Option<String>,
         /// Connections the network proxy refused during the call.
-        network_refused: Vec<crate::tools::network::Refusal>,
+        network_refused: Vec<tools::network::Refusal>,
         /// When the tool itself started and finished (not set for calls that never ran).
         ran: Option<(std::time::Instant, std::time::Instant)>,
     },

@@ -14,7 +14,7 @@ use crate::agent::{Agent, Approver, EventSink, Gate, MessageQueue, TurnError, Tu
 use crate::agent::{Tool, ToolBox};
 use crate::provider::{Provider, ProviderConfig};
 use crate::session::Session;
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 /// Everything needed to start a conversation.
 pub struct ServiceOptions {
@@ -87,7 +87,7 @@ pub struct Conversation {
     selection: Selection,
     queue: Arc<MessageQueue>,
     /// The memory store, when memory is on for this conversation.
-    memory: Option<Arc<crate::tools::memory::Store>>,
+    memory: Option<Arc<tools::memory::Store>>,
     /// What start-up upkeep of memory had to say (legacy file moved or not, …).
     notices: Vec<String>,
     /// Where the requests come from when not the terminal or a ggd client (`telegram:<chat>`).
@@ -141,7 +141,7 @@ impl Conversation {
         let provider = provider_for(&selection, &options.config)?;
         let mut notices = Vec::new();
         let memory = if options.config.memory.enabled && !options.no_memory {
-            let store = Arc::new(crate::tools::memory::Store::new(
+            let store = Arc::new(tools::memory::Store::new(
                 &options.config.memory,
                 &options.home,
                 &options.cwd,
@@ -424,7 +424,7 @@ impl Conversation {
             return blocks;
         }
         if let Some(block) =
-            crate::tools::memory::profile::load(&self.options.home).and_then(|p| p.prompt_block())
+            tools::memory::profile::load(&self.options.home).and_then(|p| p.prompt_block())
         {
             blocks.push(block);
         }
@@ -487,7 +487,7 @@ impl Conversation {
     /// `/memory` (status), `/memory add [--scope=S] [--target=T] TEXT`, `/memory show [daily]`,
     /// `/memory search QUERY`, `/memory rm ID`: the person's side of memory, in the session.
     fn memory_control(&self, arg: &str) -> Result<String, String> {
-        use crate::tools::memory::{Layer, Scope};
+        use tools::memory::{Layer, Scope};
         let (sub, rest) = match arg.split_once(char::is_whitespace) {
             Some((s, r)) => (s, r.trim()),
             None => (arg, ""),
@@ -504,7 +504,7 @@ impl Conversation {
                 Err("memory is disabled".to_string())
             };
         };
-        let lines = |entries: Vec<crate::tools::memory::Entry>, empty: &str| {
+        let lines = |entries: Vec<tools::memory::Entry>, empty: &str| {
             if entries.is_empty() {
                 empty.to_string()
             } else {
@@ -561,7 +561,7 @@ impl Conversation {
             )),
             "search" => Ok(lines(
                 store
-                    .search(rest, crate::tools::memory::SEARCH_LIMIT)
+                    .search(rest, tools::memory::SEARCH_LIMIT)
                     .map_err(|e| e.to_string())?,
                 "no memory matches",
             )),
@@ -620,7 +620,7 @@ impl Conversation {
 fn equip(
     mut tools: ToolBox,
     options: &ServiceOptions,
-    memory: Option<&Arc<crate::tools::memory::Store>>,
+    memory: Option<&Arc<tools::memory::Store>>,
 ) -> Result<ToolBox, String> {
     // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it now
     // (unless `EarlyTools` already did), on another thread, so that it overlaps the provider's
@@ -648,7 +648,7 @@ fn equip(
             tools.add_tools(crate::agent::library::tools(library));
         }
     }
-    if let Some(browser) = crate::tools::browser::BrowserTools::new(
+    if let Some(browser) = tools::browser::BrowserTools::new(
         &options.cwd,
         &options.home,
         &options.config.browser,

@@ -129,7 +129,7 @@ pub async fn add(settings: &Settings, p: AddParams) -> Result<Value, RpcError> {
             excludes: exclude,
             embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
             // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
-            deny_read: crate::tools::paths::DenyRead::everywhere().into_paths(),
+            deny_read: tools::paths::DenyRead::everywhere().into_paths(),
         };
         let report = store
             .add(&name, &paths, &options, &mut kb::NoProgress)

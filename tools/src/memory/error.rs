@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::entry::MAX_ENTRY_CHARS;
-use crate::tools::paths::PathError;
+use crate::paths::PathError;
 
 /// A memory request refused, or a store file that could not be read or written.
 #[derive(Debug)]

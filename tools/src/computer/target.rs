@@ -111,7 +111,7 @@ fn carries_data_off_the_allow_list(url: &url::Url) -> Option<String> {
     if loopback {
         return None;
     }
-    let allowed = crate::tools::network::NetworkPolicy::default()
+    let allowed = crate::network::NetworkPolicy::default()
         .allow
         .check_host(host)
         .is_ok();

@@ -1,8 +1,8 @@
 //! How the session's shell commands run, once the chain has approved them: the choice between
 //! the session's sandbox servers and a sandbox per command, the read-only sandbox of commands
 //! classified read-only, the self-test that proves the level first, the scrubbed environment, and
-//! the sweep of what a sandboxed command may not leave behind. The chain
-//! ([`crate::agent::chain`]) decides whether a command runs; this decides how.
+//! the sweep of what a sandboxed command may not leave behind. The chain (`gg::agent::chain`,
+//! above this crate) decides whether a command runs; this decides how.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -13,8 +13,8 @@ use classifier::Class;
 use policies::Mode;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::bash::{self, SetupError};
-use crate::tools::registry::{Outcome, SandboxRun, SandboxSetting};
+use crate::bash::{self, SetupError};
+use crate::registry::{Outcome, SandboxRun, SandboxSetting};
 
 /// Runs the session's shell commands (see the module documentation). Built once per
 /// conversation, with the tool box.
@@ -28,7 +28,7 @@ pub struct CommandRunner {
     child_env: Vec<(OsString, OsString)>,
     /// Marks every process this session's commands start, so `process_kill` can tell the
     /// session's own processes from the rest of the machine.
-    session_tag: crate::tools::computer::SessionTag,
+    session_tag: crate::computer::SessionTag,
     /// The session's sandbox (bubblewrap or the helper with a command server in it), started at
     /// the first sandboxed command; `None` when `GG_SANDBOX_NO_SERVER` asks for a sandbox per
     /// command.
@@ -86,7 +86,7 @@ impl CommandRunner {
             sandbox,
             env_allow,
             child_env: Vec::new(),
-            session_tag: crate::tools::computer::SessionTag::new(),
+            session_tag: crate::computer::SessionTag::new(),
             #[cfg(target_os = "linux")]
             sandbox_server: served.then(|| Arc::new(sandbox::server::SessionServer::new())),
             backend_override: match std::env::var("GG_SANDBOX_BACKEND") {
@@ -115,7 +115,7 @@ impl CommandRunner {
     }
 
     /// The tag this session's commands carry in their environment.
-    pub fn session_tag(&self) -> &crate::tools::computer::SessionTag {
+    pub fn session_tag(&self) -> &crate::computer::SessionTag {
         &self.session_tag
     }
 
@@ -197,15 +197,15 @@ impl CommandRunner {
         env.push((tag_name.into(), tag_value.into()));
         // A gg this command starts can never run looser than this session (an unknown mode is
         // the strictest ceiling).
-        let ceiling = crate::app::ceiling::Ceiling {
+        let ceiling = crate::ceiling::Ceiling {
             mode: mode.unwrap_or(Mode::Unattended { allow_all: false }),
             sandbox: matches!(self.sandbox, SandboxSetting::On { .. }),
             network: match &self.sandbox {
                 SandboxSetting::On { network, .. } => network.policy.mode,
-                SandboxSetting::Off => crate::tools::network::NetworkMode::On,
+                SandboxSetting::Off => crate::network::NetworkMode::On,
             },
         };
-        env.push((crate::app::ceiling::ENV.into(), ceiling.encode().into()));
+        env.push((crate::ceiling::ENV.into(), ceiling.encode().into()));
         if class == Class::ReadOnly {
             // Commands that ran without approval cannot make git run the repository's programs.
             env.extend(
@@ -225,7 +225,7 @@ impl CommandRunner {
         // handed over) and moved aside after it. A command run read-only can create nothing.
         let before = (matches!(self.sandbox, SandboxSetting::On { .. })
             && !(class == Class::ReadOnly && self.enforce_read_only))
-            .then(|| crate::tools::persistence::Before::look(self.cwd()));
+            .then(|| crate::persistence::Before::look(self.cwd()));
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
@@ -243,7 +243,7 @@ impl CommandRunner {
             Ok(c) => c,
             Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
         };
-        let log_dir = crate::tools::registry::outputs_dir(self.cwd());
+        let log_dir = crate::registry::outputs_dir(self.cwd());
         let result = match launch {
             Launch::Command(command, _guard) => {
                 bash::run(*command, timeout, cancel, &log_dir).await
@@ -252,7 +252,7 @@ impl CommandRunner {
             Launch::Served(command) => bash::run_served(command, timeout, cancel, &log_dir).await,
         };
         let network_refused = scope
-            .map(crate::tools::network::CallScope::finish)
+            .map(crate::network::CallScope::finish)
             .unwrap_or_default();
         let (text, is_error) = match result {
             Ok(output) => (
@@ -290,9 +290,9 @@ impl CommandRunner {
         output: &bash::BashOutput,
         warning: Option<&str>,
         notes: &[String],
-        network_refused: &[crate::tools::network::Refusal],
+        network_refused: &[crate::network::Refusal],
         read_only: bool,
-        before: Option<crate::tools::persistence::Before>,
+        before: Option<crate::persistence::Before>,
     ) -> String {
         let mut text = String::new();
         if let Some(w) = warning {
@@ -317,7 +317,7 @@ impl CommandRunner {
             text.push_str(READ_ONLY_REFUSED);
         }
         for line in before
-            .map(crate::tools::persistence::Before::sweep)
+            .map(crate::persistence::Before::sweep)
             .unwrap_or_default()
         {
             text.push('\n');
@@ -525,7 +525,7 @@ struct Confined {
     /// The level it runs at; `None`: unconfined.
     level: Option<sandbox::Level>,
     warning: Option<String>,
-    scope: Option<crate::tools::network::CallScope>,
+    scope: Option<crate::network::CallScope>,
     network_mode: Option<String>,
     notes: Vec<String>,
     /// Run under the read-only policy.
@@ -537,7 +537,7 @@ impl Confined {
     #[cfg(target_os = "linux")]
     fn served(
         served: ServedCommand,
-        scope: Option<crate::tools::network::CallScope>,
+        scope: Option<crate::network::CallScope>,
         network_mode: Option<String>,
         notes: Vec<String>,
         read_only: bool,

@@ -32,9 +32,9 @@ use policies::web::{self, Target};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::network::proxy::ProxyHandle;
-use crate::tools::network::{AllowList, NetworkMode, NetworkPolicy, Refusal};
-use crate::tools::registry::SandboxSetting;
+use crate::network::proxy::ProxyHandle;
+use crate::network::{AllowList, NetworkMode, NetworkPolicy, Refusal};
+use crate::registry::SandboxSetting;
 use call::{
     EvalArgs, MAX_DIMENSION, NavigateArgs, Plan, ReadArgs, SelectorArgs, ShotArgs, TypeArgs,
     parse_args,
@@ -87,7 +87,7 @@ pub struct BrowserTools {
     cwd: PathBuf,
     /// The deny-read list: files there are never opened, whatever the approval (a browser
     /// started without the sandbox reads what `cat` could not).
-    hidden: crate::tools::paths::DenyRead,
+    hidden: crate::paths::DenyRead,
     executable: PathBuf,
     config: BrowserConfig,
     sandbox: SandboxSetting,
@@ -129,12 +129,12 @@ impl BrowserTools {
             network.mode,
             network.allow,
             private,
-            crate::tools::network::test_resolver(),
+            crate::network::test_resolver(),
             Some(home.to_path_buf()),
         );
         Ok(Some(BrowserTools {
             cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
-            hidden: crate::tools::paths::DenyRead::for_root(cwd).map_err(BrowserError::Sandbox)?,
+            hidden: crate::paths::DenyRead::for_root(cwd).map_err(BrowserError::Sandbox)?,
             executable,
             config: config.clone(),
             sandbox,
@@ -220,7 +220,7 @@ impl BrowserTools {
                     judged.class,
                     judged.rule,
                     judged.reason.clone(),
-                    format!("browser_navigate {}", crate::display::visible_inline(&url)),
+                    format!("browser_navigate {}", termsafe::visible_inline(&url)),
                     grant,
                     Plan::Navigate {
                         url: url.clone(),
@@ -230,7 +230,7 @@ impl BrowserTools {
                 );
                 c.details = format!(
                     "open {} in the browser\n  - {}: {}",
-                    crate::display::visible_inline(&url),
+                    termsafe::visible_inline(&url),
                     judged.rule,
                     judged.reason
                 );
@@ -273,10 +273,7 @@ impl BrowserTools {
                     Class::Normal,
                     "browser.click",
                     format!("clicks {} (may submit a form or follow a link)", a.selector),
-                    format!(
-                        "browser_click {}",
-                        crate::display::visible_inline(&a.selector)
-                    ),
+                    format!("browser_click {}", termsafe::visible_inline(&a.selector)),
                     format!("browser_click\0{arguments}"),
                     Plan::Click {
                         selector: a.selector,
@@ -293,10 +290,7 @@ impl BrowserTools {
                         a.text.chars().count(),
                         a.selector
                     ),
-                    format!(
-                        "browser_type {}",
-                        crate::display::visible_inline(&a.selector)
-                    ),
+                    format!("browser_type {}", termsafe::visible_inline(&a.selector)),
                     format!("browser_type\0{arguments}"),
                     Plan::Type {
                         selector: a.selector,
@@ -479,7 +473,7 @@ impl BrowserTools {
             None => {
                 let p = Arc::new(
                     ProxyHandle::start_custom(
-                        Arc::clone(&self.guard) as Arc<dyn crate::tools::network::proxy::Admit>
+                        Arc::clone(&self.guard) as Arc<dyn crate::network::proxy::Admit>
                     )
                     .map_err(|e| e.to_string())?,
                 );

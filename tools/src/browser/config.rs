@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::tools::network::AllowList;
+use crate::network::AllowList;
 
 /// The `browser` section of `~/.gg/config.json`. A key it does not have is warned about like any
 /// other in the file (an ignored key leaves its feature at the safe default: off).

@@ -432,7 +432,7 @@ type BlockingWork = Box<dyn FnOnce(&ComputerTools) -> Result<String, ComputerErr
 
 fn truncate(text: String) -> String {
     let mark = format!("\n[output truncated at {MAX_OUTPUT_CHARS} characters]");
-    crate::tools::registry::clip_chars_marked(text, MAX_OUTPUT_CHARS, &mark)
+    crate::registry::clip_chars_marked(text, MAX_OUTPUT_CHARS, &mark)
 }
 
 /// The desktop's opener: `xdg-open` on Linux, `open` on macOS, from fixed system paths only.
@@ -463,7 +463,7 @@ async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, Comp
     command
         .arg(argument)
         .env_clear()
-        .envs(crate::tools::bash::scrubbed_env(&[]))
+        .envs(crate::bash::scrubbed_env(&[]))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -15,7 +15,7 @@ use classifier::Class;
 
 use super::ComputerError;
 use super::redact;
-use crate::tools::proc_stat::ProcStat;
+use crate::proc_stat::ProcStat;
 
 /// The environment variable that marks a process as started by this session's tools.
 pub const SESSION_TAG_ENV: &str = "GG_SESSION_TAG";
@@ -363,7 +363,7 @@ fn one_line(text: &str) -> String {
 
 /// At most `max` characters, with `…` when cut.
 fn cut(text: String, max: usize) -> String {
-    crate::tools::registry::clip_chars_marked(text, max, "…")
+    crate::registry::clip_chars_marked(text, max, "…")
 }
 
 pub fn human_bytes(bytes: u64) -> String {

@@ -6,8 +6,8 @@
 use std::io::Read;
 
 use super::{Entry, Library};
-use crate::tools::paths::{PathError, Workspace};
-use crate::tools::store::StoreError;
+use crate::paths::{PathError, Workspace};
+use crate::store::StoreError;
 
 /// The most bytes read from one file for a search or a read.
 const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
@@ -99,7 +99,7 @@ pub fn read_file(library: &Library, request: &ReadRequest) -> Result<(String, St
         if out.len() + line.len() + 1 > MAX_OUTPUT {
             if out.is_empty() {
                 // One line longer than the whole budget: show its start rather than nothing.
-                out.push_str(crate::tools::registry::clip(line, MAX_OUTPUT));
+                out.push_str(crate::registry::clip(line, MAX_OUTPUT));
                 out.push_str(" …[line cut]\n");
                 last = i + 1;
             }

@@ -129,7 +129,7 @@ pub struct Outcome {
     /// Connections the network proxy refused during the call.
     pub network_refused: Vec<super::network::Refusal>,
     /// A browser tool's page and screenshot, for the audit trail.
-    pub browser: Option<crate::session::audit::BrowserRecord>,
+    pub browser: Option<session::audit::BrowserRecord>,
     /// An image the call saved (a screenshot), shown to the model when its provider accepts
     /// images (`agent::images`); the session keeps only this path.
     pub image: Option<std::path::PathBuf>,

@@ -9,7 +9,7 @@
 
 use policies::Mode;
 
-use crate::tools::network::NetworkMode;
+use crate::network::NetworkMode;
 
 /// The variable that carries the ceiling.
 pub const ENV: &str = "GG_PARENT_CEILING";

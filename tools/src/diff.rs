@@ -16,7 +16,7 @@ pub fn unified(path: &str, before: &str, after: &str) -> String {
 
 fn truncate_preview(out: String) -> String {
     const MAX_PREVIEW: usize = 16 * 1024;
-    crate::tools::registry::clip_marked(out, MAX_PREVIEW, "\n... preview truncated ...\n")
+    crate::registry::clip_marked(out, MAX_PREVIEW, "\n... preview truncated ...\n")
 }
 
 /// A unified diff between two differently named texts (`v1.md` → `v2.md` of an artifact), in

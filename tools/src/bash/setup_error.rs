@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::tools::network::NetworkError;
+use crate::network::NetworkError;
 
 /// A confined command's sandbox that could not be set up.
 #[derive(Debug)]

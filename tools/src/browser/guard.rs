@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use classifier::Class;
 use policies::web::{self, WebHost};
 
-use crate::tools::network::proxy::{Admit, AdmitFuture, Denial, Overrides};
-use crate::tools::network::{AllowList, NetworkMode, Refusal};
+use crate::network::proxy::{Admit, AdmitFuture, Denial, Overrides};
+use crate::network::{AllowList, NetworkMode, Refusal};
 
 /// Chromium's own services, which it calls on start-up whatever its flags say (component and
 /// time updates, sign-in, optimization hints). Always refused, and not reported as refusals of
@@ -42,7 +42,7 @@ pub struct Guard {
     private: AllowList,
     /// Hosts a person approved a dangerous navigation to, this session.
     approved: Mutex<HashSet<String>>,
-    /// Names resolved without DNS (tests only, see [`crate::tools::network::test_resolver`]).
+    /// Names resolved without DNS (tests only, see [`crate::network::test_resolver`]).
     overrides: Overrides,
     /// The home whose ggd ports are never reached (`tools::network::own_ports`).
     home: Option<std::path::PathBuf>,
@@ -139,7 +139,7 @@ impl Guard {
             && self
                 .home
                 .as_deref()
-                .is_some_and(|home| crate::tools::network::own_ports::is_own(home, port))
+                .is_some_and(|home| crate::network::own_ports::is_own(home, port))
         {
             return Err(denial(
                 host,

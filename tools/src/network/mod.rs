@@ -177,7 +177,7 @@ impl NetworkPolicy {
 /// Reads the project's `.gg/settings.json` (next to `.gg/policy.toml`). A file that exists but
 /// cannot be parsed is an error: a half-read policy must not run.
 pub fn load_project_settings(cwd: &Path) -> Result<Option<NetworkSettings>, NetworkError> {
-    let path = crate::tools::security::project_policy_path(cwd).with_file_name("settings.json");
+    let path = crate::security::project_policy_path(cwd).with_file_name("settings.json");
     match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice::<NetworkSettings>(&bytes)
             .map(Some)

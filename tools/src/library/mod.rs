@@ -148,7 +148,7 @@ impl Library {
             )));
         }
         let canonical = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
-        if crate::tools::paths::DenyRead::everywhere().covers(&canonical) {
+        if crate::paths::DenyRead::everywhere().covers(&canonical) {
             // Followed through a link or named directly: a secret is never copied in, where
             // the model could read it.
             return Err(StoreError::Invalid(format!(

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group, test_kill_process_group};
 
-use crate::tools::proc_stat::ProcStat;
+use crate::proc_stat::ProcStat;
 
 use super::cdp::Cdp;
-use crate::tools::network::proxy::ProxyHandle;
-use crate::tools::registry::SandboxSetting;
+use crate::network::proxy::ProxyHandle;
+use crate::registry::SandboxSetting;
 
 /// Names searched on `PATH`, in order, when `browser.executable` is not set.
 pub const CANDIDATES: &[&str] = &[
@@ -198,7 +198,7 @@ pub fn log_tail(profile: &Path) -> String {
     if tail.is_empty() {
         String::new()
     } else {
-        format!("\nbrowser log:\n{}", crate::display::visible(&tail))
+        format!("\nbrowser log:\n{}", termsafe::visible(&tail))
     }
 }
 

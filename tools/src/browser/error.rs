@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::tools::network::NetworkError;
+use crate::network::NetworkError;
 
 /// A browser configuration, call or run that went wrong.
 #[derive(Debug)]

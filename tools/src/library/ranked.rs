@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Library;
-use crate::tools::store::StoreError;
+use crate::store::StoreError;
 
 /// The knowledge base's name inside the library's own `.kb` directory.
 const KB_NAME: &str = "library";
