@@ -563,7 +563,8 @@ fn session_holds_untrusted_mail(session: &Session, tools: &ToolBox) -> bool {
     session.transcript().messages().iter().any(|message| {
         message.role == session::Role::Tool
             && message.error.is_empty()
-            && (crate::agent::google::UNTRUSTED_MAIL_TOOLS.contains(&message.tool_name.as_str())
+            && (crate::agent::tools::google::UNTRUSTED_MAIL_TOOLS
+                .contains(&message.tool_name.as_str())
                 || tools.reads_untrusted_mail(&message.tool_name))
     })
 }

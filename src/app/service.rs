@@ -430,9 +430,9 @@ impl Conversation {
         }
         if let Some(store) = &self.memory {
             let memory = &self.options.config.memory;
-            blocks.extend(crate::agent::memory::prompt_blocks(
+            blocks.extend(crate::agent::tools::memory::prompt_blocks(
                 store,
-                crate::agent::memory::Budgets {
+                crate::agent::tools::memory::Budgets {
                     curated_tokens: memory.max_prompt_tokens,
                     daily_tokens: memory.daily_log_tail_tokens,
                 },
@@ -510,7 +510,7 @@ impl Conversation {
             } else {
                 entries
                     .iter()
-                    .map(crate::agent::memory::hit_line)
+                    .map(crate::agent::tools::memory::hit_line)
                     .collect::<Vec<_>>()
                     .join("\n")
             }
@@ -547,7 +547,7 @@ impl Conversation {
                 let entry = store
                     .add(&text, &scope, target)
                     .map_err(|e| e.to_string())?;
-                Ok(crate::agent::memory::added_line(&entry, &text))
+                Ok(crate::agent::tools::memory::added_line(&entry, &text))
             }
             "show" if rest.is_empty() => Ok(lines(
                 store.curated().map_err(|e| e.to_string())?,
@@ -630,22 +630,23 @@ fn equip(
     tools.warm_sandbox();
     tools.add_tools(options.external_tools.iter().cloned());
     if options.config.tools.computer {
-        let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
+        let computer =
+            crate::agent::tools::computer::tools(&options.cwd, tools.session_tag().clone());
         tools.add_tools(computer);
     }
     if let Some(store) = memory {
-        tools.add_tools(crate::agent::memory::tools(Arc::clone(store)));
+        tools.add_tools(crate::agent::tools::memory::tools(Arc::clone(store)));
     }
     if options.config.artifacts.enabled {
         let store = options.config.artifact_store(&options.home);
-        tools.add_tools(crate::agent::artifacts::tools(store));
+        tools.add_tools(crate::agent::tools::artifacts::tools(store));
     }
     if options.config.library.enabled {
         // Offered only when there is something to read: an empty library would only cost
         // prompt tokens on every request.
         let library = options.config.library(&options.home);
         if library.list().is_ok_and(|entries| !entries.is_empty()) {
-            tools.add_tools(crate::agent::library::tools(library));
+            tools.add_tools(crate::agent::tools::library::tools(library));
         }
     }
     if let Some(browser) = tools::browser::BrowserTools::new(
@@ -656,7 +657,7 @@ fn equip(
     )
     .map_err(|e| e.to_string())?
     {
-        tools.add_tools(crate::agent::browser::tools(browser));
+        tools.add_tools(crate::agent::tools::browser::tools(browser));
     }
     // The Google tools: asked for with `"tools": {"google": true}`, offered once signed in.
     if options.config.tools.google
@@ -665,13 +666,13 @@ fn equip(
         let config = &options.config.connectors.google;
         let google =
             crate::connectors::google::api::Google::new(options.home.clone(), config.clone())?;
-        tools.add_tools(crate::agent::google::tools(google, config, &tokens));
+        tools.add_tools(crate::agent::tools::google::tools(google, config, &tokens));
     }
     // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
     if options.config.kb.tool {
         let kb = &options.config.kb;
         if let Some(tool) =
-            crate::agent::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
+            crate::agent::tools::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
         {
             tools.add_tools([tool]);
         }
@@ -679,7 +680,7 @@ fn equip(
     if options.config.tools.media {
         let media =
             super::media::resolve(&options.config, &options.home, &options.overrides, None)?;
-        tools.add_tools(crate::agent::media::tools(media, &options.cwd));
+        tools.add_tools(crate::agent::tools::media::tools(media, &options.cwd));
     }
     // A protection the sandbox self-test finds not holding is said to a person, and fails the
     // run where nobody would read it (unattended, or no terminal: CI).

@@ -108,7 +108,7 @@ impl Context {
     }
 
     fn embedder(&self) -> Result<Option<kb::HttpEmbedder>, String> {
-        crate::agent::kb::embedder(self.config.kb.embeddings()?)
+        crate::agent::tools::kb::embedder(self.config.kb.embeddings()?)
     }
 }
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::agent::memory::{added_line, hit_line};
+use crate::agent::tools::memory::{added_line, hit_line};
 use crate::app::config::Config;
 use crate::display::visible_inline;
 use tools::memory::{Entry, Layer, Scope, Store, profile};

@@ -50,7 +50,7 @@ impl ToolBox {
             tools::security::load_policy(workspace.root(), None).map_err(ToolBoxError::Policy)?;
         let classifier_ctx =
             tools::security::classifier_context(workspace.root(), policy.classifier_rules());
-        let tools = crate::agent::builtin::tools(&workspace);
+        let tools = crate::agent::tools::builtin::tools(&workspace);
         let commands = CommandRunner::new(workspace.root(), sandbox, env_allow);
         Ok(ToolBox {
             workspace,

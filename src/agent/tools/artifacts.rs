@@ -15,8 +15,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use tools::artifacts::{Kind, Store, slug, validate};
 use tools::diff;
 use tools::registry::Outcome;

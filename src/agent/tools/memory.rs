@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::context::estimate_text;
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::context::estimate_text;
+use crate::agent::untrusted;
 use tools::memory::{Entry, Layer, Scope, Store};
 use tools::registry::Outcome;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use tools::library::{Library, Passage, ReadRequest, read_file, search, search_ranked};
 use tools::registry::Outcome;
 

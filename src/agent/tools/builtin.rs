@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
 use tools::files::{self, ToolResult};
 use tools::paths::{Workspace, WriteTarget};
 use tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
 use tools::computer::{ComputerTools, SessionTag, specs};
 use tools::registry::Outcome;
 

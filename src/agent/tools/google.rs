@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use crate::connectors::google::api::{Google, NewEvent};
 use crate::connectors::google::{self, token::Tokens};
 use tools::registry::Outcome;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use tools::registry::Outcome;
 
 pub const NAME: &str = "kb_search";

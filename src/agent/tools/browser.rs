@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use tools::browser::{BrowserTools, spec};
 use tools::registry::Outcome;
 

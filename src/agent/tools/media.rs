@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::chain::{Assessment, Proposal, ProposeError, Tool};
-use super::untrusted;
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
+use crate::agent::untrusted;
 use crate::media::{self, AudioFormat, ImageRequest, Media, SpeechRequest};
 use tools::registry::Outcome;
 
