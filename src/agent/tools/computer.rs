@@ -4,58 +4,33 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
-use tools::computer::{ComputerTools, SessionTag, specs};
+use tokio_util::sync::CancellationToken;
+use tools::computer::{ComputerCall, ComputerTools, SessionTag, specs};
 use tools::registry::Outcome;
+
+use super::family::{self, Described, Family};
+use crate::agent::chain::{Assessment, ProposeError, Tool};
 
 /// The seven tools for one session, sharing its state. `tag` is the one the session's commands
 /// carry ([`crate::agent::chain::ToolBox::session_tag`]).
 pub fn tools(cwd: &Path, tag: SessionTag) -> Vec<Arc<dyn Tool>> {
-    let shared = Arc::new(ComputerTools::new(cwd, tag));
-    specs()
-        .into_iter()
-        .map(|(name, description, parameters)| {
-            Arc::new(ComputerTool {
-                name,
-                description,
-                parameters,
-                shared: Arc::clone(&shared),
-            }) as Arc<dyn Tool>
-        })
-        .collect()
+    family::tools(Arc::new(ComputerTools::new(cwd, tag)), specs())
 }
 
-/// One computer tool as the chain sees it.
-struct ComputerTool {
-    name: &'static str,
-    description: &'static str,
-    parameters: serde_json::Value,
-    shared: Arc<ComputerTools>,
-}
+impl Family for ComputerTools {
+    type Call = ComputerCall;
 
-impl Tool for ComputerTool {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn description(&self) -> &str {
-        self.description
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        self.parameters.clone()
-    }
-
-    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
-        let call = self.shared.describe(self.name, arguments)?;
-        let assessment = Assessment::from_class(
-            call.class,
-            format!("computer.{}", self.name),
-            call.reason.clone(),
-        );
+    fn assess(
+        &self,
+        name: &'static str,
+        arguments: &str,
+    ) -> Result<Described<ComputerCall>, ProposeError> {
+        let call = self.describe(name, arguments)?;
+        let assessment =
+            Assessment::from_class(call.class, format!("computer.{name}"), call.reason.clone());
         // A session grant of `clipboard_read` covers later reads; anything else is granted for
         // its exact arguments only.
-        let grant_key = match self.name {
+        let grant_key = match name {
             "clipboard_read" => "clipboard_read".to_string(),
             name => format!("{name}\0{arguments}"),
         };
@@ -64,21 +39,19 @@ impl Tool for ComputerTool {
         } else {
             call.details.clone()
         };
-        let summary = call.summary.clone();
-        let shared = Arc::clone(&self.shared);
-        Ok(Proposal::tool(
+        Ok(Described {
             assessment,
-            summary,
+            summary: call.summary.clone(),
             details,
             grant_key,
-            move |cancel| {
-                Box::pin(async move {
-                    match shared.execute(&call, &cancel).await {
-                        Ok(text) => Outcome::text(text),
-                        Err(e) => Outcome::error(e.to_string()),
-                    }
-                })
-            },
-        ))
+            call,
+        })
+    }
+
+    async fn run(self: Arc<Self>, call: ComputerCall, cancel: CancellationToken) -> Outcome {
+        match self.execute(&call, &cancel).await {
+            Ok(text) => Outcome::text(text),
+            Err(e) => Outcome::error(e.to_string()),
+        }
     }
 }
