@@ -1,8 +1,8 @@
 //! What the tools share: a call as the model made it, the result of running one, the built-in
 //! tools' definitions for the model, and the sandbox setting.
 //!
-//! How a call is described, decided and run is `agent::chain`; the built-in tools plug into it
-//! in `agent::builtin`.
+//! How a call is described, decided and run is gg's `agent::chain`; the built-in tools plug into
+//! it in `agent::tools::builtin`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
