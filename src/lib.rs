@@ -10,14 +10,13 @@ pub mod cli;
 pub mod connectors;
 pub mod daemon;
 pub mod display;
-pub mod duration;
 pub mod jobs;
 pub mod mcp;
 pub mod media;
-// Two layers that import nothing else from gg are crates of their own, so the compiler holds the
-// layering; they stay reachable as `gg::provider` and `gg::session`.
+// Layers that import nothing of gg are crates of their own, so the compiler holds the layering;
+// they stay reachable as `gg::provider`, `gg::session` and `gg::tools` (the built-in tools, with
+// `tools::secrets`, `tools::duration` and `tools::ceiling`).
 pub use provider;
-pub mod secrets;
 pub use session;
 pub mod telegram;
-pub mod tools;
+pub use tools;

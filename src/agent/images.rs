@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::provider;
 use crate::session;
-use crate::tools::paths::Workspace;
+use tools::paths::Workspace;
 
 /// Largest image file sent (5 MiB; base64 makes it a third bigger on the wire).
 pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
@@ -73,7 +73,7 @@ pub fn load_png(path: &str, media: &Path) -> Result<Vec<u8>, Unavailable> {
     let file = match root.open_read_strict(&confined) {
         Ok(Some(file)) => file,
         Ok(None) => return Err(Unavailable::Gone),
-        Err(crate::tools::paths::PathError::Outside(_)) => {
+        Err(tools::paths::PathError::Outside(_)) => {
             return Err(refused("a symlink on the way"));
         }
         Err(e) => return Err(Unavailable::Refused(e.to_string())),

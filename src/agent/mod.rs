@@ -1,22 +1,15 @@
 //! The agent: the security chain every tool call goes through, the turn loop, the message queue
-//! and the system prompt.
+//! and the system prompt; `tools/` puts the built-in tools (the `tools` crate) in front of the
+//! chain.
 
 pub mod approval;
-pub mod artifacts;
-pub mod browser;
-pub mod builtin;
 pub mod chain;
-pub mod computer;
 pub mod context;
-pub mod google;
 pub mod images;
-pub mod kb;
-pub mod library;
-pub mod media;
-pub mod memory;
 pub mod prompt;
 pub mod queue;
 pub mod runner;
+pub mod tools;
 pub mod untrusted;
 
 pub use approval::{Answer, ApprovalPrompt, Approver, NobodyToAsk};

@@ -12,8 +12,8 @@ use super::queue::MessageQueue;
 use crate::provider::{self, ChatRequest, Provider, ProviderError, StreamEvent, ToolDefinition};
 use crate::session::audit::{self, Audit};
 use crate::session::{self, Session};
-use crate::tools::registry::{Outcome, SandboxRun, ToolCall};
 use policies::Decision;
+use tools::registry::{Outcome, SandboxRun, ToolCall};
 
 /// At most this many model requests per turn.
 pub const MAX_REQUESTS_PER_TURN: usize = 32;
@@ -60,7 +60,7 @@ pub enum AgentEvent {
         text: String,
         sandbox_level: Option<String>,
         /// Connections the network proxy refused during the call.
-        network_refused: Vec<crate::tools::network::Refusal>,
+        network_refused: Vec<tools::network::Refusal>,
         /// When the tool itself started and finished (not set for calls that never ran).
         ran: Option<(std::time::Instant, std::time::Instant)>,
     },
@@ -563,7 +563,8 @@ fn session_holds_untrusted_mail(session: &Session, tools: &ToolBox) -> bool {
     session.transcript().messages().iter().any(|message| {
         message.role == session::Role::Tool
             && message.error.is_empty()
-            && (crate::agent::google::UNTRUSTED_MAIL_TOOLS.contains(&message.tool_name.as_str())
+            && (crate::agent::tools::google::UNTRUSTED_MAIL_TOOLS
+                .contains(&message.tool_name.as_str())
                 || tools.reads_untrusted_mail(&message.tool_name))
     })
 }

@@ -24,7 +24,7 @@ pub const MISSING_API_KEY: &str =
 /// agent does not depend on the application layer.
 pub use crate::agent::context::ContextConfig;
 /// The `memory` section: defined with the store that reads it.
-pub use crate::tools::memory::MemoryConfig;
+pub use tools::memory::MemoryConfig;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -119,7 +119,7 @@ impl StoreConfig {
     /// The store's directory: `dir`, else `~/.gg/<default>`.
     pub fn dir(&self, home: &Path, default: &str) -> PathBuf {
         match &self.dir {
-            Some(dir) if !dir.trim().is_empty() => crate::tools::store::expand_dir(dir, home),
+            Some(dir) if !dir.trim().is_empty() => tools::store::expand_dir(dir, home),
             _ => gg_home(home).join(default),
         }
     }
@@ -182,7 +182,7 @@ impl KbConfig {
             (Some(base_url), Some(model)) => Ok(Some(kb::EmbedConfig {
                 base_url,
                 model,
-                api_key: crate::secrets::var(&key_var).filter(|v| !v.is_empty()),
+                api_key: tools::secrets::var(&key_var).filter(|v| !v.is_empty()),
             })),
             (Some(_), None) => Err(
                 "embeddings: a base URL is set but no model (kb.embeddings.model or GG_EMBED_MODEL)"
@@ -210,10 +210,10 @@ pub(super) struct RawConfig {
     artifacts: StoreConfig,
     library: StoreConfig,
     kb: KbConfig,
-    network: Option<crate::tools::network::NetworkMode>,
+    network: Option<tools::network::NetworkMode>,
     #[serde(rename = "allowDomains")]
     allow_domains: Option<Vec<String>>,
-    browser: crate::tools::browser::BrowserConfig,
+    browser: tools::browser::BrowserConfig,
     media: crate::media::MediaConfig,
     telegram: Option<crate::telegram::config::TelegramConfig>,
     connectors: crate::connectors::ConnectorsConfig,
@@ -238,9 +238,9 @@ pub struct Config {
     /// `"kb"`: the knowledge bases (`gg kb`, the kb_search tool).
     pub kb: KbConfig,
     /// `"network"` and `"allowDomains"`: the network policy of sandboxed commands.
-    pub network: crate::tools::network::NetworkSettings,
+    pub network: tools::network::NetworkSettings,
     /// `"browser"`: the browser tools (on when a Chromium is found; click/type/eval off).
-    pub browser: crate::tools::browser::BrowserConfig,
+    pub browser: tools::browser::BrowserConfig,
     /// `"media"`: image generation, speech and transcription (`gg media`, the media tools).
     pub media: crate::media::MediaConfig,
     /// `"telegram"`: ggd answers the allowed chats (on when the section is present).
@@ -286,13 +286,13 @@ pub fn gg_home(home: &Path) -> PathBuf {
 
 impl Config {
     /// The artifact store this configuration names.
-    pub fn artifact_store(&self, home: &Path) -> crate::tools::artifacts::Store {
-        crate::tools::artifacts::Store::new(self.artifacts.dir(home, "artifacts"))
+    pub fn artifact_store(&self, home: &Path) -> tools::artifacts::Store {
+        tools::artifacts::Store::new(self.artifacts.dir(home, "artifacts"))
     }
 
     /// The library this configuration names.
-    pub fn library(&self, home: &Path) -> crate::tools::library::Library {
-        crate::tools::library::Library::new(self.library.dir(home, "library"))
+    pub fn library(&self, home: &Path) -> tools::library::Library {
+        tools::library::Library::new(self.library.dir(home, "library"))
     }
 
     /// Loads `<home>/.gg/config.json`, or builds the `OPENAI_*` default when it does not exist.
@@ -309,13 +309,13 @@ impl Config {
                 if let Some((token_file, _)) =
                     config.telegram.as_ref().and_then(|t| t.token_path(home))
                 {
-                    crate::secrets::add_secret_file(&token_file);
+                    tools::secrets::add_secret_file(&token_file);
                 }
                 // The Google client secret's file is a secret file from the moment it is named,
                 // read or not yet (a refresh reads it mid-session): it joins the deny-read
                 // policy of every actor here, before any tool is built.
                 if let Some(file) = &config.connectors.google.client_secret_file {
-                    crate::secrets::add_secret_file(&crate::tools::store::expand_dir(file, home));
+                    tools::secrets::add_secret_file(&tools::store::expand_dir(file, home));
                 }
                 Ok(config)
             }
@@ -381,7 +381,7 @@ impl Config {
             kb::validate_name(name).map_err(|e| bad("kb.default", &e.to_string()))?;
         }
         if let Some(domains) = &raw.allow_domains {
-            crate::tools::network::AllowList::parse(domains)
+            tools::network::AllowList::parse(domains)
                 .map_err(|e| format!("failed to parse {}: allowDomains: {e}", path.display()))?;
         }
         raw.browser
@@ -409,7 +409,7 @@ impl Config {
             artifacts: raw.artifacts,
             library: raw.library,
             kb: raw.kb,
-            network: crate::tools::network::NetworkSettings {
+            network: tools::network::NetworkSettings {
                 network: raw.network,
                 allow_domains: raw.allow_domains,
             },
@@ -435,8 +435,8 @@ impl Config {
             artifacts: StoreConfig::default(),
             library: StoreConfig::default(),
             kb: KbConfig::default(),
-            network: crate::tools::network::NetworkSettings::default(),
-            browser: crate::tools::browser::BrowserConfig::default(),
+            network: tools::network::NetworkSettings::default(),
+            browser: tools::browser::BrowserConfig::default(),
             media: crate::media::MediaConfig::default(),
             telegram: None,
             connectors: crate::connectors::ConnectorsConfig::default(),
@@ -512,7 +512,7 @@ impl Config {
                 entry
                     .api_key_env
                     .as_ref()
-                    .and_then(|var| crate::secrets::var(var))
+                    .and_then(|var| tools::secrets::var(var))
                     .filter(|k| !k.is_empty())
             })
             .unwrap_or_default();
@@ -533,7 +533,7 @@ fn default_providers() -> BTreeMap<String, ProviderEntry> {
         base_url: std::env::var("OPENAI_BASE_URL")
             .ok()
             .filter(|v| !v.is_empty()),
-        api_key: crate::secrets::var("OPENAI_API_KEY").filter(|v| !v.is_empty()),
+        api_key: tools::secrets::var("OPENAI_API_KEY").filter(|v| !v.is_empty()),
         ..ProviderEntry::default()
     };
     BTreeMap::from([("openai".to_string(), entry)])
@@ -600,7 +600,7 @@ fn known_keys(parent: &[String]) -> Option<&'static [&'static str]> {
         ["artifacts"] | ["library"] => config_keys::fields_of::<StoreConfig>(),
         ["kb"] => config_keys::fields_of::<KbConfig>(),
         ["kb", "embeddings"] => config_keys::fields_of::<EmbeddingsConfig>(),
-        ["browser"] => config_keys::fields_of::<crate::tools::browser::BrowserConfig>(),
+        ["browser"] => config_keys::fields_of::<tools::browser::BrowserConfig>(),
         ["media"] => config_keys::fields_of::<crate::media::MediaConfig>(),
         ["media", "image"] => config_keys::fields_of::<crate::media::ImageConfig>(),
         ["media", "speech"] => config_keys::fields_of::<crate::media::SpeechConfig>(),

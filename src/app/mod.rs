@@ -1,7 +1,6 @@
 //! The application core shared by the CLI and the daemon: configuration, and the conversation
 //! service that ties a provider, the tools, the approval gate and a session together.
 
-pub mod ceiling;
 pub mod config;
 mod config_keys;
 pub mod lock;

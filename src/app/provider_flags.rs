@@ -47,7 +47,7 @@ const SECRET_FILE_LIMIT: u64 = 64 * 1024;
 pub fn read_secret_file(path: &Path, flag: &str) -> Result<String, String> {
     use std::io::Read;
     // Hidden from every actor from now on, read or not: the path was given as a secret's.
-    crate::secrets::add_secret_file(path);
+    tools::secrets::add_secret_file(path);
     let file = std::fs::File::open(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
     let mut bytes = Vec::new();
     file.take(SECRET_FILE_LIMIT + 1)

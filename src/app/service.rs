@@ -14,7 +14,7 @@ use crate::agent::{Agent, Approver, EventSink, Gate, MessageQueue, TurnError, Tu
 use crate::agent::{Tool, ToolBox};
 use crate::provider::{Provider, ProviderConfig};
 use crate::session::Session;
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 /// Everything needed to start a conversation.
 pub struct ServiceOptions {
@@ -87,7 +87,7 @@ pub struct Conversation {
     selection: Selection,
     queue: Arc<MessageQueue>,
     /// The memory store, when memory is on for this conversation.
-    memory: Option<Arc<crate::tools::memory::Store>>,
+    memory: Option<Arc<tools::memory::Store>>,
     /// What start-up upkeep of memory had to say (legacy file moved or not, …).
     notices: Vec<String>,
     /// Where the requests come from when not the terminal or a ggd client (`telegram:<chat>`).
@@ -141,7 +141,7 @@ impl Conversation {
         let provider = provider_for(&selection, &options.config)?;
         let mut notices = Vec::new();
         let memory = if options.config.memory.enabled && !options.no_memory {
-            let store = Arc::new(crate::tools::memory::Store::new(
+            let store = Arc::new(tools::memory::Store::new(
                 &options.config.memory,
                 &options.home,
                 &options.cwd,
@@ -424,15 +424,15 @@ impl Conversation {
             return blocks;
         }
         if let Some(block) =
-            crate::tools::memory::profile::load(&self.options.home).and_then(|p| p.prompt_block())
+            tools::memory::profile::load(&self.options.home).and_then(|p| p.prompt_block())
         {
             blocks.push(block);
         }
         if let Some(store) = &self.memory {
             let memory = &self.options.config.memory;
-            blocks.extend(crate::agent::memory::prompt_blocks(
+            blocks.extend(crate::agent::tools::memory::prompt_blocks(
                 store,
-                crate::agent::memory::Budgets {
+                crate::agent::tools::memory::Budgets {
                     curated_tokens: memory.max_prompt_tokens,
                     daily_tokens: memory.daily_log_tail_tokens,
                 },
@@ -487,7 +487,7 @@ impl Conversation {
     /// `/memory` (status), `/memory add [--scope=S] [--target=T] TEXT`, `/memory show [daily]`,
     /// `/memory search QUERY`, `/memory rm ID`: the person's side of memory, in the session.
     fn memory_control(&self, arg: &str) -> Result<String, String> {
-        use crate::tools::memory::{Layer, Scope};
+        use tools::memory::{Layer, Scope};
         let (sub, rest) = match arg.split_once(char::is_whitespace) {
             Some((s, r)) => (s, r.trim()),
             None => (arg, ""),
@@ -504,13 +504,13 @@ impl Conversation {
                 Err("memory is disabled".to_string())
             };
         };
-        let lines = |entries: Vec<crate::tools::memory::Entry>, empty: &str| {
+        let lines = |entries: Vec<tools::memory::Entry>, empty: &str| {
             if entries.is_empty() {
                 empty.to_string()
             } else {
                 entries
                     .iter()
-                    .map(crate::agent::memory::hit_line)
+                    .map(crate::agent::tools::memory::hit_line)
                     .collect::<Vec<_>>()
                     .join("\n")
             }
@@ -547,7 +547,7 @@ impl Conversation {
                 let entry = store
                     .add(&text, &scope, target)
                     .map_err(|e| e.to_string())?;
-                Ok(crate::agent::memory::added_line(&entry, &text))
+                Ok(crate::agent::tools::memory::added_line(&entry, &text))
             }
             "show" if rest.is_empty() => Ok(lines(
                 store.curated().map_err(|e| e.to_string())?,
@@ -561,7 +561,7 @@ impl Conversation {
             )),
             "search" => Ok(lines(
                 store
-                    .search(rest, crate::tools::memory::SEARCH_LIMIT)
+                    .search(rest, tools::memory::SEARCH_LIMIT)
                     .map_err(|e| e.to_string())?,
                 "no memory matches",
             )),
@@ -620,7 +620,7 @@ impl Conversation {
 fn equip(
     mut tools: ToolBox,
     options: &ServiceOptions,
-    memory: Option<&Arc<crate::tools::memory::Store>>,
+    memory: Option<&Arc<tools::memory::Store>>,
 ) -> Result<ToolBox, String> {
     // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it now
     // (unless `EarlyTools` already did), on another thread, so that it overlaps the provider's
@@ -630,25 +630,26 @@ fn equip(
     tools.warm_sandbox();
     tools.add_tools(options.external_tools.iter().cloned());
     if options.config.tools.computer {
-        let computer = crate::agent::computer::tools(&options.cwd, tools.session_tag().clone());
+        let computer =
+            crate::agent::tools::computer::tools(&options.cwd, tools.session_tag().clone());
         tools.add_tools(computer);
     }
     if let Some(store) = memory {
-        tools.add_tools(crate::agent::memory::tools(Arc::clone(store)));
+        tools.add_tools(crate::agent::tools::memory::tools(Arc::clone(store)));
     }
     if options.config.artifacts.enabled {
         let store = options.config.artifact_store(&options.home);
-        tools.add_tools(crate::agent::artifacts::tools(store));
+        tools.add_tools(crate::agent::tools::artifacts::tools(store));
     }
     if options.config.library.enabled {
         // Offered only when there is something to read: an empty library would only cost
         // prompt tokens on every request.
         let library = options.config.library(&options.home);
         if library.list().is_ok_and(|entries| !entries.is_empty()) {
-            tools.add_tools(crate::agent::library::tools(library));
+            tools.add_tools(crate::agent::tools::library::tools(library));
         }
     }
-    if let Some(browser) = crate::tools::browser::BrowserTools::new(
+    if let Some(browser) = tools::browser::BrowserTools::new(
         &options.cwd,
         &options.home,
         &options.config.browser,
@@ -656,7 +657,7 @@ fn equip(
     )
     .map_err(|e| e.to_string())?
     {
-        tools.add_tools(crate::agent::browser::tools(browser));
+        tools.add_tools(crate::agent::tools::browser::tools(browser));
     }
     // The Google tools: asked for with `"tools": {"google": true}`, offered once signed in.
     if options.config.tools.google
@@ -665,13 +666,13 @@ fn equip(
         let config = &options.config.connectors.google;
         let google =
             crate::connectors::google::api::Google::new(options.home.clone(), config.clone())?;
-        tools.add_tools(crate::agent::google::tools(google, config, &tokens));
+        tools.add_tools(crate::agent::tools::google::tools(google, config, &tokens));
     }
     // kb_search: on unless `"kb": {"tool": false}`, and only once a knowledge base exists.
     if options.config.kb.tool {
         let kb = &options.config.kb;
         if let Some(tool) =
-            crate::agent::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
+            crate::agent::tools::kb::tool(&options.home, kb.default_name(), kb.embeddings()?)
         {
             tools.add_tools([tool]);
         }
@@ -679,7 +680,7 @@ fn equip(
     if options.config.tools.media {
         let media =
             super::media::resolve(&options.config, &options.home, &options.overrides, None)?;
-        tools.add_tools(crate::agent::media::tools(media, &options.cwd));
+        tools.add_tools(crate::agent::tools::media::tools(media, &options.cwd));
     }
     // A protection the sandbox self-test finds not holding is said to a person, and fails the
     // run where nobody would read it (unattended, or no terminal: CI).

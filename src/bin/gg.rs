@@ -11,7 +11,7 @@ fn main() -> std::process::ExitCode {
         return daemon();
     }
     // Before any thread: may re-execute this binary with the secrets out of /proc.
-    if let Err(e) = gg::secrets::start(gg::secrets::GG_SECRET_FLAGS) {
+    if let Err(e) = tools::secrets::start(tools::secrets::GG_SECRET_FLAGS) {
         eprintln!("gg: {e}");
         return std::process::ExitCode::from(1);
     }
@@ -24,12 +24,12 @@ fn daemon() -> std::process::ExitCode {
     gg::cli::pipe::quiet_on_closed_stdout();
     // Before any thread: may re-execute this binary (keeping the name `ggd`) with the secrets out
     // of /proc.
-    if let Err(e) = gg::secrets::start(gg::secrets::GGD_SECRET_FLAGS) {
+    if let Err(e) = tools::secrets::start(tools::secrets::GGD_SECRET_FLAGS) {
         eprintln!("ggd: {e}");
         return std::process::ExitCode::from(1);
     }
     let mut args = Vec::new();
-    for arg in gg::secrets::args_os().into_iter().skip(1) {
+    for arg in tools::secrets::args_os().into_iter().skip(1) {
         match arg.into_string() {
             Ok(arg) => args.push(arg),
             Err(arg) => {

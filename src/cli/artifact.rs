@@ -11,10 +11,10 @@ use clap::Subcommand;
 use super::terminal::{Stream, colour_on, render_diff};
 use crate::app::config::Config;
 use crate::display::{visible, visible_inline};
-use crate::tools::artifacts::Store;
-use crate::tools::diff;
-use crate::tools::library::Library;
-use crate::tools::store::{StoreError, human_size};
+use tools::artifacts::Store;
+use tools::diff;
+use tools::library::Library;
+use tools::store::{StoreError, human_size};
 
 #[derive(Subcommand, Debug)]
 pub enum ArtifactCommand {
@@ -73,7 +73,7 @@ pub enum LibraryCommand {
 }
 
 fn stores() -> Result<(Store, Library), String> {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let config = Config::load(&home)?;
     Ok((config.artifact_store(&home), config.library(&home)))
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use classifier::Class;
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::browser::{BrowserTools, Done};
-use crate::tools::registry::SandboxSetting;
+use tools::browser::{BrowserTools, Done};
+use tools::registry::SandboxSetting;
 
 /// How long one `gg browser` command may take.
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -78,13 +78,13 @@ pub fn run(command: BrowserCommand, sandboxed: bool) -> ExitCode {
 }
 
 async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String> {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let config = crate::app::config::Config::load(&home)?;
     let sandbox = if sandboxed {
         let user = config.network.clone();
-        let (policy, _) = crate::tools::network::session_policy(&user, None, &[], &cwd)
-            .map_err(|e| e.to_string())?;
+        let (policy, _) =
+            tools::network::session_policy(&user, None, &[], &cwd).map_err(|e| e.to_string())?;
         SandboxSetting::with_network(true, policy)
     } else {
         SandboxSetting::Off
@@ -96,7 +96,7 @@ async fn browse(command: BrowserCommand, sandboxed: bool) -> Result<Done, String
         .ok_or_else(|| {
         format!(
             "no Chromium found (looked for {} on PATH; set browser.executable in ~/.gg/config.json or GG_CHROMIUM)",
-            crate::tools::browser::process::CANDIDATES.join(", ")
+            tools::browser::process::CANDIDATES.join(", ")
         )
     })?;
     let (url, second, allow) = match &command {

@@ -12,7 +12,7 @@ use classifier::{Class, Context, Verdict};
 use policies::{Call, Decision, EffectivePolicy, Granted, Mode, Request, Terminal, decide};
 use serde::Serialize;
 
-use crate::tools::security;
+use tools::security;
 
 /// Arguments of `gg classify`.
 #[derive(clap::Args, Debug)]
@@ -335,7 +335,7 @@ impl Auditor {
                         .filter(|r| r.rule != "input.too-large")
                         .map(|mut r| {
                             r.span = (r.span.0 + total, r.span.1 + total);
-                            r.message = crate::tools::registry::clip_marked(
+                            r.message = tools::registry::clip_marked(
                                 std::mem::take(&mut r.message),
                                 SHOWN_PREFIX,
                                 "…",

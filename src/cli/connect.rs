@@ -52,7 +52,7 @@ pub fn run(command: ConnectCommand) -> ExitCode {
 }
 
 async fn connect(command: ConnectCommand) -> Result<(), String> {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let config = Config::load(&home)?;
     let google = &config.connectors.google;
     match command {

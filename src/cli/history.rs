@@ -44,9 +44,7 @@ pub fn path(home: &Path) -> PathBuf {
 /// a token, or a long random-looking word.
 pub fn looks_secret(line: &str) -> bool {
     let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-    if crate::tools::computer::redact::command_line(&words)
-        .contains(crate::tools::computer::redact::REDACTED)
-    {
+    if tools::computer::redact::command_line(&words).contains(tools::computer::redact::REDACTED) {
         return true;
     }
     words.iter().any(|word| {

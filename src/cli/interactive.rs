@@ -10,10 +10,10 @@ use policies::{Mode, Terminal};
 use super::run_flags::RunFlags;
 use super::terminal::{Lines, TerminalApprover};
 use crate::agent::{Approver, NobodyToAsk};
-use crate::app::ceiling::{Ceiling, looseness};
 use crate::app::service::Conversation;
-use crate::tools::network::{NetworkMode, NetworkPolicy};
-use crate::tools::registry::SandboxSetting;
+use tools::ceiling::{Ceiling, looseness};
+use tools::network::{NetworkMode, NetworkPolicy};
+use tools::registry::SandboxSetting;
 
 /// The settings the person can change mid-session, as the command line set them up.
 pub struct Settings {

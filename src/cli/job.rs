@@ -17,7 +17,7 @@ use crate::jobs::manage::{
 use crate::jobs::schedule::{format_duration, time_zone};
 use crate::jobs::scheduler::fire;
 use crate::jobs::{ConversationExecutor, Job, JobStore, Kind, RunStatus};
-use crate::tools::security;
+use tools::security;
 
 /// `gg job` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]

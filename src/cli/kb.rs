@@ -95,7 +95,7 @@ struct Context {
 
 impl Context {
     fn load() -> Result<Context, String> {
-        let home = crate::tools::security::home_dir();
+        let home = tools::security::home_dir();
         let config = Config::load(&home)?;
         Ok(Context {
             store: kb::Store::in_home(&home),
@@ -108,7 +108,7 @@ impl Context {
     }
 
     fn embedder(&self) -> Result<Option<kb::HttpEmbedder>, String> {
-        crate::agent::kb::embedder(self.config.kb.embeddings()?)
+        crate::agent::tools::kb::embedder(self.config.kb.embeddings()?)
     }
 }
 
@@ -135,7 +135,7 @@ fn add(cx: &Context, args: AddArgs) -> Result<ExitCode, String> {
         excludes: args.exclude,
         embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
         // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
-        deny_read: crate::tools::paths::DenyRead::everywhere().into_paths(),
+        deny_read: tools::paths::DenyRead::everywhere().into_paths(),
     };
     let started = Instant::now();
     let mut progress = Progress::new();

@@ -83,7 +83,7 @@ pub fn run(command: MediaCommand, provider: &ProviderArgs) -> ExitCode {
 }
 
 fn settings(provider: &ProviderArgs, op: Op) -> Result<Media, String> {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let config = Config::load(&home)?;
     let overrides = Overrides {
         selection: provider.model.clone(),

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::agent::memory::{added_line, hit_line};
+use crate::agent::tools::memory::{added_line, hit_line};
 use crate::app::config::Config;
 use crate::display::visible_inline;
-use crate::tools::memory::{Entry, Layer, Scope, Store, profile};
+use tools::memory::{Entry, Layer, Scope, Store, profile};
 
 #[derive(Subcommand, Debug)]
 pub enum MemoryCommand {
@@ -61,7 +61,7 @@ pub enum MemoryCommand {
 
 /// The store of the current (or `-C`) directory, if memory is on.
 fn open_store(directory: Option<&Path>) -> Result<Store, (u8, String)> {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let config = Config::load(&home).map_err(|e| (1, e))?;
     if !config.memory.enabled {
         return Err((
@@ -186,7 +186,7 @@ fn show(store: &Store, daily: bool) -> Result<(), String> {
 
 fn search(store: &Store, query: &str) -> Result<(), String> {
     let hits = store
-        .search(query, crate::tools::memory::SEARCH_LIMIT)
+        .search(query, tools::memory::SEARCH_LIMIT)
         .map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();
     if hits.is_empty() {
@@ -228,8 +228,8 @@ fn scope_file(scope: &Scope) -> String {
     match scope {
         Scope::General => "MEMORY.md".to_string(),
         Scope::Daily => format!("{}.md", jiff::Zoned::now().date()),
-        Scope::Person(n) => format!("people/{}.md", crate::tools::memory::slug(n)),
-        Scope::Group(n) => format!("groups/{}.md", crate::tools::memory::slug(n)),
+        Scope::Person(n) => format!("people/{}.md", tools::memory::slug(n)),
+        Scope::Group(n) => format!("groups/{}.md", tools::memory::slug(n)),
     }
 }
 
@@ -321,7 +321,7 @@ fn run_editor(file: &Path) -> Result<(), String> {
 
 /// `gg init`: the profile template (never overwritten) and the memory directories.
 pub fn init() -> ExitCode {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     match init_in(&home) {
         Ok(lines) => {
             for line in lines {

@@ -520,7 +520,7 @@ fn display_name(arg: &clap::Arg) -> String {
 pub fn main() -> ExitCode {
     pipe::quiet_on_closed_stdout();
     // The command line as typed: the start-up may have re-executed gg with secrets hidden.
-    main_from(crate::secrets::args_os())
+    main_from(tools::secrets::args_os())
 }
 
 /// Runs gg on an explicit command line (program name first).
@@ -640,8 +640,8 @@ fn mcp_list(sandboxed: bool) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let home = crate::tools::security::home_dir();
-    let sandbox = crate::tools::registry::SandboxSetting::enabled(sandboxed);
+    let home = tools::security::home_dir();
+    let sandbox = tools::registry::SandboxSetting::enabled(sandboxed);
     let path = crate::mcp::config_path(&home);
     let statuses = runtime.block_on(crate::mcp::list(
         &path,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use policies::RuleKind;
 
-use crate::tools::security;
+use tools::security;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum PolicyCommand {

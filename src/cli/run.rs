@@ -18,8 +18,8 @@ use super::terminal::Lines;
 use crate::agent::{AgentEvent, TurnError};
 use crate::app::config::{Config, Overrides};
 use crate::app::service::{Conversation, EarlyTools, ServiceOptions, Submitted};
-use crate::tools::registry::SandboxSetting;
-use crate::tools::security;
+use tools::registry::SandboxSetting;
+use tools::security;
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -63,7 +63,7 @@ fn mode_of(flags: &RunFlags) -> Result<Mode, CliError> {
 
 async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     // Started by a command of another gg session: never looser than that session.
-    let ceiling = crate::app::ceiling::Ceiling::from_env();
+    let ceiling = tools::ceiling::Ceiling::from_env();
     let wanted = mode_of(&flags)?;
     let mode = ceiling.map_or(wanted, |c| c.clamp_mode(wanted));
     if mode != wanted {
@@ -139,16 +139,12 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     let network_mode = flags
         .network
         .as_deref()
-        .map(str::parse::<crate::tools::network::NetworkMode>)
+        .map(str::parse::<tools::network::NetworkMode>)
         .transpose()
         .map_err(|e| CliError::Usage(format!("--network: {e}")))?;
-    let (mut network, explicit) = crate::tools::network::session_policy(
-        &config.network,
-        network_mode,
-        &flags.allow_domains,
-        &cwd,
-    )
-    .map_err(|e| CliError::Usage(e.to_string()))?;
+    let (mut network, explicit) =
+        tools::network::session_policy(&config.network, network_mode, &flags.allow_domains, &cwd)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()

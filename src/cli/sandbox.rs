@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use sandbox::{Backend, Policy, SandboxError};
 
-use crate::tools::network::{NetworkMode, NetworkPolicy, SessionNetwork};
+use tools::network::{NetworkMode, NetworkPolicy, SessionNetwork};
 
 /// Arguments of `gg sandbox`.
 #[derive(clap::Args, Debug)]
@@ -102,7 +102,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         std::env::current_dir().map_err(|e| (SETUP_ERROR, format!("current directory: {e}")))?;
     let mut policy = Policy::new(&cwd).map_err(error)?;
     // gg keeps the agent socket out of its own environment; hide it by the value it holds.
-    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+    if let Some(sock) = tools::secrets::var("SSH_AUTH_SOCK") {
         policy.hide_socket(std::path::Path::new(&sock));
     }
     let network = network_policy(&args, &cwd)?;
@@ -139,7 +139,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
             .apply(&mut policy)
             .map_err(|e| (SETUP_ERROR, e.to_string()))?;
         if let Some(scope) = &scope {
-            crate::tools::network::set_proxy_env(&mut inner.env, &scope.url());
+            tools::network::set_proxy_env(&mut inner.env, &scope.url());
         }
         scope
     };
@@ -222,11 +222,11 @@ fn network_policy(
     args: &SandboxArgs,
     cwd: &std::path::Path,
 ) -> Result<NetworkPolicy, (u8, String)> {
-    let home = crate::tools::security::home_dir();
-    let user = crate::tools::network::load_user_settings(&home)
-        .map_err(|e| (USAGE_ERROR, e.to_string()))?;
-    let project = crate::tools::network::load_project_settings(cwd)
-        .map_err(|e| (USAGE_ERROR, e.to_string()))?;
+    let home = tools::security::home_dir();
+    let user =
+        tools::network::load_user_settings(&home).map_err(|e| (USAGE_ERROR, e.to_string()))?;
+    let project =
+        tools::network::load_project_settings(cwd).map_err(|e| (USAGE_ERROR, e.to_string()))?;
     NetworkPolicy::resolve(
         &user,
         args.network.map(NetworkMode::from),

@@ -75,12 +75,12 @@ pub fn render(
         if hidden > 0 && index >= FOLD_EDGE && index < FOLD_EDGE + hidden {
             continue;
         }
-        let line = crate::tools::registry::truncate_chars(line, LINE_MAX);
+        let line = tools::registry::truncate_chars(line, LINE_MAX);
         out.push_str(&format!("  │ {}\n", crate::display::visible_inline(&line)));
     }
     let mut parts = vec![format!("{} {status}", crate::display::visible_inline(name))];
     if let Some((start, end)) = ran {
-        parts.push(crate::duration::compact(end.duration_since(start)));
+        parts.push(tools::duration::compact(end.duration_since(start)));
     }
     if name == "bash" {
         parts.push(format!("sandbox {}", sandbox_level.unwrap_or("off")));

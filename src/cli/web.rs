@@ -272,7 +272,7 @@ fn reported_port(log: &Path, offset: u64) -> Option<u16> {
 
 /// Hands the address to the desktop's opener; failing that, the printed address is enough.
 fn open(url: &str) {
-    let Some(opener) = crate::tools::computer::opener() else {
+    let Some(opener) = tools::computer::opener() else {
         eprintln!("gg web: no desktop opener (/usr/bin/xdg-open); open the address above yourself");
         return;
     };

@@ -1,5 +1,5 @@
 //! Connectors: the person's accounts elsewhere that gg can reach for them. One so far, Google
-//! (sign-in, Gmail, Calendar): `google/`. The tools' chain adapter is `agent::google`, the
+//! (sign-in, Gmail, Calendar): `google/`. The tools' chain adapter is `agent::tools::google`, the
 //! command line `gg connect` (`cli::connect`).
 
 pub mod google;

@@ -22,7 +22,7 @@ pub struct Flags {
     pub sandbox: bool,
     /// The daemon's default network policy for sandboxed runs (`--network`); a run's own
     /// `network` parameter still applies on top.
-    pub network: Option<crate::tools::network::NetworkMode>,
+    pub network: Option<tools::network::NetworkMode>,
     /// Hosts added to the allow-list (`--allow-domain`, repeatable).
     pub allow_domains: Vec<String>,
     pub max_active_runs: usize,
@@ -168,8 +168,8 @@ struct DaemonArgs {
     sandbox: bool,
     /// Network policy of sandboxed runs: off, on or allow-list (default: `network` in
     /// ~/.gg/config.json, else allow-list).
-    #[arg(long, value_name = "MODE", value_parser = |t: &str| t.parse::<crate::tools::network::NetworkMode>())]
-    network: Option<crate::tools::network::NetworkMode>,
+    #[arg(long, value_name = "MODE", value_parser = |t: &str| t.parse::<tools::network::NetworkMode>())]
+    network: Option<tools::network::NetworkMode>,
     /// Allow HOST (`*.example.com` wildcards) through the allow-list proxy; repeatable.
     #[arg(long = "allow-domain", value_name = "HOST")]
     allow_domain: Vec<String>,
@@ -197,7 +197,7 @@ fn positive_count(text: &str) -> Result<usize, String> {
 /// The `GGD_TOKEN` environment variable, when set and not empty (as it was at start-up: the
 /// secret hand-over removes it from this process's environment).
 pub(super) fn env_token() -> Option<String> {
-    crate::secrets::var(TOKEN_ENV).filter(|t| !t.is_empty())
+    tools::secrets::var(TOKEN_ENV).filter(|t| !t.is_empty())
 }
 
 impl DaemonArgs {
@@ -469,7 +469,7 @@ mod tests {
             "--allow-domain=*.b.example",
         ]))
         .unwrap();
-        assert_eq!(flags.network, Some(crate::tools::network::NetworkMode::Off));
+        assert_eq!(flags.network, Some(tools::network::NetworkMode::Off));
         assert_eq!(flags.allow_domains, ["a.example", "*.b.example"]);
         assert_eq!(parse_flags(&args(&[])).unwrap().network, None);
         let err = parse_flags(&args(&["--network", "sometimes"])).unwrap_err();

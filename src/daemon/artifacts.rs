@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use super::rpc::{AppError, METHOD_NOT_FOUND, RpcError};
 use super::runtime::Settings;
-use crate::tools::artifacts::{Artifact, Store};
-use crate::tools::diff;
-use crate::tools::library::{Entry, Library};
-use crate::tools::store::StoreError;
+use tools::artifacts::{Artifact, Store};
+use tools::diff;
+use tools::library::{Entry, Library};
+use tools::store::StoreError;
 
 /// Whether `method` is one of ours.
 pub fn handles(method: &str) -> bool {

@@ -318,7 +318,7 @@ impl Handler {
                     (runtime.computer_tools_enabled(), info.as_object_mut())
                 {
                     // Which computer tools can work on this machine now, and why not.
-                    let tools: Vec<Value> = crate::tools::computer::availability()
+                    let tools: Vec<Value> = tools::computer::availability()
                         .into_iter()
                         .map(|(name, missing)| match missing {
                             None => json!({"name": name, "available": true}),
@@ -472,8 +472,8 @@ impl Handler {
                 // `network`: the mode new runs get by default; "unrestricted" without the
                 // sandbox (nothing enforces a policy there).
                 let (sandbox, network, domains) = match &s.sandbox {
-                    crate::tools::registry::SandboxSetting::Off => ("off", "unrestricted", vec![]),
-                    crate::tools::registry::SandboxSetting::On { network, .. } => (
+                    tools::registry::SandboxSetting::Off => ("off", "unrestricted", vec![]),
+                    tools::registry::SandboxSetting::On { network, .. } => (
                         "on",
                         network.policy.mode.as_str(),
                         network.policy.allow.entries(),

@@ -87,7 +87,7 @@ pub async fn search(settings: &Settings, p: SearchParams) -> Result<Value, RpcEr
     if p.query.trim().is_empty() {
         return Err(RpcError::invalid_params("query is required"));
     }
-    let top_k = p.top_k.unwrap_or(crate::agent::kb::DEFAULT_TOP_K);
+    let top_k = p.top_k.unwrap_or(crate::agent::tools::kb::DEFAULT_TOP_K);
     if !(1..=100).contains(&top_k) {
         return Err(RpcError::invalid_params("topK must be 1-100"));
     }
@@ -97,7 +97,7 @@ pub async fn search(settings: &Settings, p: SearchParams) -> Result<Value, RpcEr
     let embed = settings.config.kb.embeddings().map_err(failed)?;
     blocking(move || {
         let opened = store.open(&name).map_err(kb_error)?;
-        let embedder = crate::agent::kb::embedder(embed).map_err(failed)?;
+        let embedder = crate::agent::tools::kb::embedder(embed).map_err(failed)?;
         let found = opened
             .search(
                 &p.query,
@@ -124,12 +124,12 @@ pub async fn add(settings: &Settings, p: AddParams) -> Result<Value, RpcError> {
     let paths: Vec<PathBuf> = p.paths.iter().map(|path| settings.cwd.join(path)).collect();
     let exclude = p.exclude;
     blocking(move || {
-        let embedder = crate::agent::kb::embedder(embed).map_err(failed)?;
+        let embedder = crate::agent::tools::kb::embedder(embed).map_err(failed)?;
         let options = kb::AddOptions {
             excludes: exclude,
             embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
             // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
-            deny_read: crate::tools::paths::DenyRead::everywhere().into_paths(),
+            deny_read: tools::paths::DenyRead::everywhere().into_paths(),
         };
         let report = store
             .add(&name, &paths, &options, &mut kb::NoProgress)

@@ -44,8 +44,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::config::Config;
-use crate::tools::registry::SandboxSetting;
-use crate::tools::security;
+use tools::registry::SandboxSetting;
+use tools::security;
 
 pub const VERSION: &str = "0.1.0";
 pub const DEFAULT_MAX_ACTIVE_RUNS: usize = 16;

@@ -19,7 +19,7 @@ struct CheckParams {
 /// opened (empty, too long, control characters) is `-32602`.
 pub fn check(settings: &super::runtime::Settings, params: Value) -> Result<Value, RpcError> {
     let p: CheckParams = serde_json::from_value(params).map_err(RpcError::invalid_params)?;
-    let target = crate::tools::computer::target::classify(&p.target, &settings.cwd)
+    let target = tools::computer::target::classify(&p.target, &settings.cwd)
         .map_err(RpcError::invalid_params)?;
     Ok(json!({
         "target": target.argument,

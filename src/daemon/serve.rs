@@ -79,13 +79,9 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(e.to_string()))?;
     init_logging();
     let sandboxed = flags.sandbox || config.sandbox;
-    let (network, explicit) = crate::tools::network::session_policy(
-        &config.network,
-        flags.network,
-        &flags.allow_domains,
-        &cwd,
-    )
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let (network, explicit) =
+        tools::network::session_policy(&config.network, flags.network, &flags.allow_domains, &cwd)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
     if !sandboxed
         && explicit
         && let Some(line) = network.unenforced_warning()
@@ -199,7 +195,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
                 .map_err(|e| Failure::Failed(e.to_string()))?;
             tracing::info!(mode = "http", addr = %local, "ggd serving");
             // The browser tool never reaches this port (`own_ports`); kept until ggd stops.
-            let _own_port = match crate::tools::network::own_ports::record(&home, local.port()) {
+            let _own_port = match tools::network::own_ports::record(&home, local.port()) {
                 Ok(recorded) => Some(recorded),
                 Err(e) => {
                     return Err(Failure::Failed(format!(

@@ -13,7 +13,7 @@ use crate::agent::{AgentEvent, NobodyToAsk, TurnError};
 use crate::app::config::{Config, Overrides};
 use crate::app::service::{Conversation, ServiceOptions, Submitted};
 use crate::session::{Session, paths};
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 /// How a firing ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,11 +94,11 @@ impl ConversationExecutor {
         let mode = job
             .network
             .as_deref()
-            .map(str::parse::<crate::tools::network::NetworkMode>)
+            .map(str::parse::<tools::network::NetworkMode>)
             .transpose()
             .map_err(error)?;
         let (network, _) =
-            crate::tools::network::session_policy(&config.network, mode, &job.allow_domains, &cwd)
+            tools::network::session_policy(&config.network, mode, &job.allow_domains, &cwd)
                 .map_err(|e| error(e.to_string()))?;
         let sandbox = SandboxSetting::with_network(job.sandbox, network);
         let options = ServiceOptions {

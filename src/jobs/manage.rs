@@ -105,10 +105,10 @@ pub fn add_job(
         u64::try_from(timeout.as_nanos()).map_err(|_| "--timeout is too large".to_string())?;
     // Checked now, so a typo fails at `gg job add` rather than at 3 a.m.
     if let Some(mode) = &args.network {
-        mode.parse::<crate::tools::network::NetworkMode>()
+        mode.parse::<tools::network::NetworkMode>()
             .map_err(|e| format!("--network: {e}"))?;
     }
-    crate::tools::network::AllowList::parse(&args.allow_domain)
+    tools::network::AllowList::parse(&args.allow_domain)
         .map_err(|e| format!("--allow-domain: {e}"))?;
     store.update(|jobs| {
         let mut id = random_hex(3)?;

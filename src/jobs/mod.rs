@@ -171,7 +171,7 @@ pub fn random_hex(bytes: usize) -> Result<String, String> {
 
 /// Cuts a summary to [`SUMMARY_LIMIT`] characters, marking the cut with `…`.
 pub fn truncate_summary(text: &str) -> String {
-    crate::tools::registry::clip_chars_marked(text.trim().to_string(), SUMMARY_LIMIT, "…")
+    tools::registry::clip_chars_marked(text.trim().to_string(), SUMMARY_LIMIT, "…")
 }
 
 /// The session name of a firing: `scheduler/<name>-<yyyymmdd-hhmmss>`, the name reduced to

@@ -111,22 +111,22 @@ pub fn parse_at(text: &str, tz: &TimeZone) -> Result<Timestamp, String> {
 
 /// Parses a duration such as `90s`, `10m`, `2h`, `1d` or `1h30m`. Zero is refused.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let grammar = crate::duration::Grammar {
+    let grammar = tools::duration::Grammar {
         trim: true,
         days: true,
         ..Default::default()
     };
-    let total = match crate::duration::parse(text, grammar) {
+    let total = match tools::duration::parse(text, grammar) {
         Ok(total) => total,
-        Err(crate::duration::ParseError::Syntax) => {
+        Err(tools::duration::ParseError::Syntax) => {
             return Err(format!(
                 "invalid duration {text:?}: use a number with a unit, e.g. 90s, 10m, 2h, 1d or 1h30m"
             ));
         }
-        Err(crate::duration::ParseError::TooLarge) => {
+        Err(tools::duration::ParseError::TooLarge) => {
             return Err(format!("invalid duration {text:?}: too large"));
         }
-        Err(crate::duration::ParseError::Zero) => Duration::ZERO,
+        Err(tools::duration::ParseError::Zero) => Duration::ZERO,
     };
     // Beyond ~100 years every timestamp computation would overflow; no job needs that.
     if total.is_zero() || total.as_secs() > 100 * 365 * 86_400 {
@@ -138,4 +138,4 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// Formats a duration the way [`parse_duration`] reads it (`1h30m`, `10m`, `45s`).
-pub use crate::duration::compact as format_duration;
+pub use tools::duration::compact as format_duration;

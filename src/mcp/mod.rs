@@ -22,7 +22,7 @@ pub use server::{server_dir, server_env};
 pub use tool::McpTool;
 
 use crate::agent::Tool;
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 /// How long one tool call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);

@@ -51,11 +51,11 @@ fn cut(base: &str, max: usize) -> String {
 /// The description cut to [`MAX_DESCRIPTION`] characters (marked with `…`).
 pub fn description(text: &str) -> String {
     let text = text.trim();
-    if crate::tools::registry::clip_chars(text, MAX_DESCRIPTION).len() == text.len() {
+    if tools::registry::clip_chars(text, MAX_DESCRIPTION).len() == text.len() {
         return text.to_string();
     }
     // The mark counts: what is kept and `…` are MAX_DESCRIPTION characters together.
-    crate::tools::registry::clip_chars_marked(text.to_string(), MAX_DESCRIPTION - 1, "…")
+    tools::registry::clip_chars_marked(text.to_string(), MAX_DESCRIPTION - 1, "…")
 }
 
 #[cfg(test)]

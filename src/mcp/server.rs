@@ -18,7 +18,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::ConnectOptions;
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 /// How long a server has to exit after its stdin is closed, and then after `SIGTERM`.
 const POLITE_EXIT: Duration = Duration::from_millis(300);
@@ -182,7 +182,7 @@ pub(crate) async fn connect_stdio(
         SandboxSetting::On { backend, network } => {
             let mut policy = sandbox::Policy::with_home(&dir, Some(&options.home))
                 .map_err(|e| format!("sandbox policy: {e}"))?;
-            if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+            if let Some(sock) = tools::secrets::var("SSH_AUTH_SOCK") {
                 policy.hide_socket(std::path::Path::new(&sock));
             }
             // The server shares the session's proxy; its refusals are attributed to the tool
@@ -195,7 +195,7 @@ pub(crate) async fn connect_stdio(
             {
                 let proxy = network.proxy().map_err(|e| e.to_string())?;
                 let url = format!("http://127.0.0.1:{}", proxy.port());
-                crate::tools::network::set_proxy_env(&mut inner.env, &url);
+                tools::network::set_proxy_env(&mut inner.env, &url);
             }
             let parts = sandbox::wrap(inner, &policy, *backend)
                 .map_err(|e| e.to_string())?

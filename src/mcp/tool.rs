@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::printable;
 use super::server::StderrTail;
 use crate::agent::chain::{Assessment, Proposal, ProposeError, Tool};
-use crate::tools::registry::{Outcome, truncate_chars};
+use tools::registry::{Outcome, truncate_chars};
 
 /// Most text a call returns to the model; the rest is cut with a note.
 pub const MAX_RESULT_BYTES: usize = 50 * 1024;
@@ -131,7 +131,7 @@ pub fn render(result: &CallToolResult) -> Outcome {
     let mut text = parts.join("\n");
     if text.len() > MAX_RESULT_BYTES {
         let total = text.len();
-        let end = crate::tools::registry::clip(&text, MAX_RESULT_BYTES).len();
+        let end = tools::registry::clip(&text, MAX_RESULT_BYTES).len();
         text.truncate(end);
         text.push_str(&format!(
             "\n[output truncated: {total} bytes, first {end} shown]"

@@ -107,8 +107,8 @@ pub async fn post(
         {
             return Err(failed(format!(
                 "the answer is {} long, over the limit of {}",
-                crate::tools::store::human_size(length),
-                crate::tools::store::human_size(limit as u64)
+                tools::store::human_size(length),
+                tools::store::human_size(limit as u64)
             )));
         }
         let mut bytes = Vec::new();
@@ -117,7 +117,7 @@ pub async fn post(
                 if status.is_success() {
                     return Err(failed(format!(
                         "the answer is over the limit of {}",
-                        crate::tools::store::human_size(limit as u64)
+                        tools::store::human_size(limit as u64)
                     )));
                 }
                 bytes.extend_from_slice(&chunk[..cap - bytes.len()]);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{Mode, OFlags};
 
 use super::{AudioUpload, MAX_UPLOAD_BYTES, MediaError};
-use crate::tools::paths::{DenyRead, PathError, Workspace};
+use tools::paths::{DenyRead, PathError, Workspace};
 
 /// Saves `bytes` as a new file `<stamp>-<random>.<ext>` in `<home>/.gg/media/<kind>`, creating
 /// the directories 0700 one at a time without following a symlink, and the file 0600 with
@@ -72,13 +72,13 @@ pub fn write_out(out: &Path, bytes: &[u8], overwrite: bool) -> Result<(), String
             ));
         }
         Ok(_) => {
-            return crate::tools::store::write_atomic(&dir, name, bytes, "media")
+            return tools::store::write_atomic(&dir, name, bytes, "media")
                 .map_err(|e| format!("--out {shown}: {e}"));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("--out {shown}: {e}")),
     }
-    crate::tools::store::create_new(&dir, name, bytes, "media").map_err(|e| match e.kind() {
+    tools::store::create_new(&dir, name, bytes, "media").map_err(|e| match e.kind() {
         std::io::ErrorKind::AlreadyExists => {
             format!("--out {shown}: exists (pass --force to replace it)")
         }
@@ -138,8 +138,8 @@ pub fn check_upload_size(shown: &str, size: u64) -> Result<(), MediaError> {
     if size > MAX_UPLOAD_BYTES {
         return Err(MediaError::invalid(format!(
             "{shown} is {}; the transcription endpoint takes at most {}",
-            crate::tools::store::human_size(size),
-            crate::tools::store::human_size(MAX_UPLOAD_BYTES)
+            tools::store::human_size(size),
+            tools::store::human_size(MAX_UPLOAD_BYTES)
         )));
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! The three calls take a resolved [`Media`] (built by `gg::app::media::resolve` from the
 //! `media` section of `config.json`, the providers and the command line) and return bytes and
 //! text; they write nothing. Saving is [`files`]: under `~/.gg/media` or at a person's `--out`.
-//! The callers are `gg media`, the agent's tools (`agent::media`, off unless
+//! The callers are `gg media`, the agent's tools (`agent::tools::media`, off unless
 //! `"tools": {"media": true}`) and ggd's `media.*` methods; Telegram's voice messages use
 //! [`speak`] and [`transcribe`] the same way.
 //!

@@ -123,7 +123,7 @@ impl std::fmt::Display for ApiError {
             ApiError::TooLarge(limit) => write!(
                 f,
                 "the file is larger than {}",
-                crate::tools::store::human_size(*limit)
+                tools::store::human_size(*limit)
             ),
         }
     }

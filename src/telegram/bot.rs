@@ -23,7 +23,7 @@ use crate::agent::{AgentEvent, Approver, NobodyToAsk, TurnError};
 use crate::app::config::{Config, Overrides};
 use crate::app::service::{Conversation, ServiceOptions, Submitted};
 use crate::session::{Session, paths};
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 const HELP: &str = "Send a message (text or voice) and gg answers it in this chat's session.\n\
                     /new starts a new session; /stop cancels the running turn.";
@@ -80,7 +80,7 @@ pub async fn run(options: BotOptions, stop: CancellationToken) -> Result<(), Str
     let sessions = state::load_chats(&options.home)?;
     let status = Status {
         pid: std::process::id(),
-        started_at: crate::tools::store::now_rfc3339(),
+        started_at: tools::store::now_rfc3339(),
         chats: sessions
             .iter()
             .map(|(chat, path)| {
@@ -120,7 +120,7 @@ pub async fn run(options: BotOptions, stop: CancellationToken) -> Result<(), Str
                 backoff = FIRST_BACKOFF;
                 bot.update_status(|s| {
                     s.polling = true;
-                    s.last_poll_at = Some(crate::tools::store::now_rfc3339());
+                    s.last_poll_at = Some(tools::store::now_rfc3339());
                     s.last_error = None;
                 });
                 updates
@@ -159,7 +159,7 @@ pub async fn run(options: BotOptions, stop: CancellationToken) -> Result<(), Str
             offset = update.update_id + 1;
             bot.update_status(|s| {
                 s.last_update_id = Some(update.update_id);
-                s.last_update_at = Some(crate::tools::store::now_rfc3339());
+                s.last_update_at = Some(tools::store::now_rfc3339());
             });
             Arc::clone(&bot).handle(update).await;
         }
@@ -247,7 +247,7 @@ impl Bot {
             return;
         }
         self.update_chat(chat, |c| {
-            c.last_message_at = Some(crate::tools::store::now_rfc3339());
+            c.last_message_at = Some(tools::store::now_rfc3339());
         });
         self.message(chat, message).await;
     }
@@ -515,7 +515,7 @@ impl Bot {
             Ok(Submitted::Control(text)) => Some(text),
             Err(TurnError::Canceled) if timed_out => Some(format!(
                 "\n[stopped: the turn took longer than {}]",
-                crate::duration::unit(self.options.turn_timeout)
+                tools::duration::unit(self.options.turn_timeout)
             )),
             Err(TurnError::Canceled) => Some("\n[stopped]".to_string()),
             Err(e) => Some(format!("\n[error: {}]", self.client.redact(&e.to_string()))),
@@ -546,13 +546,9 @@ impl Bot {
             _ => self.create_session(chat)?,
         };
         let options = &self.options;
-        let (network, _) = crate::tools::network::session_policy(
-            &options.config.network,
-            None,
-            &[],
-            &options.workspace,
-        )
-        .map_err(|e| e.to_string())?;
+        let (network, _) =
+            tools::network::session_policy(&options.config.network, None, &[], &options.workspace)
+                .map_err(|e| e.to_string())?;
         let approver: Arc<dyn Approver> = match options.telegram.approval {
             Approval::Ask => Arc::new(ChatApprover {
                 chat,

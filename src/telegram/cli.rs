@@ -22,7 +22,7 @@ pub enum TelegramCommand {
 
 pub fn run(command: TelegramCommand) -> ExitCode {
     let TelegramCommand::Status { json } = command;
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     match status(&home, json) {
         Ok(text) => {
             print!("{text}");

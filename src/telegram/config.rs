@@ -113,12 +113,12 @@ impl TelegramConfig {
 
     /// Where the token is read from: `GG_TELEGRAM_TOKEN_FILE`, else `tokenFile`.
     pub fn token_path(&self, home: &Path) -> Option<(PathBuf, &'static str)> {
-        if let Some(file) = crate::secrets::var(TOKEN_FILE_ENV).filter(|f| !f.trim().is_empty()) {
+        if let Some(file) = tools::secrets::var(TOKEN_FILE_ENV).filter(|f| !f.trim().is_empty()) {
             return Some((PathBuf::from(file), TOKEN_FILE_ENV));
         }
         self.token_file.as_deref().map(|f| {
             (
-                crate::tools::store::expand_dir(f, home),
+                tools::store::expand_dir(f, home),
                 "telegram.tokenFile",
             )
         })

@@ -20,14 +20,14 @@ pub fn dir(home: &Path) -> PathBuf {
 
 fn write(home: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
     let dir = dir(home);
-    crate::tools::store::create_private_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::tools::store::write_atomic(&dir, name, bytes, "telegram")
+    tools::store::create_private_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    tools::store::write_atomic(&dir, name, bytes, "telegram")
         .map_err(|e| format!("{}: {e}", dir.join(name).display()))
 }
 
 fn read(home: &Path, name: &str) -> Result<Option<Vec<u8>>, String> {
     let path = dir(home).join(name);
-    match crate::tools::store::read_regular(&path, 1024 * 1024) {
+    match tools::store::read_regular(&path, 1024 * 1024) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("{}: {e}", path.display())),

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{AttachedFile, Client};
 use crate::media::{self, AudioFormat, AudioUpload, Media, Speech, SpeechRequest};
-use crate::tools::store::human_size;
+use tools::store::human_size;
 
 /// Telegram's limit on a file a bot downloads (the Bot API server's `20 << 20`).
 pub const TELEGRAM_DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;

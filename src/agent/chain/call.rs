@@ -9,7 +9,7 @@ use policies::{Forbidden, Mode};
 
 use super::tool::{Assessment, Reason, Run};
 use crate::session::audit;
-use crate::tools::registry::ToolCall;
+use tools::registry::ToolCall;
 
 /// The rule id of the taint (see [`Prepared::after_untrusted_mail`]).
 pub const TAINT_RULE: &str = "taint.untrusted-mail";

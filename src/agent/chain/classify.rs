@@ -14,9 +14,9 @@ use policies::EffectivePolicy;
 use super::call::{Checked, Prepared};
 use super::error::{PrepareError, ToolBoxError};
 use super::tool::{Action, Assessment, Proposal, Tool};
-use crate::tools::bash::CommandRunner;
-use crate::tools::paths::Workspace;
-use crate::tools::registry::{SandboxSetting, ToolCall};
+use tools::bash::CommandRunner;
+use tools::paths::Workspace;
+use tools::registry::{SandboxSetting, ToolCall};
 
 /// Everything the tools need for one working directory, and the tools themselves. Built once per
 /// conversation.
@@ -43,15 +43,14 @@ impl ToolBox {
                 source,
             })?;
         workspace.set_hidden(
-            crate::tools::paths::DenyRead::for_root(workspace.root())
-                .map_err(ToolBoxError::Sandbox)?,
+            tools::paths::DenyRead::for_root(workspace.root()).map_err(ToolBoxError::Sandbox)?,
         );
         let workspace = Arc::new(workspace);
-        let policy = crate::tools::security::load_policy(workspace.root(), None)
-            .map_err(ToolBoxError::Policy)?;
+        let policy =
+            tools::security::load_policy(workspace.root(), None).map_err(ToolBoxError::Policy)?;
         let classifier_ctx =
-            crate::tools::security::classifier_context(workspace.root(), policy.classifier_rules());
-        let tools = crate::agent::builtin::tools(&workspace);
+            tools::security::classifier_context(workspace.root(), policy.classifier_rules());
+        let tools = crate::agent::tools::builtin::tools(&workspace);
         let commands = CommandRunner::new(workspace.root(), sandbox, env_allow);
         Ok(ToolBox {
             workspace,
@@ -73,7 +72,7 @@ impl ToolBox {
     }
 
     /// The tag this session's commands carry in their environment.
-    pub fn session_tag(&self) -> &crate::tools::computer::SessionTag {
+    pub fn session_tag(&self) -> &tools::computer::SessionTag {
         self.commands.session_tag()
     }
 

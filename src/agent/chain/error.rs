@@ -10,12 +10,12 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::media::MediaError;
-use crate::tools::browser::BrowserError;
-use crate::tools::computer::ComputerError;
-use crate::tools::files::ToolFailure;
-use crate::tools::memory::MemoryError;
-use crate::tools::registry::BadTimeout;
-use crate::tools::store::StoreError;
+use tools::browser::BrowserError;
+use tools::computer::ComputerError;
+use tools::files::ToolFailure;
+use tools::memory::MemoryError;
+use tools::registry::BadTimeout;
+use tools::store::StoreError;
 
 /// Why a tool could not describe a call. It becomes the tool result
 /// `approval request for tool "X" failed: <this>`; nothing ran.

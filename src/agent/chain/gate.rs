@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::{CANCELLED, CallRecord, Denied, Prepared, cancelled_record};
 use crate::agent::approval::{Answer, ApprovalPrompt, Approver};
 use crate::session::audit;
-use crate::tools::registry::ToolCall;
+use tools::registry::ToolCall;
 
 /// What the gate tells while it decides a call, for a front end's events. Each method does
 /// nothing by default; `()` is the observer that is told nothing.

@@ -8,7 +8,7 @@
 //!    call × session grant) answers allow, deny or ask; when it asks, a person answers. The only
 //!    way to obtain an [`Approved`] call is this step: its fields are private to `gate.rs`.
 //! 3. **wrap and run** ([`ToolBox::execute`], `run.rs`): an [`Approved`] call is consumed; a shell
-//!    command goes to the session's [`CommandRunner`](crate::tools::bash::CommandRunner), which
+//!    command goes to the session's [`CommandRunner`](tools::bash::CommandRunner), which
 //!    wraps it in the sandbox with an explicit, scrubbed environment and runs it; any other tool
 //!    runs the action it bound when it described the call, so what runs is exactly what was shown.
 //!

@@ -1,5 +1,5 @@
 //! Step 3 of the chain, running: an [`Approved`] call is consumed; a shell command goes to the
-//! session's [`CommandRunner`](crate::tools::bash::CommandRunner) (sandbox, scrubbed
+//! session's [`CommandRunner`](tools::bash::CommandRunner) (sandbox, scrubbed
 //! environment), any other tool runs the action it bound when it described the call, so what
 //! runs is exactly what was shown.
 
@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::{CANCELLED, Checked};
 use super::{Approved, ToolBox};
-use crate::tools::registry::Outcome;
+use tools::registry::Outcome;
 
 impl ToolBox {
     /// Step 3: runs an approved call. A shell command is wrapped in the sandbox (when on) with an
@@ -17,7 +17,7 @@ impl ToolBox {
             return Outcome::error(CANCELLED);
         }
         let (prepared, decision) = approved.into_parts();
-        let mode = crate::app::ceiling::mode_named(&decision.mode);
+        let mode = tools::ceiling::mode_named(&decision.mode);
         match prepared.checked {
             Checked::Tool { run, .. } => run(cancel.clone()).await,
             Checked::Command {

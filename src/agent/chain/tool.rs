@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::ProposeError;
-use crate::tools::registry::Outcome;
+use tools::registry::Outcome;
 
 /// A tool the model can call: built-in (`read`, `bash`, `write`, …), MCP, and the tools to come.
 ///
@@ -143,7 +143,7 @@ impl Proposal {
     /// a read-only verdict is raised to normal (it would meet a read-only filesystem).
     pub fn command(script: String, timeout: Duration, writes: bool) -> Proposal {
         Proposal {
-            summary: format!("bash {}", crate::tools::registry::truncate(&script, 120)),
+            summary: format!("bash {}", tools::registry::truncate(&script, 120)),
             details: String::new(),
             grant_key: format!("bash\0{script}"),
             action: Action::Command {

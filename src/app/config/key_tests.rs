@@ -1,7 +1,7 @@
 //! Unit tests of the known configuration keys: each comes from its section's own type.
 
 use super::*;
-use crate::tools::browser::BrowserConfig;
+use tools::browser::BrowserConfig;
 use config_keys::fields_of;
 
 fn segments(path: &str) -> Vec<String> {

@@ -48,7 +48,7 @@ pub struct DoctorArgs {
 const MCP_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn run(args: DoctorArgs) -> ExitCode {
-    let home = crate::tools::security::home_dir();
+    let home = tools::security::home_dir();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -128,7 +128,7 @@ impl Report {
             .collect();
         let redact = |text: &str| {
             secrets.iter().fold(text.to_string(), |t, s| {
-                t.replace(s, crate::secrets::REDACTED)
+                t.replace(s, tools::secrets::REDACTED)
             })
         };
         for c in &mut checks {
@@ -207,7 +207,7 @@ fn merged_view(config: &Config) -> Value {
         .map(|(name, entry)| {
             let mut value = serde_json::to_value(entry).unwrap_or(Value::Null);
             if entry.api_key.as_deref().is_some_and(|k| !k.is_empty()) {
-                value["apiKey"] = json!(crate::secrets::REDACTED);
+                value["apiKey"] = json!(tools::secrets::REDACTED);
             }
             (name.clone(), value)
         })
@@ -219,7 +219,7 @@ fn merged_view(config: &Config) -> Value {
         "sandbox": config.sandbox,
         // The mode in force (absent means allow-list); the hosts are only the user's additions
         // to the built-in list.
-        "network": crate::tools::network::NetworkPolicy::resolve(&config.network, None, &[], None)
+        "network": tools::network::NetworkPolicy::resolve(&config.network, None, &[], None)
             .map(|policy| policy.mode)
             .ok(),
         "allowDomains": config.network.allow_domains.clone().unwrap_or_default(),
@@ -251,7 +251,7 @@ fn chromium_check(config: Option<&Config>) -> Check {
             .map(|path| ("GG_CHROMIUM", PathBuf::from(path))),
     };
     match (
-        crate::tools::browser::process::find_executable(browser.executable.as_deref()),
+        tools::browser::process::find_executable(browser.executable.as_deref()),
         named,
     ) {
         (Some(path), Some((source, _))) => check(
@@ -274,7 +274,7 @@ fn chromium_check(config: Option<&Config>) -> Check {
             format!(
                 "none of {} on PATH: the browser tools are not offered (install Chromium, or set \
                  \"browser\": {{\"executable\": …}})",
-                crate::tools::browser::process::CANDIDATES.join(", ")
+                tools::browser::process::CANDIDATES.join(", ")
             ),
         ),
     }
@@ -332,10 +332,8 @@ fn mcp_checks(
             }
         }
     }
-    let mut options = crate::mcp::ConnectOptions::new(
-        home,
-        crate::tools::registry::SandboxSetting::enabled(sandboxed),
-    );
+    let mut options =
+        crate::mcp::ConnectOptions::new(home, tools::registry::SandboxSetting::enabled(sandboxed));
     options.startup_timeout = MCP_STARTUP_TIMEOUT;
     let statuses = runtime.block_on(crate::mcp::list(&path, &options));
     if statuses.is_empty() {
@@ -392,7 +390,7 @@ mod tests {
         )
         .unwrap();
         let view = merged_view(&config);
-        assert_eq!(view["providers"]["p"]["apiKey"], crate::secrets::REDACTED);
+        assert_eq!(view["providers"]["p"]["apiKey"], tools::secrets::REDACTED);
         assert_eq!(
             view["context"]["maxPromptTokens"], 24000,
             "defaults filled in"

@@ -106,7 +106,7 @@ pub(super) fn shown_url(url: &str, secrets: &mut Vec<String>) -> String {
         Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
             secrets.push(parsed.username().to_string());
             secrets.extend(parsed.password().map(str::to_string));
-            let _ = parsed.set_username(crate::secrets::REDACTED);
+            let _ = parsed.set_username(tools::secrets::REDACTED);
             let _ = parsed.set_password(None);
             parsed.to_string()
         }
@@ -147,7 +147,7 @@ async fn reach(selection: &crate::app::config::Selection, shown: &str) -> Check 
         }
     };
     let status = response.status();
-    let elapsed = crate::duration::clock(started.elapsed());
+    let elapsed = tools::duration::clock(started.elapsed());
     let body = response.bytes().await.unwrap_or_default();
     if !status.is_success() {
         let hint = match status.as_u16() {

@@ -103,7 +103,7 @@ impl Parts {
                 } else {
                     &mime
                 },
-                crate::tools::store::human_size(size)
+                tools::store::human_size(size)
             ));
             return;
         }

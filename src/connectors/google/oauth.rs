@@ -110,11 +110,11 @@ fn credentials(config: &GoogleConfig) -> Result<(String, Option<String>), String
     let Some(file) = &config.client_secret_file else {
         return Ok((id, None));
     };
-    let home = crate::tools::security::home_dir();
-    let path = crate::tools::store::expand_dir(file, &home);
-    let bytes = crate::tools::store::read_regular(&path, 64 * 1024)
+    let home = tools::security::home_dir();
+    let path = tools::store::expand_dir(file, &home);
+    let bytes = tools::store::read_regular(&path, 64 * 1024)
         .map_err(|e| format!("connectors.google.clientSecretFile {}: {e}", path.display()))?;
-    crate::secrets::add_secret_file(&path);
+    tools::secrets::add_secret_file(&path);
     let text = String::from_utf8(bytes).map_err(|_| {
         format!(
             "connectors.google.clientSecretFile {} is not text",
@@ -253,7 +253,7 @@ impl SignIn {
             expires_at: response
                 .expires_in()
                 .map(|d| now.saturating_add(d.as_secs())),
-            signed_in_at: crate::tools::store::now_rfc3339(),
+            signed_in_at: tools::store::now_rfc3339(),
         };
         // The lock may wait for another gg's refresh: not on the runtime's workers.
         let home = home.to_path_buf();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{Mode, OFlags};
 use serde::{Deserialize, Serialize};
 
-use crate::tools::store;
+use tools::store;
 
 /// A token file is a few hundred bytes; anything much larger is not ours.
 const MAX_TOKEN_FILE: u64 = 64 * 1024;

@@ -11,7 +11,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path};
 
 use super::*;
-use crate::tools::paths::{PathError, Workspace};
+use tools::paths::{PathError, Workspace};
 
 /// The most `tool.log` returns at once; the client pages with `offset`.
 pub const LOG_CHUNK_MAX: u64 = 1 << 20;

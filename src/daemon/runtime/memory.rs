@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::Settings;
 use crate::daemon::rpc::{AppError, RpcError};
-use crate::tools::memory::{Entry, Layer, Scope, Store};
+use tools::memory::{Entry, Layer, Scope, Store};
 
 /// Whether memory is on in this daemon (advertised as the `memory` capability).
 pub fn enabled(settings: &Settings) -> bool {
@@ -59,8 +59,7 @@ pub fn call(settings: &Settings, method: &str, p: Value) -> Result<Value, RpcErr
         return Err(RpcError::app(AppError::Other, "memory is disabled"));
     }
     let store = Store::new(&settings.config.memory, &settings.home, &settings.cwd);
-    let failed =
-        |e: crate::tools::memory::MemoryError| RpcError::app(AppError::Other, e.to_string());
+    let failed = |e: tools::memory::MemoryError| RpcError::app(AppError::Other, e.to_string());
     let list = |entries: Vec<Entry>| entries.iter().map(entry_json).collect::<Vec<_>>();
     match method {
         "memory.list" => {
@@ -70,7 +69,7 @@ pub fn call(settings: &Settings, method: &str, p: Value) -> Result<Value, RpcErr
         "memory.search" => {
             let p: SearchParams = params(p)?;
             let hits = store
-                .search(&p.query, crate::tools::memory::SEARCH_LIMIT)
+                .search(&p.query, tools::memory::SEARCH_LIMIT)
                 .map_err(RpcError::invalid_params)?;
             Ok(json!({"hits": list(hits)}))
         }
@@ -80,7 +79,7 @@ pub fn call(settings: &Settings, method: &str, p: Value) -> Result<Value, RpcErr
                 .map_err(RpcError::invalid_params)?;
             let target = Layer::parse(p.target.as_deref().unwrap_or("workspace"))
                 .map_err(RpcError::invalid_params)?;
-            crate::tools::memory::clean_entry(&p.content).map_err(RpcError::invalid_params)?;
+            tools::memory::clean_entry(&p.content).map_err(RpcError::invalid_params)?;
             let entry = store.add(&p.content, &scope, target).map_err(failed)?;
             Ok(json!({"entry": entry_json(&entry)}))
         }

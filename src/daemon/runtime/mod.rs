@@ -25,7 +25,7 @@ use crate::agent::{
 use crate::app::config::{Config, Overrides};
 use crate::app::service::{Conversation, ServiceOptions, Submitted};
 use crate::session::{self, Session, SessionError, Transcript, paths};
-use crate::tools::registry::SandboxSetting;
+use tools::registry::SandboxSetting;
 
 mod events;
 mod logs;
@@ -219,17 +219,17 @@ impl Runtime {
 }
 
 /// `30m0s`-style durations for messages.
-pub use crate::duration::clock as format_duration;
+pub use tools::duration::clock as format_duration;
 
 /// Parses `--run-timeout`: `90s`, `30m`, `1h30m`, `500ms`, or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let grammar = crate::duration::Grammar {
+    let grammar = tools::duration::Grammar {
         bare_seconds: true,
         millis: true,
         saturate: true,
         ..Default::default()
     };
-    crate::duration::parse(text, grammar)
+    tools::duration::parse(text, grammar)
         .map_err(|_| format!("invalid duration {text:?} (use e.g. 30m, 90s, 500ms)"))
 }
 

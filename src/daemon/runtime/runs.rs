@@ -114,10 +114,10 @@ impl Runtime {
         let mode = network
             .mode
             .as_deref()
-            .map(str::parse::<crate::tools::network::NetworkMode>)
+            .map(str::parse::<tools::network::NetworkMode>)
             .transpose()
             .map_err(|e| RpcError::invalid_params(format!("network: {e}")))?;
-        let (policy, _) = crate::tools::network::session_policy(
+        let (policy, _) = tools::network::session_policy(
             &self.settings.config.network,
             mode,
             &network.allow_domains,
@@ -372,7 +372,7 @@ impl Runtime {
         run.emit(ending, detail, true);
         // Where a test holds the run right after its last event, to prove the session was
         // already free then (`daemon_stdio::the_session_is_free_once_a_run_has_ended`).
-        crate::tools::store::pause_point_async("run.after-last-event").await;
+        tools::store::pause_point_async("run.after-last-event").await;
         {
             let mut state = lock(&self.state);
             prune_runs(&mut state);

@@ -1,0 +1,214 @@
+//! The built-in tools (`read`, `list`, `grep`, `bash`, `edit`, `write`) as [`Tool`]s of the
+//! chain: each reads its arguments, assesses the call and binds what it would do. The work itself
+//! is in `tools::files` and `tools::bash`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
+use tools::files::{self, ToolResult};
+use tools::paths::{Workspace, WriteTarget};
+use tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
+
+/// The built-in tools for one working directory, in the order the model sees them.
+pub fn tools(workspace: &Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
+    registry::builtin_specs()
+        .into_iter()
+        .map(|spec| -> Arc<dyn Tool> {
+            match spec.name {
+                "bash" => Arc::new(Bash { spec }),
+                "write" | "edit" => Arc::new(FileWrite {
+                    spec,
+                    workspace: Arc::clone(workspace),
+                }),
+                _ => Arc::new(FileRead {
+                    spec,
+                    workspace: Arc::clone(workspace),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// File tools do blocking I/O: they run on the blocking pool, so parallel-safe calls really run
+/// in parallel and never stall the runtime's workers.
+fn blocking<F>(work: F) -> RunFuture
+where
+    F: FnOnce() -> ToolResult + Send + 'static,
+{
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(work).await {
+            Ok(result) => Outcome::from_result(result),
+            // Re-raise so the runner reports `tool "X" panicked: …` like any other panic.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Outcome::error(format!("tool did not finish: {e}")),
+        }
+    })
+}
+
+/// `bash`: the chain classifies, decides and sandboxes the script.
+struct Bash {
+    spec: ToolSpec,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BashArgs {
+    command: String,
+    /// Seconds.
+    timeout: Option<f64>,
+    /// The command must write or reach the network: run it as a normal command (approval
+    /// as the mode says, the workspace sandbox) rather than read-only.
+    #[serde(default)]
+    writes: bool,
+}
+
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn description(&self) -> &str {
+        self.spec.description
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.spec.parameters.clone()
+    }
+
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let args: BashArgs = serde_json::from_str(arguments).map_err(ProposeError::arguments)?;
+        let timeout = registry::bash_timeout(args.timeout)?;
+        Ok(Proposal::command(args.command, timeout, args.writes))
+    }
+}
+
+/// `read`, `list`, `grep`: read-only, confined to the working directory.
+struct FileRead {
+    spec: ToolSpec,
+    workspace: Arc<Workspace>,
+}
+
+impl Tool for FileRead {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn description(&self) -> &str {
+        self.spec.description
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.spec.parameters.clone()
+    }
+
+    fn parallel_safe(&self) -> bool {
+        matches!(self.spec.name, "read" | "grep")
+    }
+
+    fn may_send_data_out(&self) -> bool {
+        // Confined to the working directory, and they reach no network.
+        false
+    }
+
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let name = self.spec.name;
+        let summary = format!("{name} {}", registry::truncate(arguments, 120));
+        let workspace = Arc::clone(&self.workspace);
+        let args = arguments.to_string();
+        Ok(Proposal::tool(
+            Assessment::ReadOnly,
+            summary,
+            String::new(),
+            String::new(),
+            move |_cancel: CancellationToken| {
+                blocking(move || match name {
+                    "read" => files::read(&workspace, &args),
+                    "list" => files::list(&workspace, &args),
+                    _ => files::grep(&workspace, &args),
+                })
+            },
+        ))
+    }
+}
+
+/// `write` and `edit`: gated, except inside the agent area.
+struct FileWrite {
+    spec: ToolSpec,
+    workspace: Arc<Workspace>,
+}
+
+impl Tool for FileWrite {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn description(&self) -> &str {
+        self.spec.description
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.spec.parameters.clone()
+    }
+
+    fn may_send_data_out(&self) -> bool {
+        // The resolved target is inside the working directory (`Workspace::resolve_write`).
+        false
+    }
+
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let name = self.spec.name;
+        let ws = &self.workspace;
+        let plan = if name == "edit" {
+            files::plan_edit(ws, arguments)
+        } else {
+            files::plan_write(ws, arguments)
+        }?;
+        let shown = plan.target.shown().to_string();
+        let details = tools::diff::unified(&shown, &plan.before, &plan.after);
+        let summary = format!("{name} {shown}");
+        let assessment = assess_write(&plan.target);
+        let grant_key = format!("{name}\0{arguments}");
+        let workspace = Arc::clone(ws);
+        Ok(Proposal::tool(
+            assessment,
+            summary,
+            details,
+            grant_key,
+            move |_cancel: CancellationToken| blocking(move || files::commit(&workspace, plan)),
+        ))
+    }
+}
+
+/// A write is judged by where it really lands (symlinks resolved), from the one protected list
+/// the sandbox binds: inside the agent area and reached without any symlink, it is pre-approved;
+/// inside a protected entry (`.git/`, `.gg/`, shell and editor start-up files), dangerous;
+/// anything else follows the approval mode.
+fn assess_write(target: &WriteTarget) -> Assessment {
+    let real = target.relative();
+    let in_agent_area = real.starts_with(AGENT_AREA) && real != Path::new(AGENT_AREA);
+    if in_agent_area && target.symlink_free() {
+        return Assessment::PreApproved {
+            reason: "agent area".to_string(),
+        };
+    }
+    match sandbox::protected::protected_entry(&real) {
+        Some(entry) => {
+            let lands = if Path::new(target.shown()) == real {
+                String::new()
+            } else {
+                format!(" (it resolves to {})", real.display())
+            };
+            Assessment::Dangerous {
+                reasons: vec![Reason {
+                    rule: format!("write.protected:{}", entry.name),
+                    message: format!("{}{lands} is {}", target.shown(), entry.why),
+                }],
+            }
+        }
+        None => Assessment::Normal,
+    }
+}
