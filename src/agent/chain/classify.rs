@@ -2,6 +2,11 @@
 //! classifier's context and the command runner of one working directory) resolves a call to its
 //! tool, which describes it; a shell command is classified by the `classifier` crate and matched
 //! against the policy files' forbidden prefixes. Nothing runs here.
+//!
+//! The `bash` tool ([`CommandTool`]) is the chain's own and lives here too: describing its call
+//! is reading `{command, timeout, writes}`, and everything else about it (the classification
+//! below, the gate, the session's [`CommandRunner`] in `run.rs`) is the chain's work, so a shell
+//! command's way through gg is read in the chain's files alone.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -12,11 +17,11 @@ use classifier::{Class, Verdict};
 use policies::EffectivePolicy;
 
 use super::call::{Checked, Prepared};
-use super::error::{PrepareError, ToolBoxError};
+use super::error::{PrepareError, ProposeError, ToolBoxError};
 use super::tool::{Action, Assessment, Proposal, Tool};
 use tools::bash::CommandRunner;
 use tools::paths::Workspace;
-use tools::registry::{SandboxSetting, ToolCall};
+use tools::registry::{SandboxSetting, ToolCall, ToolSpec};
 
 /// Everything the tools need for one working directory, and the tools themselves. Built once per
 /// conversation.
@@ -226,5 +231,50 @@ impl ToolBox {
             details.push_str("\nsandbox: on");
         }
         details
+    }
+}
+
+/// `bash`: a shell command, which this step classifies, the gate decides and the session's
+/// [`CommandRunner`] runs (sandboxed when the session is, with a scrubbed environment).
+pub struct CommandTool {
+    spec: ToolSpec,
+}
+
+impl CommandTool {
+    /// The tool under `spec`'s name, description and parameters (`registry::builtin_specs`).
+    pub fn new(spec: ToolSpec) -> CommandTool {
+        CommandTool { spec }
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandArgs {
+    command: String,
+    /// Seconds.
+    timeout: Option<f64>,
+    /// The command must write or reach the network: run it as a normal command (approval
+    /// as the mode says, the workspace sandbox) rather than read-only.
+    #[serde(default)]
+    writes: bool,
+}
+
+impl Tool for CommandTool {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn description(&self) -> &str {
+        self.spec.description
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        self.spec.parameters.clone()
+    }
+
+    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
+        let args: CommandArgs = serde_json::from_str(arguments).map_err(ProposeError::arguments)?;
+        let timeout = tools::registry::bash_timeout(args.timeout)?;
+        Ok(Proposal::command(args.command, timeout, args.writes))
     }
 }

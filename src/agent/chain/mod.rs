@@ -27,7 +27,7 @@ mod run;
 mod tool;
 
 pub use call::{CANCELLED, CallRecord, Denied, Prepared};
-pub use classify::ToolBox;
+pub use classify::{CommandTool, ToolBox};
 pub use error::{PrepareError, ProposeError, ToolBoxError};
 pub use gate::{Approved, Gate, GateObserver};
 pub use tool::{Assessment, Proposal, Reason, RunFuture, Tool};

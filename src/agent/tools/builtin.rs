@@ -1,14 +1,16 @@
-//! The built-in tools (`read`, `list`, `grep`, `bash`, `edit`, `write`) as [`Tool`]s of the
-//! chain: each reads its arguments, assesses the call and binds what it would do. The work itself
-//! is in `tools::files` and `tools::bash`.
+//! The built-in file tools (`read`, `list`, `grep`, `edit`, `write`) as [`Tool`]s of the chain:
+//! each reads its arguments, assesses the call and binds what it would do; the work itself is in
+//! `tools::files`. `bash` is listed here in its place but is the chain's own tool
+//! ([`CommandTool`], in `chain/classify.rs`, beside the classification of its commands).
 
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::chain::{Assessment, Proposal, ProposeError, Reason, RunFuture, Tool};
+use crate::agent::chain::{
+    Assessment, CommandTool, Proposal, ProposeError, Reason, RunFuture, Tool,
+};
 use tools::files::{self, ToolResult};
 use tools::paths::{Workspace, WriteTarget};
 use tools::registry::{self, AGENT_AREA, Outcome, ToolSpec};
@@ -19,7 +21,7 @@ pub fn tools(workspace: &Arc<Workspace>) -> Vec<Arc<dyn Tool>> {
         .into_iter()
         .map(|spec| -> Arc<dyn Tool> {
             match spec.name {
-                "bash" => Arc::new(Bash { spec }),
+                "bash" => Arc::new(CommandTool::new(spec)),
                 "write" | "edit" => Arc::new(FileWrite {
                     spec,
                     workspace: Arc::clone(workspace),
@@ -47,43 +49,6 @@ where
             Err(e) => Outcome::error(format!("tool did not finish: {e}")),
         }
     })
-}
-
-/// `bash`: the chain classifies, decides and sandboxes the script.
-struct Bash {
-    spec: ToolSpec,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BashArgs {
-    command: String,
-    /// Seconds.
-    timeout: Option<f64>,
-    /// The command must write or reach the network: run it as a normal command (approval
-    /// as the mode says, the workspace sandbox) rather than read-only.
-    #[serde(default)]
-    writes: bool,
-}
-
-impl Tool for Bash {
-    fn name(&self) -> &str {
-        self.spec.name
-    }
-
-    fn description(&self) -> &str {
-        self.spec.description
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        self.spec.parameters.clone()
-    }
-
-    fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
-        let args: BashArgs = serde_json::from_str(arguments).map_err(ProposeError::arguments)?;
-        let timeout = registry::bash_timeout(args.timeout)?;
-        Ok(Proposal::command(args.command, timeout, args.writes))
-    }
 }
 
 /// `read`, `list`, `grep`: read-only, confined to the working directory.
