@@ -152,6 +152,78 @@ impl<B: Bins> GgFixture<B> {
     }
 }
 
+/// A home with a repository in it (`home/repo`) and a session directory, all under
+/// [`fixture_dir`], for the real `gg` configured by its environment alone: no config file, the
+/// scripted server given to each command as `OPENAI_BASE_URL` (what the command-line tests check
+/// start-up, flags and errors with).
+pub struct GgHome<B: Bins> {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub repo: PathBuf,
+    pub sessions: PathBuf,
+    bins: PhantomData<B>,
+}
+
+impl<B: Bins> Default for GgHome<B> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<B: Bins> GgHome<B> {
+    pub fn new() -> GgHome<B> {
+        // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
+        let tmp = fixture_dir(Path::new(B::TARGET_TMPDIR));
+        let home = tmp.path().join("home");
+        let repo = home.join("repo");
+        std::fs::create_dir_all(&repo).expect("repo");
+        GgHome {
+            home: home.canonicalize().expect("home"),
+            repo: repo.canonicalize().expect("repo"),
+            sessions: tmp.path().join("sessions"),
+            tmp,
+            bins: PhantomData,
+        }
+    }
+
+    /// `gg` in the repository with `server` as its model, nothing else of the test's environment
+    /// but `PATH`, and no terminal.
+    pub fn gg(&self, server: &ScriptedServer) -> std::process::Command {
+        let mut cmd = std::process::Command::new(B::GG);
+        cmd.current_dir(&self.repo)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("GG_SESSION_DIR", &self.sessions)
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+}
+
+/// Every file below `dir`, directories walked depth first; none when `dir` does not exist.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The session files (`*.jsonl`) below `dir` ([`files_under`]).
+pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|x| x == "jsonl"))
+        .collect()
+}
+
 /// Whether Debian's `chromium` is on `PATH` for the browser tests; when it is not, fails the test
 /// unless skipping was asked for ([`skip_unless_required`]).
 pub fn chromium_present() -> bool {

@@ -10,7 +10,8 @@
 #![allow(dead_code, unused_imports)]
 
 pub use testkit::fixture::{
-    chromium_present, git, run_bash_calls, say_skipped, skip_unless_required,
+    chromium_present, files_under, git, run_bash_calls, say_skipped, session_files,
+    skip_unless_required,
 };
 pub use testkit::*;
 
@@ -28,6 +29,21 @@ impl Bins for GgBins {
 /// A home, a repository and a session directory for the real `gg` against a scripted server
 /// (`testkit::fixture::GgFixture`).
 pub type GgFixture = testkit::fixture::GgFixture<GgBins>;
+
+/// A home with a repository for the real `gg` configured by its environment alone
+/// (`testkit::fixture::GgHome`).
+pub type GgHome = testkit::fixture::GgHome<GgBins>;
+
+/// A new [`GgHome`], for the tests that call their fixture `env()`.
+pub fn gg_home() -> GgHome {
+    GgHome::new()
+}
+
+/// `gg` in `home` with `server` as its model ([`GgHome::gg`]), for the tests that call it
+/// `gg(&e, &server)`.
+pub fn gg_in_home(home: &GgHome, server: &ScriptedServer) -> std::process::Command {
+    home.gg(server)
+}
 
 /// A temporary directory for test fixtures outside the classifier's scratch directories
 /// (`testkit::fixture::fixture_dir`).
