@@ -4,63 +4,13 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
-use support::{Reply, ScriptedServer};
-
-struct Env {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
-    sessions: PathBuf,
-}
-
-fn env() -> Env {
-    // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
-    let tmp = support::fixture_dir();
-    let home = tmp.path().join("home");
-    let repo = home.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    Env {
-        home: home.canonicalize().unwrap(),
-        repo: repo.canonicalize().unwrap(),
-        sessions: tmp.path().join("sessions"),
-        _tmp: tmp,
-    }
-}
-
-fn gg(e: &Env, server: &ScriptedServer) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gg"));
-    cmd.current_dir(&e.repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", server.base_url())
-        .env("GG_SESSION_DIR", &e.sessions)
-        .stdin(Stdio::null());
-    cmd
-}
+use support::{Reply, ScriptedServer, gg_home as env, gg_in_home as gg, session_files};
 
 fn run(mut cmd: Command) -> Output {
     cmd.output().unwrap()
-}
-
-fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                files.extend(session_files(&p));
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                files.push(p);
-            }
-        }
-    }
-    files
 }
 
 #[test]

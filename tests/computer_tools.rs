@@ -9,11 +9,12 @@ use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{Reply, ScriptedServer};
+use testkit::desktop::{Desktop, Killed, missing_tools};
 
 use support::GgFixture as Env;
 
@@ -68,15 +69,6 @@ fn alive(pid: u32) -> bool {
         .ok()
         .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
         .is_some_and(|rest| !rest.starts_with('Z'))
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]
@@ -328,26 +320,10 @@ fn without_a_desktop_the_errors_say_what_is_missing() {
     assert!(tool_result(&server, 2).contains("no display"));
 }
 
-/// A desktop of our own: Xvfb on a free display and a private session bus.
-struct Desktop {
-    xvfb: Killed,
-    bus: Killed,
-    display: String,
-    bus_address: String,
-}
-
+/// A desktop of our own (testkit's: Xvfb on a free display and a private session bus), or `None`
+/// when a program it needs is missing and skipping is allowed.
 fn desktop() -> Option<Desktop> {
-    let have = |tool: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let missing: Vec<&str> = ["Xvfb", "dbus-daemon", "xclip"]
-        .into_iter()
-        .filter(|tool| !have(tool))
-        .collect();
+    let missing = missing_tools(&["Xvfb", "dbus-daemon", "xclip"]);
     if !missing.is_empty() {
         support::skip_unless_required(
             "GG_REQUIRE_DESKTOP",
@@ -355,40 +331,7 @@ fn desktop() -> Option<Desktop> {
         );
         return None;
     }
-    let mut xvfb = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-nolisten",
-            "tcp",
-            "-screen",
-            "0",
-            "640x480x24",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut number = String::new();
-    BufReader::new(xvfb.stdout.take().unwrap())
-        .read_line(&mut number)
-        .unwrap();
-    let mut bus = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut address = String::new();
-    BufReader::new(bus.stdout.take().unwrap())
-        .read_line(&mut address)
-        .unwrap();
-    Some(Desktop {
-        xvfb: Killed(xvfb),
-        bus: Killed(bus),
-        display: format!(":{}", number.trim()),
-        bus_address: address.trim().to_string(),
-    })
+    Some(Desktop::start("640x480x24"))
 }
 
 #[test]

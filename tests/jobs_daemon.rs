@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Reply, ScriptedServer};
+use support::{Reply, ScriptedServer, session_files};
 
 fn command(bin: &str, home: &Path, repo: &Path, server: &ScriptedServer) -> Command {
     let mut cmd = Command::new(bin);
@@ -29,19 +29,6 @@ fn runs(home: &Path) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            out.extend(session_files(&p));
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use sandbox_support::{Fixture, GG, Host, Launch, Out, available_levels, cases, python};
+use sandbox_support::{Fixture, GG, Host, Launch, Out, available_levels, cases};
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
 
@@ -83,21 +83,14 @@ fn agent_binary(
     .unwrap();
     let mut cmd = Command::new(gg);
     cmd.args(["--yolo", "--sandbox", "-p", "run the calls"])
-        .current_dir(&fx.w)
-        .env("HOME", &fx.home)
-        .env("W", &fx.w)
-        .env("O", &fx.o)
-        .env("U", &fx.unique)
-        .env("PY", python())
-        .env("CARGO_HOME", tool_home("CARGO_HOME", ".cargo"))
-        .env("RUSTUP_HOME", tool_home("RUSTUP_HOME", ".rustup"))
-        .env("SHELL", "/bin/sh")
+        .current_dir(&fx.w);
+    fx.host_env(&mut cmd);
+    cmd.env("SHELL", "/bin/sh")
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", server.base_url())
         .env("GG_SESSION_DIR", fx.base.join("sessions"))
         .env("GG_SANDBOX_BACKEND", level)
         .env_remove("GG_SANDBOX_NO_SERVER")
-        .env_remove("SSH_AUTH_SOCK")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -105,13 +98,6 @@ fn agent_binary(
         cmd.env(k, v);
     }
     cmd
-}
-
-fn tool_home(var: &str, dir: &str) -> std::ffi::OsString {
-    std::env::var_os(var).unwrap_or_else(|| {
-        let home = std::env::var_os("HOME").unwrap_or_else(|| "/root".into());
-        std::path::PathBuf::from(home).join(dir).into_os_string()
-    })
 }
 
 /// Runs one agent session making `calls`, returns the tool results.

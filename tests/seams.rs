@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Reply, ScriptedServer, StreamReply, finish_chunk, tool_call_chunk};
+use support::{Reply, ScriptedServer, StreamReply, files_under, finish_chunk, tool_call_chunk};
 
 /// Secret values the model must never see; each is unique so a hit names its source.
 const SECRETS: &[(&str, &str)] = &[
@@ -48,21 +48,6 @@ fn calls(tool: &str, arguments: &[serde_json::Value]) -> Reply {
 fn bash_calls(commands: &[&str]) -> Reply {
     let args: Vec<_> = commands.iter().map(|c| json!({"command": c})).collect();
     calls("bash", &args)
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                files.extend(files_under(&p));
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files
 }
 
 /// `~/.gg/config.json` with these providers.

@@ -11,7 +11,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{GgFixture, Reply, ScriptedServer, StreamReply, text_chunk};
+use support::{GgFixture, Reply, ScriptedServer, StreamReply, files_under, text_chunk};
 use telegram_support::{FakeBotApi, Fault};
 
 const TOKEN: &str = "4839574812:AAF-secret_T0KEN-that-must-never-leak";
@@ -154,19 +154,6 @@ impl Drop for Channel {
 }
 
 /// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// A reply whose text arrives in three parts with pauses longer than the edit interval.
 fn slow_text(parts: &[&str], pause: Duration) -> Reply {
     let mut stream = StreamReply::new();

@@ -7,13 +7,15 @@
 //! CI also sets GG_REQUIRE_WEBKIT=1 (.ci/run), which keeps it a failure even then.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use testkit::desktop::{Desktop, Killed, first_line_of as read_line_of, missing_tools};
+use testkit::fixture::skip_unless_required;
 use testkit::{Reply, ScriptedServer};
 
 /// Generous: a cold WebKit start on a loaded two-core machine takes seconds.
@@ -21,50 +23,6 @@ const WAIT: Duration = Duration::from_secs(120);
 const REPLY_TEXT: &str = "Hello from the desktop!";
 /// A link the agent's `open` tool classes dangerous (a private address).
 const DANGEROUS_LINK: &str = "http://192.168.1.1/admin";
-
-/// A child killed (and reaped) when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn missing_tools() -> Vec<&'static str> {
-    ["Xvfb", "dbus-daemon", "WebKitWebDriver"]
-        .into_iter()
-        .filter(|tool| {
-            !Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .stdout(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .collect()
-}
-
-/// A missing part of the desktop stack fails the test, as in gg's other suites (README): the
-/// README's test command is meant to run it. With `GG_ALLOW_SKIP=1` it prints a `SKIP` line next
-/// to the result instead, unless `GG_REQUIRE_WEBKIT=1` (CI) keeps it a failure.
-fn skip(reason: &str) {
-    let required = std::env::var("GG_REQUIRE_WEBKIT").is_ok_and(|v| v == "1");
-    if required || std::env::var_os("GG_ALLOW_SKIP").is_none() {
-        panic!(
-            "{reason}: install it (README, \"Prerequisites\") or run with GG_ALLOW_SKIP=1 to skip \
-             this test"
-        );
-    }
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIP {test}: {reason} (GG_ALLOW_SKIP is set)"
-    );
-}
 
 fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + WAIT;
@@ -256,19 +214,16 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn read_line_of(child: &mut Child) -> String {
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    line.trim().to_string()
-}
-
 #[test]
 fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
-    let missing = missing_tools();
+    let missing = missing_tools(&["Xvfb", "dbus-daemon", "WebKitWebDriver"]);
     if !missing.is_empty() {
-        skip(&format!("not installed: {}", missing.join(", ")));
+        // A failure, as in gg's other suites (README), unless GG_ALLOW_SKIP=1 makes it a SKIP
+        // line; GG_REQUIRE_WEBKIT=1 (CI) keeps it a failure even then.
+        skip_unless_required(
+            "GG_REQUIRE_WEBKIT",
+            &format!("not installed: {}", missing.join(", ")),
+        );
         return;
     }
     let shell_exe = PathBuf::from(env!("CARGO_BIN_EXE_gg-desktop"));
@@ -311,30 +266,8 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     )
     .unwrap();
 
-    let mut xvfb = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-nolisten",
-            "tcp",
-            "-screen",
-            "0",
-            "1280x900x24",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let display = format!(":{}", read_line_of(&mut xvfb));
-    let _xvfb = Killed(xvfb);
-    let mut bus = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let bus_address = read_line_of(&mut bus);
-    let _bus = Killed(bus);
+    let desk = Desktop::start("1280x900x24");
+    let (display, bus_address) = (desk.display.clone(), desk.bus_address.clone());
     let notifications = testkit::notifications::NotificationService::start(&bus_address);
 
     // The driver starts the shell with its own environment: this is the shell's environment.

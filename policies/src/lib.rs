@@ -12,6 +12,10 @@ pub mod decision;
 pub mod file;
 pub mod web;
 
+// The tests of the public API (decision table, policy files, fuzz corpus): src/tests/.
+#[cfg(test)]
+mod tests;
+
 pub use decision::{
     Call, Decision, Forbidden, Granted, Mode, Request, Rule, StartupError, Terminal, check_startup,
     decide,

@@ -1,7 +1,10 @@
 //! gg's test kit: the scripted OpenAI-compatible HTTP/1.1 server that plays the model in every
-//! crate's tests and benchmarks, and a loopback listener that never accepts. A crate of its own
-//! (a dev-dependency only) so that the provider crate's tests, gg's end-to-end tests and the
-//! benchmarks share one copy, and none of them links gg to get it.
+//! crate's tests and benchmarks, a loopback listener that never accepts, and the fixtures that run
+//! the real gg binaries: [`fixture`] (`GgFixture` and the skip rule), [`pty`] (gg on a terminal),
+//! [`sandbox`] (`gg sandbox`'s host layout and the levels that work here), [`daemon`] (clients
+//! of `ggd`) and [`desktop`] (Xvfb and a session bus of a test's own). A crate of its own (a
+//! dev-dependency only) so that the provider crate's tests, gg's end-to-end tests, gg-desktop's
+//! test and the benchmarks share one copy, and none of them links gg to get it.
 //!
 //! The server listens on `127.0.0.1`, runs on its own thread and tokio runtime (so synchronous
 //! tests that spawn the `gg` binaries can use it too) and answers each request with the next
@@ -21,8 +24,13 @@
 // Test support: a broken script or fixture should fail the test that uses it, loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod daemon;
+pub mod desktop;
+pub mod fixture;
 #[cfg(feature = "notifications")]
 pub mod notifications;
+pub mod pty;
+pub mod sandbox;
 
 /// The committed seeds of the fuzz target `name` (`fuzz/corpus/<name>/`), sorted, for the tests
 /// that replay them on stable Rust; fails when fewer than `at_least` are there (a corpus that

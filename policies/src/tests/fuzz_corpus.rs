@@ -2,7 +2,7 @@
 //! or errors cleanly, with the fuzz target's invariants.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
-use policies::{Layer, RuleKind, parse_policy};
+use crate::{Layer, RuleKind, parse_policy};
 
 #[test]
 fn policy_file_corpus_replays_without_panics() {

@@ -2,7 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use classifier::{Class, FoundCommand, Verdict};
-use policies::{EffectivePolicy, Layer, RuleKind, parse_policy};
+
+use crate::{EffectivePolicy, Layer, RuleKind, parse_policy};
 
 const SAMPLE: &str = r#"version = 1
 

@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
 use classifier::Class;
-use policies::{
+
+use crate::{
     Call, Decision, Forbidden, Granted, Mode, Request, Rule, Terminal, check_startup, decide,
 };
 
