@@ -144,6 +144,28 @@ fn api_key_after_the_prompt_and_from_a_file() {
     assert_eq!(server.requests().len(), 4);
 }
 
+/// `__gg-secrets-fd=N` is how gg hands its secrets to its own re-executed image (through a
+/// sealed memfd). Given by anyone else it is refused, with the reason, before anything starts.
+#[test]
+fn a_forged_secrets_hand_over_is_refused_before_anything_runs() {
+    let e = env();
+    let server = ScriptedServer::with_replies([Reply::text(&["never asked"])]);
+    for (fd, why) in [
+        ("x", "not a descriptor number"),
+        ("99", "descriptor 99 was not handed over"),
+    ] {
+        let mut cmd = gg(&e, &server);
+        cmd.arg(format!("__gg-secrets-fd={fd}")).args(["-p", "hi"]);
+        let out = run(cmd);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out).trim_end(),
+            format!("gg: __gg-secrets-fd=… is gg's own start-up argument: {why}")
+        );
+    }
+    assert_eq!(server.requests().len(), 0);
+}
+
 #[test]
 fn resume_with_yolo_after_the_prompt_allows_the_write() {
     let e = env();

@@ -357,7 +357,7 @@ fn decode(bytes: &[u8]) -> Option<Decoded> {
 /// `main`, before any thread starts, with the binary's secret flags. Returns only when the
 /// process may go on: in the re-executed image, or when there was nothing to hide. An error
 /// means the secrets could not be hidden; the caller must stop.
-pub fn start(secret_flags: &[&str]) -> Result<(), String> {
+pub fn start(secret_flags: &[&str]) -> Result<(), StartError> {
     let args: Vec<OsString> = std::env::args_os().collect();
     if let Some(fd) = args
         .get(1)
@@ -365,9 +365,7 @@ pub fn start(secret_flags: &[&str]) -> Result<(), String> {
     {
         let held = receive(fd)?;
         harden();
-        return HELD
-            .set(held)
-            .map_err(|_| "secrets were handed over twice".to_string());
+        return HELD.set(held).map_err(|_| StartError::HandedOverTwice);
     }
     if let [_, only] = args.as_slice()
         && QUICK_EXITS.iter().any(|q| only == q)
@@ -390,9 +388,56 @@ pub fn start(secret_flags: &[&str]) -> Result<(), String> {
         harden();
         return Ok(());
     }
-    Err(format!(
-        "cannot re-execute itself to hide secrets from /proc: {err}"
-    ))
+    Err(StartError::ReExec(err))
+}
+
+/// Why [`start`] could not hide the secrets (the process must stop; the text is one line).
+#[derive(Debug)]
+pub enum StartError {
+    /// The hand-over argument was given, but not by gg's own re-execution (the reason, where
+    /// one is known).
+    HandOver(Option<String>),
+    /// The re-executed image was handed the secrets a second time.
+    HandedOverTwice,
+    /// A step of writing the secrets to the sealed memfd failed.
+    Hide {
+        step: &'static str,
+        source: std::io::Error,
+    },
+    /// The re-execution itself failed.
+    ReExec(std::io::Error),
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::HandOver(None) => {
+                write!(f, "{HANDOVER_ARG}… is gg's own start-up argument")
+            }
+            StartError::HandOver(Some(why)) => {
+                write!(f, "{HANDOVER_ARG}… is gg's own start-up argument: {why}")
+            }
+            StartError::HandedOverTwice => f.write_str("secrets were handed over twice"),
+            StartError::Hide { step, source } => {
+                write!(f, "cannot hide secrets from /proc: {step}: {source}")
+            }
+            StartError::ReExec(error) => {
+                write!(
+                    f,
+                    "cannot re-execute itself to hide secrets from /proc: {error}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StartError::Hide { source, .. } | StartError::ReExec(source) => Some(source),
+            StartError::HandOver(_) | StartError::HandedOverTwice => None,
+        }
+    }
 }
 
 /// Makes `/proc/<pid>/{environ,mem,maps,fd}` of this process unreadable to other processes of
@@ -412,7 +457,7 @@ fn reexec(
     hidden: &[(OsString, OsString)],
     kept: &[(OsString, OsString)],
     redacted: Option<Vec<OsString>>,
-) -> Result<std::io::Error, String> {
+) -> Result<std::io::Error, StartError> {
     use std::io::{Seek, SeekFrom, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
@@ -421,14 +466,23 @@ fn reexec(
 
     let payload = encode(args, hidden);
     // Not close-on-exec: the re-executed image inherits it, reads it and closes it.
-    let fd = rustix::fs::memfd_create("gg-secrets", MemfdFlags::ALLOW_SEALING)
-        .map_err(|e| format!("cannot hide secrets from /proc: memfd_create: {e}"))?;
+    let fd = rustix::fs::memfd_create("gg-secrets", MemfdFlags::ALLOW_SEALING).map_err(|e| {
+        StartError::Hide {
+            step: "memfd_create",
+            source: e.into(),
+        }
+    })?;
     let mut file = std::fs::File::from(fd);
     file.write_all(&payload)
         .and_then(|()| file.seek(SeekFrom::Start(0)).map(drop))
-        .map_err(|e| format!("cannot hide secrets from /proc: writing the memfd: {e}"))?;
-    rustix::fs::fcntl_add_seals(&file, sealed())
-        .map_err(|e| format!("cannot hide secrets from /proc: sealing the memfd: {e}"))?;
+        .map_err(|source| StartError::Hide {
+            step: "writing the memfd",
+            source,
+        })?;
+    rustix::fs::fcntl_add_seals(&file, sealed()).map_err(|e| StartError::Hide {
+        step: "sealing the memfd",
+        source: e.into(),
+    })?;
     let rest = redacted.unwrap_or_else(|| args.get(1..).unwrap_or_default().to_vec());
     let argv0 = args
         .first()
@@ -450,7 +504,7 @@ fn reexec(
     _hidden: &[(OsString, OsString)],
     _kept: &[(OsString, OsString)],
     _redacted: Option<Vec<OsString>>,
-) -> Result<std::io::Error, String> {
+) -> Result<std::io::Error, StartError> {
     // No /proc to hide from: macOS shows another process's environment only to root.
     Ok(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
@@ -462,10 +516,10 @@ fn sealed() -> rustix::fs::SealFlags {
 }
 
 #[cfg(target_os = "linux")]
-fn receive(fd: &[u8]) -> Result<Held, String> {
+fn receive(fd: &[u8]) -> Result<Held, StartError> {
     use std::io::Read;
 
-    let bad = |why: &str| format!("{HANDOVER_ARG}… is gg's own start-up argument: {why}");
+    let bad = |why: &str| StartError::HandOver(Some(why.to_string()));
     let fd: i32 = std::str::from_utf8(fd)
         .ok()
         .and_then(|s| s.parse().ok())
@@ -487,8 +541,8 @@ fn receive(fd: &[u8]) -> Result<Held, String> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn receive(_fd: &[u8]) -> Result<Held, String> {
-    Err(format!("{HANDOVER_ARG}… is gg's own start-up argument"))
+fn receive(_fd: &[u8]) -> Result<Held, StartError> {
+    Err(StartError::HandOver(None))
 }
 
 #[cfg(test)]
