@@ -108,7 +108,7 @@ impl Context {
     }
 
     fn embedder(&self) -> Result<Option<kb::HttpEmbedder>, String> {
-        crate::agent::tools::kb::embedder(self.config.kb.embeddings()?)
+        crate::agent::tools::kb::embedder(self.config.kb.embeddings()?).map_err(|e| e.to_string())
     }
 }
 

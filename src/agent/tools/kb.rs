@@ -22,10 +22,8 @@ pub const MAX_TOP_K: usize = 20;
 pub const DEFAULT_TOP_K: usize = 5;
 
 /// Builds the embedder for `config`, if dense retrieval is configured.
-pub fn embedder(config: Option<kb::EmbedConfig>) -> Result<Option<kb::HttpEmbedder>, String> {
-    config
-        .map(|c| kb::HttpEmbedder::new(c).map_err(|e| e.to_string()))
-        .transpose()
+pub fn embedder(config: Option<kb::EmbedConfig>) -> Result<Option<kb::HttpEmbedder>, kb::KbError> {
+    config.map(kb::HttpEmbedder::new).transpose()
 }
 
 /// The `kb_search` tool, or `None` when no knowledge base exists under `home` (a tool that can
@@ -178,7 +176,7 @@ pub fn search(
     top_k: usize,
     embed: Option<kb::EmbedConfig>,
 ) -> Result<String, String> {
-    let embedder = embedder(embed)?;
+    let embedder = embedder(embed).map_err(|e| e.to_string())?;
     let embedder_ref = embedder.as_ref().map(|e| e as &dyn kb::Embedder);
     let mut merged: Vec<(f32, String, kb::Hit)> = Vec::new();
     let mut notes = Vec::new();

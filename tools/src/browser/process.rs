@@ -315,7 +315,7 @@ fn short_tmp() -> Result<PathBuf, String> {
 const EXEC_WITH_PIPE: &str = "exec \"$0\" \"$@\" 3<&0 4>&1 0</dev/null 1>&2";
 
 /// Starts `executable` with its profile, through `proxy`, under `sandbox`.
-pub fn launch(
+pub(super) fn launch(
     executable: &Path,
     proxy: Arc<ProxyHandle>,
     setting: &SandboxSetting,
