@@ -14,7 +14,7 @@
 //! through [`guard::Guard`]'s proxy; under `--sandbox` the browser runs inside the sandbox too.
 
 mod call;
-pub mod cdp;
+pub(crate) mod cdp;
 mod config;
 mod error;
 pub mod guard;
