@@ -116,12 +116,9 @@ impl TelegramConfig {
         if let Some(file) = tools::secrets::var(TOKEN_FILE_ENV).filter(|f| !f.trim().is_empty()) {
             return Some((PathBuf::from(file), TOKEN_FILE_ENV));
         }
-        self.token_file.as_deref().map(|f| {
-            (
-                tools::store::expand_dir(f, home),
-                "telegram.tokenFile",
-            )
-        })
+        self.token_file
+            .as_deref()
+            .map(|f| (tools::store::expand_dir(f, home), "telegram.tokenFile"))
     }
 
     /// Reads the token. The file joins the deny-read policy of every actor (as `--api-key-file`

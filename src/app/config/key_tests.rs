@@ -1,8 +1,8 @@
 //! Unit tests of the known configuration keys: each comes from its section's own type.
 
 use super::*;
-use tools::browser::BrowserConfig;
 use config_keys::fields_of;
+use tools::browser::BrowserConfig;
 
 fn segments(path: &str) -> Vec<String> {
     path.split('.').map(str::to_string).collect()
