@@ -9,9 +9,7 @@ use std::ops::ControlFlow;
 
 use serde::Deserialize;
 
-use super::error::{
-    ErrorKind, Partial, ProviderError, sanitize_server_text, truncate_on_char_boundary,
-};
+use super::error::{ErrorKind, Partial, ProviderError, sanitize_server_text};
 use super::sse::{EventTooLarge, MAX_EVENT_BYTES, SseFramer};
 use super::types::{AssistantReply, StopReason, StreamEvent, ToolCall, Usage};
 
@@ -128,8 +126,7 @@ impl StreamAssembler {
                     _ => "unknown error".to_string(),
                 },
             };
-            let message =
-                sanitize_server_text(truncate_on_char_boundary(&message, MAX_QUOTED_SERVER_TEXT));
+            let message = sanitize_server_text(termsafe::clip(&message, MAX_QUOTED_SERVER_TEXT));
             return Err(self.fail(
                 ErrorKind::ModelError,
                 format!("model stream error: {message}"),
@@ -217,8 +214,7 @@ impl StreamAssembler {
                     .with_partial(partial));
             }
             other => {
-                let shown =
-                    sanitize_server_text(truncate_on_char_boundary(other, MAX_QUOTED_SERVER_TEXT));
+                let shown = sanitize_server_text(termsafe::clip(other, MAX_QUOTED_SERVER_TEXT));
                 return Err(self.fail(
                     ErrorKind::UnknownFinishReason,
                     format!("model response ended with {shown:?}"),

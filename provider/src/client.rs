@@ -10,7 +10,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AF
 use tokio_util::sync::CancellationToken;
 
 use super::assemble::StreamParser;
-use super::error::{ErrorKind, ProviderError, sanitize_server_text, truncate_on_char_boundary};
+use super::error::{ErrorKind, ProviderError, sanitize_server_text};
 use super::retry::RetryPolicy;
 use super::types::{AssistantReply, ChatRequest, StreamEvent};
 use super::wire::{BodyShape, request_body};
@@ -424,7 +424,7 @@ async fn read_error_body(
     }
     body.truncate(MAX_ERROR_BODY_BYTES);
     let text = String::from_utf8_lossy(&body);
-    Some(truncate_on_char_boundary(&text, MAX_ERROR_BODY_BYTES).to_string())
+    Some(termsafe::clip(&text, MAX_ERROR_BODY_BYTES).to_string())
 }
 
 fn transport_error(err: &reqwest::Error, connect_timeout: Duration) -> ProviderError {

@@ -129,18 +129,6 @@ pub(crate) fn sanitize_server_text(text: &str) -> String {
     termsafe::visible(text).into_owned()
 }
 
-/// Truncates to at most `max` bytes on a char boundary.
-pub(crate) fn truncate_on_char_boundary(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,12 +139,5 @@ mod tests {
             sanitize_server_text("a\u{1b}[2Jb\nc\td\r"),
             "a\\x1b[2Jb\nc\td\\r"
         );
-    }
-
-    #[test]
-    fn truncate_respects_char_boundaries() {
-        assert_eq!(truncate_on_char_boundary("héllo", 2), "h");
-        assert_eq!(truncate_on_char_boundary("héllo", 3), "hé");
-        assert_eq!(truncate_on_char_boundary("abc", 10), "abc");
     }
 }

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use super::entry::{Entry, EntryKind, Header, Message, decode_entry, decode_header};
 use super::error::{Result, SessionError};
+use super::parse::LineReader;
 use super::transcript::Transcript;
 
 /// A stretch of the active path (or of the path to a cursor) with what a UI shows beside it.
@@ -235,52 +236,31 @@ fn written_prefix(line: &[u8]) -> Option<Probe> {
 /// [`super::load`]: a bad line is an error naming it, except an unterminated last line that is
 /// not JSON (a crash mid-append), which is left out.
 fn scan(path: &Path, file: &File) -> Result<Scanned> {
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut reader = LineReader::new(path, BufReader::with_capacity(1 << 20, file));
     let mut header: Option<Header> = None;
     let mut lines: Vec<Line> = Vec::new();
     let mut index: HashMap<String, u32> = HashMap::new();
-    let mut offset: u64 = 0;
-    let mut line_number = 0usize;
-    let mut buffer = Vec::new();
-    loop {
-        buffer.clear();
-        let read = reader
-            .read_until(b'\n', &mut buffer)
-            .map_err(|error| SessionError::io("read session", path, error))?;
-        if read == 0 {
-            break;
-        }
-        line_number += 1;
-        let line_offset = offset;
-        offset += read as u64;
-        let terminated = buffer.last() == Some(&b'\n');
-        let line = buffer.trim_ascii();
-        if line.is_empty() {
+    while let Some(line) = reader.next_line()? {
+        if line.text.is_empty() {
             continue;
         }
-        let torn = |reason: String| -> Result<()> {
-            if !terminated && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
-                Ok(())
-            } else {
-                Err(SessionError::corrupt(path, line_number, reason))
-            }
-        };
+        let line_number = line.number;
         let Some(header) = header.as_ref() else {
-            match decode_header(line) {
+            match decode_header(line.text) {
                 Ok(decoded) => header = Some(decoded),
                 Err(reason) => {
-                    torn(reason)?;
+                    line.torn_or_corrupt(path, reason)?;
                     break;
                 }
             }
             continue;
         };
-        let probe = match written_prefix(line).filter(|_| terminated) {
+        let probe = match written_prefix(line.text).filter(|_| line.terminated) {
             Some(probe) => probe,
-            None => match serde_json::from_slice::<Probe>(line) {
+            None => match serde_json::from_slice::<Probe>(line.text) {
                 Ok(probe) => probe,
                 Err(error) => {
-                    torn(format!("invalid JSON: {error}"))?;
+                    line.torn_or_corrupt(path, format!("invalid JSON: {error}"))?;
                     break;
                 }
             },
@@ -327,8 +307,8 @@ fn scan(path: &Path, file: &File) -> Result<Scanned> {
             _ => Kind::Other,
         };
         lines.push(Line {
-            offset: line_offset,
-            len: read,
+            offset: line.offset,
+            len: line.len,
             parent,
             kind,
         });

@@ -135,6 +135,21 @@ pub fn normalize_for_matching(text: &str) -> String {
         .collect()
 }
 
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary: the one
+/// place gg cuts text by size, so a cut never splits a character (`str::floor_char_boundary` is
+/// newer than the toolchain gg supports). Here because every layer that shows text cuts it: the
+/// provider's quotes of server text as much as the tools' results.
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 fn escape(text: &str, hit: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(&hit) {
         return Cow::Borrowed(text);
@@ -160,6 +175,13 @@ fn escape(text: &str, hit: impl Fn(char) -> bool) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn clip_respects_char_boundaries() {
+        assert_eq!(clip("héllo", 2), "h");
+        assert_eq!(clip("héllo", 3), "hé");
+        assert_eq!(clip("abc", 10), "abc");
+    }
 
     /// `Default_Ignorable_Code_Point` as listed in Unicode 16's DerivedCoreProperties.txt,
     /// written out apart from [`is_invisible`] so the two are checked against each other.

@@ -292,18 +292,9 @@ pub fn clip_marked(mut text: String, max: usize, mark: &str) -> String {
     text
 }
 
-/// The longest start of `text` of at most `max` bytes that ends on a character boundary: the one
-/// place gg cuts text by size (`str::floor_char_boundary` is newer than the toolchain gg supports).
-pub fn clip(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary
+/// (`termsafe`'s, the one place gg cuts text by size: the provider's error messages too).
+pub use termsafe::clip;
 
 /// Where bash logs go; exposed for the CLI's messages.
 pub fn outputs_dir(cwd: &Path) -> PathBuf {

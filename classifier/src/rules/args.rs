@@ -165,6 +165,34 @@ pub(crate) fn split_option_with(
     (out, 1)
 }
 
+/// One step of [`split_args`]: a word that is not an option, or an option word with what it holds.
+pub(crate) enum Arg<'w> {
+    /// A word that is not an option (`--` is not special: it is an option word).
+    Operand(&'w Word),
+    /// An option word (for its span) and its options as [`split_option`] reads them; a value in
+    /// the next word is taken with it.
+    Options(&'w Word, Vec<Opt>),
+}
+
+/// The words of `args` in order as getopt reads them, each option word split by
+/// [`split_option`] with `with_value` (and the word its value uses skipped).
+pub(crate) fn split_args<'w>(
+    args: &'w [Word],
+    with_value: &'w [&'w str],
+) -> impl Iterator<Item = Arg<'w>> {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let word = args.get(i)?;
+        if !word.is_option() {
+            i += 1;
+            return Some(Arg::Operand(word));
+        }
+        let (options, used) = split_option(args, i, with_value);
+        i += used;
+        Some(Arg::Options(word, options))
+    })
+}
+
 /// A program's option table, for the positive models of read-only programs: every option the
 /// program accepts that is known to be harmless, plus the risky ones the caller wants to see.
 /// Anything else is reported as [`Item::Unknown`], which callers treat as not read-only.

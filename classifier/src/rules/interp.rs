@@ -123,6 +123,14 @@ impl Cx<'_, '_, '_> {
         self.src.get(node.byte_range()).unwrap_or("")
     }
 
+    /// A binary expression's left operand, operator and right operand.
+    fn binary<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, &str, Node<'t>)> {
+        let left = node.child_by_field_name("left")?;
+        let right = node.child_by_field_name("right")?;
+        let op = node.child_by_field_name("operator")?;
+        Some((left, self.text(op), right))
+    }
+
     /// The called name: the last attribute (`os.system` → `system`, `fs.rmSync` → `rmSync`).
     fn callee(&self, call: Node) -> (String, String) {
         let function = call
@@ -408,30 +416,26 @@ impl Cx<'_, '_, '_> {
 
     fn delete_path(&mut self, path: Option<String>, recursive: bool, api: &str) {
         match path {
-            Some(p) => {
-                let word = Word::literal(&p, self.span);
-                if recursive {
-                    rm_recursive_force(self.w, &word);
-                } else {
-                    check_write_target(self.w, &word, api, self.span);
-                }
-            }
-            None => {
-                let msg = format!("{api} deletes a path computed at run time");
-                self.w
-                    .reason(Class::Normal, RuleId::WriteUnknownTarget, msg, self.span);
-            }
+            Some(p) if recursive => rm_recursive_force(self.w, &Word::literal(&p, self.span)),
+            path => self.changed_path(path, api, "deletes"),
         }
     }
 
     fn write(&mut self, target: Option<Node>, api: &str) {
-        match target.and_then(|t| self.path_value(t)) {
+        let path = target.and_then(|t| self.path_value(t));
+        self.changed_path(path, api, "writes");
+    }
+
+    /// A path the code changes through `api` (`verb`: what it does to it): checked as a write
+    /// target when its value is known statically, reported as unknown when computed at run time.
+    fn changed_path(&mut self, path: Option<String>, api: &str, verb: &str) {
+        match path {
             Some(p) => {
                 let word = Word::literal(&p, self.span);
                 check_write_target(self.w, &word, api, self.span);
             }
             None => {
-                let msg = format!("{api} writes a path computed at run time");
+                let msg = format!("{api} {verb} a path computed at run time");
                 self.w
                     .reason(Class::Normal, RuleId::WriteUnknownTarget, msg, self.span);
             }
@@ -506,11 +510,7 @@ impl Cx<'_, '_, '_> {
                     _ => None,
                 }
             }
-            "parenthesized_expression" => {
-                let mut cursor = node.walk();
-                let inner = node.named_children(&mut cursor).next()?;
-                self.decoded(inner)
-            }
+            "parenthesized_expression" => self.decoded(parenthesized(node)?),
             _ => None,
         }
     }
@@ -547,15 +547,11 @@ impl Cx<'_, '_, '_> {
                 }
             }
             "binary_operator" | "binary_expression" => {
-                let left = node.child_by_field_name("left")?;
-                let right = node.child_by_field_name("right")?;
-                let op = node
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o).to_string());
+                let (left, op, right) = self.binary(node)?;
                 let (l, r) = (self.path_value(left)?, self.path_value(right)?);
-                match op.as_deref() {
-                    Some("/") => Some(join_paths(&[l, r])),
-                    Some("+") => Some(format!("{l}{r}")),
+                match op {
+                    "/" => Some(join_paths(&[l, r])),
+                    "+" => Some(format!("{l}{r}")),
                     _ => None,
                 }
             }
@@ -565,11 +561,7 @@ impl Cx<'_, '_, '_> {
             {
                 Some("~".to_string())
             }
-            "parenthesized_expression" => {
-                let mut cursor = node.walk();
-                let inner = node.named_children(&mut cursor).next()?;
-                self.path_value(inner)
-            }
+            "parenthesized_expression" => self.path_value(parenthesized(node)?),
             _ => None,
         }
     }
@@ -592,12 +584,8 @@ impl Cx<'_, '_, '_> {
                 (!text.contains("${")).then(|| text.trim_matches('`').to_string())
             }
             "binary_operator" | "binary_expression" => {
-                let left = node.child_by_field_name("left")?;
-                let right = node.child_by_field_name("right")?;
-                let op = node
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o).to_string());
-                (op.as_deref() == Some("+")).then(|| {
+                let (left, op, right) = self.binary(node)?;
+                (op == "+").then(|| {
                     Some(format!(
                         "{}{}",
                         self.string_value(left)?,
@@ -615,6 +603,12 @@ impl Cx<'_, '_, '_> {
             Lang::JavaScript => "JavaScript",
         }
     }
+}
+
+/// The expression inside `( … )`.
+fn parenthesized(node: Node) -> Option<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).next()
 }
 
 /// The object a method is called on (`Path(p)` in `Path(p).unlink()`).

@@ -3,7 +3,7 @@
 //! named in their arguments or input. A dangerous payload makes the command dangerous; a write
 //! target outside the project is judged like any other.
 
-use super::args::split_option;
+use super::args::{Arg, split_args};
 use super::escapes::program_option;
 use super::exec::shell_strings;
 use super::{Outcome, check_write_target, run_code};
@@ -291,41 +291,37 @@ fn m4(w: &mut Walker, cmd: &Cmd) {
 
 /// `make --eval='…$(shell cmd)…'`, `$(file >PATH,…)`; `-f`/`-C` elsewhere are ordinary.
 fn make(w: &mut Walker, args: &[Word]) {
-    let mut i = 0;
-    while i < args.len() {
-        if !args[i].is_option() {
+    const WITH_VALUE: &[&str] = &[
+        "-E",
+        "--eval",
+        "-f",
+        "--file",
+        "-C",
+        "--directory",
+        "-I",
+        "-o",
+        "-W",
+        "-j",
+        "-l",
+    ];
+    for arg in split_args(args, WITH_VALUE) {
+        match arg {
             // `VAR=value` on the command line is like --eval of an assignment.
-            if args[i].text.contains("$(") {
-                make_text(w, &args[i]);
+            Arg::Operand(word) => {
+                if word.text.contains("$(") {
+                    make_text(w, word);
+                }
             }
-            i += 1;
-            continue;
-        }
-        let (parsed, used) = split_option(
-            args,
-            i,
-            &[
-                "-E",
-                "--eval",
-                "-f",
-                "--file",
-                "-C",
-                "--directory",
-                "-I",
-                "-o",
-                "-W",
-                "-j",
-                "-l",
-            ],
-        );
-        for opt in parsed {
-            if matches!(opt.name.as_str(), "-E" | "--eval")
-                && let Some(v) = &opt.value
-            {
-                make_text(w, v);
+            Arg::Options(_, options) => {
+                for opt in options {
+                    if matches!(opt.name.as_str(), "-E" | "--eval")
+                        && let Some(v) = &opt.value
+                    {
+                        make_text(w, v);
+                    }
+                }
             }
         }
-        i += used;
     }
 }
 
@@ -390,47 +386,41 @@ fn balanced(text: &str) -> String {
 
 /// `split --filter=CMD` runs CMD per chunk; the output prefix is written.
 fn split(w: &mut Walker, args: &[Word], prog: &str) {
+    const WITH_VALUE: &[&str] = &[
+        "--filter",
+        "-b",
+        "-l",
+        "-n",
+        "-a",
+        "-C",
+        "-t",
+        "--additional-suffix",
+        "-f",
+        "--prefix",
+    ];
     let mut ops = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        if !args[i].is_option() {
-            ops.push(&args[i]);
-            i += 1;
-            continue;
-        }
-        let (parsed, used) = split_option(
-            args,
-            i,
-            &[
-                "--filter",
-                "-b",
-                "-l",
-                "-n",
-                "-a",
-                "-C",
-                "-t",
-                "--additional-suffix",
-                "-f",
-                "--prefix",
-            ],
-        );
-        for opt in parsed {
-            if opt.name == "--filter" {
-                let program = opt
-                    .value
-                    .as_ref()
-                    .map(|v| v.text.clone())
-                    .unwrap_or_default();
-                program_option(
-                    w,
-                    &program,
-                    args[i].span,
-                    RuleId::ExecToolCommand,
-                    "split --filter",
-                );
+    for arg in split_args(args, WITH_VALUE) {
+        match arg {
+            Arg::Operand(word) => ops.push(word),
+            Arg::Options(word, options) => {
+                for opt in options {
+                    if opt.name == "--filter" {
+                        let program = opt
+                            .value
+                            .as_ref()
+                            .map(|v| v.text.clone())
+                            .unwrap_or_default();
+                        program_option(
+                            w,
+                            &program,
+                            word.span,
+                            RuleId::ExecToolCommand,
+                            "split --filter",
+                        );
+                    }
+                }
             }
         }
-        i += used;
     }
     if prog == "split"
         && let Some(prefix) = ops.get(1)
@@ -441,37 +431,33 @@ fn split(w: &mut Walker, args: &[Word], prog: &str) {
 
 /// `script -c CMD FILE`: a wrapper that runs CMD under a pty and writes FILE.
 fn script(w: &mut Walker, cmd: &Cmd) -> Outcome {
-    let args = &cmd.argv[1..];
+    const WITH_VALUE: &[&str] = &[
+        "-c",
+        "--command",
+        "-E",
+        "--echo",
+        "-I",
+        "--log-in",
+        "-O",
+        "--log-out",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+    ];
     let mut ops = Vec::new();
     let mut flow = Flow::default();
-    let mut i = 0;
-    while i < args.len() {
-        if !args[i].is_option() {
-            ops.push(&args[i]);
-            i += 1;
-            continue;
-        }
-        let (parsed, used) = split_option(
-            args,
-            i,
-            &[
-                "-c",
-                "--command",
-                "-E",
-                "--echo",
-                "-I",
-                "--log-in",
-                "-O",
-                "--log-out",
-                "-B",
-                "--log-io",
-                "-T",
-                "--log-timing",
-                "-m",
-                "--logging-format",
-            ],
-        );
-        for opt in parsed {
+    for arg in split_args(&cmd.argv[1..], WITH_VALUE) {
+        let options = match arg {
+            Arg::Operand(word) => {
+                ops.push(word);
+                continue;
+            }
+            Arg::Options(_, options) => options,
+        };
+        for opt in options {
             match (opt.name.as_str(), opt.value) {
                 ("-c" | "--command", Some(code)) => {
                     let text = code.text.clone();
@@ -487,7 +473,6 @@ fn script(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 _ => {}
             }
         }
-        i += used;
     }
     if let Some(file) = ops.first() {
         check_write_target(w, file, "script", file.span);

@@ -18,7 +18,7 @@ use policies::EffectivePolicy;
 
 use super::call::{Checked, Prepared};
 use super::error::{PrepareError, ProposeError, ToolBoxError};
-use super::tool::{Action, Assessment, Proposal, Tool};
+use super::tool::{Action, Assessment, Proposal, Tool, identity_from_spec};
 use tools::bash::CommandRunner;
 use tools::paths::Workspace;
 use tools::registry::{SandboxSetting, ToolCall, ToolSpec};
@@ -260,17 +260,7 @@ struct CommandArgs {
 }
 
 impl Tool for CommandTool {
-    fn name(&self) -> &str {
-        self.spec.name
-    }
-
-    fn description(&self) -> &str {
-        self.spec.description
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        self.spec.parameters.clone()
-    }
+    identity_from_spec!();
 
     fn propose(&self, arguments: &str) -> Result<Proposal, ProposeError> {
         let args: CommandArgs = serde_json::from_str(arguments).map_err(ProposeError::arguments)?;

@@ -30,4 +30,5 @@ pub use call::{CANCELLED, CallRecord, Denied, Prepared};
 pub use classify::{CommandTool, ToolBox};
 pub use error::{PrepareError, ProposeError, ToolBoxError};
 pub use gate::{Approved, Gate, GateObserver};
+pub(crate) use tool::identity_from_spec;
 pub use tool::{Assessment, Proposal, Reason, RunFuture, Tool};

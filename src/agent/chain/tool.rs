@@ -42,6 +42,26 @@ pub trait Tool: Send + Sync {
     }
 }
 
+/// The identity of a [`Tool`] whose name, description and parameters are its `spec` field (a
+/// `tools::registry::ToolSpec`, as `registry::builtin_specs` gives them): the three methods,
+/// written once for every built-in tool instead of once per tool. Used inside `impl Tool for X`.
+macro_rules! identity_from_spec {
+    () => {
+        fn name(&self) -> &str {
+            self.spec.name
+        }
+
+        fn description(&self) -> &str {
+            self.spec.description
+        }
+
+        fn parameters(&self) -> serde_json::Value {
+            self.spec.parameters.clone()
+        }
+    };
+}
+pub(crate) use identity_from_spec;
+
 impl std::fmt::Debug for dyn Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tool").field("name", &self.name()).finish()

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::chain::{
-    Assessment, CommandTool, Proposal, ProposeError, Reason, RunFuture, Tool,
+    Assessment, CommandTool, Proposal, ProposeError, Reason, RunFuture, Tool, identity_from_spec,
 };
 use tools::files::{self, ToolResult};
 use tools::paths::{Workspace, WriteTarget};
@@ -58,17 +58,7 @@ struct FileRead {
 }
 
 impl Tool for FileRead {
-    fn name(&self) -> &str {
-        self.spec.name
-    }
-
-    fn description(&self) -> &str {
-        self.spec.description
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        self.spec.parameters.clone()
-    }
+    identity_from_spec!();
 
     fn parallel_safe(&self) -> bool {
         matches!(self.spec.name, "read" | "grep")
@@ -107,17 +97,7 @@ struct FileWrite {
 }
 
 impl Tool for FileWrite {
-    fn name(&self) -> &str {
-        self.spec.name
-    }
-
-    fn description(&self) -> &str {
-        self.spec.description
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        self.spec.parameters.clone()
-    }
+    identity_from_spec!();
 
     fn may_send_data_out(&self) -> bool {
         // The resolved target is inside the working directory (`Workspace::resolve_write`).
