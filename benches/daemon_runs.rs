@@ -151,23 +151,6 @@ impl Tally {
     }
 }
 
-fn new_session(daemon: &HttpDaemon) -> String {
-    daemon.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
-fn start_run(daemon: &HttpDaemon, session: &str, prompt: &str) -> String {
-    daemon.ok(
-        "run.start",
-        json!({"sessionId": session, "prompt": prompt, "requireApproval": false}),
-    )["runId"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 fn last_sequence(daemon: &HttpDaemon, run: &str) -> u64 {
     loop {
         let status = daemon.ok("run.get", json!({"runId": run}));
@@ -211,9 +194,9 @@ fn attach_storm() {
     let pid = daemon.child.id();
 
     server.push(long_reply(REPLAY_DELTAS));
-    let backlog = start_run(&daemon, &new_session(&daemon), "a long answer");
+    let backlog = daemon.start_unattended_run(&daemon.new_session(), "a long answer");
     let backlog_last = last_sequence(&daemon, &backlog);
-    let live_sessions: Vec<String> = (0..LIVE_RUNS).map(|_| new_session(&daemon)).collect();
+    let live_sessions: Vec<String> = (0..LIVE_RUNS).map(|_| daemon.new_session()).collect();
 
     let sampling = AtomicBool::new(true);
     let rss_peak = AtomicU64::new(0);
@@ -237,7 +220,7 @@ fn attach_storm() {
             }
             let runs: Vec<String> = live_sessions
                 .iter()
-                .map(|s| start_run(&daemon, s, "stream at a model's pace"))
+                .map(|s| daemon.start_unattended_run(s, "stream at a model's pace"))
                 .collect();
             let warm = AtomicUsize::new(0);
             let release = Barrier::new(ATTACHERS + 1);
@@ -427,14 +410,7 @@ fn runs_and_replay() {
     std::fs::write(e.project.join("data.txt"), "some file content\n".repeat(50)).unwrap();
     let server = ScriptedServer::start();
     let daemon = HttpDaemon::spawn(daemon_command(&e, &server.base_url()), "bench-token");
-    let sessions: Vec<String> = (0..CONCURRENT)
-        .map(|_| {
-            daemon.ok("session.create", json!({}))["sessionId"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let sessions: Vec<String> = (0..CONCURRENT).map(|_| daemon.new_session()).collect();
 
     let mut latencies: Vec<i64> = Vec::new();
     let mut events_total = 0usize;

@@ -221,10 +221,7 @@ fn approval_round_trip_over_http_and_sse_with_resume() {
         Reply::text(&["one ", "two ", "three"]),
     ]);
     let d = daemon(&e, &server);
-    let session = d.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = d.new_session();
     let run = d.ok(
         "run.start",
         json!({"sessionId": session, "prompt": "write via http"}),
@@ -294,17 +291,8 @@ fn sigint_with_an_open_stream_and_stdin_eof_both_end_the_daemon_cleanly() {
         .stall()
         .reply()]);
     let mut d = daemon(&e, &server);
-    let session = d.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let run = d.ok(
-        "run.start",
-        json!({"sessionId": session, "prompt": "long job", "requireApproval": false}),
-    )["runId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = d.new_session();
+    let run = d.start_unattended_run(&session, "long job");
     let mut stream = d.events(&format!("runId={run}"), &[]);
     while stream.next_event().expect("delta before shutdown")["agent"]["type"] != "text_delta" {}
     rustix::process::kill_process(
@@ -366,10 +354,7 @@ fn a_quiet_event_stream_gets_keep_alive_comments() {
         r#"{"path":"waiting.txt","content":"x"}"#,
     )]);
     let d = daemon(&e, &server);
-    let session = d.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = d.new_session();
     let run = d.ok("run.start", json!({"sessionId": session, "prompt": "wait"}))["runId"]
         .as_str()
         .unwrap()
@@ -427,22 +412,7 @@ fn a_long_backlog_goes_out_in_bounded_parts_and_a_stalled_reader_holds_up_no_oth
         Reply::text(&["live ", "and ", "well"]),
     ]);
     let d = daemon(&e, &server);
-    let new_session = || {
-        d.ok("session.create", json!({}))["sessionId"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let start = |session: &str, prompt: &str| {
-        d.ok(
-            "run.start",
-            json!({"sessionId": session, "prompt": prompt, "requireApproval": false}),
-        )["runId"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let backlog = start(&new_session(), "a long answer");
+    let backlog = d.start_unattended_run(&d.new_session(), "a long answer");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let last = loop {
         let status = d.ok("run.get", json!({"runId": backlog}));
@@ -461,7 +431,7 @@ fn a_long_backlog_goes_out_in_bounded_parts_and_a_stalled_reader_holds_up_no_oth
     assert!(stalled.iter().all(|s| s.status == 200));
 
     // Meanwhile a live run's client gets all of its run, and the RPC endpoint answers.
-    let live = start(&new_session(), "a short answer");
+    let live = d.start_unattended_run(&d.new_session(), "a short answer");
     let mut stream = d.events(&format!("runId={live}"), &[]);
     let mut expected = 1;
     let mut final_event = Value::Null;

@@ -347,6 +347,25 @@ impl HttpDaemon {
         response["result"].clone()
     }
 
+    /// `session.create` without parameters: the new session's id.
+    pub fn new_session(&self) -> String {
+        self.ok("session.create", json!({}))["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// `run.start` of `prompt` in `session` with no approval asked: the run's id.
+    pub fn start_unattended_run(&self, session: &str, prompt: &str) -> String {
+        self.ok(
+            "run.start",
+            json!({"sessionId": session, "prompt": prompt, "requireApproval": false}),
+        )["runId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
     /// Opens `/events` and returns a reader positioned after the headers.
     pub fn events(&self, query: &str, extra: &[(&str, &str)]) -> SseStream {
         let auth = format!("Bearer {}", self.token);
