@@ -76,7 +76,17 @@ fn main() {
         },
         ..Context::default()
     };
-    let lines = corpus(5000);
+    // `GG_BENCH_FILE`: commands separated by NUL bytes (as `gg classify --null` reads them)
+    // instead of the built-in history-like corpus, e.g. a sample of the labelled corpus.
+    let lines = match std::env::var_os("GG_BENCH_FILE") {
+        Some(path) => std::fs::read(path)
+            .unwrap()
+            .split(|&b| b == 0)
+            .filter(|c| !c.is_empty())
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect(),
+        None => corpus(5000),
+    };
     // Warm-up: builds the thread's parser and warms caches.
     for line in lines.iter().take(500) {
         let _ = black_box(classify(line, &ctx));
