@@ -35,10 +35,7 @@ fn the_daemon_lists_gets_diffs_and_publishes_artifacts() {
             .contains(&json!("artifact")),
         "{info}"
     );
-    let session = client.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = client.new_session();
     server.push(Reply::tool_call(
         "c1",
         "artifact_create",

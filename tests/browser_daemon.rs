@@ -73,10 +73,7 @@ fn ggd_shutdown_closes_the_browser_of_a_running_run() {
     let mut cmd = ggd(&e, &server.base_url(), &[]);
     cmd.env("TMPDIR", &tmp);
     let mut client = StdioClient::spawn(cmd);
-    let session = client.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = client.new_session();
     client.ok(
         "run.start",
         json!({"sessionId": session, "prompt": "open the page", "requireApproval": false}),

@@ -15,13 +15,6 @@ fn daemon(e: &daemon_common::Env, server: &ScriptedServer, args: &[&str]) -> Std
     StdioClient::spawn(ggd(e, &server.base_url(), args))
 }
 
-fn create(client: &StdioClient) -> String {
-    client.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 fn start(client: &StdioClient, session: &str, prompt: &str, approval: Option<bool>) -> String {
     let mut params = json!({"sessionId": session, "prompt": prompt});
     if let Some(a) = approval {
@@ -132,7 +125,7 @@ fn framing_errors_notifications_and_system_info() {
 
 fn panics_are_contained(client: &StdioClient, server: &ScriptedServer) {
     server.push(Reply::text(&["still here"]));
-    let session = create(client);
+    let session = client.new_session();
     let run = start(client, &session, "__ggd_test_panic__", Some(true));
     let events = follow(client, &run, |_| false);
     let failed = events.last().unwrap();
@@ -430,7 +423,7 @@ fn approval_round_trip_allow_and_deny_over_stdio() {
         Reply::text(&["could not"]),
     ]);
     let client = daemon(&e, &server, &[]);
-    let session = create(&client);
+    let session = client.new_session();
     // requireApproval absent means true.
     let run = start(&client, &session, "write a file", None);
     let events = follow(&client, &run, |ev| has_type(ev, "approval_requested"));
@@ -520,7 +513,7 @@ fn unattended_runs_allow_writes_but_deny_dangerous_bash() {
         Reply::text(&["done"]),
     ]);
     let client = daemon(&e, &server, &[]);
-    let session = create(&client);
+    let session = client.new_session();
     let run = start(&client, &session, "go", Some(false));
     let events = follow(&client, &run, |_| false);
     assert_eq!(last_type(&events), "run_completed", "{events:?}");
@@ -555,7 +548,7 @@ fn the_session_is_free_once_a_run_has_ended() {
     cmd.env("GG_TEST_PAUSE_AT", "run.after-last-event")
         .env("GG_TEST_PAUSE_DIR", &pauses);
     let client = StdioClient::spawn(cmd);
-    let session = create(&client);
+    let session = client.new_session();
     let first = start(&client, &session, "first", None);
     let events = follow(&client, &first, |_| false);
     assert_eq!(last_type(&events), "run_completed");
@@ -591,7 +584,7 @@ fn cancel_conflict_steer_and_follow_up() {
         Reply::text(&["second"]),
     ]);
     let client = daemon(&e, &server, &[]);
-    let session = create(&client);
+    let session = client.new_session();
     let run = start(&client, &session, "slow", Some(true));
     follow(&client, &run, |ev| {
         ev.iter().any(|e| e["agent"]["type"] == "text_delta")
@@ -684,7 +677,7 @@ fn event_history_expires_beyond_the_buffer() {
     let refs: Vec<&str> = deltas.iter().map(String::as_str).collect();
     let server = ScriptedServer::with_replies([Reply::text(&refs)]);
     let client = daemon(&e, &server, &[]);
-    let session = create(&client);
+    let session = client.new_session();
     let run = start(&client, &session, "count", Some(true));
     let status = loop {
         let status = client.ok("run.get", json!({"runId": run}));
@@ -713,7 +706,7 @@ fn the_seventeenth_concurrent_run_is_refused_and_timeouts_fail_runs() {
     let e = env();
     let server = ScriptedServer::with_replies((0..16).map(|_| stalled()));
     let client = daemon(&e, &server, &["--run-timeout", "60s"]);
-    let sessions: Vec<String> = (0..17).map(|_| create(&client)).collect();
+    let sessions: Vec<String> = (0..17).map(|_| client.new_session()).collect();
     let runs: Vec<String> = sessions[..16]
         .iter()
         .map(|s| start(&client, s, "hold", Some(true)))
@@ -759,7 +752,7 @@ fn the_seventeenth_concurrent_run_is_refused_and_timeouts_fail_runs() {
     let e = env();
     let server = ScriptedServer::with_replies([stalled()]);
     let client = daemon(&e, &server, &["--run-timeout", "300ms"]);
-    let session = create(&client);
+    let session = client.new_session();
     let run = start(&client, &session, "forever", Some(true));
     let events = follow(&client, &run, |_| false);
     let last = events.last().unwrap();
@@ -780,7 +773,7 @@ fn instance_lock_status_and_shutdown_with_active_runs() {
     let e = env();
     let server = ScriptedServer::with_replies((0..3).map(|_| stalled()));
     let mut first = daemon(&e, &server, &[]);
-    let sessions: Vec<String> = (0..3).map(|_| create(&first)).collect();
+    let sessions: Vec<String> = (0..3).map(|_| first.new_session()).collect();
     let runs: Vec<String> = sessions
         .iter()
         .map(|s| start(&first, s, "work", Some(true)))

@@ -88,10 +88,7 @@ fn no_memory_refuses_the_methods_and_keeps_memory_out_of_runs() {
     );
 
     server.push(Reply::text(&["hi"]));
-    let session = client.ok("session.create", json!({}))["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let session = client.new_session();
     let run = client.ok(
         "run.start",
         json!({"sessionId": session, "prompt": "hi", "requireApproval": false}),

@@ -218,6 +218,14 @@ impl StdioClient {
         response["result"].clone()
     }
 
+    /// `session.create` without parameters: the new session's id (as [`HttpDaemon::new_session`]).
+    pub fn new_session(&self) -> String {
+        self.ok("session.create", json!({}))["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
     pub fn err(&self, method: &str, params: Value) -> Value {
         let response = self.call(method, params.clone());
         assert!(
