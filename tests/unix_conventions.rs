@@ -179,6 +179,149 @@ fn gg_sandbox_leaves_the_working_directory_as_it_found_it() {
     assert!(fx.repo.join(".gg").is_dir());
 }
 
+/// A `kill` (SIGTERM) or a closed terminal (SIGHUP) ends gg without running its destructors:
+/// the empty mount points it created in the project (`.gg/` here), the network proxy's socket
+/// directory and the landlock level's temp directory stayed behind. gg now removes them on its
+/// way out and still ends by the signal, at both Linux levels.
+#[test]
+fn gg_sandbox_ended_by_a_signal_leaves_nothing_behind() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let levels = crate::sandbox_support::available_levels();
+    assert!(!levels.is_empty(), "no sandbox level works here");
+    let server = ScriptedServer::with_replies([]);
+    for level in levels {
+        for signal in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+            let fx = GgFixture::new(&server, json!({}), "home/repo");
+            let tmpdir = fx.tmp.path().join("tmpdir");
+            std::fs::create_dir(&tmpdir).unwrap();
+            let before = walk(&fx.repo);
+            let mut child = fx
+                .gg()
+                .env("TMPDIR", &tmpdir)
+                .args([
+                    "sandbox",
+                    "--backend",
+                    level,
+                    "--network",
+                    "allow-list",
+                    "--",
+                ])
+                .args(["sh", "-c", "echo ready; exec sleep 600"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut first = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut first)
+                .unwrap();
+            assert_eq!(first, "ready\n", "{level}: the command did not start");
+            // While the command runs, what the signal must not leave behind is there: at the
+            // bwrap level the mount point, at both the proxy's directory and at the landlock
+            // level the command's temp directory, in TMPDIR.
+            if level == "bwrap" {
+                assert!(fx.repo.join(".gg").is_dir(), "{level}: no .gg mount point");
+            }
+            assert!(
+                std::fs::read_dir(&tmpdir).unwrap().next().is_some(),
+                "{level}: nothing in TMPDIR while it runs"
+            );
+            rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal)
+                .unwrap();
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.signal(),
+                Some(signal.as_raw()),
+                "{level} {signal:?}: gg did not end by the signal: {status:?}"
+            );
+            assert_eq!(
+                walk(&fx.repo),
+                before,
+                "{level} {signal:?}: the project was left changed"
+            );
+            let left: Vec<_> = std::fs::read_dir(&tmpdir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(
+                left.is_empty(),
+                "{level} {signal:?}: left in TMPDIR: {left:?}"
+            );
+        }
+    }
+}
+
+/// The same for the agent: a `--sandbox` turn killed while its bash call runs (the session's
+/// sandbox server, its network proxy) leaves nothing in TMPDIR or the project but what the
+/// command wrote and the `.gg/` gg keeps, at both Linux levels.
+#[test]
+fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
+    use std::os::unix::process::ExitStatusExt;
+    let levels = crate::sandbox_support::available_levels();
+    assert!(!levels.is_empty(), "no sandbox level works here");
+    for level in levels {
+        let server = ScriptedServer::with_replies([
+            Reply::tool_call(
+                "b1",
+                "bash",
+                &json!({"command": "touch started; exec sleep 600"}).to_string(),
+            ),
+            Reply::text(&["never reached"]),
+        ]);
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let tmpdir = fx.tmp.path().join("tmpdir");
+        std::fs::create_dir(&tmpdir).unwrap();
+        let mut child = fx
+            .gg()
+            .env("TMPDIR", &tmpdir)
+            .env("GG_SANDBOX_BACKEND", level)
+            .args(["-p", "go", "--sandbox", "--yolo"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The command's own mark says it runs (a deadline only against a hang, not a timing).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !fx.repo.join("started").exists() {
+            assert!(
+                std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(),
+                "{level}: the bash call never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            std::fs::read_dir(&tmpdir).unwrap().next().is_some(),
+            "{level}: nothing in TMPDIR while it runs"
+        );
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::TERM.as_raw()),
+            "{level}: {status:?}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&tmpdir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{level}: left in TMPDIR: {left:?}");
+        let mut in_project: Vec<String> = std::fs::read_dir(&fx.repo)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        in_project.sort();
+        assert!(
+            in_project.iter().all(|n| n == "started" || n == ".gg"),
+            "{level}: left in the project: {in_project:?}"
+        );
+    }
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

@@ -23,6 +23,7 @@ pub mod fs_rules;
 pub mod helper;
 mod helper_image;
 pub mod inherit;
+pub mod leftovers;
 pub mod netfwd;
 pub mod policy;
 mod probe;
@@ -289,6 +290,35 @@ impl Wrapped {
 struct Cleanup {
     stubs: Vec<PathBuf>,
     temp_dir: Option<PathBuf>,
+    /// The same paths in [`leftovers`], for a gg ended by a signal before this is dropped.
+    registered: Vec<leftovers::Registered>,
+}
+
+impl Cleanup {
+    fn new(stubs: Vec<PathBuf>, temp_dir: Option<PathBuf>) -> Cleanup {
+        let mut cleanup = Cleanup::default();
+        cleanup.set_stubs(stubs);
+        if let Some(dir) = temp_dir {
+            cleanup.set_temp_dir(dir);
+        }
+        cleanup
+    }
+
+    /// The mount points bubblewrap will create on the host, parents first.
+    fn set_stubs(&mut self, stubs: Vec<PathBuf>) {
+        self.registered.extend(
+            stubs
+                .iter()
+                .map(|s| leftovers::register(s, leftovers::Removal::EmptyDir)),
+        );
+        self.stubs = stubs;
+    }
+
+    fn set_temp_dir(&mut self, dir: PathBuf) {
+        self.registered
+            .push(leftovers::register(&dir, leftovers::Removal::Tree));
+        self.temp_dir = Some(dir);
+    }
 }
 
 impl Drop for Cleanup {
@@ -379,7 +409,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
             explain["landlock_cannot_hide"] =
                 serde_json::json!(fs_rules::unhideable(&config.landlock));
             explain["seccomp_denied"] = seccomp_names(policy.network);
-            cleanup.stubs = plan.stubs;
+            cleanup.set_stubs(plan.stubs);
             let mut c = Command::new(&bwrap_info.path);
             c.args(&plan.args);
             c
@@ -401,7 +431,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 forward: None,
                 local_sockets: false,
             };
-            cleanup.temp_dir = Some(temp);
+            cleanup.set_temp_dir(temp);
             refuse_unhideable(&config.landlock)?;
             let exe = standalone_helper_exe()?;
             let argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;

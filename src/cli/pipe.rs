@@ -25,6 +25,7 @@ pub fn quiet_on_closed_stdout() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied());
         if message == Some(closed.as_str()) {
+            ::sandbox::leftovers::remove_all();
             std::process::exit(CLOSED_PIPE_STATUS);
         }
         previous(info);
@@ -35,6 +36,7 @@ pub fn quiet_on_closed_stdout() {
 /// caller reports any other write failure.
 pub fn exit_if_closed(error: &io::Error) {
     if error.kind() == io::ErrorKind::BrokenPipe {
+        ::sandbox::leftovers::remove_all();
         std::process::exit(CLOSED_PIPE_STATUS);
     }
 }

@@ -320,6 +320,7 @@ impl Interrupts {
                 match token {
                     Some(token) if token.is_cancelled() => {
                         eprintln!("\ngg: interrupted again; exiting");
+                        ::sandbox::leftovers::remove_all();
                         std::process::exit(i32::from(EXIT_INTERRUPTED));
                     }
                     Some(token) => {

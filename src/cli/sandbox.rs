@@ -193,7 +193,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
 /// absent before this run: the sandbox creates them empty and leaves them (the agent runs many
 /// commands, and keeping them is cheaper), but `gg sandbox` runs one command, so it removes the
 /// ones still empty on drop and leaves the working directory as it found it.
-struct CreatedForTheRun(Vec<PathBuf>);
+struct CreatedForTheRun(Vec<(PathBuf, ::sandbox::leftovers::Registered)>);
 
 impl CreatedForTheRun {
     fn before(policy: &Policy) -> CreatedForTheRun {
@@ -202,7 +202,14 @@ impl CreatedForTheRun {
                 .create_if_missing
                 .iter()
                 .filter(|dir| std::fs::symlink_metadata(dir).is_err())
-                .cloned()
+                .map(|dir| {
+                    // Also removed if a signal ends gg before this is dropped.
+                    let registered = ::sandbox::leftovers::register(
+                        dir,
+                        ::sandbox::leftovers::Removal::EmptyDir,
+                    );
+                    (dir.clone(), registered)
+                })
                 .collect(),
         )
     }
@@ -210,7 +217,7 @@ impl CreatedForTheRun {
 
 impl Drop for CreatedForTheRun {
     fn drop(&mut self) {
-        for dir in self.0.iter().rev() {
+        for (dir, _) in self.0.iter().rev() {
             // remove_dir removes only an empty directory: anything put there stays.
             let _ = std::fs::remove_dir(dir);
         }

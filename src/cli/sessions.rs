@@ -141,6 +141,7 @@ async fn pick(root: &Path, cwd: &Path) -> Result<PathBuf, CliError> {
     let _ = std::io::stdin().read_line(&mut line);
     let choice = line.trim();
     if choice.is_empty() {
+        ::sandbox::leftovers::remove_all();
         std::process::exit(0);
     }
     choice

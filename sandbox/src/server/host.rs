@@ -530,10 +530,7 @@ impl Server {
             _ => None,
         };
         // Removes the temp directory on every early return below.
-        let cleanup = Cleanup {
-            stubs: stubs.clone(),
-            temp_dir: temp.clone(),
-        };
+        let cleanup = Cleanup::new(stubs.clone(), temp.clone());
         let (ours, theirs) = seqpacket_pair().map_err(|e| format!("socketpair: {e}"))?;
         let mut cmd = Command::new(&key.argv[0]);
         cmd.args(&key.argv[1..]);

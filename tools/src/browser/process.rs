@@ -67,6 +67,8 @@ pub struct Process {
     pub level: String,
     _proxy: Arc<ProxyHandle>,
     _sandbox: Option<sandbox::Guard>,
+    /// The profile and temp directory, removed even if a signal ends gg before `Drop` runs.
+    _registered: Vec<sandbox::leftovers::Registered>,
 }
 
 impl Process {
@@ -321,10 +323,20 @@ pub(super) fn launch(
     setting: &SandboxSetting,
 ) -> Result<Process, String> {
     let profile = profile_dir()?;
+    let mut registered = vec![sandbox::leftovers::register(
+        &profile,
+        sandbox::leftovers::Removal::Tree,
+    )];
     // In the sandbox `/tmp` is already private to the browser.
     let tmp = match setting {
         SandboxSetting::Off => match short_tmp() {
-            Ok(t) => Some(t),
+            Ok(t) => {
+                registered.push(sandbox::leftovers::register(
+                    &t,
+                    sandbox::leftovers::Removal::Tree,
+                ));
+                Some(t)
+            }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&profile);
                 return Err(format!("browser temp directory: {e}"));
@@ -354,6 +366,7 @@ pub(super) fn launch(
                 level,
                 _proxy: proxy,
                 _sandbox: guard,
+                _registered: registered,
             })
         }
         Err(e) => {

@@ -104,6 +104,8 @@ pub struct ProxyHandle {
     port: u16,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// `dir` again, removed even if a signal ends gg before `Drop` runs.
+    _registered: sandbox::leftovers::Registered,
 }
 
 impl std::fmt::Debug for ProxyHandle {
@@ -129,6 +131,7 @@ impl ProxyHandle {
 
     fn start_with(admission: Admission, overrides: Overrides) -> Result<ProxyHandle, NetworkError> {
         let dir = private_dir()?;
+        let registered = sandbox::leftovers::register(&dir, sandbox::leftovers::Removal::Tree);
         let socket = dir.join("proxy.sock");
         let unix = std::os::unix::net::UnixListener::bind(&socket).map_err(NetworkError::proxy(
             format!("network proxy: bind {}", socket.display()),
@@ -179,6 +182,7 @@ impl ProxyHandle {
             port,
             stop: Some(stop_tx),
             thread,
+            _registered: registered,
         })
     }
 

@@ -1,0 +1,200 @@
+//! Paths gg creates on the host while it runs, removed even when gg is ended by a signal.
+//!
+//! Their owners remove them in `Drop`: the directories bubblewrap creates on the host for its
+//! mount points (in the project, where a protected path such as `.gg` was missing), the landlock
+//! level's private temp directory, the network proxy's socket directory, the browser's temp
+//! directory. `SIGTERM` (`kill`, a service manager) and `SIGHUP` (a closed terminal) end the
+//! process without running any destructor, and so does `std::process::exit`: an empty `.gg/`
+//! stayed in the project and a socket in `/tmp` after each. So every such path is also
+//! registered here while it exists, and [`remove_all`] removes what is still registered: on those
+//! signals once [`remove_on_termination`] is installed, and before each `exit`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// How a registered path is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// Only if it is an empty directory: what bubblewrap created as a mount point, which a
+    /// person or a command may have filled since.
+    EmptyDir,
+    /// The whole tree: a directory gg made for itself alone.
+    Tree,
+}
+
+struct Entry {
+    id: u64,
+    path: PathBuf,
+    removal: Removal,
+}
+
+#[derive(Default)]
+struct Registry {
+    next: u64,
+    entries: Vec<Entry>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    next: 0,
+    entries: Vec::new(),
+});
+
+/// A registered path. Dropping it unregisters the path (its owner has removed it, or keeps it
+/// on purpose); it does not remove anything.
+#[derive(Debug)]
+#[must_use = "the path is unregistered when this is dropped"]
+pub struct Registered(u64);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Ok(mut registry) = REGISTRY.lock() {
+            registry.entries.retain(|e| e.id != self.0);
+        }
+    }
+}
+
+/// Registers `path` for removal if gg ends before its owner removes it.
+pub fn register(path: &Path, removal: Removal) -> Registered {
+    let mut registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    registry.next += 1;
+    let id = registry.next;
+    registry.entries.push(Entry {
+        id,
+        path: path.to_path_buf(),
+        removal,
+    });
+    Registered(id)
+}
+
+/// Removes every registered path, the latest first (a stub's parents were registered before
+/// it), and forgets them. Errors are ignored: this runs on the way out.
+pub fn remove_all() {
+    let entries = match REGISTRY.lock() {
+        Ok(mut registry) => std::mem::take(&mut registry.entries),
+        // A thread panicked holding the lock: the list is still there.
+        Err(poisoned) => std::mem::take(&mut poisoned.into_inner().entries),
+    };
+    for entry in entries.iter().rev() {
+        let _ = match entry.removal {
+            Removal::EmptyDir => std::fs::remove_dir(&entry.path),
+            Removal::Tree => std::fs::remove_dir_all(&entry.path),
+        };
+    }
+}
+
+/// The write end of the pipe the signal handler reports to (-1: not installed).
+static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+
+const TERMINATING: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_terminating_signal(signal: libc::c_int) {
+    let fd = SIGNAL_PIPE.load(Ordering::Relaxed);
+    let byte = signal as u8;
+    // SAFETY: write(2) is async-signal-safe; it writes one byte from a local to the pipe that
+    // `remove_on_termination` created and never closes.
+    unsafe { libc::write(fd, (&raw const byte).cast(), 1) };
+}
+
+/// On `SIGTERM` and `SIGHUP`, removes every registered path, then ends the process by that
+/// signal as it would have ended without this (the parent sees the same status). For gg's
+/// command-line front ends; the daemon shuts down on its own signal handling.
+///
+/// Errors (no pipe, no thread) leave the default behaviour in place and are returned.
+pub fn remove_on_termination() -> std::io::Result<()> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the two-element array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let [read_end, write_end] = fds;
+    if SIGNAL_PIPE
+        .compare_exchange(-1, write_end, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // Installed already (a second call): keep the first.
+        // SAFETY: closing the two descriptors pipe2 just gave us, used nowhere else.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("gg-leftovers".into())
+        .spawn(move || {
+            let mut byte = 0u8;
+            loop {
+                // SAFETY: read of one byte into a local from the pipe's read end, owned by this
+                // thread for the life of the process.
+                let n = unsafe { libc::read(read_end, (&raw mut byte).cast(), 1) };
+                if n == 1 {
+                    break;
+                }
+                if n < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {
+                    continue;
+                }
+                return;
+            }
+            remove_all();
+            let signal = libc::c_int::from(byte);
+            // SAFETY: restores the default action for the signal that arrived, then raises it
+            // for the whole process (kill to our own pid, not raise, which targets this
+            // thread only for a signal it has not blocked either way): the process ends as it
+            // would have without the handler.
+            unsafe {
+                libc::signal(signal, libc::SIG_DFL);
+                libc::kill(libc::getpid(), signal);
+            }
+        })?;
+    for signal in TERMINATING {
+        // SAFETY: a zeroed sigaction is a valid value to fill; the handler only calls write(2),
+        // which is async-signal-safe; SA_RESTART keeps other threads' calls from failing with
+        // EINTR.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_terminating_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_what_is_still_registered_latest_first_and_only_empty_stubs() {
+        let root = tempfile::tempdir().unwrap();
+        let stub_parent = root.path().join("a");
+        let stub = stub_parent.join("b");
+        std::fs::create_dir_all(&stub).unwrap();
+        let filled = root.path().join("filled");
+        std::fs::create_dir(&filled).unwrap();
+        std::fs::write(filled.join("keep"), "x").unwrap();
+        let tree = root.path().join("tree");
+        std::fs::create_dir_all(tree.join("inner")).unwrap();
+        std::fs::write(tree.join("inner/f"), "x").unwrap();
+        let gone = root.path().join("unregistered");
+        std::fs::create_dir(&gone).unwrap();
+
+        let _parent = register(&stub_parent, Removal::EmptyDir);
+        let _stub = register(&stub, Removal::EmptyDir);
+        let _filled = register(&filled, Removal::EmptyDir);
+        let _tree = register(&tree, Removal::Tree);
+        drop(register(&gone, Removal::Tree));
+        remove_all();
+
+        assert!(!stub_parent.exists(), "the stub and then its parent");
+        assert!(filled.join("keep").exists(), "a filled mount point stays");
+        assert!(!tree.exists());
+        assert!(gone.exists(), "an unregistered path is left to its owner");
+    }
+}
