@@ -252,6 +252,44 @@ fn gg_sandbox_ended_by_a_signal_leaves_nothing_behind() {
     }
 }
 
+/// A signal gg was started with ignored stays ignored: `nohup gg sandbox …` outlives a closed
+/// terminal (SIGHUP) as it did before gg handled the signal. If gg died by it, its status says
+/// so, whatever the command printed meanwhile.
+#[test]
+fn gg_sandbox_under_nohup_outlives_sighup() {
+    use std::io::{BufRead, Write};
+    let server = ScriptedServer::with_replies([]);
+    let fx = GgFixture::new(&server, json!({}), "home/repo");
+    let mut child = Command::new("nohup")
+        .args([crate::sandbox_support::GG, "sandbox", "--"])
+        .args(["sh", "-c", "echo ready; read line; echo survived"])
+        .current_dir(&fx.repo)
+        .env("HOME", &fx.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, "ready\n");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::HUP,
+    )
+    .unwrap();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "gg ended by SIGHUP under nohup: {status:?}"
+    );
+    assert_eq!(rest, "survived\n");
+}
+
 /// The same for the agent: a `--sandbox` turn killed while its bash call runs (the session's
 /// sandbox server, its network proxy) leaves nothing in TMPDIR or the project but what the
 /// command wrote and the `.gg/` gg keeps, at both Linux levels.

@@ -97,8 +97,9 @@ extern "C" fn on_terminating_signal(signal: libc::c_int) {
 }
 
 /// On `SIGTERM` and `SIGHUP`, removes every registered path, then ends the process by that
-/// signal as it would have ended without this (the parent sees the same status). For gg's
-/// command-line front ends; the daemon shuts down on its own signal handling.
+/// signal as it would have ended without this (the parent sees the same status). A signal
+/// that gg was started with ignored (`nohup`) stays ignored. For gg's command-line front ends;
+/// the daemon shuts down on its own signal handling.
 ///
 /// Errors (no pipe, no thread) leave the default behaviour in place and are returned.
 pub fn remove_on_termination() -> std::io::Result<()> {
@@ -154,6 +155,13 @@ pub fn remove_on_termination() -> std::io::Result<()> {
         // which is async-signal-safe; SA_RESTART keeps other threads' calls from failing with
         // EINTR.
         unsafe {
+            let mut current: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(signal, std::ptr::null(), &mut current) == 0
+                && current.sa_sigaction == libc::SIG_IGN
+            {
+                // Ignored by whoever started gg (`nohup` ignores SIGHUP): it stays ignored.
+                continue;
+            }
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_terminating_signal as *const () as libc::sighandler_t;
             action.sa_flags = libc::SA_RESTART;
