@@ -658,6 +658,19 @@ fn file_urls_into_deny_read_paths_are_never_opened() {
 
 #[test]
 fn no_chromium_is_left_after_gg_is_killed() {
+    // SIGKILL: no destructor, no signal handler runs in gg.
+    gg_ended_while_the_browser_runs(None);
+}
+
+/// SIGTERM (a `kill`, a closed terminal's SIGHUP alike): gg removes the browser's profile and
+/// its proxy's directory on the way out, and ends by the signal.
+#[test]
+fn no_chromium_or_directory_is_left_after_gg_is_terminated() {
+    gg_ended_while_the_browser_runs(Some(rustix::process::Signal::TERM));
+}
+
+fn gg_ended_while_the_browser_runs(signal: Option<rustix::process::Signal>) {
+    use std::os::unix::process::ExitStatusExt;
     if !chromium_present() {
         return;
     }
@@ -683,9 +696,27 @@ fn no_chromium_is_left_after_gg_is_killed() {
         !browser_pids(&e.tmp).is_empty(),
         "the browser is not running"
     );
-    child.kill().unwrap(); // SIGKILL: no destructor, no signal handler runs in gg
-    child.wait().unwrap();
+    match signal {
+        None => child.kill().unwrap(),
+        Some(signal) => {
+            assert!(
+                std::fs::read_dir(&e.tmp).unwrap().next().is_some(),
+                "no profile in TMPDIR while the browser runs"
+            );
+            rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal)
+                .unwrap();
+        }
+    }
+    let status = child.wait().unwrap();
     assert_no_browser_left(&e.tmp);
+    if let Some(signal) = signal {
+        assert_eq!(status.signal(), Some(signal.as_raw()), "{status:?}");
+        let left: Vec<_> = std::fs::read_dir(&e.tmp)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    }
 }
 
 #[test]
