@@ -240,10 +240,7 @@ fn gg_sandbox_ended_by_a_signal_leaves_nothing_behind() {
                 before,
                 "{level} {signal:?}: the project was left changed"
             );
-            let left: Vec<_> = std::fs::read_dir(&tmpdir)
-                .unwrap()
-                .map(|e| e.unwrap().file_name())
-                .collect();
+            let left = names_in(&tmpdir);
             assert!(
                 left.is_empty(),
                 "{level} {signal:?}: left in TMPDIR: {left:?}"
@@ -343,21 +340,24 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
             Some(rustix::process::Signal::TERM.as_raw()),
             "{level}: {status:?}"
         );
-        let left: Vec<_> = std::fs::read_dir(&tmpdir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let left = names_in(&tmpdir);
         assert!(left.is_empty(), "{level}: left in TMPDIR: {left:?}");
-        let mut in_project: Vec<String> = std::fs::read_dir(&fx.repo)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        in_project.sort();
+        let in_project = names_in(&fx.repo);
         assert!(
             in_project.iter().all(|n| n == "started" || n == ".gg"),
             "{level}: left in the project: {in_project:?}"
         );
     }
+}
+
+/// The names directly in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -29,7 +29,6 @@ struct Entry {
     removal: Removal,
 }
 
-#[derive(Default)]
 struct Registry {
     next: u64,
     entries: Vec<Entry>,
@@ -48,15 +47,19 @@ pub struct Registered(u64);
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        if let Ok(mut registry) = REGISTRY.lock() {
-            registry.entries.retain(|e| e.id != self.0);
-        }
+        registry().entries.retain(|e| e.id != self.0);
     }
+}
+
+/// The registry, also after a thread panicked holding it: the list is still right, and an entry
+/// left in it would have a path its owner keeps removed on the way out.
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Registers `path` for removal if gg ends before its owner removes it.
 pub fn register(path: &Path, removal: Removal) -> Registered {
-    let mut registry = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    let mut registry = registry();
     registry.next += 1;
     let id = registry.next;
     registry.entries.push(Entry {
@@ -70,11 +73,7 @@ pub fn register(path: &Path, removal: Removal) -> Registered {
 /// Removes every registered path, the latest first (a stub's parents were registered before
 /// it), and forgets them. Errors are ignored: this runs on the way out.
 pub fn remove_all() {
-    let entries = match REGISTRY.lock() {
-        Ok(mut registry) => std::mem::take(&mut registry.entries),
-        // A thread panicked holding the lock: the list is still there.
-        Err(poisoned) => std::mem::take(&mut poisoned.into_inner().entries),
-    };
+    let entries = std::mem::take(&mut registry().entries);
     for entry in entries.iter().rev() {
         let _ = match entry.removal {
             Removal::EmptyDir => std::fs::remove_dir(&entry.path),
