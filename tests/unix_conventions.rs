@@ -287,6 +287,62 @@ fn gg_sandbox_under_nohup_outlives_sighup() {
     assert_eq!(rest, "survived\n");
 }
 
+/// The handler is set up only when gg has something to remove: a `gg sandbox` at the `none`
+/// level with the network on creates no directory, so `SIGTERM` and `SIGHUP` keep their default
+/// action (not caught, per `/proc/PID/status`), and a real level catches them. Read once the
+/// command has printed, so gg is past its start either way.
+#[test]
+fn the_signal_handler_is_set_up_only_when_gg_created_something_to_remove() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let level = crate::sandbox_support::available_levels()
+        .into_iter()
+        .next()
+        .expect("no sandbox level works here");
+    let server = ScriptedServer::with_replies([]);
+    for (backend, network, caught) in [("none", "on", false), (level, "allow-list", true)] {
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let mut child = fx
+            .gg()
+            .args(["sandbox", "--backend", backend, "--network", network, "--"])
+            .args(["sh", "-c", "echo ready; exec sleep 600"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert_eq!(first, "ready\n", "{backend}: the command did not start");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let mask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+            .unwrap();
+        for signal in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+            let bit = 1u64 << (signal.as_raw() - 1);
+            assert_eq!(
+                mask & bit != 0,
+                caught,
+                "{backend}: {signal:?} caught is not {caught} (SigCgt {mask:x})"
+            );
+        }
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::TERM.as_raw()),
+            "{backend}: gg did not end by the signal: {status:?}"
+        );
+    }
+}
+
 /// The same for the agent: a `--sandbox` turn killed while its bash call runs (the session's
 /// sandbox server, its network proxy) leaves nothing in TMPDIR or the project but what the
 /// command wrote and the `.gg/` gg keeps, at both Linux levels.

@@ -7,11 +7,15 @@
 //! process without running any destructor, and so does `std::process::exit`: an empty `.gg/`
 //! stayed in the project and a socket in `/tmp` after each. So every such path is also
 //! registered here while it exists, and [`remove_all`] removes what is still registered: on those
-//! signals once [`remove_on_termination`] is installed, and before each `exit`.
+//! signals once [`remove_on_termination`] has asked for it, and before each `exit`.
+//!
+//! The signal handler, its pipe and its thread are set up at the first registration, not when
+//! asked: most runs of gg (`gg classify`, `gg kb search`, a turn with no sandbox) create nothing
+//! to remove, and keep the default dispositions and a single thread.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Mutex, Once, OnceLock};
 
 /// How a registered path is removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,16 +61,23 @@ fn registry() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Registers `path` for removal if gg ends before its owner removes it.
+/// Registers `path` for removal if gg ends before its owner removes it. The first registration
+/// after [`remove_on_termination`] sets up the signal handler.
 pub fn register(path: &Path, removal: Removal) -> Registered {
-    let mut registry = registry();
-    registry.next += 1;
-    let id = registry.next;
-    registry.entries.push(Entry {
-        id,
-        path: path.to_path_buf(),
-        removal,
-    });
+    let id = {
+        let mut registry = registry();
+        registry.next += 1;
+        let id = registry.next;
+        registry.entries.push(Entry {
+            id,
+            path: path.to_path_buf(),
+            removal,
+        });
+        id
+    };
+    if ASKED.load(Ordering::SeqCst) {
+        install_once();
+    }
     Registered(id)
 }
 
@@ -85,6 +96,15 @@ pub fn remove_all() {
 /// The write end of the pipe the signal handler reports to (-1: not installed).
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
 
+/// Whether [`remove_on_termination`] was called: registrations then set up the handler.
+static ASKED: AtomicBool = AtomicBool::new(false);
+
+/// The handler is set up once, by whichever registration comes first.
+static INSTALLED: Once = Once::new();
+
+/// Where a failure to set up the handler is reported (given to [`remove_on_termination`]).
+static REPORT_FAILURE: OnceLock<fn(std::io::Error)> = OnceLock::new();
+
 const TERMINATING: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGHUP];
 
 extern "C" fn on_terminating_signal(signal: libc::c_int) {
@@ -100,26 +120,38 @@ extern "C" fn on_terminating_signal(signal: libc::c_int) {
 /// that gg was started with ignored (`nohup`) stays ignored. For gg's command-line front ends;
 /// the daemon shuts down on its own signal handling.
 ///
-/// Errors (no pipe, no thread) leave the default behaviour in place and are returned.
-pub fn remove_on_termination() -> std::io::Result<()> {
+/// The handler is set up at the first registration (now, if a path is registered already).
+/// If that fails (no pipe, no thread), the default behaviour stays and `report_failure` is
+/// called once with the error.
+pub fn remove_on_termination(report_failure: fn(std::io::Error)) {
+    let _ = REPORT_FAILURE.set(report_failure);
+    ASKED.store(true, Ordering::SeqCst);
+    if !registry().entries.is_empty() {
+        install_once();
+    }
+}
+
+fn install_once() {
+    INSTALLED.call_once(|| {
+        if let Err(e) = install()
+            && let Some(report) = REPORT_FAILURE.get()
+        {
+            report(e);
+        }
+    });
+}
+
+/// Sets up the pipe, the thread that removes on a signal, and the handlers.
+fn install() -> std::io::Result<()> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe2 fills the two-element array it is given.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     let [read_end, write_end] = fds;
-    if SIGNAL_PIPE
-        .compare_exchange(-1, write_end, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        // Installed already (a second call): keep the first.
-        // SAFETY: closing the two descriptors pipe2 just gave us, used nowhere else.
-        unsafe {
-            libc::close(read_end);
-            libc::close(write_end);
-        }
-        return Ok(());
-    }
+    // Set before the handlers exist (below), so a handler never sees -1; `install_once` runs
+    // this once.
+    SIGNAL_PIPE.store(write_end, Ordering::SeqCst);
     std::thread::Builder::new()
         .name("gg-leftovers".into())
         .spawn(move || {

@@ -544,13 +544,14 @@ pub fn main_from(args: Vec<OsString>) -> ExitCode {
     };
     terminal::set_colour(invocation.color);
     // Before any sandbox, proxy or browser directory exists: a `kill` or a closed terminal must
-    // not leave them behind (in the project, the empty mount points bubblewrap creates).
-    if let Err(e) = ::sandbox::leftovers::remove_on_termination() {
+    // not leave them behind (in the project, the empty mount points bubblewrap creates). The
+    // handler is set up when the first such directory is registered.
+    ::sandbox::leftovers::remove_on_termination(|e| {
         eprintln!(
             "gg: note: temporary directories may be left behind if gg is killed \
              (SIGTERM/SIGHUP handler: {e})"
         );
-    }
+    });
     let run = invocation.run;
     match invocation.command {
         Some(Command::Classify(args)) => classify::run(args),

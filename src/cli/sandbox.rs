@@ -143,7 +143,7 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
         }
         scope
     };
-    let _created = CreatedForTheRun::before(&policy);
+    let _created = CreatedForTheRun::before(&policy, backend);
     let wrapped = sandbox::wrap(inner, &policy, backend).map_err(error)?;
     if args.explain {
         let mut explain = wrapped.explain().clone();
@@ -192,11 +192,15 @@ fn run_inner(args: SandboxArgs) -> Result<ExitCode, (u8, String)> {
 /// The read-only directories that bubblewrap needs to exist (`.gg/`, `.git/hooks`) and that were
 /// absent before this run: the sandbox creates them empty and leaves them (the agent runs many
 /// commands, and keeping them is cheaper), but `gg sandbox` runs one command, so it removes the
-/// ones still empty on drop and leaves the working directory as it found it.
+/// ones still empty on drop and leaves the working directory as it found it. Only bubblewrap
+/// creates them: at a level chosen that is not it, nothing is registered.
 struct CreatedForTheRun(Vec<(PathBuf, ::sandbox::leftovers::Registered)>);
 
 impl CreatedForTheRun {
-    fn before(policy: &Policy) -> CreatedForTheRun {
+    fn before(policy: &Policy, backend: Backend) -> CreatedForTheRun {
+        if matches!(backend, Backend::Landlock | Backend::None) {
+            return CreatedForTheRun(Vec::new());
+        }
         CreatedForTheRun(
             policy
                 .create_if_missing
