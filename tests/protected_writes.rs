@@ -228,3 +228,72 @@ fn the_real_agent_area_stays_pre_approved_and_ordinary_files_follow_the_mode() {
     assert!(Path::new(&r.root.join("src/lib.rs")).exists());
     assert_host_untouched(&r);
 }
+
+/// What no name at the top of the project shows is refused as well, in every mode: agent and
+/// editor files in a subdirectory (an agent started there takes `sub/AGENTS.md` as the person's
+/// own instructions), a git directory inside the agent area, a directory made into a git
+/// directory under another name (git obeys its config at the next `git status` there), the
+/// directory a `.git` pointer file names, and, with gg started in the home directory, the home's
+/// dot-files (autostart entries, systemd units, shell start-up files) and `~/bin`.
+#[test]
+fn vectors_below_the_top_under_other_names_and_in_home_are_dangerous_in_every_mode() {
+    for flags in MODES {
+        let r = repo();
+        std::fs::create_dir_all(r.root.join("vendor/lib/objects")).unwrap();
+        std::fs::create_dir_all(r.root.join("vendor/lib/refs")).unwrap();
+        std::fs::write(r.root.join("vendor/lib/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let cases = [
+            ("sub/AGENTS.md", "agent instructions"),
+            ("sub/.agents/skills/x/SKILL.md", "agent skills"),
+            ("a/b/.envrc", "direnv"),
+            ("sub/.vscode/tasks.json", "editor settings"),
+            ("sub/.claude/settings.json", "hooks run programs"),
+            (".gg/agent/w/.git/config", "git directory"),
+            (
+                "vendor/lib/config",
+                "a git directory (HEAD, objects and refs)",
+            ),
+        ];
+        for (path, why) in cases {
+            let result = one_call(
+                &r,
+                flags,
+                "write",
+                json!({"path": path, "content": "[core]\n\tfsmonitor = \"touch pwned\"\n"}),
+            );
+            assert_dangerous_denial(&result, why);
+            assert!(!r.root.join(path).exists(), "{flags:?}: {path} was written");
+        }
+        assert_host_untouched(&r);
+
+        // `.git` as a pointer file naming a git directory inside the project.
+        let r = repo();
+        std::fs::rename(r.root.join(".git"), r.root.join("gd")).unwrap();
+        std::fs::write(r.root.join(".git"), "gitdir: gd\n").unwrap();
+        for path in ["gd/hooks/pre-commit", "gd/config"] {
+            let result = one_call(&r, flags, "write", json!({"path": path, "content": "x\n"}));
+            assert_dangerous_denial(&result, "named by .git");
+        }
+        assert!(!r.root.join("gd/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("gd/config")).unwrap(),
+            GIT_CONFIG
+        );
+
+        // gg started in the home directory.
+        let mut r = repo();
+        r.root = r.home.clone();
+        for path in [
+            ".config/autostart/evil.desktop",
+            ".config/systemd/user/evil.service",
+            ".bash_login",
+            ".zshenv",
+            ".local/bin/git",
+            "bin/ls",
+        ] {
+            let result = one_call(&r, flags, "write", json!({"path": path, "content": "x\n"}));
+            assert_dangerous_denial(&result, "home's configuration");
+            assert!(!r.home.join(path).exists(), "{flags:?}: {path} was written");
+        }
+    }
+}

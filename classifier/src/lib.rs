@@ -25,7 +25,7 @@ mod text;
 mod walk;
 mod word;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ids::RuleId;
 
@@ -129,6 +129,34 @@ pub struct Protected {
     pub except: Vec<PathBuf>,
     /// Why it is protected, for the reason shown to a person.
     pub why: String,
+    /// Protected wherever its name appears below `path`'s parent, not only at `path`: what an
+    /// agent, editor or git started in a subdirectory reads (`sub/AGENTS.md`, `sub/.git`).
+    pub anywhere: bool,
+}
+
+impl Protected {
+    /// Whether `path` (absolute and normalised) lies in this tree, or, for a tree protected
+    /// anywhere, in one of its name below the same parent; never below an exception.
+    pub fn covers(&self, path: &Path) -> bool {
+        if !self.path.is_absolute() {
+            return false;
+        }
+        let root = paths::normalize(&self.path);
+        let inside = path.starts_with(&root)
+            || self.anywhere
+                && root
+                    .parent()
+                    .zip(root.file_name())
+                    .is_some_and(|(parent, name)| {
+                        path.strip_prefix(parent)
+                            .is_ok_and(|below| below.iter().any(|c| c == name))
+                    });
+        inside
+            && !self
+                .except
+                .iter()
+                .any(|e| path.starts_with(paths::normalize(e)))
+    }
 }
 
 /// Git configuration text the caller read from disk; the classifier only parses it.

@@ -307,11 +307,9 @@ fn assess(path: &Path, ctx: &Context) -> Place {
         return Place::HomeOrAbove(path.to_path_buf());
     }
     for (index, tree) in ctx.protected.iter().enumerate() {
-        let root = normalize(&tree.path);
-        let excepted = tree.except.iter().any(|e| path.starts_with(normalize(e)));
         // Replacing or deleting an ancestor of a protected tree replaces the tree too, but the
         // ancestors are the project and home, which have rules of their own.
-        if tree.path.is_absolute() && path.starts_with(&root) && !excepted {
+        if tree.covers(path) {
             return Place::Protected(index);
         }
     }
@@ -376,17 +374,31 @@ mod tests {
     #[test]
     fn protected_trees_and_their_exceptions() {
         let mut c = ctx();
-        c.protected = vec![crate::Protected {
-            path: "/home/u/proj/.gg".into(),
-            except: vec!["/home/u/proj/.gg/agent".into()],
-            why: String::new(),
-        }];
+        c.protected = vec![
+            crate::Protected {
+                path: "/home/u/proj/.gg".into(),
+                except: vec!["/home/u/proj/.gg/agent".into()],
+                why: String::new(),
+                anywhere: false,
+            },
+            crate::Protected {
+                path: "/home/u/proj/AGENTS.md".into(),
+                except: Vec::new(),
+                why: String::new(),
+                anywhere: true,
+            },
+        ];
         let at = |t: &str| place_of(&lit(t), &Cwds::start(&c), &c);
         assert_eq!(at(".gg"), Place::Protected(0));
         assert_eq!(at("./.gg/policy.toml"), Place::Protected(0));
         assert_eq!(at("src/../.gg/x"), Place::Protected(0));
         assert_eq!(at(".gg/agent/notes"), Place::Inside);
         assert_eq!(at(".ggx"), Place::Inside);
+        assert_eq!(at("sub/.gg/x"), Place::Inside, "not anywhere");
+        assert_eq!(at("AGENTS.md"), Place::Protected(1));
+        assert_eq!(at("a/b/AGENTS.md"), Place::Protected(1));
+        assert_eq!(at("a/AGENTS.md/x"), Place::Protected(1));
+        assert_eq!(at("a/AGENTS.mdx"), Place::Inside);
     }
 
     #[test]

@@ -31,11 +31,13 @@ fn ctx() -> Context {
                 path: "/home/u/proj/.git".into(),
                 except: Vec::new(),
                 why: "the repository's git data: hooks and config run programs".into(),
+                anywhere: true,
             },
             Protected {
                 path: "/home/u/proj/.gg".into(),
                 except: vec!["/home/u/proj/.gg/agent".into()],
                 why: "gg's own settings".into(),
+                anywhere: true,
             },
         ],
         ..Context::default()

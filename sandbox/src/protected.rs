@@ -32,6 +32,11 @@ pub struct ProtectedPath {
     pub bind: Bind,
     /// Why it is protected, for the person asked and for denials.
     pub why: &'static str,
+    /// Protected at any depth, not only at the top of a writable root: what git, an agent or an
+    /// editor reads from the directory it is started in, which may be any directory of the
+    /// project (`sub/AGENTS.md` is the person's own instructions to an agent started in `sub`).
+    /// Shell start-up files count only in the home directory, so only at the top.
+    pub anywhere: bool,
 }
 
 /// gg's own scratch area inside `.gg`: the one part of a protected tree the agent may write
@@ -44,72 +49,105 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         name: ".git",
         bind: Bind::GitDir,
         why: "inside the git directory: its config and hooks make git run programs on the host",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".gg",
         bind: Bind::ReadOnlyTree,
         why: "inside gg's project settings (policy, tools), which decide what gg may do",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".bashrc",
         bind: Bind::ReadOnlyIfPresent,
         why: "a shell start-up file: it runs when a shell opens the project",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".bash_profile",
         bind: Bind::ReadOnlyIfPresent,
         why: "a shell start-up file: it runs when a shell opens the project",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".zshrc",
         bind: Bind::ReadOnlyIfPresent,
         why: "a shell start-up file: it runs when a shell opens the project",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".zprofile",
         bind: Bind::ReadOnlyIfPresent,
         why: "a shell start-up file: it runs when a shell opens the project",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".profile",
         bind: Bind::ReadOnlyIfPresent,
         why: "a shell start-up file: it runs when a shell opens the project",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".gitconfig",
         bind: Bind::ReadOnlyIfPresent,
         why: "git configuration: it can make git run programs",
+        anywhere: false,
     },
     ProtectedPath {
         name: ".mcp.json",
         bind: Bind::Placeholder,
         why: "MCP server configuration: it starts programs when an agent or editor opens the project",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".envrc",
         bind: Bind::Placeholder,
         why: "direnv configuration: it runs when a shell enters the project",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".vscode",
         bind: Bind::Placeholder,
         why: "editor settings: they can run tasks and programs when the project is opened",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".idea",
         bind: Bind::Placeholder,
         why: "editor settings: they can run programs when the project is opened",
+        anywhere: true,
     },
     ProtectedPath {
         name: "AGENTS.md",
         bind: Bind::Placeholder,
         why: "agent instructions: the next session (gg's or another agent's) takes them as the \
               person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "CLAUDE.md",
+        bind: Bind::Placeholder,
+        why: "agent instructions: the next session of another agent takes them as the person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".claude",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: its hooks run programs when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".cursor",
+        bind: Bind::Placeholder,
+        why: "editor and agent settings: they start MCP servers and rules when the project is \
+              opened",
+        anywhere: true,
     },
     ProtectedPath {
         name: ".agents",
         bind: Bind::Placeholder,
         why: "agent skills and instructions: the next session takes them as the person's own",
+        anywhere: true,
     },
 ];
 
@@ -230,22 +268,104 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
 ];
 
 /// Whether writing `relative` (a path relative to a writable root, symlinks already resolved)
-/// changes a protected entry, and which. A `.git` component at any depth counts (a nested
-/// repository's hooks run as well); the agent area is not protected.
+/// changes a protected entry, and which: a top-level entry, or an entry protected
+/// [anywhere](ProtectedPath::anywhere) as any component (a nested repository's hooks run as
+/// well, `sub/AGENTS.md` instructs an agent started in `sub`). The agent area is not protected
+/// itself, but what is protected anywhere stays protected inside it.
 pub fn protected_entry(relative: &Path) -> Option<&'static ProtectedPath> {
-    if relative.starts_with(AGENT_AREA) && relative != Path::new(AGENT_AREA) {
+    let in_agent_area = relative.starts_with(AGENT_AREA) && relative != Path::new(AGENT_AREA);
+    relative
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .enumerate()
+        // The agent area's own `.gg`.
+        .filter(|(depth, _)| !(in_agent_area && *depth == 0))
+        .find_map(|(depth, name)| {
+            PROTECTED_IN_ROOT
+                .iter()
+                .find(|p| (p.anywhere || depth == 0) && name == p.name)
+        })
+}
+
+/// A write that plants something no name shows, found by looking at the disk: why writing
+/// `relative` (below `root`, symlinks resolved) is a persistence vector, or `None`. `home` is
+/// the person's home directory.
+/// - **The repository's git directory by another name**: `.git` is a file (`gitdir: gd`, a
+///   worktree or `git init --separate-git-dir`) naming a directory inside the project.
+/// - **A new git directory**: a directory with `HEAD`, `objects` and `refs` is a repository to
+///   git, which then obeys the `config` beside them (`core.fsmonitor` runs a program at the next
+///   `git status` there, a shell prompt's included). Writing what completes the three, or
+///   anything inside such a directory, is refused.
+/// - **The home's configuration**, when the writable root is the home directory or above it:
+///   every dot-file and dot-directory of home (shells, `~/.config/autostart`, systemd user units,
+///   git, editors: programs read them at login or start, and many run them), and `~/bin`, which
+///   a login puts on `PATH`. Deny by default: no list of such files is complete.
+pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<String> {
+    let target = root.join(relative);
+    if let Some(git_dir) = pointed_git_dir(root)
+        && target.starts_with(&git_dir)
+    {
+        return Some(format!(
+            "inside the repository's git directory ({}, named by .git): its config and hooks \
+             make git run programs on the host",
+            git_dir.display()
+        ));
+    }
+    let mut child = relative
+        .components()
+        .next_back()?
+        .as_os_str()
+        .to_os_string();
+    for dir in target.ancestors().skip(1) {
+        if !dir.starts_with(root) || dir == root {
+            break;
+        }
+        let present =
+            |name: &str| child == name || std::fs::symlink_metadata(dir.join(name)).is_ok();
+        if present("HEAD") && present("objects") && present("refs") {
+            return Some(format!(
+                "inside {}, a git directory (HEAD, objects and refs): git obeys its config and \
+                 hooks, running programs on the host",
+                dir.strip_prefix(root).unwrap_or(dir).display()
+            ));
+        }
+        child = dir
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+    }
+    let home = home.filter(|h| h.is_absolute() && h.starts_with(root))?;
+    let below = target.strip_prefix(home).ok()?;
+    let first = below
+        .components()
+        .next()?
+        .as_os_str()
+        .to_str()
+        .unwrap_or(".");
+    (first.starts_with('.') || first == "bin").then(|| {
+        format!(
+            "in your home's configuration (~/{first}): programs read it at login or start, and \
+             many run it"
+        )
+    })
+}
+
+/// The git directory a `.git` pointer file at `root` names, when it lies inside `root` (a
+/// `.git` directory is matched by name).
+fn pointed_git_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let dot_git = root.join(".git");
+    if !std::fs::symlink_metadata(&dot_git).ok()?.is_file() {
         return None;
     }
-    let mut components = relative.components().filter_map(|c| match c {
-        Component::Normal(name) => Some(name),
-        _ => None,
-    });
-    let first = components.next()?;
-    if let Some(entry) = PROTECTED_IN_ROOT.iter().find(|p| first == p.name) {
-        return Some(entry);
-    }
-    let git = &PROTECTED_IN_ROOT[0];
-    components.any(|c| c == git.name).then_some(git)
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let pointer = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let dir = std::fs::canonicalize(root.join(pointer)).ok()?;
+    let root = std::fs::canonicalize(root).ok()?;
+    // Relative to `root` as given, which the caller joins paths to.
+    dir.strip_prefix(&root).ok().map(|rel| root.join(rel))
 }
 
 #[cfg(test)]
@@ -280,8 +400,32 @@ mod tests {
             Some(".vscode")
         );
         assert_eq!(protected_entry(Path::new("src/main.rs")), None);
-        assert_eq!(protected_entry(Path::new("docs/.gg/x")), None);
         assert_eq!(protected_entry(Path::new(".github/workflows/ci.yml")), None);
+        // What an agent, editor or git started in a subdirectory reads, at any depth.
+        for (path, name) in [
+            ("sub/AGENTS.md", "AGENTS.md"),
+            ("a/b/.agents/skills/x/SKILL.md", ".agents"),
+            ("sub/.envrc", ".envrc"),
+            ("sub/.vscode/tasks.json", ".vscode"),
+            ("docs/.gg/policy.toml", ".gg"),
+            ("sub/.claude/settings.json", ".claude"),
+            ("sub/CLAUDE.md", "CLAUDE.md"),
+            // Inside the agent area too.
+            (".gg/agent/w/.git/config", ".git"),
+            (".gg/agent/AGENTS.md", "AGENTS.md"),
+        ] {
+            assert_eq!(
+                protected_entry(Path::new(path)).map(|p| p.name),
+                Some(name),
+                "{path}"
+            );
+        }
+        // Shell start-up files matter only in home: at the top.
+        assert_eq!(protected_entry(Path::new("sub/.bashrc")), None);
+        assert_eq!(
+            protected_entry(Path::new(".bashrc")).map(|p| p.name),
+            Some(".bashrc")
+        );
     }
 
     #[test]
@@ -306,6 +450,49 @@ mod tests {
         ] {
             assert!(!git_entry_allowed(planted), "{planted}");
         }
+    }
+
+    #[test]
+    fn planted_git_directories_and_home_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("vendor/lib/objects/info")).unwrap();
+        std::fs::write(root.join("vendor/lib/HEAD"), "ref: refs/heads/main\n").unwrap();
+        // HEAD and objects are there: refs completes a git directory, whatever is written in it.
+        assert!(planted(root, Path::new("vendor/lib/refs/heads/.keep"), None).is_some());
+        assert!(planted(root, Path::new("vendor/lib/config"), None).is_none());
+        std::fs::create_dir(root.join("vendor/lib/refs")).unwrap();
+        assert!(planted(root, Path::new("vendor/lib/config"), None).is_some());
+        assert!(planted(root, Path::new("vendor/lib/objects/info/packs"), None).is_some());
+        assert!(planted(root, Path::new("vendor/other/config"), None).is_none());
+        assert!(planted(root, Path::new("src/main.rs"), None).is_none());
+
+        // `.git` naming a directory inside the project.
+        std::fs::create_dir_all(root.join("gd/hooks")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: gd\n").unwrap();
+        assert!(planted(root, Path::new("gd/hooks/pre-commit"), None).is_some());
+        assert!(planted(root, Path::new("gd/config"), None).is_some());
+        assert!(planted(root, Path::new("gdx/config"), None).is_none());
+
+        // The home's dot-files, when the root is home or above it; not in a project below it.
+        let home = root.join("home");
+        std::fs::create_dir_all(home.join(".local/src/proj")).unwrap();
+        for path in [
+            ".config/autostart/x.desktop",
+            ".bash_login",
+            ".local/bin/git",
+            "bin/ls",
+        ] {
+            assert!(
+                planted(&home, Path::new(path), Some(&home)).is_some(),
+                "{path}"
+            );
+            assert!(planted(root, &Path::new("home").join(path), Some(&home)).is_some());
+        }
+        assert!(planted(&home, Path::new("notes.txt"), Some(&home)).is_none());
+        let project = home.join(".local/src/proj");
+        assert!(planted(&project, Path::new("src/x.rs"), Some(&home)).is_none());
+        assert!(planted(&project, Path::new(".config/x"), Some(&home)).is_none());
     }
 
     #[test]

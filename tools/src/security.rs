@@ -303,6 +303,7 @@ pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
                 },
                 path,
                 why: entry.why.to_string(),
+                anywhere: entry.anywhere,
             }
         })
         .collect()

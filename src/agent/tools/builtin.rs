@@ -115,7 +115,7 @@ impl Tool for FileWrite {
         let shown = plan.target.shown().to_string();
         let details = tools::diff::unified(&shown, &plan.before, &plan.after);
         let summary = format!("{name} {shown}");
-        let assessment = assess_write(&plan.target);
+        let assessment = assess_write(&plan.target, ws.root());
         let grant_key = format!("{name}\0{arguments}");
         let workspace = Arc::clone(ws);
         Ok(Proposal::tool(
@@ -129,31 +129,35 @@ impl Tool for FileWrite {
 }
 
 /// A write is judged by where it really lands (symlinks resolved), from the one protected list
-/// the sandbox binds: inside the agent area and reached without any symlink, it is pre-approved;
-/// inside a protected entry (`.git/`, `.gg/`, shell and editor start-up files), dangerous;
-/// anything else follows the approval mode.
-fn assess_write(target: &WriteTarget) -> Assessment {
+/// the sandbox binds: inside a protected entry (`.git/`, `.gg/`, shell and editor start-up files,
+/// agent instructions at any depth) or planting one that no name shows (a git directory under
+/// another name, the home's configuration when gg runs in home), dangerous; inside the agent area
+/// and reached without any symlink, pre-approved; anything else follows the approval mode.
+fn assess_write(target: &WriteTarget, root: &Path) -> Assessment {
     let real = target.relative();
+    let lands = if Path::new(target.shown()) == real {
+        String::new()
+    } else {
+        format!(" (it resolves to {})", real.display())
+    };
+    let dangerous = |rule: String, why: &str| Assessment::Dangerous {
+        reasons: vec![Reason {
+            rule,
+            message: format!("{}{lands} is {why}", target.shown()),
+        }],
+    };
+    if let Some(entry) = sandbox::protected::protected_entry(&real) {
+        return dangerous(format!("write.protected:{}", entry.name), entry.why);
+    }
+    let home = tools::security::home_dir();
+    if let Some(why) = sandbox::protected::planted(root, &real, Some(&home)) {
+        return dangerous("write.protected:planted".to_string(), &why);
+    }
     let in_agent_area = real.starts_with(AGENT_AREA) && real != Path::new(AGENT_AREA);
     if in_agent_area && target.symlink_free() {
         return Assessment::PreApproved {
             reason: "agent area".to_string(),
         };
     }
-    match sandbox::protected::protected_entry(&real) {
-        Some(entry) => {
-            let lands = if Path::new(target.shown()) == real {
-                String::new()
-            } else {
-                format!(" (it resolves to {})", real.display())
-            };
-            Assessment::Dangerous {
-                reasons: vec![Reason {
-                    rule: format!("write.protected:{}", entry.name),
-                    message: format!("{}{lands} is {}", target.shown(), entry.why),
-                }],
-            }
-        }
-        None => Assessment::Normal,
-    }
+    Assessment::Normal
 }

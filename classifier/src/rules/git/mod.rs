@@ -136,8 +136,11 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         let nested = hazards
             .iter()
             .any(|h| dir.starts_with(crate::paths::normalize(&start.join(h))));
+        // Exceptions (the agent area) included: git there is not trusted either.
         let protected = ctx.protected.iter().any(|tree| {
-            !tree.path.is_absolute() || dir.starts_with(crate::paths::normalize(&tree.path))
+            !tree.path.is_absolute()
+                || dir.starts_with(crate::paths::normalize(&tree.path))
+                || tree.covers(dir)
         });
         let word = Word::literal(&dir.to_string_lossy(), (0, 0));
         inside && !nested && !protected && !super::names_credentials(w, &word)
