@@ -157,6 +157,70 @@ fn a_command_run_read_only_writes_nothing_and_reads_no_secret() {
     }
 }
 
+/// Nor does it change what Landlock does not cover, the metadata of files it can reach: modes
+/// (`chmod 777 ~/.ssh` made a secret readable to every local user, from a read-only `nm @file`
+/// that loaded a plugin), times, extended attributes and inode flags. At each level, without and
+/// with `--sandbox` (whose server mounts the project writable for its normal commands).
+#[test]
+fn a_command_run_read_only_changes_no_mode_time_or_attribute() {
+    use std::os::unix::fs::PermissionsExt;
+    for level in available_levels() {
+        for flags in [&["--yolo"][..], &["--yolo", "--sandbox"]] {
+            let server = ScriptedServer::start();
+            let fx = fixture(&server);
+            std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+            std::fs::write(fx.home.join(".ssh/id_rsa"), "SSH-KEY-CANARY").unwrap();
+            std::fs::set_permissions(fx.home.join(".ssh"), PermissionsExt::from_mode(0o700))
+                .unwrap();
+            std::fs::set_permissions(
+                fx.home.join(".ssh/id_rsa"),
+                PermissionsExt::from_mode(0o600),
+            )
+            .unwrap();
+            std::fs::write(fx.repo.join("README.md"), "readme\n").unwrap();
+            let watched = [
+                fx.home.join(".ssh"),
+                fx.home.join(".ssh/id_rsa"),
+                fx.home.join(".gg"),
+                fx.repo.join("README.md"),
+                fx.repo.clone(),
+            ];
+            // Modes of all; times of the files (gg itself adds entries to the directories).
+            let look = || {
+                watched
+                    .iter()
+                    .map(|p| {
+                        let m = std::fs::symlink_metadata(p).unwrap();
+                        let time = m.is_file().then(|| m.modified().unwrap());
+                        (m.permissions().mode(), time)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let before = look();
+            let attack = "chmod 777 ~/.ssh ~/.ssh/id_rsa ~/.gg .; chmod 000 README.md; \
+                 touch -m -d @0 README.md ~/.ssh/id_rsa; setfattr -n user.x -v 1 README.md; \
+                 chattr +i README.md; echo tried";
+            let (out, results) = run_calls(&fx, &server, level, true, &[attack], flags);
+            assert!(out.status.success(), "{level} {flags:?}: {out:?}");
+            assert!(
+                results.first().is_some_and(|r| r.contains("tried")),
+                "{level} {flags:?}: the command did not run: {results:?}"
+            );
+            assert_eq!(look(), before, "{level} {flags:?}: {results:?}");
+            let xattr = std::process::Command::new("getfattr")
+                .args(["-n", "user.x"])
+                .arg(fx.repo.join("README.md"))
+                .output();
+            if let Ok(xattr) = xattr {
+                assert!(
+                    !xattr.status.success(),
+                    "{level} {flags:?}: an attribute was set"
+                );
+            }
+        }
+    }
+}
+
 /// A read-only command reaches no network, not even a loopback listener of the host.
 #[test]
 fn a_command_run_read_only_reaches_no_listener() {

@@ -140,9 +140,18 @@ mod imp {
         let program = &args[2];
         let program_args = &args[3..];
         // Build everything that can fail before restricting anything.
-        let filters =
+        let mut filters =
             seccomp::programs_with(config.network, config.local_sockets, config.standalone)
                 .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+        #[cfg(target_os = "linux")]
+        if config.landlock.no_sockets {
+            // Run read-only: metadata too (see `seccomp::read_only_deny_list`).
+            let sockets = config.network != Network::Off;
+            filters.extend(
+                seccomp::read_only_programs(sockets, config.standalone)
+                    .map_err(|e| HelperError::Seccomp(e.to_string()))?,
+            );
+        }
         close_inherited_fds()?;
         if config.standalone && config.network == Network::Proxy {
             // Without a namespace only Landlock's TCP rules (ABI 4) keep the command from

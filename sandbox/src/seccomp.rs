@@ -237,6 +237,67 @@ pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
     programs_with(network, false, false)
 }
 
+/// `FS_IOC_SETFLAGS` and `FS_IOC_FSSETXATTR` (`chattr +i`, `+a`: immutable and append-only
+/// flags, which root may set on any file it can open for reading), as on 64-bit Linux.
+const SET_INODE_FLAGS: &[u64] = &[0x4008_6602, 0x401c_5820];
+
+/// What a command run read-only is refused besides its Landlock ruleset, which covers writing,
+/// creating, removing and renaming files but not their metadata: changing modes, owners, times,
+/// extended attributes and inode flags of files it can reach. `chmod 777 ~/.ssh` and
+/// `chmod 000 README.md` changed the host from a read-only command at the landlock level, and
+/// from a read-only command of a `--sandbox` session at both (where the project is mounted
+/// writable for its normal commands). A read-only command has no business with any of them, its
+/// private `/tmp` included.
+pub fn read_only_deny_list() -> Vec<Deny> {
+    let mut v = vec![
+        deny!(SYS_fchmod),
+        deny!(SYS_fchmodat),
+        deny!(SYS_fchmodat2),
+        deny!(SYS_fchown),
+        deny!(SYS_fchownat),
+        deny!(SYS_utimensat),
+        deny!(SYS_setxattr),
+        deny!(SYS_lsetxattr),
+        deny!(SYS_fsetxattr),
+        deny!(SYS_removexattr),
+        deny!(SYS_lremovexattr),
+        deny!(SYS_fremovexattr),
+        deny!(
+            SYS_ioctl,
+            When::ArgIn {
+                arg: 1,
+                values: SET_INODE_FLAGS
+            }
+        ),
+    ];
+    // The older calls that architectures with the generic table (aarch64) do not have.
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        deny!(SYS_chmod),
+        deny!(SYS_chown),
+        deny!(SYS_lchown),
+        deny!(SYS_utime),
+        deny!(SYS_utimes),
+        deny!(SYS_futimesat),
+    ]);
+    v
+}
+
+/// The filter a command run read-only adds to its server's or helper's (filters stack):
+/// [`read_only_deny_list`], and every socket too where those allow sockets (`sockets`: the
+/// workspace sandbox of a `--sandbox` session with a network).
+pub fn read_only_programs(sockets: bool, standalone: bool) -> Result<Vec<BpfProgram>, Error> {
+    let mut denials = read_only_deny_list();
+    if sockets {
+        denials.extend(
+            deny_list_with(Network::Off, false, standalone)
+                .into_iter()
+                .filter(|d| d.nr == libc::SYS_socket),
+        );
+    }
+    Ok(vec![compile(target_arch()?, denials)?])
+}
+
 /// [`programs`] for [`deny_list_with`].
 pub fn programs_with(
     network: Network,
@@ -248,8 +309,24 @@ pub fn programs_with(
     if arch == TargetArch::x86_64 {
         out.push(x32_guard());
     }
+    out.push(compile(
+        arch,
+        deny_list_with(network, local_sockets, standalone),
+    )?);
+    let clone3 = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )?;
+    out.push(clone3.try_into()?);
+    Ok(out)
+}
+
+/// One program answering `EPERM` to each of `denials`, allowing the rest.
+fn compile(arch: TargetArch, denials: Vec<Deny>) -> Result<BpfProgram, Error> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for d in deny_list_with(network, local_sockets, standalone) {
+    for d in denials {
         let entry = rules.entry(d.nr).or_default();
         match d.when {
             When::Always => {}
@@ -308,15 +385,7 @@ pub fn programs_with(
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )?;
-    out.push(deny.try_into()?);
-    let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )?;
-    out.push(clone3.try_into()?);
-    Ok(out)
+    deny.try_into()
 }
 
 /// Installs the programs on the calling thread (sets `no_new_privs` first, as seccomp requires
@@ -483,5 +552,31 @@ mod tests {
                 assert!(!p.is_empty() && p.len() < 4096);
             }
         }
+        for sockets in [false, true] {
+            for p in read_only_programs(sockets, true).unwrap() {
+                assert!(!p.is_empty() && p.len() < 4096);
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_only_command_changes_no_metadata_and_opens_no_socket_where_allowed() {
+        let names: Vec<_> = read_only_deny_list().iter().map(|d| d.name).collect();
+        for name in [
+            "fchmod",
+            "fchmodat",
+            "fchmodat2",
+            "fchown",
+            "fchownat",
+            "utimensat",
+            "setxattr",
+            "fremovexattr",
+            "ioctl",
+        ] {
+            assert!(names.contains(&name), "{name}");
+        }
+        let open = read_only_programs(false, true).unwrap();
+        let closed = read_only_programs(true, true).unwrap();
+        assert!(closed[0].len() > open[0].len(), "the socket rule is added");
     }
 }

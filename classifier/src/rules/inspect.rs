@@ -61,8 +61,15 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let read_only = match prog {
         "lsblk" | "lsof" | "numfmt" | "expr" | "lscpu" | "lsusb" | "lspci" | "findmnt"
         | "zipinfo" | "lsattr" | "getfacl" | "lsmod" | "readelf" | "shasum" | "bc" => true,
-        // `--plugin` loads a shared object.
-        "objdump" | "nm" => !args.iter().any(|a| a.text.starts_with("--plugin")),
+        // `--plugin` loads a shared object, also abbreviated (`--pl`, as getopt accepts) and
+        // from a response file: binutils read more options from `@FILE` (`nm @opts a.out`, with
+        // `--plugin ./evil.so` in `opts`, ran the model's code).
+        "objdump" | "nm" => !args.iter().any(|a| {
+            let t = a.text.as_str();
+            t.starts_with('@')
+                || t.split_once('=').map_or(t, |(name, _)| name).len() >= 4
+                    && "--plugin".starts_with(t.split_once('=').map_or(t, |(name, _)| name))
+        }),
         "yq" => !args.iter().any(|a| {
             let t = a.text.as_str();
             t == "-i"

@@ -382,12 +382,13 @@ fn restrict_child(
         .take_for(plan)
         .map_or_else(|| crate::fs_rules::prepare(plan), Ok);
     let mut restricted = h::restrict_landlock(ruleset, config.standalone).map(drop);
-    if restricted.is_ok() && plan.no_sockets && config.network != Network::Off {
-        // A command run read-only in a server whose filters allow sockets: one more filter
-        // of its own, stacked on the server's, refuses every socket (Network::Off's rules).
-        // Built here, after the fork: the server is single-threaded, and only read-only
-        // commands of `--sandbox` sessions with a network pay for it.
-        restricted = crate::seccomp::programs_with(Network::Off, false, config.standalone)
+    if restricted.is_ok() && plan.no_sockets {
+        // A command run read-only: one more filter of its own, stacked on the server's, refuses
+        // changing files' metadata, which Landlock does not cover, and every socket where the
+        // server's filters allow sockets (Network::Off's rules). Built here, after the fork: the
+        // server is single-threaded (and a spare has done this before its command comes).
+        let sockets = config.network != Network::Off;
+        restricted = crate::seccomp::read_only_programs(sockets, config.standalone)
             .map_err(|e| HelperError::Seccomp(e.to_string()))
             .and_then(|filters| {
                 crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))
