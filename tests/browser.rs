@@ -1143,6 +1143,8 @@ fn the_browser_never_reaches_ggds_own_port() {
     for (i, url) in [
         format!("http://127.0.0.1:{port}/health"),
         format!("http://localhost:{port}/"),
+        // IPv4-mapped IPv6: the same loopback address (it passed the guard before).
+        format!("http://[::ffff:127.0.0.1]:{port}/"),
         format!("http://127.0.0.1:{}/", site.port),
     ]
     .iter()
@@ -1161,20 +1163,20 @@ fn the_browser_never_reaches_ggds_own_port() {
         cmd
     });
     assert!(out.status.success(), "{out:?}");
-    for index in [1, 2] {
+    for index in [1, 2, 3] {
         let result = tool_result(&server, index);
         assert!(
             refused(&result)
                 .iter()
                 .any(|r| r.ends_with(&format!(":{port} (ggd-port)"))),
-            "{result}"
+            "{index}: {result}"
         );
     }
     // The project's own server loads. The browser's connections carry no call token, so a
     // refusal that arrives while this call runs is reported with it: the ggd page of the call
     // before may still be fetching (its favicon) when this one starts. Anything refused here
     // must therefore be that port and nothing of the site's.
-    let own_site = tool_result(&server, 3);
+    let own_site = tool_result(&server, 4);
     assert!(own_site.contains("title: Fixture Page"), "{own_site}");
     assert!(
         refused(&own_site)

@@ -135,7 +135,8 @@ impl Guard {
     async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Denial> {
         let addrs = self.judge(host, port).await?;
         // gg's own daemon: a page must never drive ggd's API, whatever its token and CORS say.
-        if addrs.iter().any(|a| a.ip().is_loopback())
+        // Canonical: `[::ffff:127.0.0.1]` is the same loopback address.
+        if addrs.iter().any(|a| a.ip().to_canonical().is_loopback())
             && self
                 .home
                 .as_deref()
