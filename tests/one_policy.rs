@@ -106,6 +106,41 @@ fn gg_state_credential_stores_and_the_key_file_are_hidden_from_sandboxed_command
     }
 }
 
+/// Without `--sandbox`, under `--yolo` (normal commands run unasked), the classifier is what
+/// stands between a command and the file named by `--api-key-file`: naming it is a credential
+/// read, dangerous, so denied without a terminal, as `cat ~/.ssh/id_rsa` is. Before, `cat FILE`
+/// was normal and printed the key.
+#[test]
+fn naming_the_key_file_is_dangerous_without_the_sandbox() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let key_file = fx.tmp.path().join("keys/provider.key");
+    std::fs::create_dir_all(key_file.parent().unwrap()).unwrap();
+    std::fs::write(&key_file, "KEYFILE-CANARY\n").unwrap();
+    let key_arg = key_file.to_str().unwrap();
+    let dir = key_file.parent().unwrap().display().to_string();
+    let (out, results) = run_calls(
+        &fx,
+        &server,
+        &[],
+        &[
+            &format!("cat {key_arg}"),
+            &format!("cd {dir} && cp provider.key /tmp/x && cat /tmp/x"),
+            &format!("cat {dir}/*.key"),
+        ],
+        &["--yolo", "--api-key-file", key_arg],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(results.len(), 3, "{results:?}");
+    for text in &results {
+        assert!(!text.contains("KEYFILE-CANARY"), "{text}");
+        assert!(
+            text.contains("denied by policy") && text.contains("dangerous"),
+            "{text}"
+        );
+    }
+}
+
 /// The variable named by `kb.embeddings.apiKeyEnv` holds a key whatever it is called: it never
 /// reaches a command.
 #[test]

@@ -119,6 +119,9 @@ pub struct Context {
     /// them is not trusted. `None` (the default): the caller did not look, and git is trusted in
     /// `cwd` only.
     pub nested_git: Option<Vec<PathBuf>>,
+    /// Files this session read a secret from (`--api-key-file`, `--token-file`, …), absolute:
+    /// naming one is a credential read, as naming `~/.ssh/id_rsa` is, wherever it lies.
+    pub secret_files: Vec<PathBuf>,
 }
 
 /// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of

@@ -95,6 +95,7 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         protected: protected_trees(cwd),
         repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
         nested_git: nested_git(cwd, NESTED_GIT_ENTRY_LIMIT),
+        secret_files: crate::secrets::secret_files(),
     }
 }
 

@@ -50,7 +50,13 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
         .rsplit_once(['@', '<'])
         .map_or(text, |(_, after)| after);
     let text = text.strip_prefix("file:").unwrap_or(text);
-    if text.is_empty() || !might_name_credentials(w, text) {
+    if text.is_empty() {
+        return false;
+    }
+    if names_secret_file(w, text) {
+        return true;
+    }
+    if !might_name_credentials(w, text) {
         return false;
     }
     let name = basename(text);
@@ -80,6 +86,40 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
         && resolved
             .strip_prefix(home)
             .is_ok_and(|below| HOME_CREDENTIALS.iter().any(|c| below.starts_with(c)))
+}
+
+/// Whether `text` names one of the session's secret files ([`crate::Context::secret_files`]):
+/// compared by base name first, so the common case (no such file, or another name) costs no
+/// path resolution.
+fn names_secret_file(w: &Walker, text: &str) -> bool {
+    let files = &w.ctx.secret_files;
+    if files.is_empty() {
+        return false;
+    }
+    let name = basename(text);
+    if !files
+        .iter()
+        .any(|f| f.file_name().is_some_and(|n| n == name) || name.contains(['*', '?', '[']))
+    {
+        return false;
+    }
+    // A relative name may be relative to a directory the script `cd`s to first: its base name is
+    // enough (fail closed; only a file of the same name pays).
+    if !text.starts_with(['/', '~']) && !name.contains(['*', '?', '[']) {
+        return true;
+    }
+    let Some(resolved) = absolute_for_match(w, text) else {
+        return true;
+    };
+    files
+        .iter()
+        .any(|f| resolved == paths::normalize(f) || glob_may_match(&resolved, f))
+}
+
+/// Whether a path with glob characters in its last component may name `file`: same directory.
+fn glob_may_match(pattern: &std::path::Path, file: &std::path::Path) -> bool {
+    let last = pattern.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    last.contains(['*', '?', '[']) && pattern.parent() == paths::normalize(file).parent()
 }
 
 /// Files under `/proc/<pid>/` that expose another process's secrets: its environment (API keys
