@@ -31,7 +31,7 @@ fn authentication_host_check_cors_and_endpoints() {
     assert_eq!(healthz.headers["cache-control"], "no-store");
     assert_eq!(healthz.headers["x-content-type-options"], "nosniff");
 
-    let unauthorized: [&[(&str, &str)]; 4] = [
+    let unauthorized: [&[(&str, &str)]; 7] = [
         &[("Host", &host)],
         &[("Host", &host), ("Authorization", "Bearer wrong")],
         &[
@@ -39,6 +39,9 @@ fn authentication_host_check_cors_and_endpoints() {
             ("Authorization", "Bearer s3cret-token-and-more"),
         ],
         &[("Host", &host), ("Authorization", "Basic czNjcmV0LXRva2Vu")],
+        &[("Host", &host), ("Authorization", "Bearers3cret-token")],
+        &[("Host", &host), ("Authorization", "Bearer")],
+        &[("Host", &host), ("Authorization", "s3cret-token")],
     ];
     for headers in unauthorized {
         for (method, path) in [
@@ -50,7 +53,24 @@ fn authentication_host_check_cors_and_endpoints() {
             let r = http(d.addr, method, path, headers, body);
             assert_eq!(r.status, 401, "{method} {path} {headers:?}");
             assert_eq!(r.headers["www-authenticate"], "Bearer realm=\"gg\"");
+            // Refused clients keep no connection (and so no slot) open.
+            assert_eq!(r.headers["connection"], "close");
         }
+    }
+    // The scheme is case-insensitive and may be followed by more than one space (RFC 9110).
+    for auth in [
+        format!("bearer {TOKEN}"),
+        format!("BEARER {TOKEN}"),
+        format!("Bearer   {TOKEN}"),
+    ] {
+        let r = http(
+            d.addr,
+            "GET",
+            "/health",
+            &[("Host", &host), ("Authorization", &auth)],
+            None,
+        );
+        assert_eq!(r.status, 200, "{auth}");
     }
     let health = d.request("GET", "/health", None);
     assert_eq!(health.status, 200);
@@ -522,4 +542,142 @@ fn a_long_backlog_goes_out_in_bounded_parts_and_a_stalled_reader_holds_up_no_oth
     }
     assert_eq!(expected, last + 1, "to the last event");
     drop(stalled);
+}
+
+/// One request on a fresh connection: `Some(status)`, or `None` when ggd closed the connection
+/// without an answer (it had no slot for it).
+fn try_request(d: &HttpDaemon, path: &str) -> Option<u16> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(d.addr).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.0\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+        d.host(),
+        d.token
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn idle_connections_cannot_take_the_descriptors_a_run_needs() {
+    use std::io::Read;
+    use std::net::TcpStream;
+    use std::sync::{Mutex, mpsc};
+    use std::time::{Duration, Instant};
+    let e = env();
+    // The model's tool call is held back until the idle connections are in place.
+    let (release, held) = mpsc::channel::<()>();
+    let held = Mutex::new(held);
+    let server = ScriptedServer::with_replies([
+        Reply::computed(move |_| {
+            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(60));
+            Reply::tool_call("c1", "bash", r#"{"command":"echo tool-started"}"#)
+        }),
+        Reply::text(&["done"]),
+    ]);
+    // ggd under a 256-descriptor limit: fewer than the connections opened below.
+    let inner = ggd(&e, &server.base_url(), &[]);
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg("ulimit -n 256 && exec \"$0\" \"$@\"")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(inner.get_current_dir().unwrap())
+        .env_clear();
+    for (name, value) in inner.get_envs() {
+        if let Some(value) = value {
+            cmd.env(name, value);
+        }
+    }
+    let d = HttpDaemon::spawn(cmd, TOKEN);
+    let record: Value =
+        serde_json::from_str(&d.logs.wait_for(|l| l.contains("http connection limit"))).unwrap();
+    let cap = record["fields"]["max_connections"].as_u64().unwrap() as usize;
+    assert_eq!(cap, 64, "a quarter of the 256 descriptors");
+
+    let session = d.new_session();
+    let run = d.start_unattended_run(&session, "go");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the run never asked the model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // More idle connections than ggd has descriptors, none sending a byte.
+    let idle: Vec<TcpStream> = (0..300)
+        .map(|_| TcpStream::connect(d.addr).unwrap())
+        .collect();
+    // The last one is closed at once, the cap being reached long before it: ggd accepts in
+    // order, so by then it has dealt with every earlier one. (Unbounded, it would sit unaccepted
+    // behind connections that hold every descriptor until the 10 s header timeout drops them.)
+    let mut last = idle.last().unwrap();
+    last.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(
+        matches!(last.read(&mut byte), Ok(0) | Err(_)),
+        "the connection over the cap was not closed"
+    );
+    let open: Vec<bool> = idle
+        .iter()
+        .map(|mut c| {
+            c.set_nonblocking(true).unwrap();
+            matches!(c.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        })
+        .collect();
+    assert!(
+        open[0],
+        "the first idle connection was dropped: the header timeout passed"
+    );
+    let held_open = open.iter().filter(|o| **o).count();
+    assert!(
+        held_open <= cap && held_open + 4 >= cap,
+        "{held_open} idle connections held, cap {cap}"
+    );
+
+    // With every slot taken, the run's tool call still starts.
+    release.send(()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let results = loop {
+        let results = server.tool_results();
+        if !results.is_empty() {
+            break results;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no tool result reached the model"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(results[0].contains("tool-started"), "{results:?}");
+
+    // Once some idle connections end, an authenticated client is served again.
+    let mut idle = idle;
+    idle.drain(..8);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while try_request(&d, "/health") != Some(200) {
+        assert!(Instant::now() < deadline, "ggd did not answer again");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(idle);
+    let mut after = 0;
+    let mut kinds = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let waited = d.ok("run.wait", json!({"runId": run, "afterSequence": after}));
+        for event in waited["events"].as_array().cloned().unwrap_or_default() {
+            after = event["sequence"].as_u64().unwrap_or(after);
+            kinds.push(event["type"].as_str().unwrap_or_default().to_string());
+        }
+        if waited["done"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {kinds:?}");
+    }
+    assert!(kinds.iter().any(|k| k == "run_completed"), "{kinds:?}");
 }

@@ -427,6 +427,178 @@ fn gg_web_stop_stops_the_daemon_gg_web_started_and_only_that_one() {
     assert_eq!(conflicting.status.code(), Some(2), "{conflicting:?}");
 }
 
+/// Kills a daemon that `gg web` started, whatever happens in the test.
+struct KillOnDrop(u64);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.0.to_string()).status();
+    }
+}
+
+/// `~/.gg/web.json` of `home`: the pid (killed when the guard drops), port and token.
+fn web_state(home: &std::path::Path) -> (KillOnDrop, u16, String) {
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".gg/web.json")).unwrap()).unwrap();
+    (
+        KillOnDrop(state["pid"].as_u64().unwrap()),
+        u16::try_from(state["port"].as_u64().unwrap()).unwrap(),
+        state["token"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn gg_web_open_gives_the_opener_a_private_page_never_the_token() {
+    use std::os::unix::fs::PermissionsExt;
+    // The opener gg web runs (from fixed system paths only), replaced by a recorder inside a
+    // mount namespace made by bubblewrap: the first of tools::computer::opener()'s places.
+    let Some(place) = [
+        "/usr/bin/xdg-open",
+        "/bin/xdg-open",
+        "/usr/local/bin/xdg-open",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).is_file()) else {
+        support::skip_unless_required(
+            "GG_REQUIRE_DESKTOP",
+            "xdg-open (xdg-utils) is not installed, so there is no opener to stand in for",
+        );
+        return;
+    };
+    if !crate::sandbox_support::usable("bwrap") {
+        return;
+    }
+    let e = env();
+    let record = e.tmp.path().join("opener-record");
+    let fake = e.tmp.path().join("fake-xdg-open");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n{{ printf 'arg:%s\\n' \"$0\" \"$@\"; env | sed 's/^/env:/'; \
+             cat /proc/$$/cmdline | tr '\\0' ' '; }} > '{r}.tmp' && mv '{r}.tmp' '{r}'\n",
+            r = record.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("bwrap")
+        .args(["--dev-bind", "/", "/", "--ro-bind"])
+        .arg(&fake)
+        .arg(place)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_gg"))
+        .args(["web", "--open"])
+        .current_dir(&e.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (_kill, port, token) = web_state(&e.home);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !record.exists() {
+        assert!(Instant::now() < deadline, "the opener was not run: {out:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    // Nothing another local user can read of the opener (its command line) or that it passes
+    // on to the browser (arguments, environment) carries the token.
+    assert!(!recorded.contains(&token), "{recorded}");
+    let page = e.home.join(".gg/web-open.html");
+    let args: Vec<&str> = recorded
+        .lines()
+        .filter_map(|l| l.strip_prefix("arg:"))
+        .collect();
+    assert_eq!(args, [place, page.to_str().unwrap()], "{recorded}");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&page), 0o600);
+    assert_eq!(mode(&e.home.join(".gg")), 0o700);
+    // Following the page leads to ggd's address with the token in the fragment, and that
+    // token opens ggd.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let target: String = serde_json::from_str(
+        html.split("location.replace(")
+            .nth(1)
+            .and_then(|rest| rest.split(");").next())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(target, format!("http://127.0.0.1:{port}/#token={token}"));
+    let from_page = target.split_once("#token=").unwrap().1;
+    let host = format!("127.0.0.1:{port}");
+    let auth = format!("Bearer {from_page}");
+    let health = http(
+        host.parse().unwrap(),
+        "GET",
+        "/health",
+        &[("Host", &host), ("Authorization", &auth)],
+        None,
+    );
+    assert_eq!(health.status, 200, "{}", health.body);
+    // No copy is left behind beside it.
+    let left: Vec<_> = std::fs::read_dir(e.home.join(".gg"))
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // --stop removes the page with the record.
+    let stopped = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .args(["web", "--stop"])
+        .current_dir(&e.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .output()
+        .unwrap();
+    assert!(stopped.status.success(), "{stopped:?}");
+    assert!(!page.exists());
+}
+
+#[test]
+fn the_ggd_gg_web_starts_gets_the_api_key_gg_was_started_with() {
+    let e = env();
+    let server = ScriptedServer::with_replies([Reply::text(&["hello"])]);
+    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .arg("web")
+        .current_dir(&e.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("GG_SESSION_DIR", &e.sessions)
+        .env("OPENAI_API_KEY", "sk-web-key")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let (kill, port, token) = web_state(&e.home);
+    // ggd hid it again at its own start-up, as gg did.
+    let environ = std::fs::read(format!("/proc/{}/environ", kill.0)).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&environ).contains("sk-web-key"),
+        "the key is in ggd's /proc environment"
+    );
+    let d = HttpDaemon {
+        child: Command::new("true").spawn().unwrap(),
+        addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        token,
+        logs: Default::default(),
+    };
+    let session = d.new_session();
+    let run = d.start_unattended_run(&session, "hi");
+    let mut after = 0;
+    wait_for(&d, &run, "run_completed", &mut after);
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-web-key")
+    );
+}
+
 /// A stored session whose tool results claim saved logs at `claims` (call id, result text):
 /// what a session file edited by anything could say.
 fn session_with_results(e: &daemon_common::Env, name: &str, claims: &[(&str, String)]) -> String {

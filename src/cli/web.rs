@@ -5,6 +5,11 @@
 //!
 //! The token is in the fragment, which browsers never send to a server, put in a `Referer` or
 //! write to a server log; the page moves it to memory and clears the address bar.
+//!
+//! `--open` never hands that address to the opener: another process's command line (and the
+//! browser's, which the opener starts with the same argument) is readable by every local user in
+//! `/proc/<pid>/cmdline`. The opener is given `~/.gg/web-open.html` instead, a page only this
+//! user can read (like `web.json`, which holds the same token) that moves on to the address.
 
 use std::io::{BufRead, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -86,7 +91,7 @@ fn web(args: &WebArgs) -> Result<(), String> {
     let url = format!("http://127.0.0.1:{}/#token={}", state.port, state.token);
     println!("{url}");
     if args.open {
-        open(&url);
+        open(&home, &url);
     }
     Ok(())
 }
@@ -138,6 +143,8 @@ fn stop() -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = std::fs::remove_file(&state_path);
+    // Its token no longer opens anything, but there is no reason to keep it on disk either.
+    let _ = std::fs::remove_file(open_page_path(&home));
     println!("stopped ggd (pid {pid})");
     Ok(())
 }
@@ -212,6 +219,12 @@ fn start(home: &Path, cwd: &Path, port: u16) -> Result<State, String> {
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
     let mut child = ggd_command()?
+        // The environment gg itself was started with, secrets included (gg hid them from its own
+        // environment at start-up): what ggd started from this shell would read, the model's API
+        // key among them. In the child's environment, which only this user can read and which
+        // ggd hides again at its own start-up; never on its command line.
+        .env_clear()
+        .envs(tools::secrets::vars_os())
         .arg("--http")
         .arg(format!("127.0.0.1:{port}"))
         // In the environment, not on the command line: ggd takes GGD_TOKEN through its secret
@@ -270,14 +283,80 @@ fn reported_port(log: &Path, offset: u64) -> Option<u16> {
     None
 }
 
-/// Hands the address to the desktop's opener; failing that, the printed address is enough.
-fn open(url: &str) {
+/// `~/.gg/web-open.html`: the page `--open` hands to the opener.
+fn open_page_path(home: &Path) -> PathBuf {
+    crate::app::config::gg_home(home).join("web-open.html")
+}
+
+/// A page that goes on to `url` at once. Script and refresh both, so it works with scripts off;
+/// `<` is escaped so nothing in the address can end the script element.
+fn open_page(url: &str) -> Result<String, String> {
+    let quoted = serde_json::to_string(url)
+        .map_err(|e| e.to_string())?
+        .replace('<', "\\u003c");
+    let attribute = url
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
+    Ok(format!(
+        "<!doctype html>\n<meta charset=\"utf-8\">\n<meta name=\"referrer\" content=\"no-referrer\">\n\
+         <title>gg</title>\n<script>location.replace({quoted});</script>\n\
+         <noscript><meta http-equiv=\"refresh\" content=\"0;url={attribute}\"></noscript>\n"
+    ))
+}
+
+/// Writes the page for `url` to `~/.gg/web-open.html`, mode 0600 from its creation, in a 0700
+/// `~/.gg`, replaced atomically (a browser still reading the previous one sees either whole).
+fn write_open_page(home: &Path, url: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    let dir = crate::app::config::gg_home(home);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    // An existing ~/.gg made with a wider mode is narrowed, as ggd's lock does.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let page = open_page(url)?;
+    let path = open_page_path(home);
+    let tmp = dir.join(format!("web-open.{}.tmp", crate::jobs::random_hex(8)?));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut file| {
+            file.write_all(page.as_bytes())?;
+            file.sync_all()
+        });
+    let renamed = written.and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = renamed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("{}: {e}", path.display()));
+    }
+    Ok(path)
+}
+
+/// Hands the page that leads to `url` to the desktop's opener; failing that, the printed address
+/// is enough.
+fn open(home: &Path, url: &str) {
     let Some(opener) = tools::computer::opener() else {
         eprintln!("gg web: no desktop opener (/usr/bin/xdg-open); open the address above yourself");
         return;
     };
+    let page = match write_open_page(home, url) {
+        Ok(page) => page,
+        Err(e) => {
+            eprintln!("gg web: {e}; open the address above yourself");
+            return;
+        }
+    };
     let opened = Command::new(&opener)
-        .arg(url)
+        .arg(&page)
+        // Nothing secret for the opener and the browser it starts: they are not gg's.
+        .env_clear()
+        .envs(tools::secrets::scrubbed_env(&[]))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

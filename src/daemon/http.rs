@@ -41,6 +41,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// would otherwise hold its task and connection for as long as the client likes (hyper has no
 /// body timeout of its own). 4 MiB, the largest body, takes well under this on any real link.
 pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most connections served at once. Each holds a file descriptor, and the runs' tools (bash,
+/// MCP servers, the browser) need theirs: without a cap, anyone on the machine could open idle
+/// connections, token or not, until ggd hit its descriptor limit and a run's next command failed
+/// to start. See [`max_connections`].
+pub const MAX_CONNECTIONS: usize = 256;
 
 #[derive(Clone)]
 struct Http {
@@ -92,6 +97,12 @@ pub async fn serve(
         .layer(middleware::from_fn_with_state(http.clone(), guard))
         .with_state(http);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let limit = max_connections();
+    tracing::info!(max_connections = limit, "http connection limit");
+    let slots = Arc::new(tokio::sync::Semaphore::new(limit));
+    // Whether the last connection was refused for want of a slot: logged once per episode, not
+    // once per connection of a flood.
+    let mut refusing = false;
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -105,6 +116,20 @@ pub async fn serve(
             },
             () = stop.cancelled() => break,
         };
+        // Over the cap the connection is closed at once rather than left waiting for a slot: its
+        // descriptor is given back now, and the client learns at once that it was refused.
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            drop(stream);
+            if !refusing {
+                tracing::warn!(
+                    max_connections = limit,
+                    "connection limit reached; new connections are closed until some end"
+                );
+                refusing = true;
+            }
+            continue;
+        };
+        refusing = false;
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
@@ -113,6 +138,7 @@ pub async fn serve(
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             let _ = connection.await;
+            drop(slot);
         });
     }
     tokio::select! {
@@ -121,6 +147,17 @@ pub async fn serve(
             Err("HTTP shutdown did not finish within 5s".to_string())
         }
     }
+}
+
+/// [`MAX_CONNECTIONS`], but never more than a quarter of this process's file-descriptor limit, so
+/// that connections alone can take at most a quarter of the descriptors and the rest stay for the
+/// runs (a limit of 256 allows 64 connections). At least one, whatever the limit.
+pub fn max_connections() -> usize {
+    let descriptors = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(usize::MAX);
+    (descriptors / 4).clamp(1, MAX_CONNECTIONS)
 }
 
 /// The loopback names a browser may send for the bound port.
@@ -183,11 +220,19 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_credentials);
     match given {
         Some(given) => !token.is_empty() && constant_time_eq(given.as_bytes(), token.as_bytes()),
         None => false,
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is case-insensitive and
+/// separated from the token by one or more spaces (RFC 9110, 11.4 and 11.6.2), as clients send it.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    let token = rest.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response {
@@ -292,6 +337,10 @@ async fn guard(State(http): State<Http>, request: Request, next: Next) -> Respon
             header::WWW_AUTHENTICATE,
             HeaderValue::from_static("Bearer realm=\"gg\""),
         );
+        // A client without the token gets no kept-alive connection to hold one of the slots.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
         finish_headers(&mut response, origin);
         return response;
     }
@@ -570,5 +619,22 @@ mod tests {
         assert!(authorized(&headers, "t0k"));
         assert!(!authorized(&headers, ""));
         assert!(!authorized(&headers, "t0"));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for ok in ["Bearer t0k", "bearer t0k", "BEARER t0k", "bEaReR  t0k"] {
+            assert_eq!(bearer_credentials(ok), Some("t0k"), "{ok}");
+        }
+        for bad in [
+            "Bearer",
+            "Bearer ",
+            "Bearert0k",
+            "Basic t0k",
+            "t0k",
+            " Bearer t0k",
+        ] {
+            assert_eq!(bearer_credentials(bad), None, "{bad}");
+        }
     }
 }
