@@ -81,6 +81,46 @@ async fn long_output_keeps_the_tail_and_saves_the_full_log() {
 }
 
 #[tokio::test]
+async fn full_logs_are_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    // A new outputs directory is 0700 and the log in it 0600, whatever the umask lets through.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(tmp.path(), "seq 1 100000", bash::DEFAULT_TIMEOUT).await;
+    let log = out.full_log.expect("full log kept");
+    assert_eq!(mode(&log), 0o600);
+    assert_eq!(mode(&tmp.path().join(".gg/outputs")), 0o700);
+
+    // One that exists with a wider mode (an older gg's) is narrowed before the log is made.
+    let tmp = tempfile::tempdir().unwrap();
+    let outputs = tmp.path().join(".gg/outputs");
+    std::fs::create_dir_all(&outputs).unwrap();
+    std::fs::set_permissions(&outputs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let old = outputs.join("bash-1-00000000.log");
+    std::fs::write(&old, "old").unwrap();
+    let out = run(tmp.path(), "seq 1 100000", bash::DEFAULT_TIMEOUT).await;
+    assert_eq!(mode(&out.full_log.expect("full log kept")), 0o600);
+    assert_eq!(mode(&outputs), 0o700);
+
+    // A symbolic link in its place (a project's command may plant one) is not followed: no mode
+    // changes through it and no log lands behind it.
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(tmp.path().join(".gg")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join(".gg/outputs")).unwrap();
+    let out = run(tmp.path(), "seq 1 100000", bash::DEFAULT_TIMEOUT).await;
+    assert!(out.full_log.is_none());
+    assert!(
+        out.text.ends_with("100000\n"),
+        "the output itself is still there"
+    );
+    assert_eq!(mode(&elsewhere), 0o755);
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[tokio::test]
 async fn timeout_kills_the_whole_process_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let pid_file = tmp.path().join("bg.pid");

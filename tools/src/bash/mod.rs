@@ -480,14 +480,8 @@ impl LogFile {
                 .unwrap_or_default(),
             fastrand::u32(..)
         );
-        let path = dir.join(name);
-        let file = std::fs::create_dir_all(dir).ok().and_then(|()| {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .ok()
-        });
+        let path = dir.join(&name);
+        let file = private_log(dir, &name).ok();
         LogFile {
             path: file.as_ref().map(|_| path),
             file,
@@ -513,6 +507,41 @@ impl LogFile {
             None
         }
     }
+}
+
+/// Creates `name` in the outputs directory `dir`, mode 0600 from its creation, after making `dir`
+/// 0700: full outputs hold whatever the commands printed (secrets included), and the project is
+/// often readable by other local users. A `dir` that exists with a wider mode (made by an older gg,
+/// or by hand) is narrowed; one that is a symbolic link is refused, so no mode is ever changed
+/// through a link the project's commands may have planted.
+fn private_log(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let dir_fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let stat = rustix::fs::fstat(&dir_fd)?;
+    if stat.st_mode & 0o077 != 0 {
+        rustix::fs::fchmod(&dir_fd, Mode::from_raw_mode(0o700))?;
+    }
+    let file = rustix::fs::openat(
+        &dir_fd,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    Ok(std::fs::File::from(file))
 }
 
 use crate::duration::unit as format_duration;
