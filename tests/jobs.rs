@@ -1118,3 +1118,109 @@ fn a_firing_that_cannot_start_is_recorded_as_an_error() {
     assert!(record.summary.starts_with("job directory "), "{record:?}");
     assert!(record.session_path.is_empty());
 }
+
+/// The real `gg job …` in `e`'s home: success, stdout, stderr.
+fn gg_job(e: &Env, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
+        .arg("job")
+        .args(args)
+        .current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn job_names_and_prompts_reach_the_terminal_escaped() {
+    let e = env();
+    // What an edited store (or a gg from before names were checked) may hold.
+    let mut job = e.job("red\u{1b}[31m\u{7}", Kind::Cron, "@daily", Some(ago(-3600)));
+    job.prompt = "line one\nclear\u{1b}[2J\u{1b}]0;title\u{7}".to_string();
+    let job = e.insert(job);
+    e.store()
+        .append_run(&RunRecord::instant(&job, ago(10), RunStatus::Missed, "").unwrap())
+        .unwrap();
+    for args in [
+        vec!["list"],
+        vec!["list", "--all"],
+        vec!["show", &job.id],
+        vec!["log"],
+        vec!["pause", &job.id],
+        vec!["resume", &job.id],
+        vec!["remove", &job.id],
+    ] {
+        let (ok, out, err) = gg_job(&e, &args);
+        assert!(ok, "{args:?}: {err}");
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}'),
+            "{args:?}: {out:?}"
+        );
+        assert!(out.contains("red\\x1b[31m"), "{args:?}: {out:?}");
+        if args[0] == "show" {
+            // The prompt keeps its line break; its controls are escaped.
+            assert!(
+                out.contains("prompt: line one\nclear\\x1b[2J\\x1b]0;title"),
+                "{out:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn job_names_are_checked_when_added_from_the_cli_and_ggd() {
+    let e = env();
+    for bad in [
+        "../../x",
+        "a/b",
+        "red\u{1b}[31m",
+        "zero\u{200b}width",
+        "quote\"",
+        &"n".repeat(65),
+    ] {
+        let (ok, _, err) = gg_job(&e, &["add", "--name", bad, "--in", "1h", "p"]);
+        assert!(!ok, "{bad:?} was accepted");
+        assert!(
+            err.contains("a job name may hold letters, digits, spaces"),
+            "{err}"
+        );
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+    }
+    for good in ["nightly report", "build-2.0_rc", "Сборка", &"n".repeat(64)] {
+        let (ok, _, err) = gg_job(&e, &["add", "--name", good, "--in", "1h", "p"]);
+        assert!(ok, "{good:?}: {err}");
+    }
+    assert_eq!(e.store().jobs().unwrap().len(), 4);
+
+    // job.add over ggd's API goes through the same check.
+    let server = ScriptedServer::start();
+    let mut ggd = Command::new(env!("CARGO_BIN_EXE_ggd"));
+    ggd.current_dir(&e.repo)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &e.home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", server.base_url())
+        .env("GG_SESSION_DIR", &e.sessions)
+        .env("GG_LOG_LEVEL", "info");
+    let d = crate::daemon_common::HttpDaemon::spawn(ggd, "jobs-token");
+    let refused = d.rpc(
+        "job.add",
+        json!({"name": "../../x", "prompt": "p", "in": "1h"}),
+    );
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a job name may hold"),
+        "{refused}"
+    );
+    assert_eq!(e.store().jobs().unwrap().len(), 4);
+}

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
+use crate::display::{visible, visible_inline};
 pub use crate::jobs::manage::AddArgs;
 use crate::jobs::manage::{
     NO_DAEMON_NOTE, add_job, daemon_running, pause, remove, resolve, resume,
@@ -77,7 +78,7 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
             out.push_str(&format!(
                 "job {} ({}) added; next run {}\n",
                 job.id,
-                job.name,
+                visible_inline(&job.name),
                 when(&job, job.next_run)
             ));
             print!("{out}");
@@ -100,11 +101,13 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 .filter(|j| all || j.enabled)
                 .map(|j| {
                     let last = runs.iter().rev().find(|r| r.job_id == j.id);
+                    // The store is a file anything running as this user can edit, and names
+                    // added before they were checked may hold anything: escaped like model text.
                     vec![
-                        j.id.clone(),
-                        j.name.clone(),
+                        visible_inline(&j.id).into_owned(),
+                        visible_inline(&j.name).into_owned(),
                         j.kind.as_str().to_string(),
-                        j.schedule.clone(),
+                        visible_inline(&j.schedule).into_owned(),
                         when(j, j.next_run.filter(|_| j.enabled)),
                         when(j, j.last_run),
                         match (j.enabled, last) {
@@ -132,6 +135,8 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
         JobCommand::Show { job } => {
             let jobs = store.jobs()?;
             let j = resolve(&jobs, &job)?;
+            // Escaped as in `list`; the prompt keeps its line breaks (`visible`), every other
+            // value is one line.
             for (key, value) in [
                 ("id", j.id.clone()),
                 ("name", j.name.clone()),
@@ -168,25 +173,38 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 ("runs", j.run_count.to_string()),
                 ("prompt", j.prompt.clone()),
             ] {
+                let value = if key == "prompt" {
+                    visible(&value)
+                } else {
+                    visible_inline(&value)
+                };
                 out.push_str(&format!("{key}: {value}\n"));
             }
         }
         JobCommand::Pause { job } => {
             let j = pause(&store, &job)?;
-            out.push_str(&format!("job {} ({}) paused\n", j.id, j.name));
+            out.push_str(&format!(
+                "job {} ({}) paused\n",
+                j.id,
+                visible_inline(&j.name)
+            ));
         }
         JobCommand::Resume { job } => {
             let j = resume(&store, &job, now)?;
             out.push_str(&format!(
                 "job {} ({}) resumed; next run {}\n",
                 j.id,
-                j.name,
+                visible_inline(&j.name),
                 when(&j, j.next_run)
             ));
         }
         JobCommand::Remove { job } => {
             let j = remove(&store, &job)?;
-            out.push_str(&format!("job {} ({}) removed\n", j.id, j.name));
+            out.push_str(&format!(
+                "job {} ({}) removed\n",
+                j.id,
+                visible_inline(&j.name)
+            ));
         }
         JobCommand::Log { job, limit } => {
             let mut runs = store.runs()?;
@@ -210,11 +228,10 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 .iter()
                 .map(|r| {
                     vec![
-                        r.job_name.clone(),
+                        visible_inline(&r.job_name).into_owned(),
                         r.started_at.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
                         r.status.as_str().to_string(),
-                        crate::display::visible_inline(&r.summary.replace(['\n', '\r'], " "))
-                            .into_owned(),
+                        visible_inline(&r.summary.replace(['\n', '\r'], " ")).into_owned(),
                     ]
                 })
                 .collect();
@@ -243,7 +260,7 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 "run {} of job {} ({}): {}",
                 record.id,
                 j.id,
-                j.name,
+                visible_inline(&j.name),
                 record.status.as_str()
             );
             if !record.session_path.is_empty() {
@@ -251,7 +268,7 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
             }
             if !record.summary.is_empty() {
                 // The model's last words: escaped like every other model text on a terminal.
-                println!("{}", crate::display::visible(&record.summary));
+                println!("{}", visible(&record.summary));
             }
             return Ok(if record.status == RunStatus::Ok {
                 ExitCode::SUCCESS

@@ -64,6 +64,7 @@ pub fn add_job(
     if name.is_empty() {
         return Err("--name must not be empty".to_string());
     }
+    check_name(name)?;
     let prompt = args.prompt.join(" ");
     if prompt.trim().is_empty() {
         return Err("a prompt is required".to_string());
@@ -138,6 +139,25 @@ pub fn add_job(
         jobs.push(job.clone());
         Ok(job)
     })
+}
+
+/// The longest job name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// A job name is shown on terminals (`gg job list`, notifications), in the web UI and to the model
+/// in the job's prompt, and becomes part of its sessions' names: letters and digits of any script,
+/// spaces, `.`, `_` and `-`, at most [`MAX_NAME_CHARS`]. No terminal controls, invisible
+/// characters, quotes or path separators (`../../x` is refused).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-');
+    if name.chars().count() <= MAX_NAME_CHARS && name.chars().all(allowed) {
+        return Ok(());
+    }
+    Err(format!(
+        "--name \"{}\": a job name may hold letters, digits, spaces, '.', '_' and '-', at most \
+         {MAX_NAME_CHARS} characters",
+        crate::display::visible_inline(name)
+    ))
 }
 
 /// Finds a job by id, else by unique name.
