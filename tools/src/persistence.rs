@@ -22,8 +22,18 @@
 //!     templates, no `commondir` other than a worktree's own, and the same again for every git
 //!     directory nested in it.
 
+//! - **Below the top**, what an agent, editor or git started in a subdirectory reads
+//!   ([`sandbox::protected::ProtectedPath::anywhere`]: `sub/AGENTS.md`, `sub/.envrc`, a new
+//!   `sub/.git` git would not have written) and a new git directory under another name (`HEAD`,
+//!   `objects`, `refs`: git takes it for a repository and obeys its config): found by
+//!   [`ProjectDirs`], which keeps the session's picture of the project's directories and reads
+//!   again only those whose change time moved, so a command costs one `stat` per directory.
+
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 /// The project as it was before a sandboxed command, as far as the sweep needs it.
 pub struct Before {
@@ -32,6 +42,9 @@ pub struct Before {
     absent: Vec<PathBuf>,
     /// The git directory's names, `None` when `.git` was no directory.
     git: Option<GitNames>,
+    /// The session's picture of the directories below the top, and when the command started.
+    dirs: Arc<Mutex<ProjectDirs>>,
+    started: SystemTime,
 }
 
 struct GitNames {
@@ -39,27 +52,57 @@ struct GitNames {
     info: Vec<OsString>,
     modules: Vec<OsString>,
     worktrees: Vec<OsString>,
+    /// The top-level names of each submodule's and worktree's git directory (`modules/m`,
+    /// `worktrees/w`): the same allow-list holds there (`config.worktree` written into an
+    /// existing submodule's directory by a later command).
+    nested_tops: Vec<(PathBuf, Vec<OsString>)>,
 }
 
 impl Before {
-    /// Looks at `root` before a command.
-    pub fn look(root: &Path) -> Before {
+    /// Looks at `root` before a command; `dirs` is the session's [`ProjectDirs`].
+    pub fn look(root: &Path, dirs: Arc<Mutex<ProjectDirs>>) -> Before {
         let absent = sandbox::protected::placeholders(root)
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
         let git_dir = root.join(".git");
         let git = std::fs::symlink_metadata(&git_dir)
             .is_ok_and(|m| m.is_dir())
-            .then(|| GitNames {
-                top: names(&git_dir),
-                info: names(&git_dir.join("info")),
-                modules: names(&git_dir.join("modules")),
-                worktrees: names(&git_dir.join("worktrees")),
+            .then(|| {
+                let modules = names(&git_dir.join("modules"));
+                let worktrees = names(&git_dir.join("worktrees"));
+                let nested_tops = modules
+                    .iter()
+                    .map(|n| git_dir.join("modules").join(n))
+                    .chain(worktrees.iter().map(|n| git_dir.join("worktrees").join(n)))
+                    .map(|dir| {
+                        let top = names(&dir);
+                        (dir, top)
+                    })
+                    .collect();
+                GitNames {
+                    top: names(&git_dir),
+                    info: names(&git_dir.join("info")),
+                    modules,
+                    worktrees,
+                    nested_tops,
+                }
             });
+        // Built at the first sandboxed command of the session (one walk); after that the sweep
+        // alone brings it up to date, telling the command's changes by their change time.
+        if let Ok(mut known) = dirs.lock()
+            && !known.built
+        {
+            known.refresh(root, None);
+        }
+        // The file system's clock lags the system's by up to a tick (a few milliseconds): what
+        // changed within that margin before the command counts as the command's (fail closed).
+        let started = SystemTime::now() - Duration::from_millis(50);
         Before {
             root: root.to_path_buf(),
             absent,
             git,
+            dirs,
+            started,
         }
     }
 
@@ -113,6 +156,25 @@ impl Before {
                         untrusted(&dir, sub == "worktrees").map(|why| (dir, why))
                     }));
                 }
+                for (dir, known) in &before.nested_tops {
+                    // `hooks` and `config` are git's own too (and bubblewrap makes an empty
+                    // `hooks` as a mount point when a submodule appears): judged by what they
+                    // hold, as a new git directory is.
+                    let sound =
+                        untrusted(dir, dir.starts_with(git_dir.join("worktrees"))).is_none();
+                    created.extend(new(dir.clone(), known).into_iter().filter_map(|p| {
+                        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                        let samples_only = || {
+                            names(&p)
+                                .iter()
+                                .all(|n| n.to_str().is_some_and(|n| n.ends_with(".sample")))
+                        };
+                        let own = sandbox::protected::git_entry_allowed(name)
+                            || (name == "hooks" && samples_only())
+                            || (sound && name == "config");
+                        (!own).then(|| (p, OPENS.to_string()))
+                    }));
+                }
             }
             // A `.git` the command made (`git init`) stays when git would have written it.
             None => {
@@ -123,7 +185,224 @@ impl Before {
                 }
             }
         }
+        if let Ok(mut known) = self.dirs.lock() {
+            created.extend(known.refresh(&self.root, Some(self.started)));
+        }
         quarantine(&self.root, &created)
+    }
+}
+
+/// Directories below the project that a sweep does not look in: dependencies and build output,
+/// large and rewritten by ordinary commands, where no agent, editor or git is started.
+const UNWATCHED: &[&str] = &["node_modules", "target", ".venv"];
+
+/// The most directories [`ProjectDirs`] keeps (breadth first): each costs a `stat` per sandboxed
+/// command, about a microsecond. Deeper ones in a larger project are not looked in (said in the
+/// security model).
+const MAX_DIRS: usize = 20_000;
+
+/// What a directory held when it was last read.
+struct Seen {
+    /// Its change time: a new, removed or renamed entry changes it.
+    changed: Option<SystemTime>,
+    /// Its subdirectories (walked), and its entries that are persistence vectors.
+    subdirs: Vec<OsString>,
+    vectors: Vec<OsString>,
+    /// Whether it held `HEAD`, `objects` and `refs`: a git directory under another name.
+    git_like: bool,
+}
+
+/// The session's picture of the project's directories below the top (the top and `.git` have
+/// [`Before`]'s own checks; `.gg` is gg's, read-only to commands), kept between commands: a
+/// command that changes nothing costs one `stat` per directory.
+#[derive(Default)]
+pub struct ProjectDirs {
+    seen: HashMap<PathBuf, Seen>,
+    built: bool,
+}
+
+impl ProjectDirs {
+    pub fn new() -> ProjectDirs {
+        ProjectDirs::default()
+    }
+
+    /// Brings the picture up to date and returns what became a persistence vector at or after
+    /// `since` (`None`: the first walk, which records only), with why. One `stat` per known
+    /// directory; only those whose change time moved are read again.
+    fn refresh(&mut self, root: &Path, since: Option<SystemTime>) -> Vec<(PathBuf, String)> {
+        let mut found = Vec::new();
+        if !self.built {
+            // Breadth first, so that in a project over the limit the shallow directories, where
+            // people start agents and editors, are the ones watched.
+            self.built = true;
+            let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+            while let Some(dir) = queue.pop_front() {
+                queue.extend(self.read(root, &dir, None, false, false, &mut found));
+            }
+            return found;
+        }
+        let mut gone = Vec::new();
+        let mut moved = Vec::new();
+        for (dir, seen) in &self.seen {
+            match std::fs::symlink_metadata(dir) {
+                Ok(meta) if meta.is_dir() => {
+                    if meta.created_or_changed() != seen.changed {
+                        moved.push(dir.clone());
+                    }
+                }
+                _ => gone.push(dir.clone()),
+            }
+        }
+        for dir in gone {
+            self.forget(&dir);
+        }
+        for dir in moved {
+            if self.seen.contains_key(&dir) {
+                self.read(root, &dir, since, false, true, &mut found);
+            }
+        }
+        found
+    }
+
+    /// Reads `dir` (again). With `since` (a sweep), what changed at or after it is the
+    /// command's: a vector entry changed then (created, written, renamed in: each sets the
+    /// change time, which no program can set back), a new `.git` git would not have written, a
+    /// new subdirectory (read whole, and `fresh` when it is itself the command's: everything in
+    /// it counts, whenever it was made), a directory that became a git directory. New
+    /// subdirectories are read at once when `descend`, else returned.
+    fn read(
+        &mut self,
+        root: &Path,
+        dir: &Path,
+        since: Option<SystemTime>,
+        fresh: bool,
+        descend: bool,
+        found: &mut Vec<(PathBuf, String)>,
+    ) -> Vec<PathBuf> {
+        let mut later = Vec::new();
+        if self.seen.len() >= MAX_DIRS && !self.seen.contains_key(dir) {
+            return later;
+        }
+        let changed = std::fs::symlink_metadata(dir)
+            .ok()
+            .and_then(|m| m.created_or_changed());
+        let entries: Vec<(OsString, bool)> = match std::fs::read_dir(dir) {
+            Ok(entries) => entries
+                .flatten()
+                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let at_top = dir == root;
+        let before = self.seen.remove(dir);
+        let held = |name: &OsString, list: fn(&Seen) -> &Vec<OsString>| {
+            before.as_ref().is_some_and(|b| list(b).contains(name))
+        };
+        let the_commands = |path: &Path| {
+            since.is_some_and(|since| {
+                fresh
+                    || std::fs::symlink_metadata(path)
+                        .ok()
+                        .and_then(|m| m.created_or_changed())
+                        .is_some_and(|t| t >= since)
+            })
+        };
+        let mut seen = Seen {
+            changed,
+            subdirs: Vec::new(),
+            vectors: Vec::new(),
+            git_like: is_git_like(dir),
+        };
+        for (name, is_dir) in &entries {
+            let path = dir.join(name);
+            // At the top, `Before` has checks of its own (and binds, at the bwrap level).
+            let vector = !at_top
+                && sandbox::protected::PROTECTED_IN_ROOT
+                    .iter()
+                    .any(|p| p.anywhere && name == p.name);
+            if vector {
+                seen.vectors.push(name.clone());
+                if !the_commands(&path) {
+                    continue;
+                }
+                if name == ".git" {
+                    // An existing nested repository's own work changes its `.git`: only a new
+                    // one is judged.
+                    if !held(name, |s| &s.vectors)
+                        && let Some(why) = untrusted_git_dir(&path, false, 0)
+                    {
+                        found.push((
+                            path,
+                            format!("a git directory git would not have written: {why}"),
+                        ));
+                    }
+                } else {
+                    found.push((
+                        path,
+                        "which runs code or becomes instructions when an agent, editor or shell \
+                         is started in that directory"
+                            .to_string(),
+                    ));
+                }
+                continue;
+            }
+            let skipped = at_top && (name == ".git" || name == ".gg");
+            if !is_dir || skipped || UNWATCHED.iter().any(|u| name == *u) {
+                continue;
+            }
+            seen.subdirs.push(name.clone());
+            if !held(name, |s| &s.subdirs) {
+                if descend {
+                    let fresh = the_commands(&path);
+                    later.extend(self.read(root, &path, since, fresh, true, found));
+                } else {
+                    later.push(path);
+                }
+            }
+        }
+        // A directory that became a git directory under another name.
+        let was_git_like = before.as_ref().is_some_and(|b| b.git_like);
+        if seen.git_like
+            && !at_top
+            && !was_git_like
+            && the_commands(dir)
+            && let Some(why) = untrusted_git_dir(dir, false, 0)
+        {
+            found.push((
+                dir.to_path_buf(),
+                format!(
+                    "a git directory under another name, which git would not have written: {why}"
+                ),
+            ));
+        }
+        self.seen.insert(dir.to_path_buf(), seen);
+        later
+    }
+
+    /// Forgets `dir` and everything below it (removed or replaced by a file).
+    fn forget(&mut self, dir: &Path) {
+        self.seen.retain(|p, _| !p.starts_with(dir));
+    }
+}
+
+/// `HEAD`, `objects` and `refs` in `dir`: what git takes for a repository.
+fn is_git_like(dir: &Path) -> bool {
+    ["HEAD", "objects", "refs"]
+        .iter()
+        .all(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+}
+
+/// The change time of a file: what a program cannot set (unlike the modification time).
+trait ChangeTime {
+    fn created_or_changed(&self) -> Option<SystemTime>;
+}
+
+impl ChangeTime for std::fs::Metadata {
+    fn created_or_changed(&self) -> Option<SystemTime> {
+        use std::os::unix::fs::MetadataExt;
+        let secs = u64::try_from(self.ctime()).ok()?;
+        let nanos = u32::try_from(self.ctime_nsec()).ok()?;
+        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
     }
 }
 
@@ -147,6 +426,15 @@ fn untrusted_git_dir(dir: &Path, worktree: bool, depth: usize) -> Option<String>
         return names(dir)
             .into_iter()
             .find_map(|n| untrusted_git_dir(&dir.join(n), worktree, depth + 1));
+    }
+    // git writes no include: one names a file elsewhere (the work tree, writable), whose text a
+    // later command can change after this check.
+    let includes = std::fs::read_to_string(dir.join("config")).is_ok_and(|text| {
+        text.lines()
+            .any(|l| l.trim_start().to_ascii_lowercase().starts_with("[include"))
+    });
+    if includes {
+        return Some("its configuration includes another file".into());
     }
     // Configuration that runs a program, includes followed (an unreadable include counts).
     let config = classifier::GitConfig::load_with(dir, |p| std::fs::read_to_string(p).ok());

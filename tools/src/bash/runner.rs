@@ -59,6 +59,9 @@ pub struct CommandRunner {
     /// The last command's sandbox policy, with what it was built from (see
     /// [`CommandRunner::sandbox_policy`]).
     kept_policy: std::sync::Mutex<Option<KeptPolicy>>,
+    /// The project's directories as the persistence sweep last saw them (read once, then only
+    /// what changed).
+    project_dirs: Arc<std::sync::Mutex<crate::persistence::ProjectDirs>>,
 }
 
 /// A sandbox policy kept for the next command: it is used again only while the secret files
@@ -101,6 +104,7 @@ impl CommandRunner {
             person_present: false,
             self_test_said: std::sync::atomic::AtomicBool::new(false),
             kept_policy: std::sync::Mutex::new(None),
+            project_dirs: Arc::new(std::sync::Mutex::new(crate::persistence::ProjectDirs::new())),
         }
     }
 
@@ -225,7 +229,7 @@ impl CommandRunner {
         // handed over) and moved aside after it. A command run read-only can create nothing.
         let before = (matches!(self.sandbox, SandboxSetting::On { .. })
             && !(class == Class::ReadOnly && self.enforce_read_only))
-            .then(|| crate::persistence::Before::look(self.cwd()));
+            .then(|| crate::persistence::Before::look(self.cwd(), Arc::clone(&self.project_dirs)));
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
