@@ -327,6 +327,11 @@ fn secrets_never_reach_the_bash_environment() {
         .env("NPM_TOKEN", "secret-4")
         .env("DB_PASSWORD", "secret-5")
         .env("AWS_SECRET_ACCESS_KEY", "secret-6")
+        // Standard names without a secret-sounding word (an attacker pass read them with `env`).
+        .env("MYSQL_PWD", "secret-7")
+        .env("CI_JOB_JWT", "secret-8")
+        .env("DOCKER_AUTH_CONFIG", "secret-9")
+        .env("GPG_PASSPHRASE", "secret-10")
         .env("HARMLESS_SETTING", "visible-value")
         .args(["--approval", "never", "-p", "show env"]);
     let out = run(cmd);
@@ -356,6 +361,10 @@ fn secrets_never_reach_the_bash_environment() {
         "secret-4",
         "secret-5",
         "secret-6",
+        "secret-7",
+        "secret-8",
+        "secret-9",
+        "secret-10",
     ] {
         assert!(
             !result.contains(secret),

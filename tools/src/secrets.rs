@@ -51,7 +51,22 @@ pub const SECRET_ENV_PATTERNS: &[&str] = &[
     "*_PRIVATE_KEY*",
     "*_ACCESS_KEY*",
     "*_CREDENTIALS",
+    "*_CREDENTIAL",
     "*_PAT",
+    // Standard names that hold a secret without saying so in the words above (MYSQL_PWD,
+    // DB_PASS, GPG_PASSPHRASE, CI_JOB_JWT, DOCKER_AUTH_CONFIG, SIGNING_KEY, STRIPE_SK,
+    // SENTRY_DSN, CONNECTION_STRING): found by an attacker pass through a read-only `env`.
+    "*_PWD",
+    "*_PASS",
+    "*PASSPHRASE*",
+    "*_JWT",
+    "*_JWT_*",
+    "*_AUTH_CONFIG",
+    "*_KEY",
+    "*_SK",
+    "*_DSN",
+    "*CONNECTION_STRING*",
+    "*COOKIE*",
     // An agent socket is a key: whoever can talk to it can sign or decrypt with it.
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
@@ -569,10 +584,34 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "GGD_TOKEN",
             "GG_SESSION_DIR",
+            "MYSQL_PWD",
+            "DB_PASS",
+            "GPG_PASSPHRASE",
+            "CI_JOB_JWT",
+            "CI_JOB_JWT_V2",
+            "DOCKER_AUTH_CONFIG",
+            "SIGNING_KEY",
+            "STRIPE_SK",
+            "SENTRY_DSN",
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "SESSION_COOKIE",
+            "GOOGLE_APPLICATION_CREDENTIAL",
         ] {
             assert!(is_secret_env(name.as_ref(), &[]), "{name}");
         }
-        for name in ["PATH", "TOKENIZER", "SECRETARY", "PATH_PATTERN", "HOME"] {
+        for name in [
+            "PATH",
+            "TOKENIZER",
+            "SECRETARY",
+            "PATH_PATTERN",
+            "HOME",
+            "PWD",
+            "OLDPWD",
+            "TERM",
+            "LANG",
+            "KEYMAP",
+            "PASSAGE",
+        ] {
             assert!(!is_secret_env(name.as_ref(), &[]), "{name}");
         }
         assert!(!is_secret_env("GH_PAT".as_ref(), &["gh_pat".to_string()]));
