@@ -131,12 +131,24 @@ const PROCESS_SECRETS: &[&str] = &[
 /// `/proc/<pid>/environ`, `/proc/$PPID/cmdline`, `/proc/self/environ` … (computed pids too).
 pub(crate) fn names_process_secrets(word: &Word) -> bool {
     let text = word.text.trim_matches(['"', '\'']);
-    let Some(rest) = text.strip_prefix("/proc/") else {
+    if !text.starts_with('/') || !text.contains("proc") {
+        return false;
+    }
+    // `/proc/./PID/environ`, `/proc/PID/../PID/environ`, `/etc/../proc/…`: as the kernel
+    // resolves them.
+    let normalized = paths::normalize(std::path::Path::new(text));
+    let Some(rest) = normalized.to_str().and_then(|t| t.strip_prefix("/proc/")) else {
         return false;
     };
     let mut parts = rest.split('/').filter(|p| !p.is_empty());
-    let (Some(pid), Some(file)) = (parts.next(), parts.next()) else {
+    let Some(pid) = parts.next() else {
         return false;
+    };
+    let is_glob = |s: &str| s.contains(['*', '?', '[', '{']);
+    let Some(file) = parts.next() else {
+        // The whole directory of a process (`grep -r X /proc/PID/`) holds its environ and
+        // command line.
+        return pid.chars().all(|c| c.is_ascii_digit()) || pid.contains('$') || is_glob(pid);
     };
     let file = file.trim_matches(['"', '\'', '}']);
     // `/proc/self/task/TID/environ` is the same file as `/proc/self/environ`.
@@ -147,9 +159,10 @@ pub(crate) fn names_process_secrets(word: &Word) -> bool {
     };
     let own = pid == "self" || pid == "thread-self";
     let process =
-        pid.contains('$') || pid.contains('*') || pid.chars().all(|c| c.is_ascii_digit()) || own;
-    let own_harmless = own && file != "environ";
-    process && !own_harmless && (PROCESS_SECRETS.contains(&file) || file.contains('*'))
+        pid.contains('$') || is_glob(pid) || pid.chars().all(|c| c.is_ascii_digit()) || own;
+    // `e?viron`, `{environ,x}`: a pattern may name any of them.
+    let own_harmless = own && file != "environ" && !is_glob(file);
+    process && !own_harmless && (PROCESS_SECRETS.contains(&file) || is_glob(file))
 }
 
 /// Component names one of which every credential path contains. Lexical normalisation only
