@@ -185,7 +185,6 @@ fn gg_sandbox_leaves_the_working_directory_as_it_found_it() {
 /// way out and still ends by the signal, at both Linux levels.
 #[test]
 fn gg_sandbox_ended_by_a_signal_leaves_nothing_behind() {
-    use std::io::BufRead;
     use std::os::unix::process::ExitStatusExt;
     let levels = crate::sandbox_support::available_levels();
     assert!(!levels.is_empty(), "no sandbox level works here");
@@ -196,27 +195,9 @@ fn gg_sandbox_ended_by_a_signal_leaves_nothing_behind() {
             let tmpdir = fx.tmp.path().join("tmpdir");
             std::fs::create_dir(&tmpdir).unwrap();
             let before = walk(&fx.repo);
-            let mut child = fx
-                .gg()
-                .env("TMPDIR", &tmpdir)
-                .args([
-                    "sandbox",
-                    "--backend",
-                    level,
-                    "--network",
-                    "allow-list",
-                    "--",
-                ])
-                .args(["sh", "-c", "echo ready; exec sleep 600"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut first = String::new();
-            std::io::BufReader::new(child.stdout.take().unwrap())
-                .read_line(&mut first)
-                .unwrap();
-            assert_eq!(first, "ready\n", "{level}: the command did not start");
+            let mut cmd = fx.gg();
+            cmd.env("TMPDIR", &tmpdir);
+            let mut child = sandbox_running(cmd, level, "allow-list");
             // While the command runs, what the signal must not leave behind is there: at the
             // bwrap level the mount point, at both the proxy's directory and at the landlock
             // level the command's temp directory, in TMPDIR.
@@ -293,8 +274,6 @@ fn gg_sandbox_under_nohup_outlives_sighup() {
 /// command has printed, so gg is past its start either way.
 #[test]
 fn the_signal_handler_is_set_up_only_when_gg_created_something_to_remove() {
-    use std::io::BufRead;
-    use std::os::unix::process::ExitStatusExt;
     let level = crate::sandbox_support::available_levels()
         .into_iter()
         .next()
@@ -302,19 +281,7 @@ fn the_signal_handler_is_set_up_only_when_gg_created_something_to_remove() {
     let server = ScriptedServer::with_replies([]);
     for (backend, network, caught) in [("none", "on", false), (level, "allow-list", true)] {
         let fx = GgFixture::new(&server, json!({}), "home/repo");
-        let mut child = fx
-            .gg()
-            .args(["sandbox", "--backend", backend, "--network", network, "--"])
-            .args(["sh", "-c", "echo ready; exec sleep 600"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        assert_eq!(first, "ready\n", "{backend}: the command did not start");
+        let mut child = sandbox_running(fx.gg(), backend, network);
         let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
         let mask = status
             .lines()
@@ -329,17 +296,7 @@ fn the_signal_handler_is_set_up_only_when_gg_created_something_to_remove() {
                 "{backend}: {signal:?} caught is not {caught} (SigCgt {mask:x})"
             );
         }
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::Signal::TERM,
-        )
-        .unwrap();
-        let status = child.wait().unwrap();
-        assert_eq!(
-            status.signal(),
-            Some(rustix::process::Signal::TERM.as_raw()),
-            "{backend}: gg did not end by the signal: {status:?}"
-        );
+        end_by_sigterm(&mut child, backend);
     }
 }
 
@@ -348,7 +305,6 @@ fn the_signal_handler_is_set_up_only_when_gg_created_something_to_remove() {
 /// command wrote and the `.gg/` gg keeps, at both Linux levels.
 #[test]
 fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
-    use std::os::unix::process::ExitStatusExt;
     let levels = crate::sandbox_support::available_levels();
     assert!(!levels.is_empty(), "no sandbox level works here");
     for level in levels {
@@ -385,17 +341,7 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
             std::fs::read_dir(&tmpdir).unwrap().next().is_some(),
             "{level}: nothing in TMPDIR while it runs"
         );
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::Signal::TERM,
-        )
-        .unwrap();
-        let status = child.wait().unwrap();
-        assert_eq!(
-            status.signal(),
-            Some(rustix::process::Signal::TERM.as_raw()),
-            "{level}: {status:?}"
-        );
+        end_by_sigterm(&mut child, level);
         let left = names_in(&tmpdir);
         assert!(left.is_empty(), "{level}: left in TMPDIR: {left:?}");
         let in_project = names_in(&fx.repo);
@@ -407,6 +353,41 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
 }
 
 /// The names directly in `dir`, sorted.
+/// `gg sandbox --backend BACKEND --network NETWORK` running a command that has printed its first
+/// line (so gg is past its start and the sandbox is set up) and now sleeps.
+fn sandbox_running(mut gg: Command, backend: &str, network: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = gg
+        .args(["sandbox", "--backend", backend, "--network", network, "--"])
+        .args(["sh", "-c", "echo ready; exec sleep 600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "ready\n", "{backend}: the command did not start");
+    child
+}
+
+/// Sends `SIGTERM` to gg and checks that gg ended by it, as it would have without its handler.
+fn end_by_sigterm(child: &mut std::process::Child, what: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(rustix::process::Signal::TERM.as_raw()),
+        "{what}: gg did not end by the signal: {status:?}"
+    );
+}
+
 fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()

@@ -313,9 +313,7 @@ fn gg_web_starts_one_daemon_and_prints_a_fragment_url() {
             .arg("web")
             .current_dir(&e.project)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home)
-            .env("GG_SESSION_DIR", &e.sessions)
+            .envs(gg_env(&e, home))
             .output()
             .unwrap();
         assert!(
@@ -369,9 +367,7 @@ fn gg_web_stop_stops_the_daemon_gg_web_started_and_only_that_one() {
             .args(extra)
             .current_dir(&e.project)
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &e.home)
-            .env("GG_SESSION_DIR", &e.sessions)
+            .envs(gg_env(&e, &e.home))
             .output()
             .unwrap()
     };
@@ -436,6 +432,18 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The environment the tests run `gg web` with: nothing of the test's own but `PATH`.
+fn gg_env<'a>(
+    e: &'a daemon_common::Env,
+    home: &'a std::path::Path,
+) -> [(&'static str, std::ffi::OsString); 3] {
+    [
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", home.as_os_str().to_owned()),
+        ("GG_SESSION_DIR", e.sessions.as_os_str().to_owned()),
+    ]
+}
+
 /// `~/.gg/web.json` of `home`: the pid (killed when the guard drops), port and token.
 fn web_state(home: &std::path::Path) -> (KillOnDrop, u16, String) {
     let state: Value =
@@ -490,9 +498,7 @@ fn gg_web_open_gives_the_opener_a_private_page_never_the_token() {
         .args(["web", "--open"])
         .current_dir(&e.project)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
+        .envs(gg_env(&e, &e.home))
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -550,9 +556,7 @@ fn gg_web_open_gives_the_opener_a_private_page_never_the_token() {
         .args(["web", "--stop"])
         .current_dir(&e.project)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
+        .envs(gg_env(&e, &e.home))
         .output()
         .unwrap();
     assert!(stopped.status.success(), "{stopped:?}");
@@ -567,9 +571,7 @@ fn the_ggd_gg_web_starts_gets_the_api_key_gg_was_started_with() {
         .arg("web")
         .current_dir(&e.project)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &e.home)
-        .env("GG_SESSION_DIR", &e.sessions)
+        .envs(gg_env(&e, &e.home))
         .env("OPENAI_API_KEY", "sk-web-key")
         .env("OPENAI_BASE_URL", server.base_url())
         .output()
