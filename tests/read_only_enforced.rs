@@ -197,9 +197,15 @@ fn a_command_run_read_only_changes_no_mode_time_or_attribute() {
                     .collect::<Vec<_>>()
             };
             let before = look();
+            // `setxattrat` (463, Linux 6.13) by number, as a second attacker pass did: newer
+            // than the libc tables, and an ACL set through it grants another user write.
             let attack = "chmod 777 ~/.ssh ~/.ssh/id_rsa ~/.gg .; chmod 000 README.md; \
                  touch -m -d @0 README.md ~/.ssh/id_rsa; setfattr -n user.x -v 1 README.md; \
-                 chattr +i README.md; echo tried";
+                 chattr +i README.md; python3 -c 'import ctypes, struct; \
+                 l = ctypes.CDLL(None, use_errno=True); v = ctypes.create_string_buffer(b\"1\"); \
+                 a = ctypes.create_string_buffer(struct.pack(\"QII\", ctypes.addressof(v), 1, 0)); \
+                 L = ctypes.c_long; l.syscall(L(463), L(-100), b\"README.md\", L(0), b\"user.y\", \
+                 a, ctypes.c_size_t(16))'; echo tried";
             let (out, results) = run_calls(&fx, &server, level, true, &[attack], flags);
             assert!(out.status.success(), "{level} {flags:?}: {out:?}");
             assert!(
@@ -207,16 +213,16 @@ fn a_command_run_read_only_changes_no_mode_time_or_attribute() {
                 "{level} {flags:?}: the command did not run: {results:?}"
             );
             assert_eq!(look(), before, "{level} {flags:?}: {results:?}");
-            let xattr = std::process::Command::new("getfattr")
-                .args(["-n", "user.x"])
+            let attributes = std::process::Command::new("python3")
+                .args(["-c", "import os, sys; print(os.listxattr(sys.argv[1]))"])
                 .arg(fx.repo.join("README.md"))
-                .output();
-            if let Ok(xattr) = xattr {
-                assert!(
-                    !xattr.status.success(),
-                    "{level} {flags:?}: an attribute was set"
-                );
-            }
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&attributes.stdout).trim(),
+                "[]",
+                "{level} {flags:?}: an attribute was set: {attributes:?}"
+            );
         }
     }
 }

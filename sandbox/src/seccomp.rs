@@ -237,9 +237,17 @@ pub fn programs(network: Network) -> Result<Vec<BpfProgram>, Error> {
     programs_with(network, false, false)
 }
 
-/// `FS_IOC_SETFLAGS` and `FS_IOC_FSSETXATTR` (`chattr +i`, `+a`: immutable and append-only
-/// flags, which root may set on any file it can open for reading), as on 64-bit Linux.
-const SET_INODE_FLAGS: &[u64] = &[0x4008_6602, 0x401c_5820];
+/// `FS_IOC_SETFLAGS`, `FS_IOC_FSSETXATTR` (`chattr +i`, `+a`: immutable and append-only flags,
+/// which root may set on any file it can open for reading) and `FS_IOC_SETVERSION` (the inode
+/// generation), as on 64-bit Linux.
+const SET_INODE_FLAGS: &[u64] = &[0x4008_6602, 0x401c_5820, 0x4008_7602];
+
+/// Calls newer than the `libc` crate's tables, by their numbers (the same on every architecture
+/// since 5.1's unified numbering): `setxattrat` and `removexattrat` (6.13; an ACL granting
+/// another user write is an extended attribute), `file_setattr` (6.17; inode flags by path).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+const SYS_FILE_SETATTR: i64 = 469;
 
 /// What a command run read-only is refused besides its Landlock ruleset, which covers writing,
 /// creating, removing and renaming files but not their metadata: changing modes, owners, times,
@@ -270,6 +278,17 @@ pub fn read_only_deny_list() -> Vec<Deny> {
             }
         ),
     ];
+    for (name, nr) in [
+        ("setxattrat", SYS_SETXATTRAT),
+        ("removexattrat", SYS_REMOVEXATTRAT),
+        ("file_setattr", SYS_FILE_SETATTR),
+    ] {
+        v.push(Deny {
+            name,
+            nr,
+            when: When::Always,
+        });
+    }
     // The older calls that architectures with the generic table (aarch64) do not have.
     #[cfg(target_arch = "x86_64")]
     v.extend([
@@ -571,6 +590,9 @@ mod tests {
             "utimensat",
             "setxattr",
             "fremovexattr",
+            "setxattrat",
+            "removexattrat",
+            "file_setattr",
             "ioctl",
         ] {
             assert!(names.contains(&name), "{name}");
