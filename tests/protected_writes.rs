@@ -297,3 +297,52 @@ fn vectors_below_the_top_under_other_names_and_in_home_are_dangerous_in_every_mo
         }
     }
 }
+
+/// Writes approved together are judged again when each lands: one reply's `HEAD`,
+/// `objects/…` and `refs/…` each saw a directory that was not yet a git directory when they
+/// were assessed, and together made one (whose `config`, written first, runs a pager).
+#[test]
+fn writes_approved_together_cannot_make_a_git_directory() {
+    use support::{StreamReply, finish_chunk, tool_call_chunk};
+    for flags in [&["--yolo"][..], &["--yolo", "--sandbox"]] {
+        let r = repo();
+        std::fs::create_dir_all(r.root.join("x")).unwrap();
+        std::fs::write(r.root.join("x/config"), "[core]\n\tpager = touch pwned\n").unwrap();
+        let mut stream = StreamReply::new();
+        for (i, path) in ["x/HEAD", "x/objects/info/.keep", "x/refs/heads/.keep"]
+            .iter()
+            .enumerate()
+        {
+            let args = json!({"path": path, "content": "ref: refs/heads/main\n"}).to_string();
+            stream = stream.event(tool_call_chunk(
+                i as u32,
+                Some(&format!("w{i}")),
+                Some("write"),
+                &args,
+            ));
+        }
+        let server = ScriptedServer::with_replies([
+            stream.event(finish_chunk("tool_calls")).done().reply(),
+            Reply::text(&["done"]),
+        ]);
+        let out = Command::new(env!("CARGO_BIN_EXE_gg"))
+            .current_dir(&r.root)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &r.home)
+            .env("OPENAI_API_KEY", "sk-test")
+            .env("OPENAI_BASE_URL", server.base_url())
+            .env("GG_SESSION_DIR", &r.sessions)
+            .stdin(Stdio::null())
+            .args(flags)
+            .args(["-p", "go"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flags:?}: {out:?}");
+        let present = ["x/HEAD", "x/objects", "x/refs"]
+            .iter()
+            .filter(|p| r.root.join(p).exists())
+            .count();
+        assert!(present < 3, "{flags:?}: x became a git directory");
+    }
+}

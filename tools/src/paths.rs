@@ -586,6 +586,16 @@ impl Workspace {
                 "its directory was moved after the write was approved; nothing written",
             )));
         }
+        // Judged again now: writes approved together (one reply's `HEAD`, `objects/…`,
+        // `refs/…`) each saw the disk before the others landed, and together make a git
+        // directory.
+        let home = crate::security::home_dir();
+        if let Some(why) = sandbox::protected::planted(self.root(), &target.relative(), Some(&home))
+        {
+            return Err(target.io(io::Error::other(format!(
+                "it is now {why}; nothing written"
+            ))));
+        }
         if let Some(expected) = expect {
             let now = self.read_target(target, expected.len() as u64 + 1)?;
             if now.as_deref() != Some(expected) {
