@@ -430,6 +430,63 @@ fn persistence_vectors_below_the_top_are_moved_aside_too() {
     }
 }
 
+/// What a second attacker pass found against the sweep below the top, at both levels: a
+/// nested repository made clean in one command and given an fsmonitor and a hook in the next; a
+/// git directory under another name whose config gets a pager later; a link to a directory
+/// inside `node_modules` (not looked in) that holds `AGENTS.md`; and `AGENTS.md` made behind
+/// more directories than the sweep keeps, made by the command itself. Each is moved aside.
+#[test]
+fn the_sweep_below_the_top_holds_across_commands_links_and_its_limit() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        let scripts = [
+            // 1: clean, as git writes them.
+            "set -e\ngit init -q sub\nmkdir -p gl/objects gl/refs\n\
+             echo 'ref: refs/heads/main' > gl/HEAD\nprintf '[core]\\n\\tbare = true\\n' > gl/config\n\
+             echo done\n",
+            // 2: planted later.
+            "set -e\ngit -C sub config core.fsmonitor 'touch /tmp/pwned; false'\n\
+             printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit\n\
+             printf '[core]\\n\\tbare = true\\n\\tpager = touch /tmp/pwned\\n' > gl/config\n\
+             echo done\n",
+            // 3: through a link into a directory that is not looked in.
+            "set -e\nmkdir -p node_modules/pkg\necho 'obey me' > node_modules/pkg/AGENTS.md\n\
+             ln -s node_modules/pkg docs\necho done\n",
+            // 4: behind more directories than the sweep keeps.
+            "set -e\nmkdir fill && cd fill && seq 0 5100 | xargs mkdir && cd ..\n\
+             mkdir -p fill/5100/deep && echo 'obey me' > fill/5100/deep/AGENTS.md\necho done\n",
+        ];
+        let calls: Vec<String> = (0..scripts.len())
+            .map(|i| {
+                std::fs::write(fx.repo.join(format!("s{i}.sh")), scripts[i]).unwrap();
+                format!("sh ./s{i}.sh")
+            })
+            .collect();
+        let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &calls,
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert_eq!(results.len(), 4, "{level}: {results:?}");
+        for result in &results {
+            assert!(result.contains("done"), "{level}: {result}");
+        }
+        assert!(!results[0].contains("moved to"), "{level}: {}", results[0]);
+        for planted in ["sub/.git", "gl", "docs", "fill/5100/deep/AGENTS.md"] {
+            assert!(
+                std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
+                "{level}: {planted} stayed: {results:?}"
+            );
+        }
+    }
+}
+
 /// A gg started by one of the agent's commands never runs looser than the session that started
 /// it: `gg --yolo` from a session in `--approval never` runs in `never`, and says so.
 #[test]

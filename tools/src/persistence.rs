@@ -87,12 +87,16 @@ impl Before {
                     nested_tops,
                 }
             });
-        // Built at the first sandboxed command of the session (one walk); after that the sweep
-        // alone brings it up to date, telling the command's changes by their change time.
-        if let Ok(mut known) = dirs.lock()
-            && !known.built
-        {
-            known.refresh(root, None);
+        // Built at the first sandboxed command of the session (one walk). After that, what
+        // changed since the last command is taken in now (record only) where inotify says what
+        // that is; without it the sweep alone tells the command's changes by their change time.
+        if let Ok(mut known) = dirs.lock() {
+            if !known.built || known.watching() {
+                known.refresh(root, None);
+            } else {
+                // The nested repositories the person changed since are theirs.
+                known.judge_clean(false);
+            }
         }
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
         // changed within that margin before the command counts as the command's (fail closed).
@@ -197,28 +201,96 @@ impl Before {
 const UNWATCHED: &[&str] = &["node_modules", "target", ".venv"];
 
 /// The most directories [`ProjectDirs`] keeps (breadth first): each costs a `stat` per sandboxed
-/// command, about a microsecond. Deeper ones in a larger project are not looked in (said in the
-/// security model).
-const MAX_DIRS: usize = 20_000;
+/// command, 2–3 µs measured, so 5,000 add at most ~12 ms to a command. Deeper ones in a larger
+/// project are not looked in (said in the security model); inotify would lift the limit.
+const MAX_DIRS: usize = 5_000;
 
 /// What a directory held when it was last read.
 struct Seen {
     /// Its change time: a new, removed or renamed entry changes it.
     changed: Option<SystemTime>,
-    /// Its subdirectories (walked), and its entries that are persistence vectors.
-    subdirs: Vec<OsString>,
+    /// Its entries that are persistence vectors.
     vectors: Vec<OsString>,
     /// Whether it held `HEAD`, `objects` and `refs`: a git directory under another name.
     git_like: bool,
 }
 
 /// The session's picture of the project's directories below the top (the top and `.git` have
-/// [`Before`]'s own checks; `.gg` is gg's, read-only to commands), kept between commands: a
-/// command that changes nothing costs one `stat` per directory.
+/// [`Before`]'s own checks; `.gg` is gg's, read-only to commands), kept between commands. With
+/// inotify (Linux), a command costs reading the events of the directories it changed; without it
+/// (or when its queue overflowed), one `stat` per directory.
 #[derive(Default)]
 pub struct ProjectDirs {
     seen: HashMap<PathBuf, Seen>,
     built: bool,
+    /// Nested git directories (and git directories under other names) that were clean when
+    /// first seen.
+    clean: Vec<PathBuf>,
+    #[cfg(target_os = "linux")]
+    watch: Option<Watch>,
+}
+
+/// An inotify instance watching every directory in [`ProjectDirs`].
+#[cfg(target_os = "linux")]
+struct Watch {
+    fd: std::os::fd::OwnedFd,
+    dirs: HashMap<i32, PathBuf>,
+}
+
+#[cfg(target_os = "linux")]
+impl Watch {
+    /// What changes a directory's entries or a file in it (not reads, not `IN_MODIFY`'s flood:
+    /// a written file is seen when it is closed).
+    fn flags() -> rustix::fs::inotify::WatchFlags {
+        use rustix::fs::inotify::WatchFlags as W;
+        W::CREATE
+            | W::DELETE
+            | W::MOVED_FROM
+            | W::MOVED_TO
+            | W::ATTRIB
+            | W::CLOSE_WRITE
+            | W::DELETE_SELF
+            | W::MOVE_SELF
+            | W::ONLYDIR
+            | W::DONT_FOLLOW
+    }
+
+    fn add(&mut self, dir: &Path) -> bool {
+        match rustix::fs::inotify::add_watch(&self.fd, dir, Watch::flags()) {
+            Ok(wd) => {
+                self.dirs.insert(wd, dir.to_path_buf());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The directories with events since the last call; `None` when the queue overflowed (or
+    /// could not be read) and events were lost.
+    fn changed(&mut self) -> Option<Vec<PathBuf>> {
+        use rustix::fs::inotify::ReadFlags;
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+        let mut reader = rustix::fs::inotify::Reader::new(&self.fd, &mut buf);
+        let mut changed = std::collections::HashSet::new();
+        loop {
+            match reader.next() {
+                Ok(event) => {
+                    if event.events().contains(ReadFlags::QUEUE_OVERFLOW) {
+                        return None;
+                    }
+                    if let Some(dir) = self.dirs.get(&event.wd()) {
+                        changed.insert(dir.clone());
+                    }
+                    if event.events().contains(ReadFlags::IGNORED) {
+                        self.dirs.remove(&event.wd());
+                    }
+                }
+                Err(rustix::io::Errno::AGAIN) => break,
+                Err(_) => return None,
+            }
+        }
+        Some(changed.into_iter().collect())
+    }
 }
 
 impl ProjectDirs {
@@ -227,14 +299,25 @@ impl ProjectDirs {
     }
 
     /// Brings the picture up to date and returns what became a persistence vector at or after
-    /// `since` (`None`: the first walk, which records only), with why. One `stat` per known
-    /// directory; only those whose change time moved are read again.
+    /// `since` (`None`: records only), with why. Only the directories that changed are read
+    /// again: those inotify reported, else those whose change time moved (a `stat` each).
     fn refresh(&mut self, root: &Path, since: Option<SystemTime>) -> Vec<(PathBuf, String)> {
         let mut found = Vec::new();
         if !self.built {
             // Breadth first, so that in a project over the limit the shallow directories, where
             // people start agents and editors, are the ones watched.
             self.built = true;
+            #[cfg(target_os = "linux")]
+            {
+                use rustix::fs::inotify::CreateFlags;
+                self.watch =
+                    rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
+                        .ok()
+                        .map(|fd| Watch {
+                            fd,
+                            dirs: HashMap::new(),
+                        });
+            }
             let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
             while let Some(dir) = queue.pop_front() {
                 queue.extend(self.read(root, &dir, None, false, false, &mut found));
@@ -243,14 +326,30 @@ impl ProjectDirs {
         }
         let mut gone = Vec::new();
         let mut moved = Vec::new();
-        for (dir, seen) in &self.seen {
-            match std::fs::symlink_metadata(dir) {
-                Ok(meta) if meta.is_dir() => {
-                    if meta.created_or_changed() != seen.changed {
-                        moved.push(dir.clone());
+        #[cfg(target_os = "linux")]
+        let reported = self.watch.as_mut().and_then(Watch::changed);
+        #[cfg(not(target_os = "linux"))]
+        let reported: Option<Vec<PathBuf>> = None;
+        match reported {
+            Some(dirs) => {
+                for dir in dirs {
+                    match std::fs::symlink_metadata(&dir) {
+                        Ok(meta) if meta.is_dir() => moved.push(dir),
+                        _ => gone.push(dir),
                     }
                 }
-                _ => gone.push(dir.clone()),
+            }
+            None => {
+                for (dir, seen) in &self.seen {
+                    match std::fs::symlink_metadata(dir) {
+                        Ok(meta) if meta.is_dir() => {
+                            if meta.created_or_changed() != seen.changed {
+                                moved.push(dir.clone());
+                            }
+                        }
+                        _ => gone.push(dir.clone()),
+                    }
+                }
             }
         }
         for dir in gone {
@@ -261,6 +360,7 @@ impl ProjectDirs {
                 self.read(root, &dir, since, false, true, &mut found);
             }
         }
+        found.extend(self.judge_clean(since.is_some()));
         found
     }
 
@@ -280,24 +380,26 @@ impl ProjectDirs {
         found: &mut Vec<(PathBuf, String)>,
     ) -> Vec<PathBuf> {
         let mut later = Vec::new();
-        if self.seen.len() >= MAX_DIRS && !self.seen.contains_key(dir) {
+        // Over the limit, a directory is not kept (its parent reads it again when it changes);
+        // in a sweep it is still read, so that a command cannot hide what it made behind
+        // directories it made first.
+        let keep = self.seen.len() < MAX_DIRS || self.seen.contains_key(dir);
+        if !keep && since.is_none() {
             return later;
         }
         let changed = std::fs::symlink_metadata(dir)
             .ok()
             .and_then(|m| m.created_or_changed());
-        let entries: Vec<(OsString, bool)> = match std::fs::read_dir(dir) {
+        let entries: Vec<(OsString, std::fs::FileType)> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
                 .flatten()
-                .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+                .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
                 .collect(),
             Err(_) => Vec::new(),
         };
         let at_top = dir == root;
         let before = self.seen.remove(dir);
-        let held = |name: &OsString, list: fn(&Seen) -> &Vec<OsString>| {
-            before.as_ref().is_some_and(|b| list(b).contains(name))
-        };
+        let held = |name: &OsString| before.as_ref().is_some_and(|b| b.vectors.contains(name));
         let the_commands = |path: &Path| {
             since.is_some_and(|since| {
                 fresh
@@ -309,34 +411,30 @@ impl ProjectDirs {
         };
         let mut seen = Seen {
             changed,
-            subdirs: Vec::new(),
             vectors: Vec::new(),
             git_like: is_git_like(dir),
         };
-        for (name, is_dir) in &entries {
+        for (name, kind) in &entries {
             let path = dir.join(name);
             // At the top, `Before` has checks of its own (and binds, at the bwrap level).
-            let vector = !at_top
-                && sandbox::protected::PROTECTED_IN_ROOT
-                    .iter()
-                    .any(|p| p.anywhere && name == p.name);
+            let vector = !at_top && is_anywhere_vector(name);
             if vector {
                 seen.vectors.push(name.clone());
-                if !the_commands(&path) {
-                    continue;
-                }
                 if name == ".git" {
-                    // An existing nested repository's own work changes its `.git`: only a new
-                    // one is judged.
-                    if !held(name, |s| &s.vectors)
-                        && let Some(why) = untrusted_git_dir(&path, false, 0)
-                    {
-                        found.push((
-                            path,
-                            format!("a git directory git would not have written: {why}"),
-                        ));
+                    // A nested repository: judged when first seen; one git would have written
+                    // is judged again after every command (`clean`), since its config and hooks
+                    // change without its directory changing.
+                    if !held(name) {
+                        match untrusted_git_dir(&path, false, 0) {
+                            Some(why) if the_commands(&path) => found.push((
+                                path,
+                                format!("a git directory git would not have written: {why}"),
+                            )),
+                            Some(_) => {}
+                            None => self.clean.push(path),
+                        }
                     }
-                } else {
+                } else if the_commands(&path) {
                     found.push((
                         path,
                         "which runs code or becomes instructions when an agent, editor or shell \
@@ -346,12 +444,19 @@ impl ProjectDirs {
                 }
                 continue;
             }
-            let skipped = at_top && (name == ".git" || name == ".gg");
-            if !is_dir || skipped || UNWATCHED.iter().any(|u| name == *u) {
+            // A link the command made to a directory holding what an agent or git would read
+            // there (into `node_modules`, which is not looked in, or outside the project).
+            if kind.is_symlink() && since.is_some() && the_commands(&path) {
+                if let Some(why) = linked_vectors(&path) {
+                    found.push((path, why));
+                }
                 continue;
             }
-            seen.subdirs.push(name.clone());
-            if !held(name, |s| &s.subdirs) {
+            let skipped = at_top && (name == ".git" || name == ".gg");
+            if !kind.is_dir() || skipped || UNWATCHED.iter().any(|u| name == *u) {
+                continue;
+            }
+            if !self.seen.contains_key(&path) {
                 if descend {
                     let fresh = the_commands(&path);
                     later.extend(self.read(root, &path, since, fresh, true, found));
@@ -362,27 +467,96 @@ impl ProjectDirs {
         }
         // A directory that became a git directory under another name.
         let was_git_like = before.as_ref().is_some_and(|b| b.git_like);
-        if seen.git_like
-            && !at_top
-            && !was_git_like
-            && the_commands(dir)
-            && let Some(why) = untrusted_git_dir(dir, false, 0)
+        if seen.git_like && !at_top && !was_git_like {
+            match untrusted_git_dir(dir, false, 0) {
+                Some(why) if the_commands(dir) => found.push((
+                    dir.to_path_buf(),
+                    format!(
+                        "a git directory under another name, which git would not have written: \
+                         {why}"
+                    ),
+                )),
+                Some(_) => {}
+                None => self.clean.push(dir.to_path_buf()),
+            }
+        }
+        if !keep {
+            return later;
+        }
+        // A directory seen for the first time is watched from now on; one that cannot be
+        // (the user's inotify limit) ends watching: every directory is `stat`ed instead.
+        #[cfg(target_os = "linux")]
+        if before.is_none()
+            && let Some(watch) = self.watch.as_mut()
+            && !watch.add(dir)
         {
-            found.push((
-                dir.to_path_buf(),
-                format!(
-                    "a git directory under another name, which git would not have written: {why}"
-                ),
-            ));
+            self.watch = None;
         }
         self.seen.insert(dir.to_path_buf(), seen);
         later
+    }
+
+    /// The git directories that were clean when seen, judged again: one that now runs a program
+    /// is returned (and forgotten). `report`: after a command (else the person's change
+    /// between commands, which is left alone).
+    fn judge_clean(&mut self, report: bool) -> Vec<(PathBuf, String)> {
+        let mut found = Vec::new();
+        self.clean.retain(|dir| {
+            if std::fs::symlink_metadata(dir).is_err() {
+                return false;
+            }
+            match untrusted_git_dir(dir, false, 0) {
+                None => true,
+                Some(why) => {
+                    if report {
+                        found.push((
+                            dir.clone(),
+                            format!(
+                                "a git directory changed to one git would not have written: {why}"
+                            ),
+                        ));
+                    }
+                    false
+                }
+            }
+        });
+        found
+    }
+
+    /// Whether inotify reports the changes (else every directory is `stat`ed).
+    fn watching(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.watch.is_some();
+        #[cfg(not(target_os = "linux"))]
+        return false;
     }
 
     /// Forgets `dir` and everything below it (removed or replaced by a file).
     fn forget(&mut self, dir: &Path) {
         self.seen.retain(|p, _| !p.starts_with(dir));
     }
+}
+
+/// A name an agent, editor or git reads in whatever directory it is started in.
+fn is_anywhere_vector(name: &std::ffi::OsStr) -> bool {
+    sandbox::protected::PROTECTED_IN_ROOT
+        .iter()
+        .any(|p| p.anywhere && name == p.name)
+}
+
+/// Why a link to a directory plants something: the directory holds a vector at its top, or is
+/// a git directory.
+fn linked_vectors(link: &Path) -> Option<String> {
+    // Where it leads (`names` does not follow a link).
+    let target = std::fs::canonicalize(link).ok()?;
+    if let Some(name) = names(&target).into_iter().find(|n| is_anywhere_vector(n)) {
+        return Some(format!(
+            "a link to a directory holding {}, which runs code or becomes instructions when an \
+             agent, editor or shell is started there",
+            name.to_string_lossy()
+        ));
+    }
+    is_git_like(&target).then(|| "a link to a git directory".to_string())
 }
 
 /// `HEAD`, `objects` and `refs` in `dir`: what git takes for a repository.
