@@ -43,13 +43,9 @@ fn repo() -> Repo {
     }
 }
 
-/// Runs `gg <flags> -p go` where the model makes one call, and returns the tool result the model
-/// got back (from the second request's body).
-fn one_call(r: &Repo, flags: &[&str], tool: &str, arguments: Value) -> String {
-    let server = ScriptedServer::with_replies([
-        Reply::tool_call("c1", tool, &arguments.to_string()),
-        Reply::text(&["done"]),
-    ]);
+/// Runs the real `gg <flags> -p go` in the repository against `server`, with no terminal, and
+/// fails the test when gg fails.
+fn run_gg(r: &Repo, server: &ScriptedServer, flags: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_gg"))
         .current_dir(&r.root)
         .env_clear()
@@ -68,6 +64,16 @@ fn one_call(r: &Repo, flags: &[&str], tool: &str, arguments: Value) -> String {
         "gg {flags:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Runs `gg <flags> -p go` where the model makes one call, and returns the tool result the model
+/// got back (from the second request's body).
+fn one_call(r: &Repo, flags: &[&str], tool: &str, arguments: Value) -> String {
+    let server = ScriptedServer::with_replies([
+        Reply::tool_call("c1", tool, &arguments.to_string()),
+        Reply::text(&["done"]),
+    ]);
+    run_gg(r, &server, flags);
     let bodies = server.request_bodies();
     assert_eq!(bodies.len(), 2, "the model was asked twice");
     let messages = bodies[1]["messages"].as_array().unwrap();
@@ -325,20 +331,7 @@ fn writes_approved_together_cannot_make_a_git_directory() {
             stream.event(finish_chunk("tool_calls")).done().reply(),
             Reply::text(&["done"]),
         ]);
-        let out = Command::new(env!("CARGO_BIN_EXE_gg"))
-            .current_dir(&r.root)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &r.home)
-            .env("OPENAI_API_KEY", "sk-test")
-            .env("OPENAI_BASE_URL", server.base_url())
-            .env("GG_SESSION_DIR", &r.sessions)
-            .stdin(Stdio::null())
-            .args(flags)
-            .args(["-p", "go"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{flags:?}: {out:?}");
+        run_gg(&r, &server, flags);
         let present = ["x/HEAD", "x/objects", "x/refs"]
             .iter()
             .filter(|p| r.root.join(p).exists())
