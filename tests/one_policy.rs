@@ -27,6 +27,16 @@ fn run_calls(
     support::run_bash_calls(fx, server, env, true, scripts, args)
 }
 
+/// Each sandbox level here, with each way the sweep finds what a command changed: inotify
+/// (`"0"`) and the `stat` of every directory it falls back to when inotify's limits are reached
+/// (`"1"`, the value of the test-hooks knob `GG_TEST_SWEEP_NO_INOTIFY`).
+fn sweep_ways() -> Vec<(&'static str, &'static str)> {
+    available_levels()
+        .into_iter()
+        .flat_map(|level| [(level, "0"), (level, "1")])
+        .collect()
+}
+
 /// Writes `script` to `app.sh` in the project and has the model run `sh ./app.sh` in a
 /// `--yolo --sandbox` session at `level`: through a script, so that the classifier lets the call
 /// run (a normal command) and the sandbox is what decides.
@@ -358,7 +368,7 @@ fn persistence_vectors_cannot_be_created_fresh() {
 /// what existed before the session is not touched.
 #[test]
 fn persistence_vectors_below_the_top_are_moved_aside_too() {
-    for level in available_levels() {
+    for (level, sweep) in sweep_ways() {
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "repo");
         support::git(&fx.repo, &["init", "-q"]);
@@ -390,14 +400,17 @@ fn persistence_vectors_below_the_top_are_moved_aside_too() {
         let (out, results) = run_calls(
             &fx,
             &server,
-            &[("GG_SANDBOX_BACKEND", level)],
+            &[
+                ("GG_SANDBOX_BACKEND", level),
+                ("GG_TEST_SWEEP_NO_INOTIFY", sweep),
+            ],
             &["sh ./one.sh", "sh ./two.sh"],
             &["--yolo", "--sandbox"],
         );
-        assert!(out.status.success(), "{level}: {out:?}");
-        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        assert!(out.status.success(), "{level} {sweep}: {out:?}");
+        assert_eq!(results.len(), 2, "{level} {sweep}: {results:?}");
         for result in &results {
-            assert!(result.contains("done"), "{level}: {result}");
+            assert!(result.contains("done"), "{level} {sweep}: {result}");
         }
         for planted in [
             "sub/AGENTS.md",
@@ -411,7 +424,7 @@ fn persistence_vectors_below_the_top_are_moved_aside_too() {
         ] {
             assert!(
                 std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
-                "{level}: {planted} stayed: {results:?}"
+                "{level} {sweep}: {planted} stayed: {results:?}"
             );
         }
         for kept in [
@@ -420,12 +433,18 @@ fn persistence_vectors_below_the_top_are_moved_aside_too() {
             ".git/modules/m/HEAD",
             "old/AGENTS.md",
         ] {
-            assert!(fx.repo.join(kept).exists(), "{level}: {kept}: {results:?}");
+            assert!(
+                fx.repo.join(kept).exists(),
+                "{level} {sweep}: {kept}: {results:?}"
+            );
         }
-        assert!(results[0].contains("moved to"), "{level}: {results:?}");
+        assert!(
+            results[0].contains("moved to"),
+            "{level} {sweep}: {results:?}"
+        );
         assert!(
             results[1].contains("config.worktree"),
-            "{level}: {results:?}"
+            "{level} {sweep}: {results:?}"
         );
     }
 }
@@ -437,7 +456,7 @@ fn persistence_vectors_below_the_top_are_moved_aside_too() {
 /// more directories than the sweep keeps, made by the command itself. Each is moved aside.
 #[test]
 fn the_sweep_below_the_top_holds_across_commands_links_and_its_limit() {
-    for level in available_levels() {
+    for (level, sweep) in sweep_ways() {
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "repo");
         support::git(&fx.repo, &["init", "-q"]);
@@ -468,20 +487,27 @@ fn the_sweep_below_the_top_holds_across_commands_links_and_its_limit() {
         let (out, results) = run_calls(
             &fx,
             &server,
-            &[("GG_SANDBOX_BACKEND", level)],
+            &[
+                ("GG_SANDBOX_BACKEND", level),
+                ("GG_TEST_SWEEP_NO_INOTIFY", sweep),
+            ],
             &calls,
             &["--yolo", "--sandbox"],
         );
-        assert!(out.status.success(), "{level}: {out:?}");
-        assert_eq!(results.len(), 4, "{level}: {results:?}");
+        assert!(out.status.success(), "{level} {sweep}: {out:?}");
+        assert_eq!(results.len(), 4, "{level} {sweep}: {results:?}");
         for result in &results {
-            assert!(result.contains("done"), "{level}: {result}");
+            assert!(result.contains("done"), "{level} {sweep}: {result}");
         }
-        assert!(!results[0].contains("moved to"), "{level}: {}", results[0]);
+        assert!(
+            !results[0].contains("moved to"),
+            "{level} {sweep}: {}",
+            results[0]
+        );
         for planted in ["sub/.git", "gl", "docs", "fill/5100/deep/AGENTS.md"] {
             assert!(
                 std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
-                "{level}: {planted} stayed: {results:?}"
+                "{level} {sweep}: {planted} stayed: {results:?}"
             );
         }
     }

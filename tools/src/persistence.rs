@@ -308,7 +308,7 @@ impl ProjectDirs {
             // people start agents and editors, are the ones watched.
             self.built = true;
             #[cfg(target_os = "linux")]
-            {
+            if inotify_wanted() {
                 use rustix::fs::inotify::CreateFlags;
                 self.watch =
                     rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
@@ -535,6 +535,18 @@ impl ProjectDirs {
     fn forget(&mut self, dir: &Path) {
         self.seen.retain(|p, _| !p.starts_with(dir));
     }
+}
+
+/// Whether to watch with inotify. Always, where it can be set up; a test-hooks build can take
+/// the fallback on purpose (`GG_TEST_SWEEP_NO_INOTIFY=1`), as when inotify's limits are reached,
+/// so that the tests prove both ways of finding what a command changed.
+#[cfg(target_os = "linux")]
+fn inotify_wanted() -> bool {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_SWEEP_NO_INOTIFY").is_some_and(|v| v == "1") {
+        return false;
+    }
+    true
 }
 
 /// A name an agent, editor or git reads in whatever directory it is started in.
