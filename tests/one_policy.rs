@@ -77,13 +77,17 @@ fn gg_state_credential_stores_and_the_key_file_are_hidden_from_sandboxed_command
         plant(".m2/settings.xml", "M2-CANARY");
         plant(".bash_history", "HISTORY-CANARY");
         plant(".config/rclone/rclone.conf", "RCLONE-CANARY");
+        plant(".pgpass", "PGPASS-CANARY");
+        plant(".claude/.credentials.json", "CLAUDE-CANARY");
+        plant(".local/share/fish/fish_history", "FISH-CANARY");
         let key_file = fx.tmp.path().join("keys/provider.key");
         std::fs::create_dir_all(key_file.parent().unwrap()).unwrap();
         std::fs::write(&key_file, "KEYFILE-CANARY\n").unwrap();
         let script = format!(
             "cat ~/.gg/web.json ~/.gg/sessions/old.jsonl ~/.gg/connectors/google.json \
              ~/.s3cfg ~/.m2/settings.xml ~/.bash_history ~/.config/rclone/rclone.conf \
-             {} 2>&1; echo end",
+             ~/.pgpass ~/.claude/.credentials.json ~/.local/share/fish/fish_history \
+             {} 2>&1; env; echo end",
             key_file.display()
         );
         let key_arg = key_file.to_str().unwrap();
@@ -93,7 +97,16 @@ fn gg_state_credential_stores_and_the_key_file_are_hidden_from_sandboxed_command
         let (out, results) = run_calls(
             &fx,
             &server,
-            &[("GG_SANDBOX_BACKEND", level)],
+            &[
+                ("GG_SANDBOX_BACKEND", level),
+                // Secrets by their values' shape, whatever the variable is called.
+                ("GH_AUTH", "ghp_GHAUTHCANARY0123456789abcdef"),
+                (
+                    "NOTIFY",
+                    "https://hooks.slack.com/services/T0/B0/HOOKCANARY",
+                ),
+                ("SETTING", "Bearer BEARERCANARY0123456789abc"),
+            ],
             &["sh ./app.sh"],
             &["--yolo", "--sandbox", "--api-key-file", key_arg],
         );
@@ -108,6 +121,12 @@ fn gg_state_credential_stores_and_the_key_file_are_hidden_from_sandboxed_command
             "M2-CANARY",
             "HISTORY-CANARY",
             "RCLONE-CANARY",
+            "PGPASS-CANARY",
+            "CLAUDE-CANARY",
+            "FISH-CANARY",
+            "GHAUTHCANARY",
+            "HOOKCANARY",
+            "BEARERCANARY",
             "KEYFILE-CANARY",
             "sk-test",
         ] {

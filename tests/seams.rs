@@ -175,10 +175,16 @@ fn file_tools_keep_out_of_what_the_sandbox_hides() {
     std::os::unix::fs::symlink("dotfiles/aws", home.join(".aws")).unwrap();
     std::os::unix::fs::symlink(".ssh", home.join("lnk")).unwrap();
     std::fs::write(home.join("notes.txt"), "NOTES-VISIBLE\n").unwrap();
+    // Stores the classifier knew and the file tools did not, before there was one list.
+    std::fs::write(home.join(".pgpass"), "SEAMS-PGPASS\n").unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join(".claude/.credentials.json"), "SEAMS-CLAUDE\n").unwrap();
     let server = ScriptedServer::with_replies([
         calls(
             "read",
             &[
+                json!({"path": ".pgpass"}),
+                json!({"path": ".claude/.credentials.json"}),
                 json!({"path": ".ssh/id_rsa"}),
                 json!({"path": "lnk/id_rsa"}),
                 json!({"path": ".aws/credentials"}),
@@ -216,7 +222,13 @@ fn file_tools_keep_out_of_what_the_sandbox_hides() {
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
-    for secret in ["SEAMS-SSH-KEY", "SEAMS-AWS-KEY", "sk-cfg-SEAMS10"] {
+    for secret in [
+        "SEAMS-SSH-KEY",
+        "SEAMS-AWS-KEY",
+        "sk-cfg-SEAMS10",
+        "SEAMS-PGPASS",
+        "SEAMS-CLAUDE",
+    ] {
         assert!(
             !bodies.contains(secret),
             "{secret} reached the model: {bodies}"

@@ -74,6 +74,7 @@ fn main() {
         git_config: GitConfig {
             files: vec!["[core]\n\trepositoryformatversion = 0\n[remote \"origin\"]\n\turl = git@example.com:x.git\n".into()],
         },
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     };
     // `GG_BENCH_FILE`: commands separated by NUL bytes (as `gg classify --null` reads them)

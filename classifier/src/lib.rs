@@ -122,6 +122,13 @@ pub struct Context {
     /// Files this session read a secret from (`--api-key-file`, `--token-file`, …), absolute:
     /// naming one is a credential read, as naming `~/.ssh/id_rsa` is, wherever it lies.
     pub secret_files: Vec<PathBuf>,
+    /// Credential stores under [`Context::home`] (relative paths: `.ssh`, `.aws`, `.pgpass`, …):
+    /// naming one, or anything inside one, is a credential read. The caller passes the one list
+    /// every actor keeps out of (`sandbox::protected::DENY_READ_IN_HOME`), so the classifier
+    /// cannot know a secret the file tools, the browser or the sandbox do not, nor the other way
+    /// round. Empty means none: a context built without it finds credential stores only by the
+    /// names of key files.
+    pub home_credentials: &'static [&'static str],
 }
 
 /// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of

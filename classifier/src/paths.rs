@@ -338,6 +338,7 @@ mod tests {
             cwd: "/home/u/proj".into(),
             home: "/home/u".into(),
             scratch_dirs: vec!["/tmp".into()],
+            home_credentials: sandbox::protected::DENY_READ_IN_HOME,
             ..Context::default()
         }
     }

@@ -10,6 +10,7 @@ fn ctx() -> Context {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
         scratch_dirs: vec!["/tmp".into()],
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     }
 }

@@ -17,6 +17,7 @@ fn corpus_replays_cleanly() {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
         scratch_dirs: vec!["/tmp".into()],
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     };
     let mut replayed = 0;
@@ -74,6 +75,7 @@ fn dangerous_seeds_stay_dangerous() {
     let ctx = Context {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     };
     for name in [

@@ -40,6 +40,7 @@ fn ctx() -> Context {
                 anywhere: true,
             },
         ],
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     }
 }

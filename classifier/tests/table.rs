@@ -13,6 +13,7 @@ fn ctx() -> Context {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
         scratch_dirs: vec!["/tmp".into(), "/var/tmp/u".into()],
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     }
 }
@@ -699,6 +700,20 @@ const CASES: &[(&str, Class, &str)] = &[
         "exfil.credentials",
     ),
     ("cat ~/.ssh/id_rsa", D, "secrets.credential-file"),
+    // The one list (`sandbox::protected::DENY_READ_IN_HOME`), passed in the context.
+    (
+        "cat ~/.claude/.credentials.json",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat ~/.codex/auth.json", D, "secrets.credential-file"),
+    ("cat ~/.config/gg/config.json", D, "secrets.credential-file"),
+    (
+        "cat ~/.config/google-chrome/Default/Cookies",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat ~/.lesshst", D, "secrets.credential-file"),
     ("scp build.tar h:/srv", N, "network.remote-copy"),
     ("ssh h uptime", N, "network.remote-command"),
     // ----- parse errors -----

@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         cwd: "/home/u/proj".into(),
         home: "/home/u".into(),
         scratch_dirs: vec!["/tmp".into()],
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     };
     let Ok(verdict) = classify(&input, &ctx) else {

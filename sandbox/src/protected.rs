@@ -219,52 +219,49 @@ pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '
 }
 
 /// Files under the home directory that no actor may read: a sandboxed command, a command run
-/// read-only, gg's file tools, the browser, `kb add`/`library add`. By class:
+/// read-only, gg's file tools, the browser, `kb add`/`library add`, and the bash classifier,
+/// which calls naming one a credential read (it gets this list as
+/// `classifier::Context::home_credentials`: one list, so no actor knows a secret another does
+/// not). By class:
 /// - **gg's own state**, all of `~/.gg`: ggd's bearer token (`web.json`), provider keys
 ///   (`config.json`, `credentials.json`), MCP and connector credentials, and past sessions, whose
 ///   tool outputs can hold secrets;
 /// - **credential stores**: ssh, gpg, cloud and container registries, package registries, git
-///   credentials, password managers and keyrings;
-/// - **shell history**, which holds what people typed (tokens on command lines included).
+///   credentials, database clients, password managers and keyrings, other coding agents' logins;
+/// - **browser profiles** (cookies and saved passwords);
+/// - **shell and REPL history**, which holds what people typed (tokens on command lines
+///   included).
+#[rustfmt::skip]
 pub const DENY_READ_IN_HOME: &[&str] = &[
-    ".gg",
-    // The units `ggd install-service` writes hold ggd's token too.
-    ".config/systemd/user/ggd.service",
+    // gg's own state. The units `ggd install-service` writes hold ggd's token too.
+    ".gg", ".config/gg", ".config/systemd/user/ggd.service",
     "Library/LaunchAgents/com.gg.ggd.plist",
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".config/rclone",
-    ".config/containers/auth.json",
-    ".config/op",
-    ".docker",
-    ".kube",
-    ".netrc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".npmrc",
-    ".yarnrc.yml",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".gem/credentials",
-    ".m2/settings.xml",
-    ".s3cfg",
-    ".terraform.d/credentials.tfrc.json",
-    ".vault-token",
-    ".password-store",
-    ".local/share/keyrings",
-    ".bash_history",
-    ".zsh_history",
-    ".python_history",
-    ".node_repl_history",
-    ".psql_history",
-    ".mysql_history",
-    ".lesshst",
+    // Keys and cloud, container and registry credentials.
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".oci", ".config/doctl",
+    ".config/hcloud", ".fly", ".docker", ".config/containers/auth.json", ".kube",
+    ".terraform.d/credentials.tfrc.json", ".vault-token", ".s3cfg", ".config/rclone",
+    ".config/sops",
+    // Git hosts and git's own credential store.
+    ".config/gh", ".config/hub", ".netrc", ".git-credentials", ".config/git/credentials",
+    // Package registries.
+    ".npmrc", ".yarnrc.yml", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml",
+    // Database clients.
+    ".pgpass", ".my.cnf",
+    // Password managers and keyrings.
+    ".password-store", ".local/share/keyrings", ".config/op",
+    // Other coding agents' and assistants' logins.
+    ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+    ".config/github-copilot", ".config/gh-copilot", ".local/share/opencode/auth.json",
+    // A home-wide `.env`.
+    ".env",
+    // Browser profiles.
+    ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    // Shell and REPL history.
+    ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
+    ".local/share/fish/fish_history", ".python_history", ".node_repl_history", ".psql_history",
+    ".mysql_history", ".sqlite_history", ".rediscli_history", ".lesshst",
 ];
 
 /// Whether writing `relative` (a path relative to a writable root, symlinks already resolved)

@@ -67,6 +67,11 @@ pub const SECRET_ENV_PATTERNS: &[&str] = &[
     "*_DSN",
     "*CONNECTION_STRING*",
     "*COOKIE*",
+    // Found by the next attacker pass: a GitHub token under `GH_AUTH`, a bearer token, a
+    // Slack webhook URL (whoever has it posts as the integration).
+    "*_AUTH",
+    "*BEARER*",
+    "*WEBHOOK*",
     // An agent socket is a key: whoever can talk to it can sign or decrypt with it.
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
@@ -160,7 +165,7 @@ pub fn is_secret_var(name: &OsStr, value: &OsStr, allow: &[String]) -> bool {
     let allowed = name
         .to_str()
         .is_some_and(|n| allow.iter().any(|a| a.eq_ignore_ascii_case(n)));
-    !allowed && has_url_credentials(value.as_bytes())
+    !allowed && (has_url_credentials(value.as_bytes()) || has_token_shape(value.as_bytes()))
 }
 
 /// What the start-up hides from the process's own `/proc/self/environ`: secret names (not gg's
@@ -174,7 +179,78 @@ fn hidden_at_start(name: &OsStr, value: &OsStr) -> bool {
         }
         None => false,
     };
-    secret_name || has_url_credentials(value.as_bytes())
+    secret_name || has_url_credentials(value.as_bytes()) || has_token_shape(value.as_bytes())
+}
+
+/// Prefixes that issuers put on their tokens so that scanners find them (GitHub, GitLab, Slack,
+/// OpenAI, Anthropic, Stripe, npm, PyPI, Hugging Face, AWS, Google), and the bearer scheme.
+/// Whatever a variable is called, a value with one of these followed by a token's characters
+/// is a secret.
+const TOKEN_PREFIXES: &[&[u8]] = &[
+    b"ghp_",
+    b"gho_",
+    b"ghu_",
+    b"ghs_",
+    b"ghr_",
+    b"github_pat_",
+    b"glpat-",
+    b"xoxb-",
+    b"xoxp-",
+    b"xoxa-",
+    b"xoxs-",
+    b"xapp-",
+    b"sk-",
+    b"sk_live_",
+    b"rk_live_",
+    b"npm_",
+    b"pypi-",
+    b"hf_",
+    b"AKIA",
+    b"ASIA",
+    b"AIza",
+    b"Bearer ",
+    b"bearer ",
+];
+
+/// Hosts whose URL paths are the credential (incoming webhooks).
+const SECRET_URL_MARKERS: &[&[u8]] = &[
+    b"hooks.slack.com/",
+    b"discord.com/api/webhooks/",
+    b"discordapp.com/api/webhooks/",
+    b"webhook.office.com/",
+];
+
+/// Whether `value` holds a token by its shape: one of [`TOKEN_PREFIXES`] at the start of a word
+/// followed by at least 16 token characters, a JSON Web Token (`eyJ…` with two dots), or a
+/// webhook URL of [`SECRET_URL_MARKERS`].
+pub fn has_token_shape(value: &[u8]) -> bool {
+    let token_char = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    if SECRET_URL_MARKERS
+        .iter()
+        .any(|m| memchr::memmem::find(value, m).is_some())
+    {
+        return true;
+    }
+    for (i, _) in value.iter().enumerate() {
+        if i > 0 && token_char(&value[i - 1]) {
+            continue;
+        }
+        let rest = &value[i..];
+        for prefix in TOKEN_PREFIXES {
+            if let Some(tail) = rest.strip_prefix(*prefix)
+                && tail.iter().take_while(|b| token_char(b)).count() >= 16
+            {
+                return true;
+            }
+        }
+        if let Some(tail) = rest.strip_prefix(b"eyJ") {
+            let token: &[u8] = &tail[..tail.iter().take_while(|b| token_char(b)).count()];
+            if token.len() >= 16 && token.iter().filter(|b| **b == b'.').count() == 2 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Whether `value` contains `scheme://userinfo@host` with a non-empty userinfo (a password, or a
@@ -596,6 +672,9 @@ mod tests {
             "AZURE_STORAGE_CONNECTION_STRING",
             "SESSION_COOKIE",
             "GOOGLE_APPLICATION_CREDENTIAL",
+            "GH_AUTH",
+            "BEARER",
+            "SLACK_WEBHOOK_URL",
         ] {
             assert!(is_secret_env(name.as_ref(), &[]), "{name}");
         }
@@ -615,6 +694,38 @@ mod tests {
             assert!(!is_secret_env(name.as_ref(), &[]), "{name}");
         }
         assert!(!is_secret_env("GH_PAT".as_ref(), &["gh_pat".to_string()]));
+    }
+
+    #[test]
+    fn values_shaped_like_tokens_are_secret_whatever_the_name() {
+        for value in [
+            "ghp_0123456789abcdefABCDEF0123456789abcd",
+            "token github_pat_11ABCDEFG0123456789_abcdefghij",
+            "Bearer abcdefghijklmnopqrstuvwxyz012345",
+            "xoxb-1234567890-abcdefghijklmnop",
+            "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+            "AKIAABCDEFGHIJKLMNOP",
+            "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlX2hlcmU",
+        ] {
+            assert!(has_token_shape(value.as_bytes()), "{value}");
+            assert!(
+                is_secret_var("SETTING".as_ref(), value.as_ref(), &[]),
+                "{value}"
+            );
+        }
+        for value in [
+            "/usr/bin:/bin",
+            "en_US.UTF-8",
+            "xterm-256color",
+            "task-runner",
+            "desk-top",
+            "ask-me-anything-later-please",
+            "eyJ",
+            "https://example.com/hooks/x",
+        ] {
+            assert!(!has_token_shape(value.as_bytes()), "{value}");
+        }
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
         nested_git: nested_git(cwd, NESTED_GIT_ENTRY_LIMIT),
         secret_files: crate::secrets::secret_files(),
+        home_credentials: sandbox::protected::DENY_READ_IN_HOME,
     }
 }
 

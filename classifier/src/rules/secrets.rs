@@ -8,20 +8,6 @@ use crate::paths;
 use crate::walk::Walker;
 use crate::word::Word;
 
-/// Credential stores whose content should never be sent anywhere (paths relative to home).
-#[rustfmt::skip]
-const HOME_CREDENTIALS: &[&str] = &[
-    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".config/gh", ".docker/config.json",
-    ".kube", ".npmrc", ".pypirc", ".config/gcloud", ".azure", ".password-store", ".vault-token",
-    ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
-    ".gg", ".config/gg", ".git-credentials", ".config/git/credentials",
-    ".config/hub", ".config/op", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-    ".config/chromium", ".pgpass", ".my.cnf", ".env", ".s3cfg", ".m2/settings.xml",
-    ".m2/settings-security.xml", ".gem/credentials", ".config/rclone", ".config/containers/auth.json",
-    ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
-    ".local/share/fish/fish_history", ".python_history", ".psql_history", ".mysql_history",
-    ".node_repl_history", ".sqlite_history", ".rediscli_history", ".config/gh-copilot",
-];
 const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/shadow",
     "/etc/gshadow",
@@ -81,11 +67,11 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     }
     let home = &w.ctx.home;
     // `resolved` under `home/c` for some store `c`: the part below home, compared store by
-    // store (rather than joining home to each of the fifty stores for every argument).
+    // store (rather than joining home to each of the stores for every argument).
     home.is_absolute()
         && resolved
             .strip_prefix(home)
-            .is_ok_and(|below| HOME_CREDENTIALS.iter().any(|c| below.starts_with(c)))
+            .is_ok_and(|below| w.ctx.home_credentials.iter().any(|c| below.starts_with(c)))
 }
 
 /// Whether `text` names one of the session's secret files ([`crate::Context::secret_files`]):
@@ -172,13 +158,17 @@ pub(crate) fn names_process_secrets(word: &Word) -> bool {
 const CREDENTIAL_MARKERS: &[&str] = &[
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", "gh", ".docker", ".kube", ".npmrc",
     ".pypirc", "gcloud", ".azure", ".password-store", ".vault-token", "credentials", "shadow",
-    "sudoers", "id_", ".gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "/hub", "/op",
-    ".mozilla", "/chrom", ".s3cfg", "settings", "rclone", "auth.json", "history", "/ssl/private",
+    "sudoers", "id_", ".gg", "/gg", ".env", "/proc/", "keyrings", ".pgpass", ".my.cnf", "/hub",
+    "/op", ".mozilla", "chrom", ".s3cfg", "settings", "rclone", "auth.json", "history",
+    "/ssl/private", ".oci", "doctl", "hcloud", ".fly", "sops", "yarnrc", "copilot", "creds",
+    "Brave", "microsoft-edge", "lesshst",
 ];
 
-/// Cheap pre-check for [`names_credentials`], which is called for every argument.
+/// Cheap pre-check for [`names_credentials`], which is called for every argument. A relative
+/// path is also checked in full when the working directory is inside a home dot-directory: there
+/// a store's last name alone (`op`, from `~/.config`) can name it.
 fn might_name_credentials(w: &Walker, text: &str) -> bool {
-    has_marker(text) || (!text.starts_with(['/', '~']) && cwd_has_marker(&w.ctx.cwd))
+    has_marker(text) || (!text.starts_with(['/', '~']) && cwd_may_hold_credentials(w))
 }
 
 /// Whether `text` contains one of [`CREDENTIAL_MARKERS`]: one pass of an Aho-Corasick automaton
@@ -201,20 +191,30 @@ fn has_marker_by_search(text: &str) -> bool {
 }
 
 thread_local! {
-    /// The last working directory checked by [`cwd_has_marker`] and the answer: the check runs
-    /// for every relative argument, the directory rarely changes.
-    static CWD_MARKER: std::cell::RefCell<Option<(std::path::PathBuf, bool)>> =
+    /// The last working directory and home checked by [`cwd_may_hold_credentials`] and the
+    /// answer: the check runs for every relative argument, the directories rarely change.
+    static CWD_MARKER: std::cell::RefCell<Option<(std::path::PathBuf, std::path::PathBuf, bool)>> =
         const { std::cell::RefCell::new(None) };
 }
 
-fn cwd_has_marker(cwd: &std::path::Path) -> bool {
-    let compute = || has_marker(&cwd.to_string_lossy());
+fn cwd_may_hold_credentials(w: &Walker) -> bool {
+    let (cwd, home) = (&w.ctx.cwd, &w.ctx.home);
+    let compute = || {
+        has_marker(&cwd.to_string_lossy())
+            || (home.is_absolute()
+                && cwd.strip_prefix(home).is_ok_and(|below| {
+                    below
+                        .components()
+                        .next()
+                        .is_some_and(|first| first.as_os_str().as_encoded_bytes().starts_with(b"."))
+                }))
+    };
     CWD_MARKER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut cached) => match cached.as_ref() {
-            Some((path, answer)) if path == cwd => *answer,
+            Some((c, h, answer)) if c == cwd && h == home => *answer,
             _ => {
                 let answer = compute();
-                *cached = Some((cwd.to_path_buf(), answer));
+                *cached = Some((cwd.to_path_buf(), home.to_path_buf(), answer));
                 answer
             }
         },
@@ -328,6 +328,21 @@ mod tests {
             "id-rsa",
         ] {
             assert_eq!(has_marker(text), by_search(text), "{text}");
+        }
+    }
+
+    /// The pre-check keeps up with the one list: a path naming any store of
+    /// `sandbox::protected::DENY_READ_IN_HOME` from outside it holds a marker (a store directly
+    /// in home, by its own name; a deeper one by `/` and its last name; from inside a home
+    /// dot-directory the working directory is checked instead).
+    #[test]
+    fn every_store_of_the_one_list_passes_the_pre_check() {
+        for store in sandbox::protected::DENY_READ_IN_HOME {
+            let last = store.rsplit('/').next().unwrap_or(store);
+            assert!(has_marker(&format!("/{last}")), "{store}");
+            if !store.contains('/') {
+                assert!(has_marker(last), "{store}");
+            }
         }
     }
 

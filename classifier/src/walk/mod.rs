@@ -327,6 +327,7 @@ mod tests {
             cwd: "/home/u/proj".into(),
             home: "/home/u".into(),
             scratch_dirs: vec!["/tmp".into()],
+            home_credentials: sandbox::protected::DENY_READ_IN_HOME,
             ..Context::default()
         };
         let mut parser = Parser::new();
