@@ -16,7 +16,8 @@ use crate::watch::Stamp;
 /// this level (best effort downwards on older ones).
 pub const TARGET_ABI: ABI = ABI::V6;
 
-/// Device files every build tool expects to open for writing.
+/// Device files every build tool expects to open for writing, in a `/dev` of the sandbox's own
+/// (bubblewrap's, whose `/dev/pts` holds only the terminals its commands open).
 pub const WRITABLE_DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -25,6 +26,24 @@ pub const WRITABLE_DEVICES: &[&str] = &[
     "/dev/ptmx",
     "/dev/pts",
 ];
+
+/// The devices a command run read-only may open, at either level, and all that is readable of
+/// the host's `/dev` at the landlock level: the sources and sinks of data every program
+/// expects, and nothing another program's data passes through. No terminal (`/dev/pts/*` are
+/// the person's and every other session's terminals: a read there takes the keystrokes typed
+/// into it), no console or its screen memory (`/dev/tty[0-9]*`, `/dev/console`, `/dev/vcs*`),
+/// no disk, no `/dev/shm` of other programs. `/dev/fd`, `/dev/stdin` and the like are links
+/// into `/proc/self/fd`, which stays readable.
+pub const DATA_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// The host's device directory, which the landlock level cannot replace with its own.
+pub const HOST_DEV: &str = "/dev";
 
 /// A Landlock ruleset, as data (rendered from a [`Policy`], applied by the helper).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +54,17 @@ pub struct LandlockPlan {
     pub read_write: Vec<PathBuf>,
     /// Device files that may be opened for reading and writing (and terminal ioctls).
     pub devices: Vec<PathBuf>,
+    /// A device directory of the host (its `/dev`, at the landlock level) whose entries are
+    /// readable only as `devices` and `own_terminals` grant them: it is listed, and the rest
+    /// of it (other people's terminals, disks) is not opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices_only: Option<PathBuf>,
+    /// The terminals the command holds as its standard input, output or error (the helper
+    /// finds them as it starts), openable again by name as the descriptors allow: `echo >
+    /// /dev/stderr` reopens the terminal `/dev/stderr` leads to, which `devices_only` would
+    /// otherwise refuse. Grants nothing the descriptors do not give already.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_terminals: Vec<OwnTerminal>,
     /// Refuse TCP bind and connect (except connecting to `connect_tcp`).
     pub deny_tcp: bool,
     /// With `deny_tcp`: the ports TCP connections may still go to (the network proxy's).
@@ -53,14 +83,43 @@ pub struct LandlockPlan {
     pub no_sockets: bool,
 }
 
-/// Renders the ruleset for `policy`; `private_dirs` are the command's temp directories.
-pub fn plan(policy: &Policy, private_dirs: &[PathBuf]) -> LandlockPlan {
+/// A terminal a command already holds on one of its standard descriptors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnTerminal {
+    pub path: PathBuf,
+    /// Held on standard input (read), besides or instead of output (write).
+    pub read: bool,
+    pub write: bool,
+}
+
+/// Renders the ruleset for `policy`; `private_dirs` are the command's temp directories;
+/// `host_dev` when the command sees the host's `/dev` (the landlock level).
+pub fn plan(policy: &Policy, private_dirs: &[PathBuf], host_dev: bool) -> LandlockPlan {
     let mut read_write: Vec<PathBuf> = policy.all_writable().map(Path::to_path_buf).collect();
     read_write.extend(private_dirs.iter().cloned());
+    let devices: Vec<PathBuf> = if !policy.workdir_writable {
+        DATA_DEVICES.iter().map(PathBuf::from).collect()
+    } else if host_dev {
+        // `/dev/tty` is the command's controlling terminal, and it has none (it runs in a
+        // session of its own): programs that ask for a password there get ENXIO, as they
+        // expect without a terminal. No `/dev/ptmx` and `/dev/pts`: a rule on `/dev/pts`
+        // would grant every terminal of the host, the person's among them (Landlock rules are
+        // grants, and a new terminal's entry cannot be told from an old one's), so commands
+        // that open a pseudo-terminal of their own need the bubblewrap level.
+        DATA_DEVICES
+            .iter()
+            .chain(&["/dev/tty"])
+            .map(PathBuf::from)
+            .collect()
+    } else {
+        WRITABLE_DEVICES.iter().map(PathBuf::from).collect()
+    };
     LandlockPlan {
         read_only: vec![PathBuf::from("/")],
         read_write,
-        devices: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
+        devices,
+        devices_only: host_dev.then(|| PathBuf::from(HOST_DEV)),
+        own_terminals: Vec::new(),
         deny_tcp: policy.network.isolated(),
         connect_tcp: match (&policy.network, &policy.proxy) {
             (Network::Proxy, Some(route)) => vec![route.port],
@@ -248,9 +307,29 @@ fn prepare_at(
         .iter()
         .chain(&plan.read_write)
         .chain(&plan.devices)
+        .chain(&plan.devices_only)
         .map(|p| Seen::granted(p))
         .collect();
-    let mut grants = grants(&plan.read_only, &plan.deny_read);
+    // The device directory is granted around like a hidden path, then listed on its own and
+    // its devices granted one by one below.
+    let hidden: Vec<PathBuf> = plan
+        .deny_read
+        .iter()
+        .chain(&plan.devices_only)
+        .cloned()
+        .collect();
+    let mut grants = grants(&plan.read_only, &hidden);
+    grants.list_only.extend(plan.devices_only.iter().cloned());
+    let terminals = plan.own_terminals.iter().map(|t| {
+        let mut rights: BitFlags<AccessFs> = AccessFs::IoctlDev.into();
+        if t.read {
+            rights |= AccessFs::ReadFile;
+        }
+        if t.write {
+            rights |= AccessFs::WriteFile;
+        }
+        (t.path.as_path(), rights)
+    });
     let reusable = !grants
         .listed
         .iter()
@@ -270,6 +349,12 @@ fn prepare_at(
         ))?
         .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
+        .add_rules(terminals.filter_map(|(path, rights)| {
+            // Only a character device still there (gone since: nothing to grant).
+            let fd = open_no_follow(path)?;
+            (file_type(&fd)? == libc::S_IFCHR)
+                .then(|| Ok::<_, landlock::RulesetError>(landlock::PathBeneath::new(fd, rights)))
+        }))?
         .add_rules(
             plan.connect_tcp
                 .iter()
@@ -407,7 +492,7 @@ mod tests {
         let extra = tempfile::tempdir().unwrap();
         let mut p = Policy::with_home(w.path(), None).unwrap();
         p.add_writable(extra.path()).unwrap();
-        let plan = plan(&p, &[PathBuf::from("/tmp/private")]);
+        let plan = plan(&p, &[PathBuf::from("/tmp/private")], false);
         assert_eq!(plan.read_only, vec![PathBuf::from("/")]);
         assert_eq!(
             plan.read_write,
@@ -421,7 +506,7 @@ mod tests {
         assert!(!plan.deny_tcp);
         assert!(plan.scoped);
         p.network = Network::Off;
-        assert!(super::plan(&p, &[]).deny_tcp);
+        assert!(super::plan(&p, &[], false).deny_tcp);
     }
 
     #[test]
@@ -467,6 +552,8 @@ mod tests {
             read_only: vec![root.clone()],
             read_write: vec![root.join("w")],
             devices: Vec::new(),
+            devices_only: None,
+            own_terminals: Vec::new(),
             deny_tcp: false,
             connect_tcp: Vec::new(),
             scoped: false,
@@ -616,6 +703,8 @@ mod tests {
             read_only: vec![PathBuf::from("/")],
             read_write: Vec::new(),
             devices: Vec::new(),
+            devices_only: None,
+            own_terminals: Vec::new(),
             deny_tcp: false,
             connect_tcp: Vec::new(),
             scoped: false,
@@ -645,6 +734,80 @@ mod tests {
         for visible in ["notes", "notes-link"] {
             assert_eq!(read(visible).stdout, b"visible", "{visible}");
         }
+    }
+
+    #[test]
+    fn only_data_devices_for_read_only_commands_and_no_host_terminal_at_landlock() {
+        let w = tempfile::tempdir().unwrap();
+        let p = Policy::with_home(w.path(), None).unwrap();
+        let devices = |plan: &LandlockPlan| -> Vec<String> {
+            plan.devices
+                .iter()
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect()
+        };
+        for host_dev in [false, true] {
+            let read_only = plan(&p.clone().read_only(), &[], host_dev);
+            assert_eq!(devices(&read_only), DATA_DEVICES, "{host_dev}");
+            assert_eq!(
+                read_only.devices_only.is_some(),
+                host_dev,
+                "the host's /dev is read only device by device"
+            );
+        }
+        let landlock = plan(&p, &[], true);
+        assert_eq!(landlock.devices_only, Some(PathBuf::from("/dev")));
+        for terminal in ["/dev/pts", "/dev/ptmx"] {
+            assert!(
+                !devices(&landlock).iter().any(|d| d == terminal),
+                "{terminal}"
+            );
+        }
+        let bwrap = plan(&p, &[], false);
+        assert_eq!(devices(&bwrap), WRITABLE_DEVICES);
+        assert_eq!(bwrap.devices_only, None);
+    }
+
+    /// A device directory read device by device: a terminal in it is not opened, a granted
+    /// device is, and the directory is still listed.
+    #[test]
+    fn a_device_directory_grants_only_its_listed_devices() {
+        if landlock_unavailable() {
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let dev = std::fs::canonicalize(t.path()).unwrap().join("dev");
+        std::fs::create_dir_all(dev.join("pts")).unwrap();
+        std::fs::write(dev.join("null"), "granted").unwrap();
+        std::fs::write(dev.join("pts/0"), "TYPED-SECRET").unwrap();
+        std::fs::write(dev.join("sda"), "DISK-SECRET").unwrap();
+        let plan = LandlockPlan {
+            read_only: vec![PathBuf::from("/")],
+            read_write: Vec::new(),
+            devices: vec![dev.join("null")],
+            devices_only: Some(dev.clone()),
+            own_terminals: Vec::new(),
+            deny_tcp: false,
+            connect_tcp: Vec::new(),
+            scoped: false,
+            deny_read: Vec::new(),
+            no_sockets: false,
+        };
+        let prepared = std::sync::Arc::new(std::sync::Mutex::new(Some(
+            prepare_at(&plan, later()).unwrap(),
+        )));
+        for hidden in ["pts/0", "sda"] {
+            let out = cat_restricted(&prepared, &dev.join(hidden));
+            assert!(
+                !out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("SECRET"),
+                "{hidden}: {out:?}"
+            );
+            *prepared.lock().unwrap() = Some(prepare_at(&plan, later()).unwrap());
+        }
+        assert_eq!(
+            cat_restricted(&prepared, &dev.join("null")).stdout,
+            b"granted"
+        );
     }
 
     #[test]

@@ -184,7 +184,11 @@ mod imp {
             // when its caller gave it a group of its own), so setsid cannot fail with EPERM.
             new_session()?;
         }
-        restrict(&config.landlock, config.standalone, &filters)?;
+        let mut plan = config.landlock.clone();
+        if plan.devices_only.is_some() {
+            plan.own_terminals = own_terminals();
+        }
+        restrict(&plan, config.standalone, &filters)?;
         let mut cmd = Command::new(program);
         cmd.args(program_args);
         if let Some(tmp) = &config.tmpdir {
@@ -212,6 +216,8 @@ mod imp {
             read_only: vec!["/".into()],
             read_write: Vec::new(),
             devices: Vec::new(),
+            devices_only: None,
+            own_terminals: Vec::new(),
             deny_tcp: true,
             connect_tcp: Vec::new(),
             scoped: true,
@@ -222,6 +228,47 @@ mod imp {
         let enforcement = restrict(&plan, false, &filters)?;
         println!("{PROBE_OK} landlock={enforcement:?} abi={abi}");
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The terminals on this process's standard descriptors, with the access each descriptor
+    /// has (see [`LandlockPlan::own_terminals`]): a character device whose name under `/dev`
+    /// is still the device the descriptor holds.
+    fn own_terminals() -> Vec<fs_rules::OwnTerminal> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let mut found: Vec<fs_rules::OwnTerminal> = Vec::new();
+        for fd in 0..=2 {
+            // SAFETY: fstat and fcntl(F_GETFL) on a descriptor number, into a zeroed local.
+            let (st, flags) = unsafe {
+                let mut st: libc::stat = std::mem::zeroed();
+                let r = libc::fstat(fd, &mut st);
+                ((r == 0).then_some(st), libc::fcntl(fd, libc::F_GETFL))
+            };
+            let Some(st) = st.filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFCHR) else {
+                continue;
+            };
+            if flags < 0 {
+                continue;
+            }
+            let Ok(path) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
+                continue;
+            };
+            let same_device = std::fs::metadata(&path)
+                .is_ok_and(|m| m.file_type().is_char_device() && m.rdev() == st.st_rdev);
+            if !path.starts_with(fs_rules::HOST_DEV) || !same_device {
+                continue;
+            }
+            let mode = flags & libc::O_ACCMODE;
+            let read = mode == libc::O_RDONLY || mode == libc::O_RDWR;
+            let write = mode == libc::O_WRONLY || mode == libc::O_RDWR;
+            match found.iter_mut().find(|t| t.path == path) {
+                Some(t) => {
+                    t.read |= read;
+                    t.write |= write;
+                }
+                None => found.push(fs_rules::OwnTerminal { path, read, write }),
+            }
+        }
+        found
     }
 
     fn new_session() -> Result<(), HelperError> {

@@ -389,7 +389,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 Vec::new()
             };
             let config = helper::HelperConfig {
-                landlock: fs_rules::plan(policy, &private),
+                landlock: fs_rules::plan(policy, &private, false),
                 network: policy.network,
                 standalone: false,
                 tmpdir: None,
@@ -424,7 +424,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
             }
             let temp = make_private_tmp()?;
             let config = helper::HelperConfig {
-                landlock: fs_rules::plan(policy, std::slice::from_ref(&temp)),
+                landlock: fs_rules::plan(policy, std::slice::from_ref(&temp), true),
                 network: policy.network,
                 standalone: true,
                 tmpdir: Some(temp.clone()),

@@ -643,7 +643,7 @@ impl Server {
             ),
             _ => (Vec::new(), None),
         };
-        let landlock = fs_rules::plan(policy, &private);
+        let landlock = fs_rules::plan(policy, &private, level == Level::Landlock);
         if level == Level::Landlock {
             crate::refuse_unhideable(&landlock).map_err(RunError::Setup)?;
         }

@@ -264,6 +264,8 @@ mod tests {
                 read_only: vec!["/".into()],
                 read_write: vec!["/w".into()],
                 devices: Vec::new(),
+                devices_only: None,
+                own_terminals: Vec::new(),
                 deny_tcp: true,
                 connect_tcp: Vec::new(),
                 scoped: true,
