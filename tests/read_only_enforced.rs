@@ -446,3 +446,232 @@ fn a_project_under_tmp_is_read_by_its_read_only_commands() {
         }
     }
 }
+
+/// The landlock level, if this machine has it (there is no IPC or PID namespace and no private
+/// `/dev` at that level: the kernel rules below are all that keeps the host out of reach).
+fn landlock_level() -> Option<&'static str> {
+    available_levels().into_iter().find(|l| *l == "landlock")
+}
+
+/// At the landlock level, runs `script` as a read-only command (every call read-only, no
+/// `--sandbox`) and as a normal command of a `--sandbox --yolo` session, each in a fresh
+/// fixture, after `check` of the host for each. `what` names the run in messages.
+fn at_landlock_read_only_and_sandboxed(script: &str, mut check: impl FnMut(&str, &str)) {
+    let Some(level) = landlock_level() else {
+        return;
+    };
+    for (what, force_read_only, flags) in [
+        ("read-only", true, &["--yolo"][..]),
+        ("--sandbox normal", false, &["--yolo", "--sandbox"][..]),
+    ] {
+        let server = ScriptedServer::start();
+        let fx = fixture(&server);
+        let mut env = vec![("GG_SANDBOX_BACKEND", level)];
+        if force_read_only {
+            env.push(("GG_TEST_CLASSIFY_READ_ONLY", "1"));
+        }
+        let (out, results) =
+            support::run_bash_calls(&fx, &server, &env, !force_read_only, &[script], flags);
+        assert!(out.status.success(), "{what}: {out:?}");
+        let result = results.first().cloned().unwrap_or_default();
+        assert!(result.contains("tried"), "{what}: did not run: {result}");
+        let expected = if force_read_only {
+            "sandbox level: landlock+read-only"
+        } else {
+            "sandbox level: landlock"
+        };
+        assert!(result.contains(expected), "{what}: {result}");
+        check(what, &result);
+    }
+}
+
+/// Runs python3 on the host and returns its output (SysV IPC has no tool that takes a key).
+fn host_python(code: &str) -> String {
+    let out = std::process::Command::new("python3")
+        .args(["-c", code])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A SysV shared memory segment and message queue of the host, made by the test and removed
+/// when it ends.
+struct HostIpc {
+    key: u32,
+    shm: i64,
+    queue: i64,
+}
+
+impl HostIpc {
+    fn new() -> HostIpc {
+        let key = 0x6767_0000 | (std::process::id() & 0xffff);
+        let made = host_python(&format!(
+            "import ctypes; l = ctypes.CDLL(None); \
+             print(l.shmget({key}, 4096, 0o1600), l.msgget({key}, 0o1600))"
+        ));
+        let ids: Vec<i64> = made
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert!(ids.len() == 2 && ids.iter().all(|&i| i >= 0), "{made}");
+        HostIpc {
+            key,
+            shm: ids[0],
+            queue: ids[1],
+        }
+    }
+
+    /// The segment's first bytes and the queue's first message (empty when none), read on the
+    /// host.
+    fn contents(&self) -> String {
+        host_python(&format!(
+            "import ctypes; l = ctypes.CDLL(None); l.shmat.restype = ctypes.c_void_p\n\
+             a = l.shmat({shm}, None, 0o10000)\n\
+             print(ctypes.string_at(a, 32).rstrip(b'\\0').decode(errors='replace'))\n\
+             b = ctypes.create_string_buffer(80)\n\
+             n = l.msgrcv({queue}, b, 64, 0, 0o4000)\n\
+             print(b.raw[8:8 + max(n, 0)].decode(errors='replace'))",
+            shm = self.shm,
+            queue = self.queue
+        ))
+    }
+}
+
+impl Drop for HostIpc {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ipcrm")
+            .args(["-m", &self.shm.to_string(), "-q", &self.queue.to_string()])
+            .status();
+    }
+}
+
+/// SysV IPC of the host stays out of reach at the landlock level, where no IPC namespace
+/// hides it: an attacker pass wrote a host shared memory segment and sent to a host message
+/// queue from a read-only command and from a normal `--sandbox` command. The script reaches
+/// them by key and by id (ids are listed in `/proc/sysvipc`); the host reads both afterwards.
+#[test]
+fn host_sysv_ipc_is_out_of_reach_at_the_landlock_level() {
+    let ipc = HostIpc::new();
+    let script = format!(
+        "python3 -c 'import ctypes, struct\n\
+         l = ctypes.CDLL(None, use_errno=True); l.shmat.restype = ctypes.c_void_p\n\
+         print(\"shmget\", l.shmget({key}, 0, 0), ctypes.get_errno())\n\
+         a = l.shmat({shm}, None, 0)\n\
+         print(\"shmat\", a, ctypes.get_errno())\n\
+         if a not in (None, 2**64 - 1): ctypes.memmove(a, b\"SHM-FROM-SANDBOX\", 16)\n\
+         m = ctypes.create_string_buffer(struct.pack(\"l\", 1) + b\"MSG-FROM-SANDBOX\")\n\
+         print(\"msgget\", l.msgget({key}, 0), \"msgsnd\", l.msgsnd({queue}, m, 16, 0o4000), \
+         ctypes.get_errno())'; echo tried",
+        key = ipc.key,
+        shm = ipc.shm,
+        queue = ipc.queue
+    );
+    at_landlock_read_only_and_sandboxed(&script, |what, result| {
+        let host = ipc.contents();
+        assert!(!host.contains("FROM-SANDBOX"), "{what}: {host}\n{result}");
+        // Refused by the kernel (EPERM), not missed for another reason.
+        assert!(result.contains("shmget -1 1"), "{what}: {result}");
+    });
+}
+
+/// How the host schedules and limits a process: nice value, I/O class, CPU affinity, limits.
+fn scheduling_of(pid: u32) -> (String, String, String, String) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let nice = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(16))
+        .unwrap()
+        .to_string();
+    let io = std::process::Command::new("ionice")
+        .args(["-p", &pid.to_string()])
+        .output()
+        .unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let cpus = status
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list"))
+        .unwrap_or_default()
+        .to_string();
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    (
+        nice,
+        String::from_utf8_lossy(&io.stdout).into_owned(),
+        cpus,
+        limits,
+    )
+}
+
+/// At the landlock level a command changes nothing about how a host process is scheduled:
+/// an attacker pass set a host process of the same user to idle I/O, nice 19 and one CPU
+/// from a read-only command (Landlock has no hook for these). The victim has no capabilities,
+/// as any process of an ordinary user (a process with more than the command refuses anyway).
+#[test]
+fn host_processes_keep_their_scheduling_at_the_landlock_level() {
+    let root = rustix::process::geteuid().is_root();
+    let mut victim = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--inh-caps=-all", "--bounding-set=-all", "sleep", "60"]);
+        c
+    } else {
+        let mut c = std::process::Command::new("sleep");
+        c.arg("60");
+        c
+    }
+    .spawn()
+    .unwrap();
+    let pid = victim.id();
+    // Until setpriv has become sleep, its capabilities are not dropped yet.
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default() != "sleep\n"
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before = scheduling_of(pid);
+    let script = format!(
+        "renice -n 19 -p {pid}; ionice -c3 -p {pid}; taskset -p 1 {pid}; \
+         prlimit --pid {pid} --nofile=3:3; python3 -c 'import ctypes; \
+         l = ctypes.CDLL(None); print(\"user\", l.setpriority(2, 0, 19))'; \
+         echo own-nice=$(nice -n 3 nice); echo tried"
+    );
+    at_landlock_read_only_and_sandboxed(&script, |what, result| {
+        assert_eq!(scheduling_of(pid), before, "{what}: {result}");
+        // The command's own scheduling is still its to change.
+        assert!(result.contains("own-nice=3"), "{what}: {result}");
+    });
+    let _ = victim.kill();
+    let _ = victim.wait();
+}
+
+/// At the landlock level a command cannot read another terminal of the host: an attacker
+/// pass read `/dev/pts/0`, gg's own terminal, and took the lines the person typed. The test
+/// makes a terminal and types a line into it; afterwards the line is still there to read.
+#[test]
+fn other_terminals_are_unreadable_at_the_landlock_level() {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let name = name.to_str().unwrap().to_string();
+    let terminal = rustix::fs::open(
+        name.as_str(),
+        OFlags::RDWR | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .unwrap();
+    let line = b"TYPED-SECRET-LINE\n";
+    let typed = || assert_eq!(rustix::io::write(&master, line).unwrap(), line.len());
+    typed();
+    let script = format!("timeout 3 head -n 1 {name}; ls /dev/pts >/dev/null; echo tried");
+    at_landlock_read_only_and_sandboxed(&script, |what, result| {
+        assert!(!result.contains("TYPED-SECRET"), "{what}: {result}");
+        // The line is still the terminal's to read, where the person's program would.
+        let mut buf = [0u8; 64];
+        let n = rustix::io::read(&terminal, &mut buf).unwrap_or(0);
+        assert_eq!(&buf[..n], line, "{what}: {result}");
+        typed();
+    });
+}

@@ -408,7 +408,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
             explain["landlock"] = serde_json::json!(config.landlock);
             explain["landlock_cannot_hide"] =
                 serde_json::json!(fs_rules::unhideable(&config.landlock));
-            explain["seccomp_denied"] = seccomp_names(policy.network);
+            explain["seccomp_denied"] = seccomp_names(policy.network, false);
             cleanup.set_stubs(plan.stubs);
             let mut c = Command::new(&bwrap_info.path);
             c.args(&plan.args);
@@ -442,7 +442,7 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
             // cannot leave a file beneath it read-only without also leaving every new file in
             // that root unwritable.
             explain["landlock_cannot_protect"] = serde_json::json!(policy.read_only);
-            explain["seccomp_denied"] = seccomp_names(policy.network);
+            explain["seccomp_denied"] = seccomp_names(policy.network, true);
             let mut c = Command::new(&argv[0]);
             c.args(&argv[1..]);
             c
@@ -592,9 +592,9 @@ pub(crate) fn refuse_unhideable(plan: &fs_rules::LandlockPlan) -> Result<(), San
 }
 
 #[cfg(target_os = "linux")]
-fn seccomp_names(network: Network) -> serde_json::Value {
+fn seccomp_names(network: Network, standalone: bool) -> serde_json::Value {
     serde_json::json!(
-        seccomp::deny_list(network)
+        seccomp::deny_list_with(network, false, standalone)
             .iter()
             .map(|d| d.name)
             .collect::<Vec<_>>()

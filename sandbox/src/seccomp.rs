@@ -198,6 +198,10 @@ pub fn deny_list_with(network: Network, local_sockets: bool, standalone: bool) -
     }
     if standalone {
         v.push(deny!(SYS_listen));
+        // No IPC or PID namespace around the command: the host's SysV IPC objects and the
+        // host's processes are the command's to reach, where only a namespace would hide them.
+        v.extend(sysv_ipc_deny_list());
+        v.extend(other_process_deny_list());
     }
     if network.isolated() {
         v.push(deny!(
@@ -249,13 +253,90 @@ const SYS_SETXATTRAT: i64 = 463;
 const SYS_REMOVEXATTRAT: i64 = 466;
 const SYS_FILE_SETATTR: i64 = 469;
 
+/// System V IPC, every call of it: without an IPC namespace of its own (the landlock level)
+/// a command reaches the host's shared memory segments, message queues and semaphores by key
+/// or by id (`ipcs` lists them), as far as their modes let its user: an attacker pass wrote a
+/// host segment and sent to a host queue, and `ipcrm` or a `semop` would delete objects or
+/// deadlock other programs. A filter cannot tell a segment the command made from the host's
+/// (`shmat` takes an id, and ids are listed), so all of it is refused: a program that needs
+/// SysV IPC (a PostgreSQL server's start-up segment) runs at the bubblewrap level, whose IPC
+/// namespace is its own. (The `ipc(2)` multiplexer exists on none of the architectures
+/// seccompiler builds for; i386 and x32 calls on x86_64 are killed by the x32 guard, other
+/// architectures by seccompiler's own check.) POSIX shared memory and message queues are
+/// files under `/dev/shm` and `/dev/mqueue`, which Landlock does not grant.
+pub fn sysv_ipc_deny_list() -> Vec<Deny> {
+    vec![
+        deny!(SYS_shmget),
+        deny!(SYS_shmat),
+        deny!(SYS_shmctl),
+        deny!(SYS_shmdt),
+        deny!(SYS_msgget),
+        deny!(SYS_msgsnd),
+        deny!(SYS_msgrcv),
+        deny!(SYS_msgctl),
+        deny!(SYS_semget),
+        deny!(SYS_semop),
+        deny!(SYS_semtimedop),
+        deny!(SYS_semctl),
+    ]
+}
+
+/// `PRIO_PROCESS` of setpriority(2) and `IOPRIO_WHO_PROCESS` of ioprio_set(2): the kinds of
+/// target that name one process (the others name a process group or every process of a user,
+/// and `0` then means the caller's group or user).
+const PRIO_PROCESS: u64 = 0;
+const IOPRIO_WHO_PROCESS: u64 = 1;
+
+/// Changing how another process is scheduled or limited: its nice value, I/O class, CPU
+/// affinity, scheduling policy and resource limits. Landlock has no hook for any of them (its
+/// scope covers signals and ptrace, not `task_setnice`, `task_setioprio`,
+/// `task_setscheduler` or `task_prlimit`), and without a PID namespace every process of the
+/// user is a target: an attacker pass set a host process to idle I/O, nice 19 and one CPU
+/// from a read-only command. The command may still change its own (`nice`, `ionice -c3 CMD`,
+/// `taskset -c 0 CMD`, `ulimit` pass `0`, meaning the caller); a thread other than the
+/// calling one is named by its id and is refused too (`pthread_setaffinity_np` on another
+/// thread fails with `EPERM`: a filter cannot tell the caller's own thread ids from other
+/// processes').
+///
+/// What else reaches another process is held without a rule here: signals (`kill`,
+/// `pidfd_send_signal`) by Landlock's signal scope; `process_vm_*`, `process_madvise`,
+/// `kcmp`, `migrate_pages` and `move_pages` by the ptrace access check, which Landlock refuses
+/// for any process outside the command's domain (and `ptrace` itself is refused above).
+pub fn other_process_deny_list() -> Vec<Deny> {
+    let not_self = When::ArgNot { arg: 0, value: 0 };
+    vec![
+        deny!(
+            SYS_setpriority,
+            When::ArgNot {
+                arg: 0,
+                value: PRIO_PROCESS
+            }
+        ),
+        deny!(SYS_setpriority, When::ArgNot { arg: 1, value: 0 }),
+        deny!(
+            SYS_ioprio_set,
+            When::ArgNot {
+                arg: 0,
+                value: IOPRIO_WHO_PROCESS
+            }
+        ),
+        deny!(SYS_ioprio_set, When::ArgNot { arg: 1, value: 0 }),
+        deny!(SYS_sched_setaffinity, not_self),
+        deny!(SYS_sched_setscheduler, not_self),
+        deny!(SYS_sched_setparam, not_self),
+        deny!(SYS_sched_setattr, not_self),
+        deny!(SYS_prlimit64, not_self),
+    ]
+}
+
 /// What a command run read-only is refused besides its Landlock ruleset, which covers writing,
 /// creating, removing and renaming files but not their metadata: changing modes, owners, times,
 /// extended attributes and inode flags of files it can reach. `chmod 777 ~/.ssh` and
 /// `chmod 000 README.md` changed the host from a read-only command at the landlock level, and
 /// from a read-only command of a `--sandbox` session at both (where the project is mounted
 /// writable for its normal commands). A read-only command has no business with any of them, its
-/// private `/tmp` included.
+/// private `/tmp` included; nor with other processes' scheduling and limits, or SysV IPC
+/// objects ([`other_process_deny_list`], [`sysv_ipc_deny_list`]), at either level.
 pub fn read_only_deny_list() -> Vec<Deny> {
     let mut v = vec![
         deny!(SYS_fchmod),
@@ -299,6 +380,10 @@ pub fn read_only_deny_list() -> Vec<Deny> {
         deny!(SYS_utimes),
         deny!(SYS_futimesat),
     ]);
+    // Nor does it change other processes or the IPC objects it shares with them, at either
+    // level: under bubblewrap these are the other commands of its session.
+    v.extend(sysv_ipc_deny_list());
+    v.extend(other_process_deny_list());
     v
 }
 
@@ -560,6 +645,93 @@ mod tests {
         }));
         assert!(proxy.iter().any(|d| d.name == "socketpair"));
         assert!(!names(Network::On).contains(&"socketpair"));
+    }
+
+    const SYSV_IPC: &[&str] = &[
+        "shmget",
+        "shmat",
+        "shmctl",
+        "shmdt",
+        "msgget",
+        "msgsnd",
+        "msgrcv",
+        "msgctl",
+        "semget",
+        "semop",
+        "semtimedop",
+        "semctl",
+    ];
+    const OTHER_PROCESS: &[&str] = &[
+        "setpriority",
+        "ioprio_set",
+        "sched_setaffinity",
+        "sched_setscheduler",
+        "sched_setparam",
+        "sched_setattr",
+        "prlimit64",
+    ];
+
+    #[test]
+    fn without_namespaces_sysv_ipc_and_other_processes_are_refused() {
+        for n in [Network::On, Network::Off, Network::Proxy] {
+            let standalone: Vec<_> = deny_list_with(n, false, true)
+                .iter()
+                .map(|d| d.name)
+                .collect();
+            let namespaced: Vec<_> = deny_list_with(n, false, false)
+                .iter()
+                .map(|d| d.name)
+                .collect();
+            for name in SYSV_IPC.iter().chain(OTHER_PROCESS) {
+                assert!(standalone.contains(name), "{name} with {n:?}");
+                // Bubblewrap's IPC and PID namespaces hold these for normal commands.
+                assert!(!namespaced.contains(name), "{name} with {n:?}");
+            }
+        }
+        let read_only: Vec<_> = read_only_deny_list().iter().map(|d| d.name).collect();
+        for name in SYSV_IPC.iter().chain(OTHER_PROCESS) {
+            assert!(read_only.contains(name), "{name} read-only");
+        }
+    }
+
+    #[test]
+    fn a_command_may_still_change_its_own_scheduling() {
+        let rules = other_process_deny_list();
+        let when = |name: &str| -> Vec<When> {
+            rules
+                .iter()
+                .filter(|d| d.name == name)
+                .map(|d| d.when)
+                .collect()
+        };
+        // `who` 0 is the caller for PRIO_PROCESS only (the caller's group or user otherwise).
+        assert_eq!(
+            when("setpriority"),
+            vec![
+                When::ArgNot { arg: 0, value: 0 },
+                When::ArgNot { arg: 1, value: 0 }
+            ]
+        );
+        assert_eq!(
+            when("ioprio_set"),
+            vec![
+                When::ArgNot { arg: 0, value: 1 },
+                When::ArgNot { arg: 1, value: 0 }
+            ]
+        );
+        for name in [
+            "sched_setaffinity",
+            "sched_setscheduler",
+            "sched_setparam",
+            "sched_setattr",
+            "prlimit64",
+        ] {
+            assert_eq!(
+                when(name),
+                vec![When::ArgNot { arg: 0, value: 0 }],
+                "{name}"
+            );
+        }
     }
 
     #[test]
