@@ -117,3 +117,82 @@ fn destructive_commands_of_the_new_families_are_denied_under_yolo_without_a_term
         attacks.len()
     );
 }
+
+/// A database is repository content, and so are its views: one whose view calls the sqlite3
+/// CLI's `edit()` runs a program when selected from, whatever the SQL on the command line says
+/// (found by an attacker pass: `sqlite3 -readonly data.db 'select * from p'` was read-only and
+/// ran the repository's script unconfined where no sandbox level was available). Driven with no
+/// level (`GG_SANDBOX_BACKEND=none`), in the default mode without a terminal: the plain query is
+/// normal, so it is refused; the same query with `-safe` is read-only and runs, and sqlite3
+/// itself refuses `edit()`. Neither runs the script.
+#[test]
+fn a_database_view_that_runs_a_program_is_not_read_only_without_safe_mode() {
+    let have_sqlite = Command::new("sqlite3")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_sqlite {
+        support::skip_unless_required("GG_REQUIRE_SQLITE3", "`sqlite3` is not installed");
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = support::GgFixture::new(&server, json!({}), "repo");
+    let marker = fx.tmp.path().join("edit-ran");
+    std::fs::write(
+        fx.repo.join("probe.sh"),
+        format!("echo RAN >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    let made = Command::new("sqlite3")
+        .current_dir(&fx.repo)
+        .args([
+            "data.db",
+            "create table t(a); create view p as select edit('x', 'sh ./probe.sh #') as x;",
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // The view really runs the script when the CLI is not in safe mode (outside gg).
+    let control = Command::new("sqlite3")
+        .current_dir(&fx.repo)
+        .env("HOME", &fx.home)
+        .args(["-readonly", "data.db", "select * from p"])
+        .output()
+        .unwrap();
+    assert!(
+        marker.exists(),
+        "the view did not run the script: {control:?}"
+    );
+    std::fs::remove_file(&marker).unwrap();
+
+    let (out, results) = support::run_bash_calls(
+        &fx,
+        &server,
+        &[("GG_SANDBOX_BACKEND", "none")],
+        false,
+        &[
+            "sqlite3 -readonly data.db 'select * from p'",
+            "sqlite3 -readonly -safe data.db 'select * from p'",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(!marker.exists(), "the view's program ran: {results:?}");
+    let verdicts: Vec<String> =
+        String::from_utf8(fx.gg().args(["audit", "--json"]).output().unwrap().stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|row| {
+                row["audit"]["classification"]["verdict"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+    assert_eq!(verdicts, ["normal", "read-only"], "{results:?}");
+    assert!(results[1].contains("safe mode"), "{results:?}");
+}

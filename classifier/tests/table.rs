@@ -1136,7 +1136,21 @@ const CASES: &[(&str, Class, &str)] = &[
     ("node -v", R, ""),
     ("git diff $(git merge-base main HEAD)", R, ""),
     ("rg TODO $(git ls-files src)", R, ""),
-    ("sqlite3 -readonly db 'select 1'", R, ""),
+    ("sqlite3 -readonly -safe db 'select 1'", R, ""),
+    ("sqlite3 --readonly --safe db 'select 1'", R, ""),
+    // The database's own views may call the CLI's edit(), which runs a program: only safe
+    // mode refuses it.
+    (
+        "sqlite3 -readonly data.db 'select * from p'",
+        N,
+        "readonly.not-allow-listed",
+    ),
+    ("sqlite -readonly -safe db 'select 1'", N, ""),
+    (
+        "sqlite3 -readonly -safe db \"select data from fsdir('/etc')\"",
+        N,
+        "",
+    ),
     // Not in the labelled corpus, whose read-only cases the execution oracle runs.
     ("ggd status", R, ""),
     ("echo x >/dev/stdin 0<~/.bashrc", R, ""),

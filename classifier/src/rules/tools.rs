@@ -29,7 +29,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
         "sqlite3" | "sqlite" => {
             sqlite(w, cmd);
-            if sqlite_read_only(cmd) {
+            if prog == "sqlite3" && sqlite_read_only(cmd) {
                 return Some(Outcome::read_only());
             }
         }
@@ -198,9 +198,14 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
     }
 }
 
-/// `sqlite3 -readonly DB 'SQL'` with only display options, and SQL without dot commands other
-/// than listing ones, without `ATTACH`, `VACUUM`, `load_extension`, the CLI's `writefile`,
-/// `readfile` and `edit`: it only prints.
+/// `sqlite3 -readonly -safe DB 'SQL'` with only display options, and SQL without dot commands
+/// other than listing ones, without `ATTACH`, `VACUUM`, `load_extension`, the CLI's `writefile`,
+/// `readfile`, `edit` and its file-system tables: it only prints. `-safe` is required because
+/// the SQL text is not all that runs: the database's own views and triggers are repository
+/// content, and a view may call the CLI's `edit()`, which runs `$EDITOR` or its second argument
+/// as a command. Safe mode makes the CLI refuse `edit()`, `readfile()`, `writefile()`,
+/// `load_extension()`, `ATTACH` and the dot-commands that run programs or open files, wherever
+/// they come from.
 fn sqlite_read_only(cmd: &Cmd) -> bool {
     #[rustfmt::skip]
     const FLAGS: &[&str] = &[
@@ -219,6 +224,7 @@ fn sqlite_read_only(cmd: &Cmd) -> bool {
     }
     let args = &cmd.argv[1..];
     let mut readonly = false;
+    let mut safe = false;
     let mut operands = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -237,6 +243,7 @@ fn sqlite_read_only(cmd: &Cmd) -> bool {
                 return false;
             }
             readonly |= t == "-readonly";
+            safe |= t == "-safe";
         } else {
             operands.push(a.text.as_str());
         }
@@ -245,6 +252,7 @@ fn sqlite_read_only(cmd: &Cmd) -> bool {
     let input = cmd.input.text.as_deref().unwrap_or("");
     let sql: Vec<&str> = operands.iter().skip(1).copied().chain([input]).collect();
     readonly
+        && safe
         && !operands.is_empty()
         && sql.iter().all(|text| {
             let lower = text.to_ascii_lowercase();
@@ -255,6 +263,10 @@ fn sqlite_read_only(cmd: &Cmd) -> bool {
                 "writefile",
                 "readfile",
                 "edit(",
+                // The CLI's file-system tables: `fsdir` reads any file even in safe mode.
+                "fsdir",
+                "zipfile",
+                "sqlar",
             ]
             .iter()
             .any(|w| lower.contains(w))
