@@ -155,4 +155,5 @@ rule_ids! {
     InputTooLarge = "input.too-large",
     ExecShellStartupFiles = "exec.shell-startup-files",
     ExecInterpreterEffect = "exec.interpreter-effect",
+    SystemOtherProcess = "system.other-process",
 }

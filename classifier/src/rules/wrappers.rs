@@ -78,7 +78,11 @@ const WRAPPERS: &[Spec] = &[
     spec("builtin", Stance::Transparent, &[], 0),
     spec("exec", Stance::Transparent, &["-a"], 0),
     spec("nice", Stance::Transparent, &["-n", "--adjustment"], 0),
-    spec("ionice", Stance::Transparent, &["-c", "-n", "--class", "--classdata"], 0),
+    // `-p`, `-P` and `-u` name processes to change instead of a command to run (see
+    // `special_options`); their values are read here so that a pid is not taken for the payload.
+    spec("ionice", Stance::Transparent, &[
+        "-c", "-n", "--class", "--classdata", "-p", "-P", "-u", "--pid", "--pgid", "--uid",
+    ], 0),
     spec("nohup", Stance::Normal("\"nohup\" writes nohup.out and keeps running after the session"), &[], 0),
     spec("timeout", Stance::Transparent, &["-s", "--signal", "-k", "--kill-after"], 1),
     spec("time", Stance::Transparent, &["-f", "--format", "-o", "--output"], 0),
@@ -301,6 +305,12 @@ fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Opti
                     let Some(code) = opt.value else { continue };
                     return Some(command_string(w, cmd, prog, t, &code));
                 }
+                // These change the scheduling of processes that are already running (another
+                // program's, the person's), which no sandbox level stops: never read-only.
+                _ if acts_on_other_processes(prog, t) => {
+                    let msg = format!("\"{prog} {t}\" changes processes that are already running");
+                    return Some(Outcome::not(RuleId::SystemOtherProcess, msg));
+                }
                 ("env", "-C") | ("env", "--chdir") | ("sudo", "-D") | ("sudo", "--chdir") => {
                     return Some(unknown_directory(w, cmd, spec, opt.value.as_ref()));
                 }
@@ -322,6 +332,18 @@ fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Opti
         }
     }
     None
+}
+
+/// Whether option `name` of the wrapper `prog` makes it change running processes (`ionice -p
+/// PID`, `taskset -p MASK PID`, `chrt -p PRIO PID`) rather than run a command. Long options in
+/// any abbreviation getopt accepts.
+fn acts_on_other_processes(prog: &str, name: &str) -> bool {
+    let (short, long): (&[&str], &[&str]) = match prog {
+        "ionice" => (&["-p", "-P", "-u"], &["--pid", "--pgid", "--uid"]),
+        "taskset" | "chrt" => (&["-p", "-a"], &["--pid", "--all-tasks"]),
+        _ => return false,
+    };
+    short.contains(&name) || long.iter().any(|l| super::long_is(name, l))
 }
 
 /// `env -S CODE`, `flock -c CODE`: the string is split (env) or run by a shell (flock); either
