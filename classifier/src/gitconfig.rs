@@ -152,6 +152,9 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
                 | "alternaterefscommand"
         ),
         "diff" if sub => matches!(key, "textconv" | "command"),
+        // `tar.<format>.command` filters `git archive`'s output; `trailer.<token>.cmd` runs
+        // for `git commit --trailer` and `git interpret-trailers`.
+        "tar" | "trailer" => sub && matches!(key, "command" | "cmd"),
         "diff" => key == "external",
         "filter" => sub && matches!(key, "clean" | "smudge" | "process"),
         "pager" => true,
@@ -161,12 +164,46 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
                 .as_deref()
                 .is_some_and(|v| v.trim_start().starts_with('!'));
         }
-        "gpg" => key == "program",
+        // `gpg.program`, `gpg.openpgp.program`, `gpg.x509.program`, `gpg.ssh.program`, and the
+        // command that prints the ssh signing key.
+        "gpg" => matches!(key, "program" | "defaultkeycommand"),
+        // `submodule.<name>.update = !cmd` runs the command at `git submodule update`.
+        "submodule" => {
+            return sub
+                && key == "update"
+                && entry
+                    .value
+                    .as_deref()
+                    .is_some_and(|v| v.trim_start().starts_with('!'));
+        }
+        // `ext::` URLs are command lines (`ext::sh -c …`), run at fetch, pull and push once
+        // the ext transport is allowed; allowing it at all is counted too, since a later URL
+        // (`.gitmodules`, a command line) then runs.
+        "protocol" => {
+            return key == "allow"
+                && entry
+                    .subsection
+                    .as_deref()
+                    .is_none_or(|s| s.eq_ignore_ascii_case("ext"))
+                && entry
+                    .value
+                    .as_deref()
+                    .is_none_or(|v| !v.trim().eq_ignore_ascii_case("never"));
+        }
+        "remote" if matches!(key, "url" | "pushurl") => {
+            return entry.value.as_deref().is_some_and(is_ext_url);
+        }
+        // `[url "ext::sh -c …"] insteadOf = https://…` turns ordinary URLs into commands.
+        "url" => return entry.subsection.as_deref().is_some_and(is_ext_url),
+        "sendemail" => matches!(key, "tocmd" | "cccmd" | "headercmd" | "smtpserver"),
+        "instaweb" => key == "httpd",
         "credential" => key == "helper",
         "sequence" => key == "editor",
         "merge" => sub && key == "driver",
         "interactive" => key == "difffilter",
-        "browser" | "man" | "difftool" | "mergetool" => sub && matches!(key, "cmd" | "path"),
+        "browser" | "man" | "difftool" | "mergetool" | "guitool" => {
+            sub && matches!(key, "cmd" | "path")
+        }
         "remote" => sub && matches!(key, "uploadpack" | "receivepack" | "vcs"),
         "uploadpack" => key == "packobjectshook",
         "web" => key == "browser",
@@ -175,7 +212,93 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
     program_key && !is_false(&entry.value)
 }
 
+/// Whether `url` uses the `ext::` transport, whose address is a command line.
+fn is_ext_url(url: &str) -> bool {
+    url.trim_start()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("ext::"))
+}
+
+/// Whether `entry` is one `git init`, `git clone`, `git submodule`, `git worktree`, `git remote
+/// add` or `git branch -u` writes (or the few identity settings a script sets in a repository it
+/// made), with a value git would have written. Deny by default: for a repository a command made,
+/// anything else is unexplained, and the table of keys that run programs
+/// ([`runs_program`]) can never be complete (git adds such keys release after release).
+fn written_by_git(entry: &Entry) -> bool {
+    let key = entry.key.as_str();
+    let value = entry.value.as_deref().unwrap_or("").trim();
+    // A remote git talks to directly: not a transport helper (`ext::cmd`, `foo::addr` runs
+    // `git-remote-foo`) and not an option in disguise.
+    let plain_url = || !value.contains("::") && !value.starts_with('-');
+    match (entry.section.as_str(), entry.subsection.is_some()) {
+        ("core", false) => match key {
+            "repositoryformatversion"
+            | "filemode"
+            | "bare"
+            | "logallrefupdates"
+            | "ignorecase"
+            | "precomposeunicode"
+            | "symlinks"
+            | "sharedrepository"
+            | "sparsecheckout"
+            | "sparsecheckoutcone"
+            | "autocrlf"
+            | "eol"
+            | "safecrlf"
+            | "quotepath" => true,
+            // A submodule's git directory names its work tree (`../../../sub`); an absolute
+            // one or one under home points git at a tree elsewhere.
+            "worktree" => !value.is_empty() && !value.starts_with(['/', '~']),
+            _ => false,
+        },
+        ("extensions", false) => matches!(
+            key,
+            "objectformat"
+                | "compatobjectformat"
+                | "worktreeconfig"
+                | "refstorage"
+                | "partialclone"
+                | "preciousobjects"
+        ),
+        ("remote", true) => match key {
+            "url" | "pushurl" => plain_url(),
+            "fetch" | "push" | "mirror" | "tagopt" | "promisor" | "partialclonefilter"
+            | "prune" => true,
+            _ => false,
+        },
+        ("branch", true) => matches!(
+            key,
+            "remote" | "merge" | "rebase" | "pushremote" | "description"
+        ),
+        ("submodule", true) => match key {
+            "url" => plain_url(),
+            "update" => matches!(value, "checkout" | "rebase" | "merge" | "none"),
+            "active" | "branch" | "fetchrecursesubmodules" | "ignore" | "shallow" => true,
+            _ => false,
+        },
+        ("submodule", false) => key == "active",
+        ("user", false) => matches!(key, "name" | "email"),
+        ("init", false) => key == "defaultbranch",
+        ("lfs", false) => key == "repositoryformatversion",
+        _ => false,
+    }
+}
+
 impl GitConfig {
+    /// Dotted names of every key in these files that `git init`, `git clone`, `git submodule`
+    /// and `git worktree` would not have written (see [`written_by_git`]), program-running keys
+    /// first. For judging a repository a command made, not the person's own: in a made
+    /// repository an unexplained key is reason enough, where the person's own configuration
+    /// is only judged by what it runs ([`GitConfig::program_keys`]).
+    pub fn keys_git_would_not_write(&self) -> Vec<String> {
+        let entries: Vec<Entry> = self.files.iter().flat_map(|text| parse(text)).collect();
+        let programs = entries.iter().filter(|e| runs_program(e));
+        let unexplained = entries
+            .iter()
+            .filter(|e| !runs_program(e) && !written_by_git(e));
+        programs.chain(unexplained).map(Entry::dotted).collect()
+    }
+
     /// Dotted names of every key in these files that makes git run an external program.
     pub fn program_keys(&self) -> Vec<String> {
         self.files
@@ -313,6 +436,116 @@ mod tests {
             cfg.program_keys(),
             vec!["core.fsmonitor", "diff.Pdf.textconv", "alias.x"]
         );
+    }
+
+    fn keys(text: &str) -> Vec<String> {
+        GitConfig {
+            files: vec![text.into()],
+        }
+        .program_keys()
+    }
+
+    /// Found by an attacker pass: a nested repository with these keys ran code at the person's
+    /// next `git commit` or `git fetch`.
+    #[test]
+    fn signing_transport_and_submodule_commands_run_programs() {
+        for (text, key) in [
+            (
+                "[gpg \"ssh\"]\n\tdefaultKeyCommand = sh -c id\n",
+                "gpg.ssh.defaultkeycommand",
+            ),
+            ("[gpg \"x509\"]\n\tprogram = ./x\n", "gpg.x509.program"),
+            (
+                "[gpg \"openpgp\"]\n\tprogram = ./x\n",
+                "gpg.openpgp.program",
+            ),
+            ("[gpg \"ssh\"]\n\tprogram = ./x\n", "gpg.ssh.program"),
+            ("[gpg]\n\tprogram = ./x\n", "gpg.program"),
+            (
+                "[protocol \"ext\"]\n\tallow = always\n",
+                "protocol.ext.allow",
+            ),
+            ("[protocol]\n\tallow = user\n", "protocol.allow"),
+            (
+                "[remote \"o\"]\n\turl = \"ext::sh -c echo% x\"\n",
+                "remote.o.url",
+            ),
+            ("[remote \"o\"]\n\tpushurl = EXT::sh\n", "remote.o.pushurl"),
+            (
+                "[url \"ext::sh -c x\"]\n\tinsteadOf = https://\n",
+                "url.ext::sh -c x.insteadof",
+            ),
+            (
+                "[submodule \"s\"]\n\tupdate = !sh -c id\n",
+                "submodule.s.update",
+            ),
+            (
+                "[uploadpack]\n\tpackObjectsHook = ./x\n",
+                "uploadpack.packobjectshook",
+            ),
+            ("[trailer \"t\"]\n\tcommand = ./x\n", "trailer.t.command"),
+            ("[tar \"tgz\"]\n\tcommand = ./x\n", "tar.tgz.command"),
+            ("[sendemail]\n\ttocmd = ./x\n", "sendemail.tocmd"),
+            ("[core]\n\taskPass = ./x\n", "core.askpass"),
+            ("[credential]\n\thelper = !./x\n", "credential.helper"),
+            ("[core]\n\tsshCommand = ./x\n", "core.sshcommand"),
+            ("[diff]\n\texternal = ./x\n", "diff.external"),
+            ("[sequence]\n\teditor = ./x\n", "sequence.editor"),
+            ("[core]\n\teditor = ./x\n", "core.editor"),
+            ("[merge \"m\"]\n\tdriver = ./x\n", "merge.m.driver"),
+            ("[diff \"d\"]\n\tcommand = ./x\n", "diff.d.command"),
+            ("[diff \"d\"]\n\ttextconv = ./x\n", "diff.d.textconv"),
+            ("[filter \"f\"]\n\tprocess = ./x\n", "filter.f.process"),
+            ("[core]\n\thooksPath = h\n", "core.hookspath"),
+            ("[alias]\n\tx = !id\n", "alias.x"),
+        ] {
+            assert_eq!(keys(text), [key], "{text}");
+        }
+        for text in [
+            "[protocol \"ext\"]\n\tallow = never\n",
+            "[remote \"o\"]\n\turl = https://example.invalid/x\n",
+            "[submodule \"s\"]\n\tupdate = rebase\n",
+            "[url \"https://mirror/\"]\n\tinsteadOf = https://\n",
+        ] {
+            assert!(keys(text).is_empty(), "{text}");
+        }
+    }
+
+    /// A repository a command made is judged by an allow-list: what `git init`, `git clone`,
+    /// `git submodule` and `git worktree` write, and nothing else.
+    #[test]
+    fn made_repositories_hold_only_what_git_writes() {
+        let unexplained = |text: &str| {
+            GitConfig {
+                files: vec![text.into()],
+            }
+            .keys_git_would_not_write()
+        };
+        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\
+                    \tlogallrefupdates = true\n";
+        assert!(unexplained(init).is_empty());
+        let clone = "[core]\n\trepositoryformatversion = 1\n\tworktree = ../../../sub\n\
+                     [remote \"origin\"]\n\turl = https://example.invalid/x.git\n\
+                     \tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\
+                     \tremote = origin\n\tmerge = refs/heads/main\n[extensions]\n\
+                     \tobjectformat = sha256\n\tworktreeConfig = true\n[submodule \"s\"]\n\
+                     \turl = ../s.git\n\tactive = true\n[user]\n\temail = a@b\n";
+        assert!(unexplained(clone).is_empty(), "{:?}", unexplained(clone));
+        for (text, key) in [
+            ("[core]\n\tfsmonitor = ./x\n", "core.fsmonitor"),
+            ("[core]\n\tworktree = /elsewhere\n", "core.worktree"),
+            ("[remote \"o\"]\n\turl = foo::bar\n", "remote.o.url"),
+            ("[gpg]\n\tformat = ssh\n", "gpg.format"),
+            ("[commit]\n\tgpgsign = true\n", "commit.gpgsign"),
+            (
+                "[protocol \"ext\"]\n\tallow = always\n",
+                "protocol.ext.allow",
+            ),
+            ("[submodule \"s\"]\n\tupdate = !id\n", "submodule.s.update"),
+            ("[some]\n\tnewkey = x\n", "some.newkey"),
+        ] {
+            assert_eq!(unexplained(text), [key], "{text}");
+        }
     }
 
     #[test]

@@ -139,10 +139,12 @@ pub(super) fn config(w: &mut Walker, args: &[Word]) -> Outcome {
         let value = named
             .next()
             .map_or("!", |v| if v.dynamic { "!" } else { v.text.as_str() });
-        if dotted_entry(&key, Some(value))
-            .as_ref()
-            .is_some_and(gitconfig::runs_program)
-        {
+        // `include.path`, `includeIf.<cond>.path`: git then reads another file, which can
+        // hold any of the keys that run programs, and which a later command can change.
+        if dotted_entry(&key, Some(value)).as_ref().is_some_and(|e| {
+            gitconfig::runs_program(e)
+                || (matches!(e.section.as_str(), "include" | "includeif") && e.key == "path")
+        }) {
             let span = args.first().map_or((0, 0), |a| a.span);
             let msg = format!("\"git config {key}\" sets a key that makes git run a program");
             w.reason(Class::Dangerous, RuleId::GitConfigProgramKey, msg, span);
