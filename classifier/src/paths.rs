@@ -53,6 +53,16 @@ impl Cwds {
         (!self.unknown && !self.known.is_empty()).then_some((self.known.as_slice(), self.indirect))
     }
 
+    /// The directories known to be possible (others may be too, see [`Cwds::is_unknown`]).
+    pub fn known(&self) -> &[PathBuf] {
+        &self.known
+    }
+
+    /// Whether some possible directory is not statically known.
+    pub fn is_unknown(&self) -> bool {
+        self.unknown
+    }
+
     /// Notes that the directories were reached by going back (`cd -`).
     pub fn mark_indirect(&mut self) {
         self.indirect = true;

@@ -543,6 +543,21 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
             prog.span,
         );
     }
+    // A string of the program may name a credential file (`getline l < "/root/.ssh/id_rsa"`):
+    // as if it were named on the command line.
+    if let Some(secret) = fx
+        .strings
+        .iter()
+        .find(|s| super::names_credentials(w, &Word::literal(s, prog.span)))
+    {
+        let msg = format!("the awk program names the credential file {secret}");
+        w.reason(
+            Class::Dangerous,
+            RuleId::SecretsCredentialFile,
+            msg,
+            prog.span,
+        );
+    }
     for target in &fx.targets {
         match target {
             Some(file) => {
@@ -558,8 +573,37 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     if fx.any() {
         return Outcome::not(
             RuleId::ReadonlyAwkIo,
-            "the awk program runs commands, writes files, uses pipes or reads the environment",
+            "the awk program runs commands, writes files, uses pipes, reads the environment, \
+             changes ARGV, opens a network special file or reads a file whose name is computed",
         );
+    }
+    // `getline < "FILE"`: the file is read like an operand, and judged like one (devices, other
+    // processes' files, paths after `cd`).
+    if !fx.reads.is_empty() {
+        let probe = Cmd {
+            argv: std::iter::once(Word::literal("cat", prog.span))
+                .chain(fx.reads.iter().map(|f| Word::literal(f, prog.span)))
+                .collect(),
+            assigns: Vec::new(),
+            redirects: Vec::new(),
+            input: Flow::default(),
+            span: prog.span,
+        };
+        let mut outcome = Outcome::read_only();
+        super::redirects::check_device_reads(w, &probe, &mut outcome);
+        if outcome.read_only != super::ReadOnly::Yes {
+            return outcome;
+        }
+        if fx
+            .reads
+            .iter()
+            .any(|f| super::secrets::names_process_secrets_at(w, &Word::literal(f, prog.span)))
+        {
+            return Outcome::not(
+                RuleId::SecretsProcess,
+                "the awk program reads another process's environment, command line or memory",
+            );
+        }
     }
     Outcome::read_only()
 }

@@ -4,7 +4,8 @@
 //! it runs after a family's rules and only reads their conclusion.
 
 use super::secrets::{
-    names_credentials, names_process_secrets, prints_environment, ps_shows_environment,
+    directory_holds_credentials, names_credentials, names_process_secrets_at, prints_environment,
+    ps_shows_environment,
 };
 use super::{net, operands};
 use crate::Class;
@@ -52,11 +53,12 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
         });
     if reads_credentials {
         flow.credentials = true;
-        let process = cmd.argv[1..].iter().any(names_process_secrets)
-            || cmd
-                .redirects
-                .iter()
-                .any(|r| r.target.as_ref().is_some_and(names_process_secrets));
+        let process = cmd.argv[1..].iter().any(|a| names_process_secrets_at(w, a))
+            || cmd.redirects.iter().any(|r| {
+                r.target
+                    .as_ref()
+                    .is_some_and(|t| names_process_secrets_at(w, t))
+            });
         if process {
             let msg = format!(
                 "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
@@ -65,6 +67,27 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
         } else {
             let msg =
                 format!("\"{prog}\" reads a credential file; its content would reach the model");
+            w.reason(
+                Class::Dangerous,
+                RuleId::SecretsCredentialFile,
+                msg,
+                cmd.span,
+            );
+        }
+    }
+    if let Some((dir, process)) = recursive_secret_read(w, prog, &cmd.argv[1..]) {
+        flow.credentials = true;
+        if process {
+            let msg = format!(
+                "\"{prog}\" reads {dir} recursively, which holds other processes' environments \
+                 and command lines"
+            );
+            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
+        } else {
+            let msg = format!(
+                "\"{prog}\" reads {dir} recursively, which holds credential stores (~/.ssh, \
+                 ~/.aws, …); their content would reach the model"
+            );
             w.reason(
                 Class::Dangerous,
                 RuleId::SecretsCredentialFile,
@@ -84,6 +107,84 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
     }
     flow.no_dash = output_never_dashed(prog, &cmd.argv[1..]);
     flow
+}
+
+/// A directory that `prog ARGS` reads recursively and that holds secrets: a credential store
+/// or one above it (the home directory, `/`), as written, with `true` when it is `/proc`
+/// (other processes' environments) rather than a credential store. Programs that only list
+/// names (`ls -R`, `du`, `tree`, `fd`, `find` without `-exec`) do not count. With no directory
+/// named, the ones that search the working directory search where the script `cd`'d to
+/// (`cd ~ && grep -r x`).
+fn recursive_secret_read(w: &Walker, prog: &str, args: &[Word]) -> Option<(String, bool)> {
+    use super::{long_is, short_has};
+    let opts: Vec<&str> = super::options(args).map(|a| a.text.as_str()).collect();
+    let has = |short: &[char], long: &[&str]| {
+        opts.iter()
+            .any(|o| short.iter().any(|c| short_has(o, *c)) || long.iter().any(|l| long_is(o, l)))
+    };
+    // Whether the first operand is a pattern (not a path) and whether the working directory
+    // is searched when no path is named.
+    let (pattern_first, searches_cwd) = match prog {
+        // `rg --files` lists names only.
+        "rg" if opts.contains(&"--files") => return None,
+        "rg" | "ag" | "ack" | "ack-grep" => (true, true),
+        "grep" | "egrep" | "fgrep" | "ugrep" | "zgrep" => {
+            let recursive = has(&['r', 'R'], &["--recursive", "--dereference-recursive"])
+                || opts.iter().any(|o| {
+                    o.ends_with("recurse") && (o.starts_with("-d") || long_is(o, "--directories"))
+                })
+                || args
+                    .windows(2)
+                    .any(|p| p[0].text == "-d" && p[1].text == "recurse");
+            if !recursive {
+                return None;
+            }
+            (true, true)
+        }
+        // `find` itself lists names; what it runs on each file reads them.
+        "find"
+            if args
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")) =>
+        {
+            (false, true)
+        }
+        "tar" | "bsdtar" | "rsync" | "7z" | "7za" | "7zr" => (false, false),
+        "zip" if has(&['r', 'R'], &["--recurse-paths", "--recurse-patterns"]) => (false, false),
+        "cp" if has(&['r', 'R', 'a'], &["--recursive", "--archive"]) => (false, false),
+        "scp" if has(&['r'], &[]) => (false, false),
+        "diff" if has(&['r'], &["--recursive"]) => (false, false),
+        _ => return None,
+    };
+    let explicit_pattern = has(&['e', 'f'], &["--regexp", "--file"]);
+    let mut operands = super::operands(args).into_iter();
+    if pattern_first && !explicit_pattern {
+        operands.next();
+    }
+    // `find`'s paths come before its expression.
+    let operands: Vec<&Word> = if prog == "find" {
+        args.iter()
+            .take_while(|a| !a.text.starts_with(['-', '(', '!']) || a.text == "-")
+            .collect()
+    } else {
+        operands.collect()
+    };
+    let judge = |text: &str, shown: &str| -> Option<(String, bool)> {
+        let dirs = super::secrets::absolutes_for_match(w, text);
+        if dirs.iter().any(|d| directory_holds_credentials(w, d)) {
+            return Some((shown.to_string(), false));
+        }
+        dirs.iter()
+            .any(|d| d == std::path::Path::new("/proc"))
+            .then(|| (shown.to_string(), true))
+    };
+    if operands.is_empty() && searches_cwd {
+        return judge(".", "the working directory");
+    }
+    operands
+        .into_iter()
+        .filter(|a| !a.dynamic && !a.text.is_empty())
+        .find_map(|a| judge(&a.text, &a.text))
 }
 
 /// Whether every word `prog ARGS` prints is known not to start with `-`, so that substituting

@@ -42,15 +42,19 @@ fn reopened_fd(path: &str) -> Option<&str> {
 
 /// Devices a read-only program may read without effects. Opening others can do things
 /// (`/dev/watchdog` arms the hardware watchdog, which reboots the machine when it is not fed)
-/// or reads what should not be read (disks, memory, input devices).
+/// or reads what should not be read (disks, memory, input devices, terminals: `/dev/pts/0` is
+/// another terminal's keystrokes, `/dev/tty` the person's when there is a controlling one).
 #[rustfmt::skip]
 const READABLE_DEVICES: &[&str] = &[
     "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdin",
-    "/dev/stdout", "/dev/stderr", "/dev/tty",
+    "/dev/stdout", "/dev/stderr",
 ];
 
 /// A device named as an argument or input of a command: reading it is not read-only unless it
-/// is one of [`READABLE_DEVICES`]; the watchdog is dangerous.
+/// is one of [`READABLE_DEVICES`]; the watchdog is dangerous. A path is taken where the kernel
+/// takes it: relative to the directory the script `cd`'d to (`cd /dev/pts && cat 0`), through
+/// `/proc/self/root` and `/proc/self/cwd`. After a `cd` to a directory that is not known, a
+/// relative path may be anything: not read-only.
 pub(super) fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcome) {
     // Programs that only look at names and metadata do not open what they are given.
     #[rustfmt::skip]
@@ -68,36 +72,79 @@ pub(super) fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcom
         .iter()
         .filter(|r| r.op.starts_with('<') && r.op != "<<<")
         .filter_map(|r| r.target.as_ref());
+    // The caller's directory is always known; only the script's own `cd` loses it.
+    let lost_cwd = w.ctx.cwd.is_absolute() && w.cwds.is_unknown();
+    // Only a path whose text or working directory mentions `dev` or `proc` can reach `/dev`
+    // (lexically): the rest skip the resolution.
+    let cwd_near_devices = w.cwds.known().iter().any(|d| {
+        let d = d.to_string_lossy();
+        d.contains("dev") || d.contains("proc")
+    });
+    let mut findings: Vec<(Word, String)> = Vec::new();
     for word in args.iter().chain(inputs) {
         let text = if word.dynamic {
             &word.prefix
         } else {
             &word.text
         };
-        let Some(rest) = text.strip_prefix("/dev/") else {
-            continue;
-        };
-        // Shared memory and message queues are ordinary files.
-        if rest.starts_with("shm/") || rest.starts_with("mqueue/") {
+        let relative = !text.starts_with(['/', '~']);
+        if relative && lost_cwd && !text.is_empty() && !word.is_option() {
+            if outcome.read_only == ReadOnly::Yes {
+                outcome.read_only = ReadOnly::No {
+                    rule: RuleId::ReadonlyDevice,
+                    message: format!(
+                        "the script changed to a directory that is not known, so {} may name a \
+                         device, a credential or another process's files",
+                        word.text
+                    ),
+                };
+            }
             continue;
         }
-        if is_network_device(text) || (!word.dynamic && fd_number(text).is_some()) {
+        let near = text.contains("dev") || text.contains("proc") || relative && cwd_near_devices;
+        if !near || (is_network_device(text) || (!word.dynamic && fd_number(text).is_some())) {
             continue;
         }
-        let path = paths::normalize(std::path::Path::new(text));
-        let path = path.to_string_lossy();
-        if !word.dynamic && READABLE_DEVICES.contains(&path.as_ref()) {
-            continue;
+        let resolved = super::secrets::absolutes_for_match(w, text);
+        for path in resolved {
+            let path = path.to_string_lossy();
+            let Some(rest) = path.strip_prefix("/dev/") else {
+                // `/dev/$X`: the fixed part is the directory itself.
+                if word.dynamic && path == "/dev" {
+                    findings.push((word.clone(), path.to_string()));
+                }
+                continue;
+            };
+            // Shared memory and message queues are ordinary files.
+            if rest.starts_with("shm/") || rest.starts_with("mqueue/") {
+                continue;
+            }
+            if is_network_device(&path) || fd_number(&path).is_some() && !word.dynamic {
+                continue;
+            }
+            if !word.dynamic && READABLE_DEVICES.contains(&path.as_ref()) {
+                continue;
+            }
+            findings.push((word.clone(), path.to_string()));
         }
-        if rest.starts_with("watchdog") || path.starts_with("/dev/watchdog") {
-            let msg =
-                format!("opening {text} arms the hardware watchdog, which reboots the machine");
+    }
+    for (word, path) in findings {
+        if path.starts_with("/dev/watchdog") {
+            let msg = format!(
+                "opening {} arms the hardware watchdog, which reboots the machine",
+                word.text
+            );
             w.reason(Class::Dangerous, RuleId::SystemShutdown, msg, word.span);
         }
         if outcome.read_only == ReadOnly::Yes {
+            let shown = if path == word.text {
+                path.clone()
+            } else {
+                format!("{} ({path})", word.text)
+            };
             outcome.read_only = ReadOnly::No {
                 rule: RuleId::ReadonlyDevice,
-                message: format!("opening the device {text} can have effects or expose data"),
+                message: format!("opening the device {shown} can have effects or expose data"),
             };
         }
     }

@@ -235,14 +235,56 @@ pub(crate) struct AwkEffects {
     pub targets: Vec<Option<String>>,
     /// A command pipe (`print | "cmd"`, `"cmd" | getline`).
     pub pipe: bool,
-    /// `@load`, `@include`, `ENVIRON`, `PROCINFO`: extensions or the environment.
+    /// `@load`, `@include`, `ENVIRON`, `PROCINFO`: extensions or the environment; `ARGV`, whose
+    /// elements name the files awk reads next; gawk's `/inet/…` special files (network).
     pub other: bool,
+    /// `getline < FILE` where FILE is not one string literal, or a `<` the reader cannot tell
+    /// from one in a program that calls `getline`: a file whose name is not known.
+    pub reads_computed_file: bool,
+    /// The files `getline < "FILE"` reads, as written.
+    pub reads: Vec<String>,
+    /// Every string literal of the program (escapes decoded): any of them may end up naming a
+    /// file.
+    pub strings: Vec<String>,
 }
 
 impl AwkEffects {
     pub fn any(&self) -> bool {
-        self.system || self.redirect || self.pipe || self.other
+        self.system || self.redirect || self.pipe || self.other || self.reads_computed_file
     }
+}
+
+/// The string literals of `program`, located through `masked` (the same text with their
+/// contents blanked, quotes kept), with `\"`, `\\` and `\/` decoded.
+fn awk_strings(program: &str, masked: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let bytes = masked.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'"' {
+            at += 1;
+            continue;
+        }
+        let Some(len) = masked[at + 1..].find('"') else {
+            break;
+        };
+        let end = at + 1 + len;
+        let raw = program.get(at + 1..end).unwrap_or("");
+        let mut text = String::with_capacity(raw.len());
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            match (c, chars.clone().next()) {
+                ('\\', Some(next @ ('"' | '\\' | '/'))) => {
+                    text.push(next);
+                    chars.next();
+                }
+                _ => text.push(c),
+            }
+        }
+        out.push((at, text));
+        at = end + 1;
+    }
+    out
 }
 
 /// Reads an awk program with its strings and regex literals masked, so that `/a|b/` and
@@ -251,13 +293,37 @@ pub(crate) fn awk_effects(program: &str) -> AwkEffects {
     let code = mask_awk_literals(program);
     let mut fx = AwkEffects::default();
     let words: Vec<(usize, &str)> = word_positions(&code);
+    let mut getline = false;
     for (_, word) in &words {
         match *word {
             "system" => fx.system = true,
-            "ENVIRON" | "PROCINFO" => fx.other = true,
+            // `ARGV[1] = "~/.aws/credentials"` makes awk read that file next, as if named on
+            // the command line; any use of the array counts (`split(s, ARGV)`, `sub(…, ARGV[1])`).
+            "ENVIRON" | "PROCINFO" | "ARGV" => fx.other = true,
+            "getline" => getline = true,
             _ => {}
         }
     }
+    let strings = awk_strings(program, &code);
+    // gawk's `/inet/tcp/…` special files open network connections.
+    fx.other |= strings.iter().any(|(_, s)| s.contains("/inet"));
+    if getline {
+        // `getline [VAR] < FILE`: with a string literal the file is known; anything else (a
+        // variable, a concatenation, a parenthesised expression) is not. A `<` that compares is
+        // not told apart from one that reads: fail closed.
+        for (at, b) in code.bytes().enumerate() {
+            if b != b'<' || code.as_bytes().get(at + 1) == Some(&b'=') {
+                continue;
+            }
+            let operand = code[at + 1..].trim_start();
+            let start = code.len() - operand.len();
+            match strings.iter().find(|(s, _)| *s == start) {
+                Some((_, file)) => fx.reads.push(file.clone()),
+                None => fx.reads_computed_file = true,
+            }
+        }
+    }
+    fx.strings = strings.into_iter().map(|(_, s)| s).collect();
     // gawk's `@load`, `@include`, `@namespace`, and indirect calls (`f = "system"; @f(…)`),
     // which hide the called name in a string.
     fx.other |= code.contains('@');
@@ -440,5 +506,23 @@ mod tests {
         assert!(awk_effects("{ x++ / 2; system(\"id\") / 1 }").system);
         assert!(awk_effects("{ x-- / 2; print > \"/etc/x\" / 1 }").redirect);
         assert!(!awk_effects("{ n++ } /a|b/ { print }").any());
+        assert!(!awk_effects("NR < 5 { print }").any());
+    }
+
+    #[test]
+    fn awk_file_reads() {
+        let fx = awk_effects("BEGIN { while ((getline l < \"/etc/hosts\") > 0) print l }");
+        assert!(!fx.any());
+        assert_eq!(fx.reads, ["/etc/hosts"]);
+        assert_eq!(fx.strings, ["/etc/hosts"]);
+        assert!(awk_effects("BEGIN { getline l < f; print l }").reads_computed_file);
+        assert!(awk_effects("BEGIN { getline l < (\"/a\" \"b\"); print l }").reads_computed_file);
+        assert!(awk_effects("{ getline; if (NR < 5) print }").reads_computed_file);
+        assert!(awk_effects("BEGIN { ARGV[1] = \"x\"; ARGC = 2 } { print }").other);
+        assert!(awk_effects("BEGIN { s = \"/inet/tcp/0/h/80\"; getline x < s }").other);
+        assert_eq!(
+            awk_effects("{ print \"a\\\"b\", \"c\" }").strings,
+            ["a\"b", "c"]
+        );
     }
 }

@@ -42,6 +42,9 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if names_secret_file(w, text) {
         return true;
     }
+    if names_process_secrets_at(w, word) {
+        return true;
+    }
     if !might_name_credentials(w, text) {
         return false;
     }
@@ -49,12 +52,14 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if KEY_FILE_NAMES.contains(&name) {
         return true;
     }
-    if names_process_secrets(word) {
-        return true;
-    }
-    let Some(resolved) = absolute_for_match(w, text) else {
-        return false;
-    };
+    absolutes_for_match(w, text)
+        .iter()
+        .any(|resolved| is_credential_path(w, name, resolved))
+}
+
+/// Whether `resolved` (absolute, normalised; `name` its last component as written) is a
+/// credential file or lies in a credential store.
+fn is_credential_path(w: &Walker, name: &str, resolved: &std::path::Path) -> bool {
     // A `.env` file outside the working directory belongs to another project or the user.
     if (name == ".env" || name.starts_with(".env."))
         && w.ctx.cwd.is_absolute()
@@ -72,6 +77,55 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
         && resolved
             .strip_prefix(home)
             .is_ok_and(|below| w.ctx.home_credentials.iter().any(|c| below.starts_with(c)))
+}
+
+/// Whether a program that reads directories recursively (`grep -r`, `rg`, `tar c`, `cp -r`),
+/// given the directory `dir` (absolute, normalised), reads a credential store or one of the
+/// session's secret files: `dir` is a store's directory or one above it (home, `/home`, `/`,
+/// `~/.config`), since the stores lie inside it.
+pub(crate) fn directory_holds_credentials(w: &Walker, dir: &std::path::Path) -> bool {
+    let home = &w.ctx.home;
+    let in_home = home.is_absolute()
+        && (home.starts_with(dir)
+            || dir.strip_prefix(home).is_ok_and(|below| {
+                w.ctx
+                    .home_credentials
+                    .iter()
+                    .any(|c| std::path::Path::new(c).starts_with(below))
+            }));
+    in_home
+        || w.ctx
+            .secret_files
+            .iter()
+            .any(|f| paths::normalize(f).starts_with(dir))
+}
+
+/// [`names_process_secrets`] for a path as the script means it: a relative one (`*/cmdline`
+/// after `cd /proc`) resolved against every directory the script may be in, and
+/// `/proc/self/root/proc/1/environ` as the kernel resolves it.
+pub(crate) fn names_process_secrets_at(w: &Walker, word: &Word) -> bool {
+    if names_process_secrets(word) {
+        return true;
+    }
+    let text = word.text.trim_matches(['"', '\'']);
+    // Cheap first: only a path through `/proc` can name a process's files.
+    let relative = !text.starts_with(['/', '~']);
+    let may = if relative {
+        w.cwds
+            .known()
+            .iter()
+            .any(|d| d.starts_with("/proc") || d.to_string_lossy().contains("proc"))
+    } else {
+        text.contains("proc")
+    };
+    if word.dynamic || text.is_empty() || text.starts_with('~') || !may {
+        return false;
+    }
+    absolutes_for_match(w, text).iter().any(|p| {
+        let resolved = p.to_string_lossy();
+        resolved.starts_with("/proc/")
+            && names_process_secrets(&Word::literal(&resolved, word.span))
+    })
 }
 
 /// Whether `text` names one of the session's secret files ([`crate::Context::secret_files`]):
@@ -94,12 +148,15 @@ fn names_secret_file(w: &Walker, text: &str) -> bool {
     if !text.starts_with(['/', '~']) && !name.contains(['*', '?', '[']) {
         return true;
     }
-    let Some(resolved) = absolute_for_match(w, text) else {
+    let resolved = absolutes_for_match(w, text);
+    if resolved.is_empty() {
         return true;
-    };
-    files
-        .iter()
-        .any(|f| resolved == paths::normalize(f) || glob_may_match(&resolved, f))
+    }
+    files.iter().any(|f| {
+        resolved
+            .iter()
+            .any(|r| *r == paths::normalize(f) || glob_may_match(r, f))
+    })
 }
 
 /// Whether a path with glob characters in its last component may name `file`: same directory.
@@ -168,7 +225,12 @@ const CREDENTIAL_MARKERS: &[&str] = &[
 /// path is also checked in full when the working directory is inside a home dot-directory: there
 /// a store's last name alone (`op`, from `~/.config`) can name it.
 fn might_name_credentials(w: &Walker, text: &str) -> bool {
-    has_marker(text) || (!text.starts_with(['/', '~']) && cwd_may_hold_credentials(w))
+    has_marker(text)
+        || (!text.starts_with(['/', '~'])
+            && w.cwds
+                .known()
+                .iter()
+                .any(|cwd| cwd_may_hold_credentials(w, cwd)))
 }
 
 /// Whether `text` contains one of [`CREDENTIAL_MARKERS`]: one pass of an Aho-Corasick automaton
@@ -197,8 +259,10 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-fn cwd_may_hold_credentials(w: &Walker) -> bool {
-    let (cwd, home) = (&w.ctx.cwd, &w.ctx.home);
+/// Whether `cwd`, a directory the script may be in (the caller's, or one it `cd`s to), is in a
+/// credential store or a home dot-directory, where a store's last name alone can name it.
+fn cwd_may_hold_credentials(w: &Walker, cwd: &std::path::Path) -> bool {
+    let home = &w.ctx.home;
     let compute = || {
         has_marker(&cwd.to_string_lossy())
             || (home.is_absolute()
@@ -222,40 +286,74 @@ fn cwd_may_hold_credentials(w: &Walker) -> bool {
     })
 }
 
-fn absolute_for_match(w: &Walker, text: &str) -> Option<std::path::PathBuf> {
-    // `/proc/self/root/home/u/.ssh` is `/home/u/.ssh`; `/proc/self/cwd/x` is `./x`.
-    if let Some(rest) = text.strip_prefix("/proc/") {
-        let mut parts = rest.splitn(3, '/');
-        let (pid, link, tail) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
-        let any_pid = pid.is_some_and(|p| {
-            p == "self"
-                || p == "thread-self"
-                || p.starts_with('$')
-                || p.bytes().all(|b| b.is_ascii_digit())
-        });
-        match link {
-            Some("root") if any_pid => return absolute_for_match(w, &format!("/{tail}")),
-            Some("cwd") if any_pid => {
-                let tail = if tail.is_empty() { "." } else { tail };
-                return absolute_for_match(w, tail);
-            }
-            _ => {}
+/// Every absolute, normalised path `text` may name: a relative path in each directory the
+/// script may be in at this point (after its `cd`s; none when they are all unknown), `~/…` in
+/// the home directory, and the `/proc/<pid>/root` and `/proc/<pid>/cwd` links followed where
+/// they occur, as the kernel does (`/proc/self/root/../dev/pts/0` is `/dev/pts/0`).
+pub(crate) fn absolutes_for_match(w: &Walker, text: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Some(rest) = text.strip_prefix('~') {
+        // `~user/…` names another user's home, which is not known here.
+        if (rest.is_empty() || rest.starts_with('/')) && w.ctx.home.is_absolute() {
+            resolve_from(w, paths::normalize(&w.ctx.home), rest, 0, &mut out);
+        }
+    } else if text.starts_with('/') {
+        resolve_from(w, std::path::PathBuf::from("/"), text, 0, &mut out);
+    } else {
+        for cwd in w.cwds.known() {
+            resolve_from(w, cwd.clone(), text, 0, &mut out);
         }
     }
-    if let Some(rest) = text.strip_prefix("~/") {
-        return w
-            .ctx
-            .home
-            .is_absolute()
-            .then(|| paths::normalize(&w.ctx.home.join(rest)));
+    out
+}
+
+/// Walks `rest` component by component from `path`, following `/proc/<pid>/root` (to `/`) and
+/// `/proc/<pid>/cwd` (to the script's working directories) where the walk reaches one.
+fn resolve_from(
+    w: &Walker,
+    mut path: std::path::PathBuf,
+    rest: &str,
+    depth: usize,
+    out: &mut Vec<std::path::PathBuf>,
+) {
+    let parts: Vec<&str> = rest.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        match *part {
+            "" | "." => continue,
+            ".." => {
+                path.pop();
+                continue;
+            }
+            name => path.push(name),
+        }
+        let link = path
+            .to_str()
+            .and_then(|p| p.strip_prefix("/proc/"))
+            .and_then(|r| r.split_once('/'))
+            .filter(|(pid, link)| {
+                (*pid == "self"
+                    || *pid == "thread-self"
+                    || pid.starts_with('$')
+                    || pid.bytes().all(|b| b.is_ascii_digit()))
+                    && matches!(*link, "root" | "cwd")
+            })
+            .map(|(_, link)| link == "root");
+        // Bounded: a path of links (`/proc/self/root/proc/self/root/…`) resolves a few times.
+        if let Some(root) = link
+            && depth < 8
+        {
+            let tail = parts[i + 1..].join("/");
+            if root {
+                resolve_from(w, std::path::PathBuf::from("/"), &tail, depth + 1, out);
+            } else {
+                for cwd in w.cwds.known() {
+                    resolve_from(w, cwd.clone(), &tail, depth + 1, out);
+                }
+            }
+            return;
+        }
     }
-    if text.starts_with('/') {
-        return Some(paths::normalize(std::path::Path::new(text)));
-    }
-    w.ctx
-        .cwd
-        .is_absolute()
-        .then(|| paths::normalize(&w.ctx.cwd.join(text)))
+    out.push(path);
 }
 
 /// Programs whose output is the environment, which holds secrets (`env`, `printenv`, `set`):
