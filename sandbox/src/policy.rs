@@ -232,6 +232,15 @@ impl Policy {
                 }
             }
         }
+        // A hooks directory in the work tree (`core.hooksPath`: husky's `.husky/_`, `.githooks`)
+        // runs at the person's next commit as `.git/hooks` would. Its config is watched, so a
+        // kept policy is rebuilt when the setting changes.
+        let _ = watch::symlink_metadata(root.join(".git/config"));
+        if let Some(hooks) = crate::protected::hooks_dir(root)
+            && watch::symlink_metadata(&hooks).is_ok()
+        {
+            self.push_read_only(hooks);
+        }
         let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
         match watch::symlink_metadata(&dot_git) {
             Ok(meta) if meta.is_dir() => {

@@ -149,6 +149,135 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         why: "agent skills and instructions: the next session takes them as the person's own",
         anywhere: true,
     },
+    // Other agents', editors' and tools' files of the same two classes (instructions taken as
+    // the person's own; settings that run programs when the project is opened or used), found
+    // by an attacker pass that planted each below the top.
+    ProtectedPath {
+        name: "GEMINI.md",
+        bind: Bind::Placeholder,
+        why: "agent instructions: the next session of another agent takes them as the person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".gemini",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: they start MCP servers and tools when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "opencode.json",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: they start MCP servers when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "opencode.jsonc",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: they start MCP servers when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".opencode",
+        bind: Bind::Placeholder,
+        why: "another agent's settings and plugins: they run when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".windsurfrules",
+        bind: Bind::Placeholder,
+        why: "agent instructions: the next session of another agent takes them as the person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".windsurf",
+        bind: Bind::Placeholder,
+        why: "another agent's settings and rules: they run or instruct when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".clinerules",
+        bind: Bind::Placeholder,
+        why: "agent instructions: the next session of another agent takes them as the person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".roo",
+        bind: Bind::Placeholder,
+        why: "another agent's settings and rules: they run or instruct when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".kiro",
+        bind: Bind::Placeholder,
+        why: "another agent's settings, hooks and steering: they run or instruct when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".continue",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: they start MCP servers when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".aider.conf.yml",
+        bind: Bind::Placeholder,
+        why: "another agent's settings: they can run programs when it starts in the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "copilot-instructions.md",
+        bind: Bind::Placeholder,
+        why: "agent instructions (`.github/copilot-instructions.md`): another agent takes them as the person's own",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".zed",
+        bind: Bind::Placeholder,
+        why: "editor settings: they can run tasks and language servers when the project is opened",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".helix",
+        bind: Bind::Placeholder,
+        why: "editor settings: they can start language servers when the project is opened",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".nvim.lua",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: Neovim runs it when it opens the project (exrc)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".exrc",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: vi and Neovim run it when they open the project (exrc)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".dir-locals.el",
+        bind: Bind::Placeholder,
+        why: "editor settings: Emacs evaluates them when it opens a file of the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".pre-commit-config.yaml",
+        bind: Bind::Placeholder,
+        why: "commit hooks: pre-commit runs the programs it names at the next commit",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".yarnrc.yml",
+        bind: Bind::Placeholder,
+        why: "package manager settings: `yarnPath` runs a program at every yarn command",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".npmrc",
+        bind: Bind::Placeholder,
+        why: "package manager settings: they choose programs npm runs",
+        anywhere: true,
+    },
 ];
 
 /// What git's ordinary work writes at the top of a git directory: everything else there is
@@ -322,10 +451,12 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
         }
         let present =
             |name: &str| child == name || std::fs::symlink_metadata(dir.join(name)).is_ok();
-        if present("HEAD") && present("objects") && present("refs") {
+        // git's own test (`is_git_directory`): `HEAD`, and `objects` and `refs` beside it or in
+        // the directory a `commondir` file names, whose config git then obeys.
+        if present("HEAD") && (present("commondir") || present("objects") && present("refs")) {
             return Some(format!(
-                "inside {}, a git directory (HEAD, objects and refs): git obeys its config and \
-                 hooks, running programs on the host",
+                "inside {}, a git directory (HEAD with objects and refs, or with a commondir): \
+                 git obeys its config and hooks, running programs on the host",
                 dir.strip_prefix(root).unwrap_or(dir).display()
             ));
         }
@@ -334,8 +465,35 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
             .map(|n| n.to_os_string())
             .unwrap_or_default();
     }
-    let home = home.filter(|h| h.is_absolute() && h.starts_with(root))?;
-    let below = target.strip_prefix(home).ok()?;
+    if let Some(hooks) = hooks_dir(root)
+        && target.starts_with(&hooks)
+    {
+        return Some(format!(
+            "inside the repository's hooks directory ({}, git's core.hooksPath): git runs them \
+             on the host",
+            hooks.strip_prefix(root).unwrap_or(&hooks).display()
+        ));
+    }
+    // Compared canonical: `root` is, and a home reached through a symlink (`/home -> usr/home`)
+    // must not turn the rule off.
+    let home = home
+        .filter(|h| h.is_absolute())
+        .map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()))?;
+    let canonical_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if let Some(config) = home_config_dir(&canonical_root, &home) {
+        return Some(format!(
+            "in your home's configuration ({config}, where the project is): programs read it at \
+             login or start, and many run it"
+        ));
+    }
+    if !home.starts_with(&canonical_root) {
+        return None;
+    }
+    let below = canonical_root
+        .join(relative)
+        .strip_prefix(&home)
+        .ok()?
+        .to_path_buf();
     let first = below
         .components()
         .next()?
@@ -348,6 +506,54 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
              many run it"
         )
     })
+}
+
+/// The home dot-directory (or `~/bin`) that `root` lies in, as `~/.config`: a project there is
+/// the home's configuration itself (`~/.config/git/config` is git's global configuration,
+/// `~/.config/autostart` runs at login), so every write in it is a persistence vector. `home`
+/// canonical.
+pub fn home_config_dir(root: &Path, home: &Path) -> Option<String> {
+    let below = root.strip_prefix(home).ok()?;
+    let first = below
+        .components()
+        .next()?
+        .as_os_str()
+        .to_str()
+        .unwrap_or(".");
+    (first.starts_with('.') || first == "bin").then(|| format!("~/{first}"))
+}
+
+/// The hooks directory git uses for the repository at `root` when it is not the git
+/// directory's own `hooks` (`core.hooksPath`, as husky and lefthook set it: `.husky/_`,
+/// `.githooks`) and lies inside `root`: what is written there runs at the person's next
+/// commit. Asked of git itself (`git rev-parse --git-path hooks`), so that includes, the global
+/// configuration and worktrees count as git counts them; `None` without git or a repository.
+pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--git-path", "hooks"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let path = root.join(text.trim_end_matches('\n'));
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let relative = path.strip_prefix(std::fs::canonicalize(root).ok()?).ok()?;
+    // The git directory's own hooks are protected by name.
+    if relative
+        .components()
+        .next()
+        .is_some_and(|c| c.as_os_str() == ".git")
+    {
+        return None;
+    }
+    // Joined to `root` as given, which the caller joins paths to.
+    Some(root.join(relative))
 }
 
 /// The git directory a `.git` pointer file at `root` names, when it lies inside `root` (a
@@ -487,9 +693,31 @@ mod tests {
             assert!(planted(root, &Path::new("home").join(path), Some(&home)).is_some());
         }
         assert!(planted(&home, Path::new("notes.txt"), Some(&home)).is_none());
-        let project = home.join(".local/src/proj");
+        let project = home.join("src/proj");
+        std::fs::create_dir_all(&project).unwrap();
         assert!(planted(&project, Path::new("src/x.rs"), Some(&home)).is_none());
         assert!(planted(&project, Path::new(".config/x"), Some(&home)).is_none());
+        // A project inside a dot-directory of home is the home's configuration (`~/.config`
+        // kept as a dotfiles repository: `git/config` there is git's global configuration):
+        // deny by default, every write.
+        for inside in [".config", ".local/src/proj"] {
+            let project = home.join(inside);
+            assert!(
+                planted(&project, Path::new("git/config"), Some(&home)).is_some(),
+                "{inside}"
+            );
+        }
+        // A home reached through a symbolic link counts as the home.
+        let link = root.join("homelink");
+        std::os::unix::fs::symlink(&home, &link).unwrap();
+        assert!(planted(&home, Path::new(".bash_login"), Some(&link)).is_some());
+        // A git directory split in two: `HEAD` beside a `commondir` naming where `objects` and
+        // `refs` are (git's own test), whose config git obeys.
+        std::fs::create_dir_all(root.join("tools")).unwrap();
+        std::fs::write(root.join("tools/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(planted(root, Path::new("tools/commondir"), None).is_some());
+        std::fs::write(root.join("tools/commondir"), "../common\n").unwrap();
+        assert!(planted(root, Path::new("tools/config.worktree"), None).is_some());
     }
 
     #[test]

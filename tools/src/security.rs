@@ -308,6 +308,16 @@ pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
                 anywhere: entry.anywhere,
             }
         })
+        .chain(sandbox::protected::hooks_dir(cwd).map(|hooks| {
+            classifier::Protected {
+                path: hooks,
+                except: Vec::new(),
+                why: "the repository's hooks directory (git's core.hooksPath): git runs what is \
+                      there at the next commit"
+                    .to_string(),
+                anywhere: false,
+            }
+        }))
         .collect()
 }
 

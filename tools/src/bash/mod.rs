@@ -468,7 +468,15 @@ async fn pump(
 struct LogFile {
     path: Option<PathBuf>,
     file: Option<std::fs::File>,
+    /// Bytes written so far; past `limit` ([`MAX_LOG_BYTES`]) the rest is dropped.
+    written: u64,
+    limit: u64,
 }
+
+/// The most of one command's output kept on disk. A command that prints without end (`cat
+/// /dev/zero`, run read-only and so unasked) must not fill the person's disk through gg's own
+/// log: an attacker pass wrote 1 GB in eight seconds, and a call may last a day.
+const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
 impl LogFile {
     fn new(dir: &Path) -> LogFile {
@@ -485,14 +493,34 @@ impl LogFile {
         LogFile {
             path: file.as_ref().map(|_| path),
             file,
+            written: 0,
+            limit: MAX_LOG_BYTES,
         }
     }
 
     fn write(&mut self, chunk: &[u8]) {
         use std::io::Write;
-        if let Some(file) = &mut self.file
-            && file.write_all(chunk).is_err()
-        {
+        let Some(file) = &mut self.file else {
+            return;
+        };
+        if self.written >= self.limit {
+            return;
+        }
+        let room = (self.limit - self.written).min(chunk.len() as u64) as usize;
+        let mut ok = file.write_all(&chunk[..room]).is_ok();
+        self.written += room as u64;
+        if ok && self.written >= self.limit {
+            ok = file
+                .write_all(
+                    format!(
+                        "\n[gg: the output went on; only its first {} MiB are kept]\n",
+                        self.limit >> 20
+                    )
+                    .as_bytes(),
+                )
+                .is_ok();
+        }
+        if !ok {
             self.file = None;
         }
     }
@@ -545,3 +573,25 @@ fn private_log(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
 }
 
 use crate::duration::unit as format_duration;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command that prints without end leaves at most the limit on disk, and says where the
+    /// rest went.
+    #[test]
+    fn the_full_output_log_stops_at_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = LogFile::new(dir.path());
+        log.limit = 1 << 20;
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..64 {
+            log.write(&chunk);
+        }
+        let path = log.keep(true).unwrap();
+        let text = std::fs::read(&path).unwrap();
+        assert!(text.len() < (1 << 20) + 100, "{}", text.len());
+        assert!(String::from_utf8_lossy(&text[1 << 20..]).contains("first 1 MiB are kept"));
+    }
+}

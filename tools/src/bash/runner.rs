@@ -560,8 +560,10 @@ impl Confined {
 
 /// A writable sandbox root at or above the home directory would make every dotfile of the
 /// person's writable: shell start-up files, `~/.config/autostart`, `~/.config/systemd/user`,
-/// `~/.local/bin` — each runs later on the host, outside any sandbox. Refused, with the way out.
-/// (Commands classified read-only still run there: nothing is writable to them.)
+/// `~/.local/bin` — each runs later on the host, outside any sandbox. So would one inside a
+/// dot-directory of home (`~/.config` kept as a dotfiles repository holds `git/config`, git's
+/// global configuration). Refused, with the way out. (Commands classified read-only still run
+/// there: nothing is writable to them.)
 fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), SetupError> {
     let Some(home) = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
@@ -569,7 +571,9 @@ fn refuse_home_as_writable_root(policy: &sandbox::Policy) -> Result<(), SetupErr
     else {
         return Ok(());
     };
-    match policy.all_writable().find(|root| home.starts_with(root)) {
+    match policy.all_writable().find(|root| {
+        home.starts_with(root) || sandbox::protected::home_config_dir(root, &home).is_some()
+    }) {
         Some(root) => Err(SetupError::HomeWritable {
             root: root.to_path_buf(),
         }),

@@ -36,9 +36,10 @@ impl fmt::Display for SetupError {
             SetupError::Sandbox(e) => write!(f, "{e}"),
             SetupError::HomeWritable { root } => write!(
                 f,
-                "{} is the home directory or contains it: a sandboxed command could write the \
-                 person's start-up files there, which run outside the sandbox later; start gg in \
-                 a project directory",
+                "{} is the home directory, contains it, or lies in the home's configuration (a \
+                 dot-directory of home, or ~/bin): a sandboxed command could write the person's \
+                 start-up files or git's global configuration there, which run outside the \
+                 sandbox later; start gg in a project directory",
                 root.display()
             ),
             SetupError::Network(e) => write!(f, "{e}"),
