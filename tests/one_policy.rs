@@ -604,7 +604,7 @@ fn the_self_test_proves_every_protection_here() {
             .lines()
             .filter(|l| l.starts_with(&format!("{level}\t")))
             .collect();
-        assert_eq!(rows.len(), 9, "{table}");
+        assert_eq!(rows.len(), 10, "{table}");
         for row in rows {
             assert!(
                 row.ends_with("\tholds")

@@ -132,6 +132,20 @@ const PROBES: &[Probe] = &[
         landlock_gap: None,
         agent_covers: None,
     },
+    // Without an IPC namespace of its own, a command would reach the host's SysV segments,
+    // queues and semaphores (by key, or by the ids `ipcs` lists): seccomp refuses SysV IPC.
+    Probe {
+        name: "no SysV IPC object left on the host",
+        read_only: false,
+        network: Network::Off,
+        script: "python3 -c 'import ctypes, os; k = 0x67670000 + int(os.environ[\"CANARY_PORT\"]); \
+                 print(\"key\", k); print(\"made\", ctypes.CDLL(None).shmget(k, 4096, 0o1600))' 2>&1",
+        held: |_, out| !host_has_segment(out),
+        levels: BOTH,
+        needs: Some("python3"),
+        landlock_gap: None,
+        agent_covers: None,
+    },
     Probe {
         name: "read-only: project unwritable",
         read_only: true,
@@ -155,6 +169,27 @@ const PROBES: &[Probe] = &[
         agent_covers: None,
     },
 ];
+
+/// Whether the SysV segment whose key the probe printed exists on the host (then it is
+/// removed: the probe's own, made where it should not have been).
+fn host_has_segment(out: &str) -> bool {
+    let Some(key) = out
+        .lines()
+        .find_map(|l| l.strip_prefix("key "))
+        .and_then(|k| k.trim().parse::<libc::key_t>().ok())
+    else {
+        // The probe printed no key: it did not run as written, which is not a hold.
+        return true;
+    };
+    // SAFETY: shmget with integer arguments only looks the key up (no IPC_CREAT).
+    let id = unsafe { libc::shmget(key, 0, 0) };
+    if id < 0 {
+        return false;
+    }
+    // SAFETY: IPC_RMID takes no buffer.
+    unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+    true
+}
 
 /// How one protection fared at one level.
 #[derive(Debug, Clone, PartialEq, Eq)]
