@@ -1041,16 +1041,24 @@ fn own_browser_profile() -> String {
 
 /// A page inside the project that frames the home's secrets (`~/.ssh/id_rsa`, `~/.gg/config.json`)
 /// in iframes gets nothing of them, with or without `--sandbox`: the browser runs under the
-/// deny-read policy, so the files are never even opened (inotify on the host sees no open), and
-/// the screenshot that goes to the model cannot show them. The control run, with no sandbox
-/// level (`GG_SANDBOX_BACKEND=none`), shows the check can fail.
+/// deny-read policy, and gg fails every `file:` load into the deny-read list; each line alone
+/// keeps the files from ever being opened (inotify on the host sees no open), so the screenshot
+/// that goes to the model cannot show them. Alone: no sandbox level (`GG_SANDBOX_BACKEND=none`),
+/// or (test-hooks builds) no interception of `file:` loads. The control run, with neither, shows
+/// the check can fail; its screenshot is then refused by the frame check.
 #[test]
 fn frames_of_a_project_page_cannot_load_secrets() {
     if !chromium_present() {
         return;
     }
     use rustix::fs::inotify;
-    for control in [false, true] {
+    // (confined by the deny-read policy, file: loads judged by gg)
+    let mut cases = vec![(true, true), (false, true)];
+    if cfg!(feature = "test-hooks") {
+        cases.extend([(true, false), (false, false)]);
+    }
+    for (confined, gated) in cases {
+        let control = !confined && !gated;
         let server = ScriptedServer::start();
         let e = env(&server, json!({}));
         let ssh = e.home.join(".ssh");
@@ -1080,8 +1088,11 @@ fn frames_of_a_project_page_cannot_load_secrets() {
         server.push(Reply::tool_call("c2", "browser_screenshot", "{}"));
         server.push(Reply::text(&["done"]));
         let mut cmd = gg(&e);
-        if control {
+        if !confined {
             cmd.env("GG_SANDBOX_BACKEND", "none");
+        }
+        if !gated {
+            cmd.env("GG_TEST_BROWSER_NO_FILE_GATE", "1");
         }
         let out = run({
             cmd.args(["--yolo", "-p", "open the docs page"]);
@@ -1089,7 +1100,14 @@ fn frames_of_a_project_page_cannot_load_secrets() {
         });
         assert!(out.status.success(), "{out:?}");
         let shot = tool_result(&server, 2);
-        assert!(shot.contains("screenshot: "), "{shot}");
+        if control {
+            assert!(
+                shot.contains("the page shows a file outside the working directory"),
+                "{shot}"
+            );
+        } else {
+            assert!(shot.contains("screenshot: "), "{shot}");
+        }
         let mut buf = [0u8; 4096];
         let opened = rustix::io::read(&watch, &mut buf).unwrap_or(0) > 0;
         if control {
@@ -1100,7 +1118,8 @@ fn frames_of_a_project_page_cannot_load_secrets() {
         } else {
             assert!(
                 !opened,
-                "the browser opened a secret framed by a project page"
+                "confined {confined}, gated {gated}: the browser opened a secret framed by a \
+                 project page"
             );
         }
         assert_no_browser_left(&e.tmp);
@@ -1191,5 +1210,237 @@ fn the_browser_never_reaches_ggds_own_port() {
     .unwrap();
     daemon.wait().unwrap();
     assert!(!records.join(&port).exists(), "the record outlived ggd");
+    assert_no_browser_left(&e.tmp);
+}
+
+/// The tool result of call `id` in the last request the model was sent.
+fn result_of(server: &ScriptedServer, id: &str) -> String {
+    let bodies = server.request_bodies();
+    let last = bodies.last().unwrap();
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no result of {id}: {last}"))
+        .to_string()
+}
+
+/// The sum of the counts in the `[gg: the browser blocked N file: load(s) …]` lines of `results`.
+fn blocked_loads(results: &[&str]) -> usize {
+    results
+        .iter()
+        .flat_map(|r| r.lines())
+        .filter_map(|l| l.strip_prefix("[gg: the browser blocked "))
+        .filter_map(|l| l.split(' ').next()?.parse::<usize>().ok())
+        .sum()
+}
+
+/// A directory beside the home (outside the working directory, in no deny-read path) holding
+/// another project's `.env` with a marker and an image, watched for opens by inotify (a watch on
+/// a directory reports opens of the directory and of every file in it).
+struct Outside {
+    dir: PathBuf,
+    watch: rustix::fd::OwnedFd,
+}
+
+const OUTSIDE_MARKER: &str = "OUTSIDE-FRAMED-MARKER";
+
+fn outside(e: &Env) -> Outside {
+    use rustix::fs::inotify;
+    let dir = e.root.join("other-project");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(".env"), format!("OUTSIDE_SECRET={OUTSIDE_MARKER}")).unwrap();
+    std::fs::write(dir.join("pic.gif"), b"GIF89a\x01\x00\x01\x00\x00\x00\x00;").unwrap();
+    let watch =
+        inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).unwrap();
+    inotify::add_watch(&watch, &dir, inotify::WatchFlags::OPEN).unwrap();
+    Outside { dir, watch }
+}
+
+impl Outside {
+    /// Whether anything opened the directory or a file in it since the watch began.
+    fn opened(&self) -> bool {
+        let mut buf = [0u8; 4096];
+        rustix::io::read(&self.watch, &mut buf).unwrap_or(0) > 0
+    }
+}
+
+/// The attacker pass's chain (report H2): the model `write`s pages inside the project (normal, so
+/// `--yolo` runs them) that frame, embed and load as an image a file outside the working
+/// directory (another project's `.env`), frame a directory listing of it, a symlink in the
+/// project pointing there, a nested frame, and frames that navigate themselves there later (a
+/// `<meta refresh>`, a timer); it opens the page, takes a screenshot (images on: the PNG goes to
+/// the model) and reads the page. Every one of those loads is blocked before Chromium opens the
+/// file: inotify on the host sees no open of that directory or of anything in it; the tools say
+/// how many were blocked; the page itself loads and reads; the marker reaches the model nowhere.
+/// With and without `--sandbox`.
+#[test]
+fn a_project_page_cannot_load_files_outside_the_project() {
+    if !chromium_present() {
+        return;
+    }
+    for sandbox in [false, true] {
+        if sandbox && !bwrap_usable() {
+            continue;
+        }
+        let server = ScriptedServer::start();
+        let e = env(&server, json!({}));
+        enable_images(&e, &server);
+        let out = outside(&e);
+        let o = out.dir.display().to_string();
+        std::os::unix::fs::symlink(out.dir.join(".env"), e.repo.join("link.txt")).unwrap();
+        let page = format!(
+            "<html><body><p>PROJECT-PAGE-TEXT</p>\
+             <iframe src=\"file://{o}/.env\"></iframe>\
+             <object data=\"file://{o}/.env?object\"></object>\
+             <embed src=\"file://{o}/.env?embed\">\
+             <img src=\"file://{o}/pic.gif\">\
+             <iframe src=\"file://{o}/\"></iframe>\
+             <iframe src=\"link.txt\"></iframe>\
+             <iframe src=\"inner.html\"></iframe>\
+             <iframe src=\"timer.html\"></iframe></body></html>"
+        );
+        let inner = format!(
+            "<html><head><meta http-equiv=\"refresh\" content=\"0;url=file://{o}/.env?refresh\">\
+             </head><body>inner<iframe src=\"file://{o}/.env?nested\"></iframe></body></html>"
+        );
+        let timer = format!(
+            "<html><body>timer<script>setTimeout(() => {{ location.href = \
+             'file://{o}/.env?timer'; }}, 0)</script></body></html>"
+        );
+        let url = format!("file://{}/page.html", e.repo.display());
+        for (id, name, args) in [
+            ("w1", "write", json!({"path": "page.html", "content": page})),
+            (
+                "w2",
+                "write",
+                json!({"path": "inner.html", "content": inner}),
+            ),
+            (
+                "w3",
+                "write",
+                json!({"path": "timer.html", "content": timer}),
+            ),
+            ("c1", "browser_navigate", json!({ "url": url })),
+        ] {
+            server.push(Reply::tool_call(id, name, &args.to_string()));
+        }
+        // The model thinks for a second: the two frames that move themselves have done so.
+        server.push(Reply::computed(|_| {
+            std::thread::sleep(Duration::from_secs(1));
+            Reply::tool_call("c2", "browser_screenshot", "{}")
+        }));
+        server.push(Reply::tool_call("c3", "browser_read", "{}"));
+        server.push(Reply::text(&["done"]));
+        let mut cmd = gg(&e);
+        if sandbox {
+            cmd.arg("--sandbox");
+        }
+        let output = run({
+            cmd.args(["--yolo", "-p", "open the notes page"]);
+            cmd
+        });
+        assert!(output.status.success(), "{output:?}");
+        for id in ["w1", "w2", "w3"] {
+            let w = result_of(&server, id);
+            assert!(
+                !w.contains("denied"),
+                "the model's page was not written: {w}"
+            );
+        }
+        let (nav, shot, read) = (
+            result_of(&server, "c1"),
+            result_of(&server, "c2"),
+            result_of(&server, "c3"),
+        );
+        // The framed file was never opened, in any of its guises.
+        assert!(
+            !out.opened(),
+            "sandbox {sandbox}: the browser opened a file outside the project; {nav}\n{shot}"
+        );
+        // The loads were refused by gg and said so: the first frame, the object, the embed, the
+        // image, the listing, the link and the nested frame before the page loaded; the frames
+        // that moved themselves by the screenshot.
+        assert!(blocked_loads(&[&nav]) >= 7, "{nav}");
+        assert!(
+            blocked_loads(&[&nav, &shot, &read]) >= 9,
+            "{nav}\n{shot}\n{read}"
+        );
+        // The page itself works: the blocked loads are error pages, which show nothing.
+        assert!(shot.contains("screenshot: "), "{shot}");
+        assert!(read.contains("PROJECT-PAGE-TEXT"), "{read}");
+        let bodies: String = server
+            .request_bodies()
+            .iter()
+            .map(|b| b.to_string())
+            .collect();
+        assert!(!bodies.contains(OUTSIDE_MARKER));
+        assert_no_browser_left(&e.tmp);
+    }
+}
+
+/// The second line on its own: with the interception of `file:` requests switched off (a
+/// test-hooks knob), the framed file outside the project does load (inotify sees it opened: the
+/// first line is what stops it), and then the screenshot and the read are refused in one plain
+/// line, so no image and no text of that page reaches the model.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn without_the_interception_the_frame_check_refuses_the_page() {
+    if !chromium_present() {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let e = env(&server, json!({}));
+    enable_images(&e, &server);
+    let out = outside(&e);
+    std::fs::write(
+        e.repo.join("page.html"),
+        format!(
+            "<p>PROJECT-PAGE-TEXT</p><iframe src=\"file://{}/.env\"></iframe>",
+            out.dir.display()
+        ),
+    )
+    .unwrap();
+    let url = format!("file://{}/page.html", e.repo.display());
+    server.push(Reply::tool_call(
+        "c1",
+        "browser_navigate",
+        &json!({ "url": url }).to_string(),
+    ));
+    server.push(Reply::tool_call("c2", "browser_screenshot", "{}"));
+    server.push(Reply::tool_call("c3", "browser_read", "{}"));
+    server.push(Reply::text(&["done"]));
+    let output = run({
+        let mut cmd = gg(&e);
+        cmd.env("GG_TEST_BROWSER_NO_FILE_GATE", "1")
+            .args(["--yolo", "-p", "open the notes page"]);
+        cmd
+    });
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        out.opened(),
+        "control: without the interception the frame loads"
+    );
+    for id in ["c2", "c3"] {
+        let r = result_of(&server, id);
+        assert!(
+            r.contains("the page shows a file outside the working directory"),
+            "{id}: {r}"
+        );
+        assert!(!r.contains("screenshot: "), "{r}");
+        assert!(!r.contains("PROJECT-PAGE-TEXT"), "{r}");
+    }
+    let bodies: String = server
+        .request_bodies()
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
+    assert!(!bodies.contains(OUTSIDE_MARKER));
+    assert!(
+        !bodies.contains("image_url"),
+        "a screenshot reached the model"
+    );
     assert_no_browser_left(&e.tmp);
 }

@@ -12,17 +12,19 @@
 //! One browser per session, started lazily by the first call, killed when the session's tools
 //! are dropped, on cancellation, and (with its pipe) when gg dies. Every request it makes goes
 //! through [`guard::Guard`]'s proxy; under `--sandbox` the browser runs inside the sandbox too.
+//! Every `file:` load, top-level or in any frame or sub-resource, is judged by gg before Chromium
+//! opens the file ([`files`]): inside the working directory, or approved, and never deny-read.
 
 mod call;
 pub(crate) mod cdp;
 mod config;
 mod error;
+mod files;
 pub mod guard;
 mod page;
 pub mod process;
 mod screenshot_file;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,16 +80,13 @@ struct State {
     /// The page target's DevTools session.
     page: Option<String>,
     restarted: bool,
-    /// Files outside the working directory a person approved opening.
-    approved_files: HashSet<PathBuf>,
 }
 
 /// The browser tools of one session.
 pub struct BrowserTools {
-    cwd: PathBuf,
-    /// The deny-read list: files there are never opened, whatever the approval (a browser
-    /// started without the sandbox reads what `cat` could not).
-    hidden: crate::paths::DenyRead,
+    /// Where `file:` loads may go, top-level or not (the working directory, the deny-read list,
+    /// the files a person approved); shared with the browser's interception of `file:` requests.
+    files: Arc<files::FileRule>,
     executable: PathBuf,
     config: BrowserConfig,
     sandbox: SandboxSetting,
@@ -133,8 +132,10 @@ impl BrowserTools {
             Some(home.to_path_buf()),
         );
         Ok(Some(BrowserTools {
-            cwd: std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
-            hidden: crate::paths::DenyRead::for_root(cwd).map_err(BrowserError::Sandbox)?,
+            files: Arc::new(files::FileRule::new(
+                std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf()),
+                crate::paths::DenyRead::for_root(cwd).map_err(BrowserError::Sandbox)?,
+            )),
             executable,
             config: config.clone(),
             sandbox,
@@ -145,7 +146,6 @@ impl BrowserTools {
                 proxy: None,
                 page: None,
                 restarted: false,
-                approved_files: HashSet::new(),
             }),
         }))
     }
@@ -169,14 +169,7 @@ impl BrowserTools {
                 let allowed = self.guard.allows_special(&host.display());
                 web::judge_web(host, &resolved, *credentials, allowed)
             }
-            Target::File { path, .. } => {
-                let resolved = std::fs::canonicalize(path).ok();
-                let real = resolved.as_deref().unwrap_or(path);
-                if self.hidden.covers(real) || self.hidden.covers(path) {
-                    return Err(BrowserError::Hidden { path: path.clone() });
-                }
-                web::judge_file(resolved.as_deref(), &self.cwd)
-            }
+            Target::File { path, .. } => self.files.classify(path)?,
             Target::Other { scheme, .. } => web::judge_other(scheme),
         };
         Ok((judged, target))
@@ -375,12 +368,12 @@ impl BrowserTools {
                     self.guard.approve(h);
                 }
                 if let Some(f) = file {
-                    state.approved_files.insert(f.clone());
+                    self.files.approve(f);
                 }
                 self.navigate(&cdp, &page, url).await?
             }
             Plan::Read { selector } => {
-                let url = self.current_url_checked(&cdp, &page, state).await?;
+                let url = self.current_url_checked(&cdp, &page).await?;
                 self.read(&cdp, &page, &url, selector.as_deref()).await?
             }
             Plan::Screenshot {
@@ -389,7 +382,7 @@ impl BrowserTools {
                 width,
                 height,
             } => {
-                let url = self.current_url_checked(&cdp, &page, state).await?;
+                let url = self.current_url_checked(&cdp, &page).await?;
                 self.screenshot(
                     &cdp,
                     &page,
@@ -402,14 +395,17 @@ impl BrowserTools {
                 .await?
             }
             Plan::Click { selector } => {
-                let url = self.current_url_checked(&cdp, &page, state).await?;
+                let url = self.current_url_checked(&cdp, &page).await?;
                 self.act(&cdp, &page, &url, selector, None).await?
             }
             Plan::Type { selector, text } => {
-                let url = self.current_url_checked(&cdp, &page, state).await?;
+                let url = self.current_url_checked(&cdp, &page).await?;
                 self.act(&cdp, &page, &url, selector, Some(text)).await?
             }
             Plan::Eval { expression } => {
+                // A person approved running script in this page, not showing its frames'
+                // files: the page's URL is not judged again, its frames are.
+                files::check_frames(&cdp, &page, &self.files).await?;
                 let url = current_url(&cdp, &page).await?;
                 let v = evaluate(&cdp, &page, expression, true).await?;
                 let text = serde_json::to_string_pretty(&v).unwrap_or_default();
@@ -426,6 +422,16 @@ impl BrowserTools {
             done.refused = scope.finish();
         }
         done.network = self.guard.mode().to_string();
+        // Counted since the last call: a frame may navigate itself (a timer, a `<meta
+        // refresh>`) between calls.
+        let blocked = self.files.take_blocked();
+        if blocked > 0 {
+            done.text.push_str(&format!(
+                "\n[gg: the browser blocked {blocked} file: load(s) outside the working directory \
+                 or in the deny-read list (frames or sub-resources of the page); they show as \
+                 error pages and were never read]"
+            ));
+        }
         if !done.refused.is_empty() {
             done.text.push_str("\n[gg: the browser guard refused: ");
             let list: Vec<String> = done
@@ -484,7 +490,12 @@ impl BrowserTools {
         let process = process::launch(&self.executable, proxy, &self.sandbox)?;
         let cdp = Arc::clone(&process.cdp);
         state.process = Some(process);
-        let page = match attach_page(&cdp).await {
+        // The file: rule is in force before the first navigation, or the browser does not run.
+        let attached = match files::start(&cdp, Arc::clone(&self.files)).await {
+            Ok(()) => attach_page(&cdp).await,
+            Err(e) => Err(e),
+        };
+        let page = match attached {
             Ok(p) => p,
             Err(e) => {
                 let log = state
@@ -501,25 +512,18 @@ impl BrowserTools {
     }
 
     /// The current URL, refused when the page moved itself somewhere dangerous that nobody
-    /// approved (a script navigating a file page to another file, say).
-    async fn current_url_checked(
-        &self,
-        cdp: &cdp::Cdp,
-        page: &str,
-        state: &State,
-    ) -> Result<String, String> {
+    /// approved (a script navigating a file page to another file, say), or when a frame or
+    /// sub-resource of it shows a file outside the working directory.
+    async fn current_url_checked(&self, cdp: &cdp::Cdp, page: &str) -> Result<String, String> {
         let url = current_url(cdp, page).await?;
-        if url == "about:blank" {
-            return Ok(url);
-        }
-        let (judged, target) = self.classify_url(&url).map_err(|e| e.to_string())?;
-        if judged.class == Class::Dangerous {
+        if url != "about:blank" {
+            let (judged, target) = self.classify_url(&url).map_err(|e| e.to_string())?;
             let approved = match &target {
-                Target::File { path, .. } => state.approved_files.contains(path),
+                Target::File { path, .. } => self.files.approved(path),
                 Target::Web { host, .. } => self.guard.allows_special(&host.display()),
                 Target::Other { .. } => false,
             };
-            if !approved {
+            if judged.class == Class::Dangerous && !approved {
                 return Err(format!(
                     "the page is now at {url} ({}: {}), which nobody approved; call \
                      browser_navigate with it to ask",
@@ -527,6 +531,7 @@ impl BrowserTools {
                 ));
             }
         }
+        files::check_frames(cdp, page, &self.files).await?;
         Ok(url)
     }
 
@@ -690,6 +695,9 @@ impl BrowserTools {
         let shot = cdp
             .call("Page.captureScreenshot", params, Some(page), CALL_TIMEOUT)
             .await?;
+        // Frames are judged again after the capture: one may have navigated meanwhile, and the
+        // PNG is what shows a framed file to the model.
+        files::check_frames(cdp, page, &self.files).await?;
         let data = shot["data"].as_str().unwrap_or_default();
         use base64::Engine as _;
         let png = base64::engine::general_purpose::STANDARD
