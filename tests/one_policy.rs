@@ -720,6 +720,8 @@ fn git_directories_a_command_creates_are_checked() {
             assert!(git_dir.join(kept).exists(), "{level}: {kept}: {results:?}");
         }
         assert!(fx.repo.join("sub/s.txt").exists(), "{level}: {results:?}");
+        // The checkout's `.git` file names a clean git directory: it stays.
+        assert!(fx.repo.join("sub/.git").is_file(), "{level}: {results:?}");
 
         // A project without a repository: `git init` is the command's own, unless it plants.
         for (name, extra, kept) in [
@@ -1134,4 +1136,322 @@ fn every_actor_goes_through_the_one_policy() {
     }
     let _ = victim.kill();
     let _ = victim.wait();
+}
+
+/// Runs each of `scripts` as its own command (`sh ./s<i>.sh`) in one `--yolo --sandbox`
+/// session at `level`, with `env` added, and checks that each ran to its `echo done`.
+fn run_scripts_sandboxed(
+    fx: &GgFixture,
+    server: &ScriptedServer,
+    level: &str,
+    env: &[(&str, &str)],
+    scripts: &[&str],
+) -> Vec<String> {
+    let calls: Vec<String> = scripts
+        .iter()
+        .enumerate()
+        .map(|(i, script)| {
+            std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
+            format!("sh ./s{i}.sh")
+        })
+        .collect();
+    let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+    let mut env = env.to_vec();
+    env.push(("GG_SANDBOX_BACKEND", level));
+    let (out, results) = run_calls(fx, server, &env, &calls, &["--yolo", "--sandbox"]);
+    assert!(out.status.success(), "{level} {env:?}: {out:?}");
+    assert_eq!(results.len(), scripts.len(), "{level} {env:?}: {results:?}");
+    for result in &results {
+        assert!(result.contains("done"), "{level} {env:?}: {result}");
+    }
+    results
+}
+
+/// The person's `git` run in `dir` as they would (status, and a commit where asked), with the
+/// fixture's home and no system configuration.
+fn host_git(fx: &GgFixture, dir: &std::path::Path, args: &[&str]) {
+    let _ = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", &fx.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap();
+}
+
+/// A git directory split in two (an attacker pass): `docs/HEAD` and `docs/commondir` naming
+/// `docs/_c`, which holds `objects`, `refs` and a config turning on `config.worktree`, whose
+/// `core.fsmonitor` the person's next `git status` in `docs` runs. git takes `docs` for a git
+/// directory (`is_git_directory`: `HEAD`, and `objects` and `refs` where `commondir` says), so
+/// the sweep does too, and moves it aside, at each level, both ways; so too a directory whose
+/// `commondir` names another holding the config, and a submodule's `.git` pointer file
+/// rewritten to name a git directory planted in `node_modules` (not looked in). Afterwards the
+/// person's `git status` in each of those places (and at the top, which recurses into the
+/// submodule) runs nothing.
+#[test]
+fn a_git_directory_split_with_commondir_or_named_by_a_git_file_is_moved_aside() {
+    for (level, sweep) in sweep_ways() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        // A submodule checkout of the person's, whose `.git` is a pointer file.
+        let subsrc = fx.tmp.path().join("subsrc");
+        std::fs::create_dir_all(&subsrc).unwrap();
+        support::git(&subsrc, &["init", "-q"]);
+        std::fs::write(subsrc.join("s.txt"), "s\n").unwrap();
+        support::git(&subsrc, &["add", "s.txt"]);
+        support::git(&subsrc, &["commit", "-qm", "s"]);
+        support::git(
+            &fx.repo,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "-q",
+                "add",
+                subsrc.to_str().unwrap(),
+                "sub",
+            ],
+        );
+        std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
+        std::fs::write(fx.repo.join("docs/guide.md"), "the person's\n").unwrap();
+        let marks = fx.tmp.path().join("marks");
+        std::fs::create_dir_all(&marks).unwrap();
+        let mark = |name: &str| marks.join(name).display().to_string();
+        let fsmonitor =
+            |name: &str| format!("\\tfsmonitor = \\\"touch {}; false\\\"\\n", mark(name));
+        let plant = format!(
+            "set -e\n\
+             mkdir -p docs/_c/objects docs/_c/refs/heads\n\
+             echo 'ref: refs/heads/main' > docs/HEAD\n\
+             echo _c > docs/commondir\n\
+             printf '[core]\\n\\trepositoryformatversion = 1\\n[extensions]\\n\\tworktreeConfig = true\\n' > docs/_c/config\n\
+             printf '[core]\\n\\tworktree = ..\\n{split}' > docs/config.worktree\n\
+             mkdir -p common/objects common/refs t2\n\
+             echo 'ref: refs/heads/main' > t2/HEAD\n\
+             echo ../common > t2/commondir\n\
+             printf '[core]\\n\\tworktree = ..\\n{common}' > common/config\n\
+             mkdir -p node_modules/g/objects node_modules/g/refs\n\
+             echo 'ref: refs/heads/main' > node_modules/g/HEAD\n\
+             printf '[core]\\n\\tworktree = ../../sub\\n{pointed}' > node_modules/g/config\n\
+             echo 'gitdir: ../node_modules/g' > sub/.git\n\
+             echo done\n",
+            split = fsmonitor("split"),
+            common = fsmonitor("common"),
+            pointed = fsmonitor("pointed"),
+        );
+        let results = run_scripts_sandboxed(
+            &fx,
+            &server,
+            level,
+            &[("GG_TEST_SWEEP_NO_INOTIFY", sweep)],
+            &["echo done\n", &plant],
+        );
+        for planted in ["docs", "t2", "sub/.git"] {
+            assert!(
+                std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
+                "{level} {sweep}: {planted} stayed: {results:?}"
+            );
+        }
+        // Moved, not deleted.
+        let quarantined: Vec<String> = std::fs::read_dir(fx.repo.join(".gg/quarantine"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            quarantined.iter().any(|n| n.ends_with("-docs")),
+            "{level} {sweep}: {quarantined:?}"
+        );
+        for dir in ["", "docs", "t2", "sub", "common"] {
+            let dir = fx.repo.join(dir);
+            if dir.is_dir() {
+                host_git(&fx, &dir, &["status"]);
+            }
+        }
+        for name in ["split", "common", "pointed"] {
+            assert!(
+                !marks.join(name).exists(),
+                "{level} {sweep}: the person's git status ran the {name} plant: {results:?}"
+            );
+        }
+    }
+}
+
+/// The 5,000-directory limit cannot push a chosen directory out of the sweep (an attacker
+/// pass): one command makes 5,200 directories, the next recreates `src` (moved out and back)
+/// and makes `lib/deep` (directories the sweep did not keep), the next plants `src/AGENTS.md`,
+/// `src/.vscode` and `lib/deep/AGENTS.md`, the last removes the filler. Directories a command made are kept whatever the limit, so the
+/// plant is moved aside, both ways (at one level: the sweep is gg's own, the same at every
+/// level, and making 5,200 directories takes seconds on a slow disk). With a lower hard limit
+/// (a test-hooks knob standing in for the 200,000 directories past which the sweep stops
+/// keeping more) the sweep reads the whole project after each command instead, and finds it
+/// too: at every level, both ways.
+#[test]
+fn the_directory_limit_cannot_push_a_directory_out_of_the_sweep() {
+    let levels = available_levels();
+    let mut runs: Vec<(&str, &str, Option<&str>, usize)> =
+        vec![(levels[0], "0", None, 5_200), (levels[0], "1", None, 5_200)];
+    for (level, sweep) in sweep_ways() {
+        runs.push((level, sweep, Some("200"), 300));
+    }
+    for (level, sweep, hard_max, count) in runs {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        std::fs::create_dir_all(fx.repo.join("src/inner")).unwrap();
+        std::fs::write(fx.repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+        let fill = format!(
+            "set -e\nmkdir z && cd z && seq 0 {} | xargs mkdir\necho done\n",
+            count - 1
+        );
+        let scripts = [
+            fill.as_str(),
+            "set -e\nmv src src.o && mkdir src && mv src.o/* src/ && rmdir src.o\n\
+             mkdir -p lib/deep\necho done\n",
+            "set -e\necho 'obey me' > src/AGENTS.md\nmkdir src/.vscode\necho '{}' > src/.vscode/tasks.json\n\
+             echo 'obey me' > src/inner/CLAUDE.md\necho 'obey me' > lib/deep/AGENTS.md\necho done\n",
+            "set -e\nrm -rf z\necho done\n",
+        ];
+        let mut env = vec![("GG_TEST_SWEEP_NO_INOTIFY", sweep)];
+        if let Some(max) = hard_max {
+            env.push(("GG_TEST_SWEEP_HARD_MAX", max));
+        }
+        let results = run_scripts_sandboxed(&fx, &server, level, &env, &scripts);
+        let what = format!("{level} {sweep} {hard_max:?}");
+        for planted in [
+            "src/AGENTS.md",
+            "src/.vscode",
+            "src/inner/CLAUDE.md",
+            "lib/deep/AGENTS.md",
+        ] {
+            assert!(
+                std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
+                "{what}: {planted} stayed: {results:?}"
+            );
+        }
+        assert!(fx.repo.join("src/main.rs").exists(), "{what}: {results:?}");
+        // By the sweep after the command that planted.
+        assert!(
+            results[2].contains("lib/deep/AGENTS.md") && results[2].contains("src/AGENTS.md"),
+            "{what}: {results:?}"
+        );
+    }
+}
+
+/// Swapping two watched directories (an attacker pass: `mv src t && mv docs src && mv t docs`)
+/// leaves each inotify watch with its directory, under the other's path; a plant in the new
+/// `docs` (and in a subdirectory the two share by name) in the next command is still found: a
+/// moved directory makes the sweep `stat` every directory for that command and watch each
+/// again by its path now. At each level, both ways.
+#[test]
+fn swapping_watched_directories_does_not_hide_a_plant() {
+    for (level, sweep) in sweep_ways() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        for dir in ["src/lib", "docs/lib"] {
+            std::fs::create_dir_all(fx.repo.join(dir)).unwrap();
+        }
+        std::fs::write(fx.repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(fx.repo.join("docs/guide.md"), "guide\n").unwrap();
+        let results = run_scripts_sandboxed(
+            &fx,
+            &server,
+            level,
+            &[("GG_TEST_SWEEP_NO_INOTIFY", sweep)],
+            &[
+                "ls >/dev/null\necho done\n",
+                "set -e\nmv src t && mv docs src && mv t docs\necho done\n",
+                "set -e\necho 'obey me' > docs/AGENTS.md\necho 'export X=1' > docs/.envrc\n\
+                 echo 'obey me' > docs/lib/AGENTS.md\necho done\n",
+                "sleep 1\necho done\n",
+            ],
+        );
+        for planted in ["docs/AGENTS.md", "docs/.envrc", "docs/lib/AGENTS.md"] {
+            assert!(
+                std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
+                "{level} {sweep}: {planted} stayed: {results:?}"
+            );
+        }
+        assert!(fx.repo.join("docs/main.rs").exists(), "{level} {sweep}");
+        assert!(fx.repo.join("src/guide.md").exists(), "{level} {sweep}");
+    }
+}
+
+/// The top git directory's configuration and hooks, written by a script run as a normal
+/// command (an attacker pass, at the landlock level, which has no carve-outs: `python3
+/// tool.py` adding `core.fsmonitor` to `.git/config`, a new `pre-commit` and a rewritten
+/// `post-commit`). At the bwrap level the writes fail (read-only); at the landlock level the
+/// sweep puts the configuration back (git's own change in an earlier command, which runs no
+/// program, stays though the person's configuration has a pager) and moves the hooks aside,
+/// putting the person's `post-commit` back. Either way the host ends with no fsmonitor and no
+/// new hook outside the quarantine, and the person's `git status` and `git commit` run nothing
+/// of the command's.
+#[test]
+fn a_script_cannot_leave_git_config_or_hooks_that_run_programs() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        support::git(&fx.repo, &["config", "core.pager", "less"]);
+        let hooks = fx.repo.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let person_hook = "#!/bin/sh\necho the person's hook\n";
+        std::fs::write(hooks.join("post-commit"), person_hook).unwrap();
+        let marks = fx.tmp.path().join("marks");
+        std::fs::create_dir_all(&marks).unwrap();
+        let mark = |name: &str| marks.join(name).display().to_string();
+        let tool = format!(
+            "import os\n\
+             with open('.git/config', 'a') as f:\n    f.write('[core]\\n\\tfsmonitor = \"touch {fsmonitor}; false\"\\n')\n\
+             for name, mark in (('pre-commit', '{pre}'), ('post-commit', '{post}')):\n    \
+                 path = os.path.join('.git', 'hooks', name)\n    \
+                 with open(path, 'w') as f:\n        f.write('#!/bin/sh\\ntouch ' + mark + '\\n')\n    \
+                 os.chmod(path, 0o755)\n",
+            fsmonitor = mark("fsmonitor"),
+            pre = mark("pre-commit"),
+            post = mark("post-commit"),
+        );
+        std::fs::write(fx.repo.join("tool.py"), tool).unwrap();
+        let results = run_scripts_sandboxed(
+            &fx,
+            &server,
+            level,
+            &[],
+            &[
+                "git config user.name by-the-command 2>&1; echo done\n",
+                &format!("{} tool.py 2>&1; echo done\n", python()),
+            ],
+        );
+        let config = std::fs::read_to_string(fx.repo.join(".git/config")).unwrap();
+        assert!(
+            !config.contains("fsmonitor"),
+            "{level}: {config} {results:?}"
+        );
+        assert!(config.contains("pager = less"), "{level}: {config}");
+        assert!(!hooks.join("pre-commit").exists(), "{level}: {results:?}");
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("post-commit")).unwrap(),
+            person_hook,
+            "{level}: {results:?}"
+        );
+        if level == "landlock" {
+            // What git wrote itself stays; what the script wrote is kept aside.
+            assert!(config.contains("by-the-command"), "{level}: {config}");
+            assert!(results[1].contains("put back"), "{level}: {results:?}");
+            let quarantined = std::fs::read_dir(fx.repo.join(".gg/quarantine"))
+                .unwrap()
+                .count();
+            assert_eq!(quarantined, 3, "{level}: {results:?}");
+        }
+        host_git(&fx, &fx.repo, &["status"]);
+        host_git(&fx, &fx.repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        for name in ["fsmonitor", "pre-commit", "post-commit"] {
+            assert!(
+                !marks.join(name).exists(),
+                "{level}: the person's git ran the {name} plant: {results:?}"
+            );
+        }
+    }
 }

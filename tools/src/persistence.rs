@@ -21,13 +21,19 @@
 //!     own table, includes that cannot be read count as such), no hook but git's `*.sample`
 //!     templates, no `commondir` other than a worktree's own, and the same again for every git
 //!     directory nested in it.
-
+//! - **What git runs from an existing git directory** (the top one's and each submodule's and
+//!   worktree's `config`, `config.worktree` and hooks): read-only at the bwrap level, writable at
+//!   the landlock level, where nothing but this comparison protects them. A configuration the
+//!   command changed so that it runs a program (or includes a file) is put back as it was, and a
+//!   hook it made or changed (other than git's `*.sample`) is moved aside (a changed one's
+//!   previous bytes put back); the command's versions go to the quarantine.
 //! - **Below the top**, what an agent, editor or git started in a subdirectory reads
 //!   ([`sandbox::protected::ProtectedPath::anywhere`]: `sub/AGENTS.md`, `sub/.envrc`, a new
-//!   `sub/.git` git would not have written) and a new git directory under another name (`HEAD`,
-//!   `objects`, `refs`: git takes it for a repository and obeys its config): found by
+//!   `sub/.git` git would not have written, or a `.git` file naming such a git directory) and a
+//!   new git directory under another name (what git's own test takes for one: `HEAD` with
+//!   `objects` and `refs`, or with a `commondir` naming where they are): found by
 //!   [`ProjectDirs`], which keeps the session's picture of the project's directories and reads
-//!   again only those whose change time moved, so a command costs one `stat` per directory.
+//!   again only those inotify reports (or whose change time moved).
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -42,6 +48,8 @@ pub struct Before {
     absent: Vec<PathBuf>,
     /// The git directory's names, `None` when `.git` was no directory.
     git: Option<GitNames>,
+    /// What git runs from the top git directory and each submodule's and worktree's.
+    git_files: Vec<GitFiles>,
     /// The session's picture of the directories below the top, and when the command started.
     dirs: Arc<Mutex<ProjectDirs>>,
     started: SystemTime,
@@ -65,7 +73,7 @@ impl Before {
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
         let git_dir = root.join(".git");
-        let git = std::fs::symlink_metadata(&git_dir)
+        let git: Option<GitNames> = std::fs::symlink_metadata(&git_dir)
             .is_ok_and(|m| m.is_dir())
             .then(|| {
                 let modules = names(&git_dir.join("modules"));
@@ -87,6 +95,14 @@ impl Before {
                     nested_tops,
                 }
             });
+        let git_files = git
+            .iter()
+            .flat_map(|names| {
+                std::iter::once(git_dir.clone())
+                    .chain(names.nested_tops.iter().map(|(d, _)| d.clone()))
+            })
+            .map(|dir| GitFiles::look(&dir))
+            .collect();
         // Built at the first sandboxed command of the session (one walk). After that, what
         // changed since the last command is taken in now (record only) where inotify says what
         // that is; without it the sweep alone tells the command's changes by their change time.
@@ -95,7 +111,7 @@ impl Before {
                 known.refresh(root, None);
             } else {
                 // The nested repositories the person changed since are theirs.
-                known.judge_clean(false);
+                known.judge_clean(root, false);
             }
         }
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
@@ -105,6 +121,7 @@ impl Before {
             root: root.to_path_buf(),
             absent,
             git,
+            git_files,
             dirs,
             started,
         }
@@ -120,9 +137,10 @@ impl Before {
             .into_iter()
             .map(|p| (p, OPENS.to_string()))
             .collect();
-        // A git directory git would not have written, with why.
+        // A git directory git would not have written, with why; `worktree`: one whose
+        // `commondir` may name the project's git directory.
         let untrusted = |dir: &Path, worktree: bool| {
-            untrusted_git_dir(dir, worktree, 0)
+            untrusted_git_dir(dir, worktree.then_some(git_dir.as_path()), 0)
                 .map(|why| format!("a git directory git would not have written: {why}"))
         };
         match &self.git {
@@ -192,7 +210,265 @@ impl Before {
         if let Ok(mut known) = self.dirs.lock() {
             created.extend(known.refresh(&self.root, Some(self.started)));
         }
-        quarantine(&self.root, &created)
+        let mut lines: Vec<String> = self
+            .git_files
+            .iter()
+            .flat_map(|files| files.sweep(&self.root))
+            .collect();
+        lines.extend(quarantine(&self.root, &created));
+        lines
+    }
+}
+
+/// What git runs from an existing git directory, as it was before a command: its configuration
+/// files and its hooks. The bwrap level mounts them read-only; at the landlock level a script
+/// writes them (`python3 tool.py` adding `core.fsmonitor` to `.git/config` and a `pre-commit`
+/// hook, which the person's next `git status` and `git commit` run), and this comparison is
+/// what protects them.
+struct GitFiles {
+    dir: PathBuf,
+    /// `config` and `config.worktree`: what was there (`None`: absent) and its text (links
+    /// followed, as git reads it).
+    configs: Vec<(&'static str, Option<(Content, String)>)>,
+    /// The hooks other than git's `*.sample` templates (which git never runs), `None` when
+    /// `hooks` was no directory (a new one is the allow-list's).
+    hooks: Option<Vec<(OsString, Content)>>,
+}
+
+/// What a file was, enough to tell a change and to put it back.
+#[derive(PartialEq)]
+enum Content {
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    Link(PathBuf),
+    /// Too large to keep, or not a file: told apart by identity only.
+    Other {
+        ino: u64,
+        changed: Option<SystemTime>,
+    },
+}
+
+/// Files larger than this are told apart by identity and cannot be put back (a git
+/// configuration or hook is a few kilobytes).
+const MAX_KEPT: u64 = 4 << 20;
+
+impl Content {
+    fn of(path: &Path) -> Option<Content> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if meta.file_type().is_symlink() {
+            return std::fs::read_link(path).ok().map(Content::Link);
+        }
+        let other = || Content::Other {
+            ino: meta.ino(),
+            changed: meta.created_or_changed(),
+        };
+        if !meta.is_file() || meta.len() > MAX_KEPT {
+            return Some(other());
+        }
+        Some(match std::fs::read(path) {
+            Ok(bytes) => Content::File {
+                bytes,
+                mode: meta.permissions().mode(),
+            },
+            Err(_) => other(),
+        })
+    }
+
+    /// Writes it back at `path`, which must be absent.
+    fn put_back(&self, path: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        match self {
+            Content::File { bytes, mode } => std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(*mode & 0o7777)
+                .open(path)
+                .and_then(|mut file| file.write_all(bytes)),
+            Content::Link(target) => std::os::unix::fs::symlink(target, path),
+            Content::Other { .. } => Err(std::io::Error::other("it was not kept")),
+        }
+    }
+}
+
+impl GitFiles {
+    fn look(dir: &Path) -> GitFiles {
+        let configs = ["config", "config.worktree"]
+            .into_iter()
+            .map(|name| {
+                let path = dir.join(name);
+                let was = Content::of(&path)
+                    .map(|content| (content, std::fs::read_to_string(&path).unwrap_or_default()));
+                (name, was)
+            })
+            .collect();
+        let hooks_dir = dir.join("hooks");
+        // Listed through a link, as git follows one.
+        let hooks = std::fs::metadata(&hooks_dir)
+            .is_ok_and(|m| m.is_dir())
+            .then(|| {
+                hook_names(&hooks_dir)
+                    .into_iter()
+                    .filter_map(|name| Some((name.clone(), Content::of(&hooks_dir.join(&name))?)))
+                    .collect()
+            });
+        GitFiles {
+            dir: dir.to_path_buf(),
+            configs,
+            hooks,
+        }
+    }
+
+    /// After the command: puts back a configuration it changed to run a program, and moves
+    /// aside the hooks it made or changed; a line about each.
+    fn sweep(&self, root: &Path) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut restore = |path: PathBuf, why: String, before: Option<&Content>| {
+            lines.push(move_aside_and_put_back(root, &path, &why, before));
+        };
+        for (name, was) in &self.configs {
+            // An absent one that appears is the allow-list's (a new name).
+            let Some((content, text)) = was else { continue };
+            let path = self.dir.join(name);
+            match Content::of(&path) {
+                Some(now) if now != *content => {}
+                _ => continue,
+            }
+            let now_text = std::fs::read_to_string(&path).unwrap_or_default();
+            if let Some(why) = added_program(text, &now_text) {
+                restore(path, why, Some(content));
+            }
+        }
+        if let Some(hooks) = &self.hooks {
+            let hooks_dir = self.dir.join("hooks");
+            for name in hook_names(&hooks_dir) {
+                let path = hooks_dir.join(&name);
+                let before = hooks.iter().find(|(n, _)| *n == name).map(|(_, c)| c);
+                let same = before.is_some_and(|before| Content::of(&path).as_ref() == Some(before));
+                if !same {
+                    restore(path, "a hook git runs on the host".to_string(), before);
+                }
+            }
+        }
+        lines
+    }
+}
+
+/// The names in a hooks directory that git may run: all but its `*.sample` templates.
+fn hook_names(hooks: &Path) -> Vec<OsString> {
+    std::fs::read_dir(hooks)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name())
+                .filter(|n| !n.to_str().is_some_and(|n| n.ends_with(".sample")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why the configuration `now` makes git run what `before` did not: an entry it added (a line
+/// not in `before` under the same section header, continued lines joined) that runs a program
+/// by the classifier's table, or that includes a file (git writes no include; one naming a
+/// work-tree file could be rewritten by any later command). Compared by entry so that git's
+/// own changes (`git remote add`, `git branch -u`, a submodule's section) keep the person's
+/// pager or editor from counting.
+fn added_program(before: &str, now: &str) -> Option<String> {
+    let old: std::collections::HashSet<(String, String)> =
+        config_lines(before).into_iter().collect();
+    let mut added = String::new();
+    for (header, line) in config_lines(now) {
+        if old.contains(&(header.clone(), line.clone())) {
+            continue;
+        }
+        let include = |h: &str| {
+            h.trim_start_matches('[')
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("include")
+        };
+        if include(&header) {
+            return Some("its configuration now includes another file".to_string());
+        }
+        added.push_str(&header);
+        added.push('\n');
+        added.push_str(&line);
+        added.push('\n');
+    }
+    classifier::GitConfig { files: vec![added] }
+        .program_keys()
+        .first()
+        .map(|key| format!("its configuration now runs a program ({key})"))
+}
+
+/// The entries of a git configuration, each with the section header it is under (a header is
+/// its own entry too: `[core] fsmonitor = x` is one line); lines continued with a backslash are
+/// joined, comments and blank lines left out.
+fn config_lines(text: &str) -> Vec<(String, String)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let mut header = String::new();
+    let mut lines = text.lines();
+    while let Some(raw) = lines.next() {
+        let mut line = raw.trim().to_string();
+        while line.ends_with('\\') && !line.ends_with("\\\\") {
+            line.pop();
+            match lines.next() {
+                Some(next) => line.push_str(next),
+                None => break,
+            }
+        }
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if line.starts_with('[') {
+            header = line.clone();
+        }
+        out.push((header.clone(), line));
+    }
+    out
+}
+
+/// Moves what the command left at `path` into the quarantine and puts `before` back there
+/// (a hook that was not there before is only moved); the line that says so.
+fn move_aside_and_put_back(
+    root: &Path,
+    path: &Path,
+    why: &str,
+    before: Option<&Content>,
+) -> String {
+    let name = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string();
+    let target = match move_to_quarantine(root, path) {
+        Ok(target) => target,
+        Err(e) => {
+            return format!(
+                "[gg: the command changed {name}, {why}, and it could not be moved aside ({e}): \
+                 look at it before running git there]"
+            );
+        }
+    };
+    match before.map(|content| content.put_back(path)) {
+        None => format!(
+            "[gg: the command created {name}, {why}; moved to {}]",
+            target.display()
+        ),
+        Some(Ok(())) => format!(
+            "[gg: the command changed {name}, {why}; its version moved to {}, the previous one put \
+             back]",
+            target.display()
+        ),
+        Some(Err(e)) => format!(
+            "[gg: the command changed {name}, {why}; its version moved to {}, and the previous \
+             one could not be put back ({e})]",
+            target.display()
+        ),
     }
 }
 
@@ -200,32 +476,63 @@ impl Before {
 /// large and rewritten by ordinary commands, where no agent, editor or git is started.
 const UNWATCHED: &[&str] = &["node_modules", "target", ".venv"];
 
-/// The most directories [`ProjectDirs`] keeps (breadth first): each costs a `stat` per sandboxed
-/// command, 2–3 µs measured, so 5,000 add at most ~12 ms to a command. Deeper ones in a larger
-/// project are not looked in (said in the security model); inotify would lift the limit.
+/// The most of the project's own directories [`ProjectDirs`] keeps from its first walk (breadth
+/// first): each costs an inotify watch, and a `stat` per sandboxed command where inotify is not
+/// available (2–3 µs measured, so 5,000 add at most ~12 ms to a command). Deeper ones of a
+/// larger project are not looked in until a change in their parent makes the sweep read them
+/// (said in the security model).
 const MAX_DIRS: usize = 5_000;
+
+/// The most directories [`ProjectDirs`] keeps at all. What appears after the first walk (a
+/// command's directories, or the person's) is kept whatever [`MAX_DIRS`] says: otherwise a
+/// command could make directories until a chosen one is no longer watched, and plant there in
+/// the next. Past this the picture is not grown any more and every sweep reads the whole
+/// project instead (slow, but nothing is hidden by it).
+const HARD_MAX_DIRS: usize = 200_000;
+
+/// [`HARD_MAX_DIRS`], or a lower one a test-hooks build is given (`GG_TEST_SWEEP_HARD_MAX`), so
+/// that the tests reach the whole-project walk without making 200,000 directories.
+fn hard_max_dirs() -> usize {
+    #[cfg(feature = "test-hooks")]
+    if let Some(max) = std::env::var("GG_TEST_SWEEP_HARD_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return max;
+    }
+    HARD_MAX_DIRS
+}
 
 /// What a directory held when it was last read.
 struct Seen {
     /// Its change time: a new, removed or renamed entry changes it.
     changed: Option<SystemTime>,
+    /// Its inode: another directory moved to its path (two swapped) is read as a new one.
+    ino: u64,
     /// Its entries that are persistence vectors.
     vectors: Vec<OsString>,
-    /// Whether it held `HEAD`, `objects` and `refs`: a git directory under another name.
+    /// Whether git takes it for a git directory ([`is_git_like`]).
     git_like: bool,
 }
 
 /// The session's picture of the project's directories below the top (the top and `.git` have
 /// [`Before`]'s own checks; `.gg` is gg's, read-only to commands), kept between commands. With
 /// inotify (Linux), a command costs reading the events of the directories it changed; without it
-/// (or when its queue overflowed), one `stat` per directory.
+/// (or when its queue overflowed, or a directory was moved), one `stat` per directory.
 #[derive(Default)]
 pub struct ProjectDirs {
     seen: HashMap<PathBuf, Seen>,
     built: bool,
-    /// Nested git directories (and git directories under other names) that were clean when
-    /// first seen.
-    clean: Vec<PathBuf>,
+    /// During the first walk, which keeps at most [`MAX_DIRS`].
+    first_walk: bool,
+    /// [`hard_max_dirs`], read at the first walk.
+    hard_max: usize,
+    /// Set once a directory could not be kept ([`HARD_MAX_DIRS`]): from then on every sweep
+    /// reads the whole project.
+    walk_all: bool,
+    /// Nested git directories (and git directories under other names, and `.git` files naming
+    /// one) that were clean when first seen.
+    clean: std::collections::HashSet<PathBuf>,
     #[cfg(target_os = "linux")]
     watch: Option<Watch>,
 }
@@ -265,31 +572,64 @@ impl Watch {
         }
     }
 
-    /// The directories with events since the last call; `None` when the queue overflowed (or
-    /// could not be read) and events were lost.
+    /// The directories with events since the last call; `None` when events were lost (the
+    /// queue overflowed or could not be read) or a directory was moved: a watch stays with its
+    /// directory, so after a move (two directories swapped) the path a watch was added under
+    /// is no longer where its events happen.
     fn changed(&mut self) -> Option<Vec<PathBuf>> {
         use rustix::fs::inotify::ReadFlags;
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
         let mut reader = rustix::fs::inotify::Reader::new(&self.fd, &mut buf);
         let mut changed = std::collections::HashSet::new();
+        let mut lost = false;
+        // The whole queue is read either way, so that the next call starts afresh.
         loop {
             match reader.next() {
                 Ok(event) => {
-                    if event.events().contains(ReadFlags::QUEUE_OVERFLOW) {
-                        return None;
+                    let flags = event.events();
+                    let dir_moved = flags.contains(ReadFlags::MOVE_SELF)
+                        || (flags.contains(ReadFlags::ISDIR)
+                            && flags.intersects(ReadFlags::MOVED_FROM | ReadFlags::MOVED_TO));
+                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) || dir_moved {
+                        lost = true;
                     }
                     if let Some(dir) = self.dirs.get(&event.wd()) {
                         changed.insert(dir.clone());
                     }
-                    if event.events().contains(ReadFlags::IGNORED) {
+                    if flags.contains(ReadFlags::IGNORED) {
                         self.dirs.remove(&event.wd());
                     }
                 }
                 Err(rustix::io::Errno::AGAIN) => break,
-                Err(_) => return None,
+                Err(_) => {
+                    lost = true;
+                    break;
+                }
             }
         }
-        Some(changed.into_iter().collect())
+        (!lost).then(|| changed.into_iter().collect())
+    }
+
+    /// Watches each of `dirs` by the path it has now. inotify gives the directory it already
+    /// watches its watch again, so the map from watches to paths is right again; a watch left
+    /// on a directory that is no longer kept is removed. `false` when one cannot be added.
+    fn rebuild<'a>(&mut self, dirs: impl Iterator<Item = &'a PathBuf>) -> bool {
+        let mut map = HashMap::new();
+        for dir in dirs {
+            match rustix::fs::inotify::add_watch(&self.fd, dir, Watch::flags()) {
+                Ok(wd) => {
+                    map.insert(wd, dir.clone());
+                }
+                Err(_) => return false,
+            }
+        }
+        for wd in self.dirs.keys() {
+            if !map.contains_key(wd) {
+                let _ = rustix::fs::inotify::remove_watch(&self.fd, *wd);
+            }
+        }
+        self.dirs = map;
+        true
     }
 }
 
@@ -300,13 +640,16 @@ impl ProjectDirs {
 
     /// Brings the picture up to date and returns what became a persistence vector at or after
     /// `since` (`None`: records only), with why. Only the directories that changed are read
-    /// again: those inotify reported, else those whose change time moved (a `stat` each).
+    /// again: those inotify reported, else those whose change time (or inode) moved (a `stat`
+    /// each).
     fn refresh(&mut self, root: &Path, since: Option<SystemTime>) -> Vec<(PathBuf, String)> {
         let mut found = Vec::new();
         if !self.built {
             // Breadth first, so that in a project over the limit the shallow directories, where
             // people start agents and editors, are the ones watched.
             self.built = true;
+            self.first_walk = true;
+            self.hard_max = hard_max_dirs();
             #[cfg(target_os = "linux")]
             if inotify_wanted() {
                 use rustix::fs::inotify::CreateFlags;
@@ -322,6 +665,7 @@ impl ProjectDirs {
             while let Some(dir) = queue.pop_front() {
                 queue.extend(self.read(root, &dir, None, false, false, &mut found));
             }
+            self.first_walk = false;
             return found;
         }
         let mut gone = Vec::new();
@@ -330,6 +674,8 @@ impl ProjectDirs {
         let reported = self.watch.as_mut().and_then(Watch::changed);
         #[cfg(not(target_os = "linux"))]
         let reported: Option<Vec<PathBuf>> = None;
+        // Watching, but the events do not say where (lost, or a directory moved).
+        let rebuild = reported.is_none() && self.watching();
         match reported {
             Some(dirs) => {
                 for dir in dirs {
@@ -340,10 +686,11 @@ impl ProjectDirs {
                 }
             }
             None => {
+                use std::os::unix::fs::MetadataExt;
                 for (dir, seen) in &self.seen {
                     match std::fs::symlink_metadata(dir) {
                         Ok(meta) if meta.is_dir() => {
-                            if meta.created_or_changed() != seen.changed {
+                            if meta.created_or_changed() != seen.changed || meta.ino() != seen.ino {
                                 moved.push(dir.clone());
                             }
                         }
@@ -352,16 +699,46 @@ impl ProjectDirs {
                 }
             }
         }
-        for dir in gone {
-            self.forget(&dir);
-        }
+        self.forget(gone);
         for dir in moved {
             if self.seen.contains_key(&dir) {
                 self.read(root, &dir, since, false, true, &mut found);
             }
         }
-        found.extend(self.judge_clean(since.is_some()));
+        #[cfg(target_os = "linux")]
+        if rebuild
+            && let Some(watch) = self.watch.as_mut()
+            && !watch.rebuild(self.seen.keys())
+        {
+            self.watch = None;
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = rebuild;
+        if self.walk_all && since.is_some() {
+            self.walk_unkept(root, since, &mut found);
+        }
+        found.extend(self.judge_clean(root, since.is_some()));
         found
+    }
+
+    /// Past [`HARD_MAX_DIRS`]: reads every directory of the project that is not kept (kept ones
+    /// had their changes read already), judging what changed at or after `since` as in a
+    /// sweep.
+    fn walk_unkept(
+        &mut self,
+        root: &Path,
+        since: Option<SystemTime>,
+        found: &mut Vec<(PathBuf, String)>,
+    ) {
+        let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+        while let Some(dir) = queue.pop_front() {
+            if self.seen.contains_key(&dir) {
+                queue.extend(subdirectories(root, &dir));
+            } else {
+                self.read(root, &dir, since, false, false, found);
+                queue.extend(subdirectories(root, &dir));
+            }
+        }
     }
 
     /// Reads `dir` (again). With `since` (a sweep), what changed at or after it is the
@@ -379,17 +756,28 @@ impl ProjectDirs {
         descend: bool,
         found: &mut Vec<(PathBuf, String)>,
     ) -> Vec<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
         let mut later = Vec::new();
-        // Over the limit, a directory is not kept (its parent reads it again when it changes);
-        // in a sweep it is still read, so that a command cannot hide what it made behind
+        // The first walk keeps the person's directories up to its limit (its parent reads a
+        // directory past it again when it changes); after it, everything is kept up to the
+        // hard limit, past which every sweep reads the whole project. A directory not kept is
+        // still read in a sweep, so that a command cannot hide what it made behind
         // directories it made first.
-        let keep = self.seen.len() < MAX_DIRS || self.seen.contains_key(dir);
+        let limit = if self.first_walk {
+            MAX_DIRS.min(self.hard_max)
+        } else {
+            self.hard_max
+        };
+        let keep = self.seen.len() < limit || self.seen.contains_key(dir);
+        if !keep && !self.first_walk {
+            self.walk_all = true;
+        }
         if !keep && since.is_none() {
             return later;
         }
-        let changed = std::fs::symlink_metadata(dir)
-            .ok()
-            .and_then(|m| m.created_or_changed());
+        let meta = std::fs::symlink_metadata(dir).ok();
+        let changed = meta.as_ref().and_then(|m| m.created_or_changed());
+        let ino = meta.as_ref().map(|m| m.ino()).unwrap_or_default();
         let entries: Vec<(OsString, std::fs::FileType)> = match std::fs::read_dir(dir) {
             Ok(entries) => entries
                 .flatten()
@@ -398,7 +786,9 @@ impl ProjectDirs {
             Err(_) => Vec::new(),
         };
         let at_top = dir == root;
-        let before = self.seen.remove(dir);
+        let root_git = root.join(".git");
+        // Another directory moved to this path is a new one here.
+        let before = self.seen.remove(dir).filter(|b| b.ino == ino);
         let held = |name: &OsString| before.as_ref().is_some_and(|b| b.vectors.contains(name));
         let the_commands = |path: &Path| {
             since.is_some_and(|since| {
@@ -411,6 +801,7 @@ impl ProjectDirs {
         };
         let mut seen = Seen {
             changed,
+            ino,
             vectors: Vec::new(),
             git_like: is_git_like(dir),
         };
@@ -421,17 +812,20 @@ impl ProjectDirs {
             if vector {
                 seen.vectors.push(name.clone());
                 if name == ".git" {
-                    // A nested repository: judged when first seen; one git would have written
-                    // is judged again after every command (`clean`), since its config and hooks
-                    // change without its directory changing.
+                    // A nested repository (or a `.git` file naming a git directory): judged
+                    // when first seen; one git would have written is judged again after every
+                    // command (`clean`), since its config and hooks change without its
+                    // directory changing.
                     if !held(name) {
-                        match untrusted_git_dir(&path, false, 0) {
+                        match untrusted_dot_git(&path, &root_git) {
                             Some(why) if the_commands(&path) => found.push((
                                 path,
                                 format!("a git directory git would not have written: {why}"),
                             )),
                             Some(_) => {}
-                            None => self.clean.push(path),
+                            None => {
+                                self.clean.insert(path);
+                            }
                         }
                     }
                 } else if the_commands(&path) {
@@ -468,7 +862,7 @@ impl ProjectDirs {
         // A directory that became a git directory under another name.
         let was_git_like = before.as_ref().is_some_and(|b| b.git_like);
         if seen.git_like && !at_top && !was_git_like {
-            match untrusted_git_dir(dir, false, 0) {
+            match untrusted_git_dir(dir, None, 0) {
                 Some(why) if the_commands(dir) => found.push((
                     dir.to_path_buf(),
                     format!(
@@ -477,7 +871,9 @@ impl ProjectDirs {
                     ),
                 )),
                 Some(_) => {}
-                None => self.clean.push(dir.to_path_buf()),
+                None => {
+                    self.clean.insert(dir.to_path_buf());
+                }
             }
         }
         if !keep {
@@ -499,18 +895,27 @@ impl ProjectDirs {
     /// The git directories that were clean when seen, judged again: one that now runs a program
     /// is returned (and forgotten). `report`: after a command (else the person's change
     /// between commands, which is left alone).
-    fn judge_clean(&mut self, report: bool) -> Vec<(PathBuf, String)> {
+    fn judge_clean(&mut self, root: &Path, report: bool) -> Vec<(PathBuf, String)> {
         let mut found = Vec::new();
-        self.clean.retain(|dir| {
-            if std::fs::symlink_metadata(dir).is_err() {
+        let root_git = root.join(".git");
+        self.clean.retain(|path| {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
                 return false;
-            }
-            match untrusted_git_dir(dir, false, 0) {
+            };
+            let why = if path.file_name().is_some_and(|n| n == ".git") {
+                untrusted_dot_git(path, &root_git)
+            } else if meta.is_dir() {
+                untrusted_git_dir(path, None, 0)
+            } else {
+                // A git directory under another name replaced by a file: nothing of git's.
+                return false;
+            };
+            match why {
                 None => true,
                 Some(why) => {
                     if report {
                         found.push((
-                            dir.clone(),
+                            path.clone(),
                             format!(
                                 "a git directory changed to one git would not have written: {why}"
                             ),
@@ -531,9 +936,34 @@ impl ProjectDirs {
         return false;
     }
 
-    /// Forgets `dir` and everything below it (removed or replaced by a file).
-    fn forget(&mut self, dir: &Path) {
-        self.seen.retain(|p, _| !p.starts_with(dir));
+    /// Forgets each of `dirs` and everything below it (removed or replaced by a file), in one
+    /// pass: `rm -rf` of many kept directories reports each of them.
+    fn forget(&mut self, dirs: Vec<PathBuf>) {
+        if dirs.is_empty() {
+            return;
+        }
+        let gone: std::collections::HashSet<PathBuf> = dirs.into_iter().collect();
+        self.seen
+            .retain(|p, _| !p.ancestors().any(|a| gone.contains(a)));
+    }
+}
+
+/// The subdirectories of `dir` the sweep looks in (as [`ProjectDirs::read`] chooses them).
+fn subdirectories(root: &Path, dir: &Path) -> Vec<PathBuf> {
+    let at_top = dir == root;
+    match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name())
+            .filter(|name| {
+                !is_anywhere_vector(name)
+                    && !(at_top && (name == ".git" || name == ".gg"))
+                    && !UNWATCHED.iter().any(|u| name == *u)
+            })
+            .map(|name| dir.join(name))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }
 
@@ -571,11 +1001,12 @@ fn linked_vectors(link: &Path) -> Option<String> {
     is_git_like(&target).then(|| "a link to a git directory".to_string())
 }
 
-/// `HEAD`, `objects` and `refs` in `dir`: what git takes for a repository.
+/// What git takes for a git directory (its `is_git_directory`): `HEAD`, with `objects` and
+/// `refs` beside it or in the directory a `commondir` file names (whose config git then obeys).
+/// A `commondir` counts whatever it names: deny by default.
 fn is_git_like(dir: &Path) -> bool {
-    ["HEAD", "objects", "refs"]
-        .iter()
-        .all(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+    let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
+    has("HEAD") && (has("commondir") || (has("objects") && has("refs")))
 }
 
 /// The change time of a file: what a program cannot set (unlike the modification time).
@@ -592,9 +1023,72 @@ impl ChangeTime for std::fs::Metadata {
     }
 }
 
+/// Why a `.git` below the top makes a repository git would not have written: a directory is
+/// judged as one; a file is a pointer (`gitdir: <dir>`, as a submodule's checkout or a linked
+/// worktree has) and the git directory it names is judged, wherever it is (in `node_modules`,
+/// which is not looked in, or outside the project). `root_git`: the project's git directory,
+/// which [`Before`] judges.
+fn untrusted_dot_git(path: &Path, root_git: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.is_dir() {
+        return untrusted_git_dir(path, None, 0);
+    }
+    if !meta.is_file() {
+        return Some("not a directory".into());
+    }
+    let Some(named) = pointed_git_dir(path) else {
+        return Some("a .git file that names no git directory".into());
+    };
+    if same_dir(&named, root_git) {
+        return None;
+    }
+    let why = match common_dir(&named) {
+        // A worktree of the project's own repository.
+        Some(common) if same_dir(&common, root_git) => untrusted_git_dir(&named, Some(root_git), 0),
+        // A worktree of another repository: that repository is judged, its worktrees with it.
+        Some(common)
+            if named.parent().is_some_and(|p| {
+                p.file_name().is_some_and(|n| n == "worktrees")
+                    && p.parent().is_some_and(|c| same_dir(c, &common))
+            }) =>
+        {
+            untrusted_git_dir(&common, None, 0)
+        }
+        _ => untrusted_git_dir(&named, None, 0),
+    };
+    why.map(|why| format!("it names {}, where {why}", named.display()))
+}
+
+/// The directory a `.git` file names (`gitdir: <path>`, relative to the file's directory).
+fn pointed_git_dir(file: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let named = text.strip_prefix("gitdir:")?.trim();
+    if named.is_empty() {
+        return None;
+    }
+    Some(file.parent()?.join(named))
+}
+
+/// The directory a git directory's `commondir` file names, where git takes its objects, refs,
+/// config and hooks from.
+fn common_dir(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
+    let named = text.trim_end_matches(['\n', '\r']);
+    (!named.is_empty()).then(|| dir.join(named))
+}
+
+/// Whether two paths are the same directory (both resolved).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Why `dir`, a git directory a command created, is not one git would have written (`None`
-/// when it is). `worktree` allows the `commondir` a linked worktree's directory has.
-fn untrusted_git_dir(dir: &Path, worktree: bool, depth: usize) -> Option<String> {
+/// when it is). `main`: the git directory a worktree's `commondir` may name (judged on its
+/// own); any other `commondir` is one git would not have written.
+fn untrusted_git_dir(dir: &Path, main: Option<&Path>, depth: usize) -> Option<String> {
     if depth > 8 {
         return Some("git directories nested too deep".into());
     }
@@ -611,10 +1105,43 @@ fn untrusted_git_dir(dir: &Path, worktree: bool, depth: usize) -> Option<String>
     if !is_git_dir {
         return names(dir)
             .into_iter()
-            .find_map(|n| untrusted_git_dir(&dir.join(n), worktree, depth + 1));
+            .find_map(|n| untrusted_git_dir(&dir.join(n), main, depth + 1));
     }
-    // git writes no include: one names a file elsewhere (the work tree, writable), whose text a
-    // later command can change after this check.
+    if let Some(why) = runs_programs(dir) {
+        return Some(why);
+    }
+    if std::fs::symlink_metadata(dir.join("commondir")).is_ok() {
+        let common = common_dir(dir);
+        let own = common
+            .as_deref()
+            .zip(main)
+            .is_some_and(|(common, main)| same_dir(common, main));
+        if !own {
+            // What git obeys there (`docs/HEAD` + `docs/commondir` naming `docs/_c`, whose
+            // config sets `extensions.worktreeConfig`, and `docs/config.worktree`), said when
+            // that is why.
+            if let Some(why) = common.as_deref().and_then(runs_programs) {
+                return Some(format!("the directory its commondir names: {why}"));
+            }
+            return Some("it takes its repository from elsewhere (commondir)".into());
+        }
+    }
+    names(&dir.join("modules"))
+        .into_iter()
+        .find_map(|n| untrusted_git_dir(&dir.join("modules").join(n), None, depth + 1))
+        .or_else(|| {
+            names(&dir.join("worktrees")).into_iter().find_map(|n| {
+                untrusted_git_dir(&dir.join("worktrees").join(n), Some(dir), depth + 1)
+            })
+        })
+}
+
+/// Why git run with `dir` as its git directory (or as the common directory another names)
+/// would run a program: an include (git writes none; one names a file elsewhere, the work tree
+/// included, whose text a later command can change after this check), a key of the
+/// classifier's table in `config` or `config.worktree` (includes followed, an unreadable one
+/// counting), a hook but git's `*.sample` templates.
+fn runs_programs(dir: &Path) -> Option<String> {
     let includes = std::fs::read_to_string(dir.join("config")).is_ok_and(|text| {
         text.lines()
             .any(|l| l.trim_start().to_ascii_lowercase().starts_with("[include"))
@@ -622,7 +1149,6 @@ fn untrusted_git_dir(dir: &Path, worktree: bool, depth: usize) -> Option<String>
     if includes {
         return Some("its configuration includes another file".into());
     }
-    // Configuration that runs a program, includes followed (an unreadable include counts).
     let config = classifier::GitConfig::load_with(dir, |p| std::fs::read_to_string(p).ok());
     let mut programs = config.program_keys();
     if let Ok(text) = std::fs::read_to_string(dir.join("config.worktree")) {
@@ -631,23 +1157,10 @@ fn untrusted_git_dir(dir: &Path, worktree: bool, depth: usize) -> Option<String>
     if let Some(key) = programs.first() {
         return Some(format!("its configuration runs a program ({key})"));
     }
-    if let Some(hook) = names(&dir.join("hooks"))
+    names(&dir.join("hooks"))
         .into_iter()
         .find(|n| !n.to_str().is_some_and(|n| n.ends_with(".sample")))
-    {
-        return Some(format!("it has a hook ({})", hook.to_string_lossy()));
-    }
-    if std::fs::symlink_metadata(dir.join("commondir")).is_ok() {
-        // A linked worktree's directory names the main git directory, two levels up.
-        let own = std::fs::read_to_string(dir.join("commondir"))
-            .is_ok_and(|text| text.trim_end_matches('\n') == "../..");
-        if !(worktree && own) {
-            return Some("it takes its repository from elsewhere (commondir)".into());
-        }
-    }
-    names(&dir.join("modules"))
-        .into_iter()
-        .find_map(|n| untrusted_git_dir(&dir.join("modules").join(n), false, depth + 1))
+        .map(|hook| format!("it has a hook ({})", hook.to_string_lossy()))
 }
 
 /// The names directly inside `dir` (none when it is not a directory).
@@ -669,22 +1182,13 @@ fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
         if std::fs::symlink_metadata(path).is_err() {
             continue;
         }
-        // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
         let name = path
             .strip_prefix(root)
             .unwrap_or(path)
             .display()
             .to_string();
-        let flat = name.replace('/', "_");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let dir = root.join(".gg").join("quarantine");
-        let target = dir.join(format!("{stamp}-{flat}"));
-        let moved = std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target));
-        lines.push(match moved {
-            Ok(()) => format!(
+        lines.push(match move_to_quarantine(root, path) {
+            Ok(target) => format!(
                 "[gg: the command created {name}, {why}; moved to {}]",
                 target.display()
             ),
@@ -695,4 +1199,73 @@ fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
         });
     }
     lines
+}
+
+/// Moves `path` to `.gg/quarantine/<time>-<name>` and returns where.
+fn move_to_quarantine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
+    // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
+    let flat = path
+        .strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+        .replace('/', "_");
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let dir = root.join(".gg").join("quarantine");
+    let target = dir.join(format!("{stamp}-{flat}"));
+    std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target))?;
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERSONS: &str = "[core]\n\trepositoryformatversion = 0\n\tpager = less\n\
+                           [remote \"origin\"]\n\turl = https://example.invalid/x.git\n";
+
+    #[test]
+    fn what_git_writes_is_not_an_added_program() {
+        // `git branch -u`, `git config user.name`: the person's pager does not count.
+        let now = format!("{PERSONS}[branch \"main\"]\n\tremote = origin\n[user]\n\tname = x\n");
+        assert_eq!(added_program(PERSONS, &now), None);
+        assert_eq!(added_program(PERSONS, PERSONS), None);
+    }
+
+    #[test]
+    fn an_added_or_changed_program_or_include_counts() {
+        for now in [
+            format!("{PERSONS}[core]\n\tfsmonitor = \"touch /tmp/x; false\"\n"),
+            PERSONS.replace("pager = less", "pager = sh -c evil"),
+            // Under the section the command left last.
+            PERSONS.replace("[remote \"origin\"]\n", "") + "\thooksPath = .h\n",
+            format!("{PERSONS}[core] editor = evil\n"),
+            format!("{PERSONS}[alias]\n\tx = \\\n!sh -c evil\n"),
+            format!("{PERSONS}[includeIf \"gitdir:/\"]\n\tpath = ../inc\n"),
+        ] {
+            assert!(added_program(PERSONS, &now).is_some(), "{now}");
+        }
+    }
+
+    #[test]
+    fn git_directories_split_by_commondir_are_git_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let docs = tmp.path().join("docs");
+        std::fs::create_dir_all(docs.join("_c/objects")).unwrap();
+        std::fs::create_dir_all(docs.join("_c/refs")).unwrap();
+        assert!(!is_git_like(&docs));
+        std::fs::write(docs.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(!is_git_like(&docs));
+        std::fs::write(docs.join("commondir"), "_c\n").unwrap();
+        assert!(is_git_like(&docs));
+        // Judged by what git obeys there: the shared directory's config.
+        std::fs::write(docs.join("_c/config"), "[core]\n\tpager = evil\n").unwrap();
+        let why = untrusted_git_dir(&docs, None, 0).unwrap();
+        assert!(why.contains("core.pager"), "{why}");
+        std::fs::write(docs.join("_c/config"), "[core]\n\tbare = true\n").unwrap();
+        assert!(untrusted_git_dir(&docs, None, 0).is_some());
+    }
 }
