@@ -1455,3 +1455,56 @@ fn a_script_cannot_leave_git_config_or_hooks_that_run_programs() {
         }
     }
 }
+
+/// A hook written into the directory `core.hooksPath` names (husky's layout) is refused at
+/// the bwrap level (read-only) and moved aside at the landlock level, so the person's next
+/// commit runs nothing; a repository a command makes with a key git would not have written is
+/// moved aside, one with what git and test scripts write (`user.name`) stays.
+#[test]
+fn hook_paths_and_repositories_with_unexplained_keys_are_swept() {
+    for (level, sweep) in sweep_ways() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        support::git(&fx.repo, &["config", "core.hooksPath", ".githooks"]);
+        std::fs::create_dir_all(fx.repo.join(".githooks")).unwrap();
+        std::fs::write(
+            fx.repo.join("app.py"),
+            "import os, subprocess\n\
+             try:\n\
+             \x20   with open('.githooks/pre-commit', 'w') as f: f.write('#!/bin/sh\\ntouch pwned\\n')\n\
+             \x20   os.chmod('.githooks/pre-commit', 0o755)\n\
+             except OSError as e:\n\
+             \x20   print('refused', e)\n\
+             for d, cfg in (('odd', '[uploadarchive]\\n\\tallowunreachable = true\\n'), ('fixture', '[user]\\n\\tname = t\\n')):\n\
+             \x20   subprocess.run(['git', 'init', '-q', d], check=True)\n\
+             \x20   open(d + '/.git/config', 'a').write(cfg)\n\
+             print('done')\n",
+        )
+        .unwrap();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[
+                ("GG_SANDBOX_BACKEND", level),
+                ("GG_TEST_SWEEP_NO_INOTIFY", sweep),
+            ],
+            &["python3 app.py"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level} {sweep}: {out:?}");
+        assert!(results[0].contains("done"), "{level} {sweep}: {results:?}");
+        assert!(
+            !fx.repo.join(".githooks/pre-commit").exists(),
+            "{level} {sweep}: the hook stayed: {results:?}"
+        );
+        assert!(
+            std::fs::symlink_metadata(fx.repo.join("odd/.git")).is_err(),
+            "{level} {sweep}: {results:?}"
+        );
+        assert!(
+            fx.repo.join("fixture/.git/HEAD").exists(),
+            "{level} {sweep}: {results:?}"
+        );
+    }
+}

@@ -279,6 +279,20 @@ fn written_by_git(entry: &Entry) -> bool {
         ("submodule", false) => key == "active",
         ("user", false) => matches!(key, "name" | "email"),
         ("init", false) => key == "defaultbranch",
+        // What test scripts and fixtures set in the repositories they make, none of which runs
+        // a program (turning signing off; on, it runs a signing program).
+        ("commit" | "tag", false) => {
+            key == "gpgsign" && matches!(value, "false" | "0" | "no" | "off")
+        }
+        ("pull", false) => matches!(key, "rebase" | "ff"),
+        ("merge", false) => key == "ff",
+        ("push", false) => matches!(key, "default" | "autosetupremote"),
+        ("fetch", false) => key == "prune",
+        ("receive", false) => matches!(key, "denycurrentbranch" | "denynonfastforwards"),
+        ("gc", false) => key == "auto",
+        ("advice", false) => true,
+        ("color", false) => key == "ui",
+        ("protocol", false) => key == "version",
         ("lfs", false) => key == "repositoryformatversion",
         _ => false,
     }

@@ -88,8 +88,9 @@ const PROBES: &[Probe] = &[
         levels: BOTH,
         needs: None,
         landlock_gap: Some(
-            "Landlock cannot keep a path below a writable root read-only; the agent's classifier \
-             calls such writes dangerous",
+            "Landlock cannot keep a path below a writable root read-only; after each command \
+             the agent moves a new or changed hook into .gg/quarantine (the previous one put \
+             back) and restores a .git/config the command made run a program",
         ),
         agent_covers: None,
     },

@@ -95,7 +95,7 @@ impl Before {
                     nested_tops,
                 }
             });
-        let git_files = git
+        let mut git_files: Vec<GitFiles> = git
             .iter()
             .flat_map(|names| {
                 std::iter::once(git_dir.clone())
@@ -103,6 +103,13 @@ impl Before {
             })
             .map(|dir| GitFiles::look(&dir))
             .collect();
+        let hooks_path = dirs
+            .lock()
+            .ok()
+            .and_then(|mut known| known.hooks_path(root));
+        if let Some(hooks) = hooks_path {
+            git_files.push(GitFiles::look_hooks(hooks));
+        }
         // Built at the first sandboxed command of the session (one walk). After that, what
         // changed since the last command is taken in now (record only) where inotify says what
         // that is; without it the sweep alone tells the command's changes by their change time.
@@ -227,6 +234,8 @@ impl Before {
 /// what protects them.
 struct GitFiles {
     dir: PathBuf,
+    /// Where its hooks are: `dir/hooks`, or the work tree's directory `core.hooksPath` names.
+    hooks_dir: PathBuf,
     /// `config` and `config.worktree`: what was there (`None`: absent) and its text (links
     /// followed, as git reads it).
     configs: Vec<(&'static str, Option<(Content, String)>)>,
@@ -296,8 +305,20 @@ impl Content {
 
 impl GitFiles {
     fn look(dir: &Path) -> GitFiles {
-        let configs = ["config", "config.worktree"]
-            .into_iter()
+        GitFiles::look_at(dir, &["config", "config.worktree"], dir.join("hooks"))
+    }
+
+    /// The hooks of the directory `core.hooksPath` names in the work tree (husky's `.husky/_`),
+    /// which git runs as it runs `.git/hooks`: at the bwrap level it is read-only, at the
+    /// landlock level this comparison protects it.
+    fn look_hooks(hooks_dir: PathBuf) -> GitFiles {
+        GitFiles::look_at(&hooks_dir.clone(), &[], hooks_dir)
+    }
+
+    fn look_at(dir: &Path, config_names: &[&'static str], hooks_dir: PathBuf) -> GitFiles {
+        let configs = config_names
+            .iter()
+            .copied()
             .map(|name| {
                 let path = dir.join(name);
                 let was = Content::of(&path)
@@ -305,7 +326,6 @@ impl GitFiles {
                 (name, was)
             })
             .collect();
-        let hooks_dir = dir.join("hooks");
         // Listed through a link, as git follows one.
         let hooks = std::fs::metadata(&hooks_dir)
             .is_ok_and(|m| m.is_dir())
@@ -317,6 +337,7 @@ impl GitFiles {
             });
         GitFiles {
             dir: dir.to_path_buf(),
+            hooks_dir,
             configs,
             hooks,
         }
@@ -343,8 +364,8 @@ impl GitFiles {
             }
         }
         if let Some(hooks) = &self.hooks {
-            let hooks_dir = self.dir.join("hooks");
-            for name in hook_names(&hooks_dir) {
+            let hooks_dir = &self.hooks_dir;
+            for name in hook_names(hooks_dir) {
                 let path = hooks_dir.join(&name);
                 let before = hooks.iter().find(|(n, _)| *n == name).map(|(_, c)| c);
                 let same = before.is_some_and(|before| Content::of(&path).as_ref() == Some(before));
@@ -535,7 +556,14 @@ pub struct ProjectDirs {
     clean: std::collections::HashSet<PathBuf>,
     #[cfg(target_os = "linux")]
     watch: Option<Watch>,
+    /// The directory `core.hooksPath` names in the work tree, asked of git once and again only
+    /// when `.git/config` changes (the identity of the file it was asked with).
+    hooks_path: Option<(Option<ConfigStamp>, Option<PathBuf>)>,
 }
+
+/// What tells one `.git/config` from another cheaply: its inode mixed with its size, and its
+/// modification time.
+type ConfigStamp = (u64, Option<SystemTime>);
 
 /// An inotify instance watching every directory in [`ProjectDirs`].
 #[cfg(target_os = "linux")]
@@ -817,7 +845,9 @@ impl ProjectDirs {
                     // command (`clean`), since its config and hooks change without its
                     // directory changing.
                     if !held(name) {
-                        match untrusted_dot_git(&path, &root_git) {
+                        let why = untrusted_dot_git(&path, &root_git)
+                            .or_else(|| the_commands(&path).then(|| unexplained(&path)).flatten());
+                        match why {
                             Some(why) if the_commands(&path) => found.push((
                                 path,
                                 format!("a git directory git would not have written: {why}"),
@@ -862,7 +892,9 @@ impl ProjectDirs {
         // A directory that became a git directory under another name.
         let was_git_like = before.as_ref().is_some_and(|b| b.git_like);
         if seen.git_like && !at_top && !was_git_like {
-            match untrusted_git_dir(dir, None, 0) {
+            let why = untrusted_git_dir(dir, None, 0)
+                .or_else(|| the_commands(dir).then(|| unexplained(dir)).flatten());
+            match why {
                 Some(why) if the_commands(dir) => found.push((
                     dir.to_path_buf(),
                     format!(
@@ -926,6 +958,24 @@ impl ProjectDirs {
             }
         });
         found
+    }
+
+    /// The work tree's hooks directory (`sandbox::protected::hooks_dir`), kept for the
+    /// session: asking git costs a process, and the setting changes only with `.git/config`,
+    /// which is protected.
+    fn hooks_path(&mut self, root: &Path) -> Option<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = std::fs::metadata(root.join(".git/config"))
+            .ok()
+            .map(|m| (m.ino() ^ m.len(), m.modified().ok()));
+        match &self.hooks_path {
+            Some((kept, path)) if *kept == stamp => path.clone(),
+            _ => {
+                let path = sandbox::protected::hooks_dir(root);
+                self.hooks_path = Some((stamp, path.clone()));
+                path
+            }
+        }
     }
 
     /// Whether inotify reports the changes (else every directory is `stat`ed).
@@ -1134,6 +1184,27 @@ fn untrusted_git_dir(dir: &Path, main: Option<&Path>, depth: usize) -> Option<St
                 untrusted_git_dir(&dir.join("worktrees").join(n), Some(dir), depth + 1)
             })
         })
+}
+
+/// A repository the command made, judged by what git writes (deny by default): a key in its
+/// `config` or `config.worktree` that `git init`, `clone`, `submodule` or `worktree` (or a test
+/// script's usual set-up, `user.name` and the like) would not have written
+/// (`GitConfig::keys_git_would_not_write`), so a key that runs a program and is missing from
+/// the classifier's table still counts. `path`: the git directory, or a `.git` directory. The
+/// person's own repositories are judged by what they run (`runs_programs`) instead: an unusual
+/// key of theirs is theirs.
+fn unexplained(path: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let files = ["config", "config.worktree"]
+        .iter()
+        .filter_map(|n| std::fs::read_to_string(path.join(n)).ok())
+        .collect();
+    classifier::GitConfig { files }
+        .keys_git_would_not_write()
+        .first()
+        .map(|key| format!("its configuration has a key git would not have written ({key})"))
 }
 
 /// Why git run with `dir` as its git directory (or as the common directory another names)
