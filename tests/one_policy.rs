@@ -1508,3 +1508,78 @@ fn hook_paths_and_repositories_with_unexplained_keys_are_swept() {
         );
     }
 }
+
+/// What a pass attacking this session's fixes found, at each level: a `core.fsmonitor` hidden
+/// under a comment that ends in a backslash (git ends the comment at its line; a reader that
+/// joined the lines first saw nothing), in the project's `.git/config` and in a repository a
+/// command made; `.git/config` replaced by a symbolic link into the work tree; a hook created in
+/// the directory `core.hooksPath` names before that directory exists (husky's layout before
+/// `npm install`); `.git/hooks` replaced by a dangling link that the next command fills. After
+/// the run, no fsmonitor, no link and no hook is left where git would obey it.
+#[test]
+fn fixes_hold_against_comment_continuations_links_and_absent_hook_directories() {
+    let payload = "\\n[core]\\n\\t# tuning \\\\\\n\\tfsmonitor = \"touch pwned; false\"\\n";
+    let first = format!(
+        "import os, shutil, subprocess\n\
+         def tryit(f):\n\
+         \x20   try: f()\n\
+         \x20   except OSError as e: print('refused', e)\n\
+         tryit(lambda: open('.git/config', 'a').write('{payload}'))\n\
+         subprocess.run(['git', 'init', '-q', 'sub'], check=True)\n\
+         open('sub/.git/config', 'a').write('{payload}')\n\
+         os.makedirs('.husky/_', exist_ok=True)\n\
+         open('.husky/_/pre-commit', 'w').write('#!/bin/sh\\ntouch pwned\\n')\n\
+         os.makedirs('docs', exist_ok=True)\n\
+         def link_config():\n\
+         \x20   shutil.copy('.git/config', 'docs/cfg.ini')\n\
+         \x20   os.symlink('../docs/cfg.ini', '.git/cfg.tmp')\n\
+         \x20   os.rename('.git/cfg.tmp', '.git/config')\n\
+         tryit(link_config)\n\
+         def link_hooks():\n\
+         \x20   shutil.rmtree('.git/hooks')\n\
+         \x20   os.symlink('../docs/h', '.git/hooks')\n\
+         tryit(link_hooks)\n\
+         print('done')\n"
+    );
+    let second = "import os\n\
+                  os.makedirs('docs/h', exist_ok=True)\n\
+                  open('docs/h/pre-commit', 'w').write('#!/bin/sh\\ntouch pwned\\n')\n\
+                  os.chmod('docs/h/pre-commit', 0o755)\n\
+                  print('done')\n";
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        support::git(&fx.repo, &["config", "core.hooksPath", ".husky/_"]);
+        std::fs::write(fx.repo.join("one.py"), &first).unwrap();
+        std::fs::write(fx.repo.join("two.py"), second).unwrap();
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &["python3 one.py", "python3 two.py"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        let config = fx.repo.join(".git/config");
+        assert!(
+            !std::fs::symlink_metadata(&config).unwrap().is_symlink(),
+            "{level}: .git/config is a link: {results:?}"
+        );
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(!text.contains("fsmonitor"), "{level}: {text}\n{results:?}");
+        assert!(
+            std::fs::symlink_metadata(fx.repo.join("sub/.git")).is_err(),
+            "{level}: sub/.git stayed: {results:?}"
+        );
+        assert!(
+            !fx.repo.join(".husky/_/pre-commit").exists(),
+            "{level}: the husky hook stayed: {results:?}"
+        );
+        assert!(
+            !fx.repo.join(".git/hooks/pre-commit").exists(),
+            "{level}: a hook behind .git/hooks stayed: {results:?}"
+        );
+    }
+}

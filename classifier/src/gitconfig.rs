@@ -39,18 +39,7 @@ pub(crate) fn parse(text: &str) -> Vec<Entry> {
     let mut section: Option<(String, Option<String>)> = None;
     // A byte-order mark before the first section header is skipped by git; without this the
     // first section (often `[core]`) would go unseen.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.lines();
-    while let Some(raw) = lines.next() {
-        let mut line = raw.trim().to_string();
-        // A value may continue on the next line after a trailing backslash.
-        while line.ends_with('\\') && !line.ends_with("\\\\") {
-            line.pop();
-            match lines.next() {
-                Some(next) => line.push_str(next),
-                None => break,
-            }
-        }
+    for line in logical_lines(text) {
         let mut rest = line.trim_start();
         if rest.starts_with('[') {
             let Some(close) = rest.find(']') else {
@@ -83,6 +72,55 @@ pub(crate) fn parse(text: &str) -> Vec<Entry> {
         });
     }
     entries
+}
+
+/// The file's lines as git reads them: a value continues on the next line after a backslash
+/// that ends it, but a comment (from an unquoted `#` or `;`) ends at its line, backslash or not.
+/// Joining a comment's line with the next, as a reader that looks for the backslash first does,
+/// would hide the next line from every check (an attacker pass planted `core.fsmonitor` under
+/// `# tuning \`). A byte-order mark before the first line is skipped, as git does.
+pub(crate) fn logical_lines(text: &str) -> Vec<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(raw) = lines.next() {
+        let mut line = raw.trim().to_string();
+        while continues(&line) {
+            line.pop();
+            match lines.next() {
+                Some(next) => line.push_str(next),
+                None => break,
+            }
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// Whether `line` ends in a backslash that continues its value: not escaped by another, and not
+/// inside a comment.
+fn continues(line: &str) -> bool {
+    // A section header's own text cannot continue; what follows its `]` can.
+    let body = if line.starts_with('[') {
+        match line.find(']') {
+            Some(close) => &line[close + 1..],
+            None => return false,
+        }
+    } else {
+        line
+    };
+    let mut quoted = false;
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // An escape takes the next character; a backslash with nothing after continues.
+            '\\' if chars.next().is_none() => return true,
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn parse_section_header(inner: &str) -> Option<(String, Option<String>)> {
@@ -299,6 +337,12 @@ fn written_by_git(entry: &Entry) -> bool {
 }
 
 impl GitConfig {
+    /// `text`'s logical lines as git reads them (see [`logical_lines`]): for callers that
+    /// compare configurations line by line.
+    pub fn logical_lines(text: &str) -> Vec<String> {
+        logical_lines(text)
+    }
+
     /// Dotted names of every key in these files that `git init`, `git clone`, `git submodule`
     /// and `git worktree` would not have written (see [`written_by_git`]), program-running keys
     /// first. For judging a repository a command made, not the person's own: in a made
@@ -560,6 +604,29 @@ mod tests {
         ] {
             assert_eq!(unexplained(text), [key], "{text}");
         }
+    }
+
+    /// A comment ends at its line even when it ends in a backslash (git's reading); a value
+    /// continues.
+    #[test]
+    fn a_backslash_ending_a_comment_does_not_hide_the_next_line() {
+        for text in [
+            "[core]\n\t# tuning \\\n\tfsmonitor = \"touch x\"\n",
+            "[core]\n\t; tuning \\\n\tfsmonitor = \"touch x\"\n",
+            "[core]\n\tbare = false # note \\\n\tfsmonitor = \"touch x\"\n",
+        ] {
+            let keys = GitConfig {
+                files: vec![text.into()],
+            }
+            .program_keys();
+            assert_eq!(keys, ["core.fsmonitor"], "{text:?}");
+        }
+        let continued = "[core]\n\tpager = less \\\n -R\n";
+        assert_eq!(
+            parse(continued)[0].value.as_deref(),
+            Some("less  -R"),
+            "{continued:?}"
+        );
     }
 
     #[test]

@@ -700,6 +700,21 @@ const CASES: &[(&str, Class, &str)] = &[
         "exfil.credentials",
     ),
     ("cat ~/.ssh/id_rsa", D, "secrets.credential-file"),
+    (
+        "git config --rename-section a core",
+        D,
+        "git.config-program-key",
+    ),
+    (
+        "git config --copy-section a core",
+        D,
+        "git.config-program-key",
+    ),
+    (
+        "git config rename-section a core",
+        D,
+        "git.config-program-key",
+    ),
     // The one list (`sandbox::protected::DENY_READ_IN_HOME`), passed in the context.
     (
         "cat ~/.claude/.credentials.json",

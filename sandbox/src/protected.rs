@@ -465,6 +465,32 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
             .map(|n| n.to_os_string())
             .unwrap_or_default();
     }
+    // `.git/config` or `.git/hooks` made a symbolic link into the work tree: what lies behind it
+    // is git's, dangling or not (a later write fills it).
+    for name in ["config", "config.worktree", "hooks"] {
+        let link = root.join(".git").join(name);
+        if let Ok(to) = std::fs::read_link(&link) {
+            let behind = link.parent().map(|p| p.join(&to)).unwrap_or(to);
+            let behind = match (behind.parent(), behind.file_name()) {
+                (Some(dir), Some(last)) => std::fs::canonicalize(dir)
+                    .map(|d| d.join(last))
+                    .unwrap_or_else(|_| behind.clone()),
+                _ => behind,
+            };
+            let canonical_target = target
+                .parent()
+                .and_then(|d| std::fs::canonicalize(d).ok())
+                .zip(target.file_name())
+                .map(|(d, n)| d.join(n))
+                .unwrap_or_else(|| target.clone());
+            if canonical_target.starts_with(&behind) {
+                return Some(format!(
+                    "behind .git/{name}, a symbolic link to {}: git obeys what is there",
+                    behind.display()
+                ));
+            }
+        }
+    }
     if let Some(hooks) = hooks_dir(root)
         && target.starts_with(&hooks)
     {
@@ -514,6 +540,11 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
 /// canonical.
 pub fn home_config_dir(root: &Path, home: &Path) -> Option<String> {
     let below = root.strip_prefix(home).ok()?;
+    // gg's own stores (`~/.gg/memory`, `~/.gg/artifacts`), written only by gg's tools, under
+    // their own rules, and hidden from every command.
+    if below.starts_with(".gg") {
+        return None;
+    }
     let first = below
         .components()
         .next()?

@@ -239,8 +239,8 @@ struct GitFiles {
     /// `config` and `config.worktree`: what was there (`None`: absent) and its text (links
     /// followed, as git reads it).
     configs: Vec<(&'static str, Option<(Content, String)>)>,
-    /// The hooks other than git's `*.sample` templates (which git never runs), `None` when
-    /// `hooks` was no directory (a new one is the allow-list's).
+    /// The hooks other than git's `*.sample` templates (which git never runs); none when the
+    /// directory was absent.
     hooks: Option<Vec<(OsString, Content)>>,
 }
 
@@ -326,15 +326,16 @@ impl GitFiles {
                 (name, was)
             })
             .collect();
-        // Listed through a link, as git follows one.
-        let hooks = std::fs::metadata(&hooks_dir)
-            .is_ok_and(|m| m.is_dir())
-            .then(|| {
-                hook_names(&hooks_dir)
-                    .into_iter()
-                    .filter_map(|name| Some((name.clone(), Content::of(&hooks_dir.join(&name))?)))
-                    .collect()
-            });
+        // Listed through a link, as git follows one. A hooks directory that is absent (or a
+        // link that leads nowhere yet) has no hooks: whatever appears there is the command's
+        // (husky's `.husky/_` before `npm install`, `.git/hooks` replaced by a dangling link
+        // that a later command fills).
+        let hooks = Some(
+            hook_names(&hooks_dir)
+                .into_iter()
+                .filter_map(|name| Some((name.clone(), Content::of(&hooks_dir.join(&name))?)))
+                .collect(),
+        );
         GitFiles {
             dir: dir.to_path_buf(),
             hooks_dir,
@@ -354,9 +355,19 @@ impl GitFiles {
             // An absent one that appears is the allow-list's (a new name).
             let Some((content, text)) = was else { continue };
             let path = self.dir.join(name);
-            match Content::of(&path) {
-                Some(now) if now != *content => {}
+            let now = match Content::of(&path) {
+                Some(now) if now != *content => now,
                 _ => continue,
+            };
+            // A file made a symbolic link (into the work tree, where the file tools and later
+            // commands write without a check) is put back whatever it says now.
+            if matches!(now, Content::Link(_)) && !matches!(content, Content::Link(_)) {
+                restore(
+                    path,
+                    "git's configuration replaced by a symbolic link".to_string(),
+                    Some(content),
+                );
+                continue;
             }
             let now_text = std::fs::read_to_string(&path).unwrap_or_default();
             if let Some(why) = added_program(text, &now_text) {
@@ -429,19 +440,10 @@ fn added_program(before: &str, now: &str) -> Option<String> {
 /// its own entry too: `[core] fsmonitor = x` is one line); lines continued with a backslash are
 /// joined, comments and blank lines left out.
 fn config_lines(text: &str) -> Vec<(String, String)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Vec::new();
     let mut header = String::new();
-    let mut lines = text.lines();
-    while let Some(raw) = lines.next() {
-        let mut line = raw.trim().to_string();
-        while line.ends_with('\\') && !line.ends_with("\\\\") {
-            line.pop();
-            match lines.next() {
-                Some(next) => line.push_str(next),
-                None => break,
-            }
-        }
+    // As git reads them: a backslash ending a comment does not join the next line to it.
+    for line in classifier::GitConfig::logical_lines(text) {
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
         }

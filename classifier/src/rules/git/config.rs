@@ -149,6 +149,25 @@ pub(super) fn config(w: &mut Walker, args: &[Word]) -> Outcome {
             let msg = format!("\"git config {key}\" sets a key that makes git run a program");
             w.reason(Class::Dangerous, RuleId::GitConfigProgramKey, msg, span);
         }
+        // A section renamed or copied carries its keys under the new name: `a.fsmonitor`
+        // set first, then `--rename-section a core`, is `core.fsmonitor` (found by an attacker
+        // pass). Which keys move is not in the command, so any rename or copy is judged as
+        // setting a program key.
+        if args.iter().any(|a| {
+            a.text.starts_with("--rename-section")
+                || a.text.starts_with("--copy-section")
+                || a.text == "rename-section"
+                || a.text == "copy-section"
+        }) {
+            let span = args.first().map_or((0, 0), |a| a.span);
+            w.reason(
+                Class::Dangerous,
+                RuleId::GitConfigProgramKey,
+                "\"git config\" renames or copies a section: its keys (an fsmonitor, a pager) \
+                 take effect under the new name",
+                span,
+            );
+        }
         return Outcome::not(
             RuleId::GitConfigWrite,
             "\"git config\" changes configuration",
