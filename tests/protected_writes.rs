@@ -84,6 +84,27 @@ fn one_call(r: &Repo, flags: &[&str], tool: &str, arguments: Value) -> String {
     result["content"].as_str().unwrap().to_string()
 }
 
+/// Runs `gg <flags> -p go` where the model asks for every write of `writes` (path, content) in
+/// one reply, as parallel tool calls.
+fn writes_in_one_reply(r: &Repo, flags: &[&str], writes: &[(&str, &str)]) {
+    use support::{StreamReply, finish_chunk, tool_call_chunk};
+    let mut stream = StreamReply::new();
+    for (i, (path, content)) in writes.iter().enumerate() {
+        let args = json!({"path": path, "content": content}).to_string();
+        stream = stream.event(tool_call_chunk(
+            i as u32,
+            Some(&format!("w{i}")),
+            Some("write"),
+            &args,
+        ));
+    }
+    let server = ScriptedServer::with_replies([
+        stream.event(finish_chunk("tool_calls")).done().reply(),
+        Reply::text(&["done"]),
+    ]);
+    run_gg(r, &server, flags);
+}
+
 const MODES: [&[&str]; 2] = [&[], &["--yolo", "--sandbox"]];
 
 fn assert_host_untouched(r: &Repo) {
@@ -312,10 +333,8 @@ fn vectors_below_the_top_under_other_names_and_in_home_are_dangerous_in_every_mo
 /// configuration there. `--sandbox` refuses to make such a directory writable.
 #[test]
 fn split_git_directories_hook_paths_and_home_configuration_are_dangerous_in_every_mode() {
-    use support::{StreamReply, finish_chunk, tool_call_chunk};
     for flags in MODES {
         let r = repo();
-        let mut stream = StreamReply::new();
         let writes = [
             ("tools/HEAD", "ref: refs/heads/main\n"),
             ("tools/commondir", "../common\n"),
@@ -323,20 +342,7 @@ fn split_git_directories_hook_paths_and_home_configuration_are_dangerous_in_ever
             ("common/refs/heads/.keep", ""),
             ("common/config", "[core]\n\tpager = touch pwned\n"),
         ];
-        for (i, (path, content)) in writes.iter().enumerate() {
-            let args = json!({"path": path, "content": content}).to_string();
-            stream = stream.event(tool_call_chunk(
-                i as u32,
-                Some(&format!("w{i}")),
-                Some("write"),
-                &args,
-            ));
-        }
-        let server = ScriptedServer::with_replies([
-            stream.event(finish_chunk("tool_calls")).done().reply(),
-            Reply::text(&["done"]),
-        ]);
-        run_gg(&r, &server, flags);
+        writes_in_one_reply(&r, flags, &writes);
         assert!(
             !(r.root.join("tools/HEAD").exists() && r.root.join("tools/commondir").exists()),
             "{flags:?}: tools became a git directory"
@@ -401,29 +407,20 @@ fn split_git_directories_hook_paths_and_home_configuration_are_dangerous_in_ever
 /// were assessed, and together made one (whose `config`, written first, runs a pager).
 #[test]
 fn writes_approved_together_cannot_make_a_git_directory() {
-    use support::{StreamReply, finish_chunk, tool_call_chunk};
     for flags in [&["--yolo"][..], &["--yolo", "--sandbox"]] {
         let r = repo();
         std::fs::create_dir_all(r.root.join("x")).unwrap();
         std::fs::write(r.root.join("x/config"), "[core]\n\tpager = touch pwned\n").unwrap();
-        let mut stream = StreamReply::new();
-        for (i, path) in ["x/HEAD", "x/objects/info/.keep", "x/refs/heads/.keep"]
-            .iter()
-            .enumerate()
-        {
-            let args = json!({"path": path, "content": "ref: refs/heads/main\n"}).to_string();
-            stream = stream.event(tool_call_chunk(
-                i as u32,
-                Some(&format!("w{i}")),
-                Some("write"),
-                &args,
-            ));
-        }
-        let server = ScriptedServer::with_replies([
-            stream.event(finish_chunk("tool_calls")).done().reply(),
-            Reply::text(&["done"]),
-        ]);
-        run_gg(&r, &server, flags);
+        let head = "ref: refs/heads/main\n";
+        writes_in_one_reply(
+            &r,
+            flags,
+            &[
+                ("x/HEAD", head),
+                ("x/objects/info/.keep", head),
+                ("x/refs/heads/.keep", head),
+            ],
+        );
         let present = ["x/HEAD", "x/objects", "x/refs"]
             .iter()
             .filter(|p| r.root.join(p).exists())

@@ -520,18 +520,24 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
         .strip_prefix(&home)
         .ok()?
         .to_path_buf();
+    home_config_name(&below).map(|first| {
+        format!(
+            "in your home's configuration (~/{first}): programs read it at login or start, and \
+             many run it"
+        )
+    })
+}
+
+/// The first name of `below` (a path below home) when it is the home's configuration: a
+/// dot-file or dot-directory, or `bin`.
+fn home_config_name(below: &Path) -> Option<&str> {
     let first = below
         .components()
         .next()?
         .as_os_str()
         .to_str()
         .unwrap_or(".");
-    (first.starts_with('.') || first == "bin").then(|| {
-        format!(
-            "in your home's configuration (~/{first}): programs read it at login or start, and \
-             many run it"
-        )
-    })
+    (first.starts_with('.') || first == "bin").then_some(first)
 }
 
 /// The home dot-directory (or `~/bin`) that `root` lies in, as `~/.config`: a project there is
@@ -545,13 +551,7 @@ pub fn home_config_dir(root: &Path, home: &Path) -> Option<String> {
     if below.starts_with(".gg") {
         return None;
     }
-    let first = below
-        .components()
-        .next()?
-        .as_os_str()
-        .to_str()
-        .unwrap_or(".");
-    (first.starts_with('.') || first == "bin").then(|| format!("~/{first}"))
+    home_config_name(below).map(|first| format!("~/{first}"))
 }
 
 /// The hooks directory git uses for the repository at `root` when it is not the git
