@@ -451,9 +451,8 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
         }
         let present =
             |name: &str| child == name || std::fs::symlink_metadata(dir.join(name)).is_ok();
-        // git's own test (`is_git_directory`): `HEAD`, and `objects` and `refs` beside it or in
-        // the directory a `commondir` file names, whose config git then obeys.
-        if present("HEAD") && (present("commondir") || present("objects") && present("refs")) {
+        // A git directory once the write lands: git then obeys its config.
+        if is_git_dir_layout(present) {
             return Some(format!(
                 "inside {}, a git directory (HEAD with objects and refs, or with a commondir): \
                  git obeys its config and hooks, running programs on the host",
@@ -538,6 +537,13 @@ fn home_config_name(below: &Path) -> Option<&str> {
         .to_str()
         .unwrap_or(".");
     (first.starts_with('.') || first == "bin").then_some(first)
+}
+
+/// git's own test of a git directory (`is_git_directory`), given which names are present:
+/// `HEAD`, and `objects` and `refs` beside it or in the directory a `commondir` file names.
+/// Shared by the file tools' check here and the sandbox sweep (`tools::persistence`).
+pub fn is_git_dir_layout(present: impl Fn(&str) -> bool) -> bool {
+    present("HEAD") && (present("commondir") || present("objects") && present("refs"))
 }
 
 /// The home dot-directory (or `~/bin`) that `root` lies in, as `~/.config`: a project there is

@@ -1057,8 +1057,7 @@ fn linked_vectors(link: &Path) -> Option<String> {
 /// `refs` beside it or in the directory a `commondir` file names (whose config git then obeys).
 /// A `commondir` counts whatever it names: deny by default.
 fn is_git_like(dir: &Path) -> bool {
-    let has = |name: &str| std::fs::symlink_metadata(dir.join(name)).is_ok();
-    has("HEAD") && (has("commondir") || (has("objects") && has("refs")))
+    sandbox::protected::is_git_dir_layout(|name| std::fs::symlink_metadata(dir.join(name)).is_ok())
 }
 
 /// The change time of a file: what a program cannot set (unlike the modification time).
