@@ -132,6 +132,7 @@ rule_ids! {
     ExfilSecretVariable = "exfil.secret-variable",
     ExfilDns = "exfil.dns",
     SecretsProcess = "secrets.other-process",
+    SecretsUncheckedPath = "secrets.unchecked-path",
     SecretsProcessList = "secrets.process-environment",
     ExecSed = "exec.sed",
     ArchiveOutside = "archive.outside",

@@ -20,6 +20,7 @@ mod fallback;
 mod gitconfig;
 mod ids;
 mod paths;
+mod pattern;
 mod rules;
 mod text;
 mod walk;
@@ -119,6 +120,13 @@ pub struct Context {
     /// them is not trusted. `None` (the default): the caller did not look, and git is trusted in
     /// `cwd` only.
     pub nested_git: Option<Vec<PathBuf>>,
+    /// Symbolic links below `cwd` the caller found, each with where it points (absolute,
+    /// lexically normalised; a relative target taken from the link's directory). A path at or
+    /// below one is judged where it leads, as the kernel will open it: a cloned repository's
+    /// `shellrc -> ~/.bashrc` makes `echo x >> shellrc` a write to `~/.bashrc`, and
+    /// `docs -> ~/.aws` makes `cat docs/credentials` a credential read. Links made later in the
+    /// session are not here (making one takes a command that is not read-only).
+    pub links: Vec<(PathBuf, PathBuf)>,
     /// Files this session read a secret from (`--api-key-file`, `--token-file`, …), absolute:
     /// naming one is a credential read, as naming `~/.ssh/id_rsa` is, wherever it lies.
     pub secret_files: Vec<PathBuf>,
@@ -129,6 +137,19 @@ pub struct Context {
     /// round. Empty means none: a context built without it finds credential stores only by the
     /// names of key files.
     pub home_credentials: &'static [&'static str],
+    /// Read-only verdicts will not be enforced: no sandbox level exists where the command runs,
+    /// so a read-only command runs unconfined, on this verdict alone. A path the classifier
+    /// cannot check against the deny-read list (computed at run time, relative to a directory
+    /// it cannot know, or through a symbolic link or directory [`Context::nested_git`] lists)
+    /// then makes the command not read-only. `false` (the default): read-only commands run in
+    /// the kernel's read-only sandbox, which hides the stores whatever the path turns out to be.
+    pub read_only_unconfined: bool,
+}
+
+/// `path` with `.` removed and `..` resolved lexically (never above `/`), as the classifier
+/// compares paths: callers building a [`Context`] normalise with it so both sides agree.
+pub fn normalize_path(path: &Path) -> PathBuf {
+    paths::normalize(path)
 }
 
 /// A protected tree: writing anywhere below `path` (absolute) is dangerous, except below one of

@@ -288,7 +288,24 @@ fn absolute(text: &str, base: &Path, ctx: &Context) -> Option<PathBuf> {
     } else {
         base.join(text)
     };
-    Some(normalize(&joined))
+    Some(follow_links(normalize(&joined), ctx))
+}
+
+/// `path` (absolute, normalised) with the symbolic links the caller found
+/// ([`Context::links`]) followed: a path at or below a link continues at its target. A few
+/// times at most, as the kernel does, so a cycle ends.
+pub(crate) fn follow_links(mut path: PathBuf, ctx: &Context) -> PathBuf {
+    for _ in 0..8 {
+        let Some((link, target)) = ctx.links.iter().find(|(link, _)| path.starts_with(link)) else {
+            break;
+        };
+        let rest = path
+            .strip_prefix(link)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        path = normalize(&target.join(rest));
+    }
+    path
 }
 
 /// Removes `.` and resolves `..` lexically; never climbs above `/`.

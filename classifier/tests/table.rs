@@ -729,6 +729,49 @@ const CASES: &[(&str, Class, &str)] = &[
         "secrets.credential-file",
     ),
     ("cat ~/.lesshst", D, "secrets.credential-file"),
+    // A store named through a glob, a brace or a computed part: bash makes these the store.
+    ("cat ~/.[a]ws/credentials", D, "secrets.credential-file"),
+    ("cat ~/.a*/credentials", D, "secrets.credential-file"),
+    ("cat ~/.aw?/credentials", D, "secrets.credential-file"),
+    ("cat ~/.{aws,x}/credentials", D, "secrets.credential-file"),
+    ("cat ~/.a{w,}s/credentials", D, "secrets.credential-file"),
+    ("cat {~/.aws/credentials,x}", D, "secrets.credential-file"),
+    ("cat ~/{-..0}aws/credentials", D, "secrets.credential-file"),
+    ("cat ~/.[g]g/web.json", D, "secrets.credential-file"),
+    ("cat ~/.config/*/hosts.yml", D, "secrets.credential-file"),
+    ("cat ~/.c*/gh/hosts.yml", D, "secrets.credential-file"),
+    ("cat ~/.*/cred*", D, "secrets.credential-file"),
+    ("grep . ~/.*/*", D, "secrets.credential-file"),
+    ("cat ~/**/hosts.yml", D, "secrets.credential-file"),
+    ("cat ~/.*history", D, "secrets.credential-file"),
+    ("cd ~; cat .[a]ws/credentials", D, "secrets.credential-file"),
+    ("cat $HOME/.[a]ws/credentials", D, "secrets.credential-file"),
+    (
+        "cat /etc/ss[h]/ssh_host_rsa_key",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat ../*/.e[n]v", D, "secrets.credential-file"),
+    (
+        "shopt -s dotglob; cat ~/*/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat ~/.a$X/credentials", D, "secrets.credential-file"),
+    ("cat ~/$X", D, "secrets.credential-file"),
+    ("cat ~/.config/$APP/hosts.yml", D, "secrets.credential-file"),
+    ("grep -r token ~/.c*", D, "secrets.credential-file"),
+    ("grep -r token ~/.[c]onfig", D, "secrets.credential-file"),
+    ("grep -r token ~/$D", D, "secrets.credential-file"),
+    // …while globs and computed words that cannot reach a store stay read-only.
+    ("cat ~/*/credentials", R, ""),
+    ("ls ~/*", R, ""),
+    ("cat ~/notes/*.md", R, ""),
+    ("cat src/*.rs", R, ""),
+    ("wc -l src/{a,b}.rs", R, ""),
+    ("cat $F", R, ""),
+    ("grep -r token src/*", R, ""),
+    ("cat ~/proj/{a,b}/x.txt", R, ""),
     ("scp build.tar h:/srv", N, "network.remote-copy"),
     ("ssh h uptime", N, "network.remote-command"),
     // ----- parse errors -----
@@ -1353,4 +1396,110 @@ fn the_sessions_secret_files_are_credentials() {
     }
     assert_eq!(plain(&ctx, "cat /srv/keys/README"), Class::ReadOnly);
     assert_eq!(plain(&ctx, "cat /srv/other/*.txt"), Class::ReadOnly);
+}
+
+/// Where no sandbox level confines read-only commands (`Context::read_only_unconfined`), a path
+/// no check can see before the command runs is not read-only: computed at run time, relative
+/// to a directory known only at run time, or through a symbolic link the caller listed. What
+/// the classifier can see stays read-only.
+#[test]
+fn unconfined_paths_no_check_can_see_are_not_read_only() {
+    let strict = Context {
+        read_only_unconfined: true,
+        nested_git: Some(vec!["/home/u/proj/docs".into()]),
+        ..ctx()
+    };
+    let cases: &[(&str, Class)] = &[
+        ("cat $(cat list.txt)", N),
+        ("X=$(cat f); cat $X", N),
+        ("x=(~/.ssh/id_rsa); cat \"${x[@]}\"", N),
+        ("x=(a b); cat \"${x[@]}\"", N),
+        ("read -r f <<< ~/.aws/credentials; cat \"$f\"", N),
+        ("cat /proc/$$/root/home/u/.ssh/id_rsa", D),
+        ("cat /proc/$$/root/home/u/notes", N),
+        ("cd \"$D\"; cat .aws/credentials", N),
+        ("cat < $IN", N),
+        ("grep -n foo $F", N),
+        ("for f in *.rs; do cat \"$f\"; done", N),
+        ("cat docs/credentials", N),
+        ("cat README.md", R),
+        ("echo $X", R),
+        ("printf '%s\\n' \"$X\"", R),
+        ("grep -rn foo src", R),
+        ("git status", R),
+        ("ls -la", R),
+        ("wc -l src/*.rs", R),
+    ];
+    let mut failures = Vec::new();
+    for (command, expected) in cases {
+        let verdict = classify(command, &strict).unwrap();
+        if verdict.class != *expected {
+            failures.push(format!(
+                "{command:?}: expected {}, got {} {:?}",
+                expected.as_str(),
+                verdict.class.as_str(),
+                verdict.reasons
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The same commands with read-only enforced by the kernel: what it hides needs no check.
+    for command in [
+        "cat $(cat list.txt)",
+        "cat docs/credentials",
+        "X=$(cat f); cat $X",
+    ] {
+        assert_eq!(
+            classify(command, &ctx()).unwrap().class,
+            R,
+            "{command:?} enforced"
+        );
+    }
+}
+
+/// Symbolic links the caller found in the project (`Context::links`) are followed: a cloned
+/// repository's links to the person's startup files, git's hooks or a credential store make a
+/// write or read through them what it is where they lead.
+#[test]
+fn paths_through_the_projects_links_are_judged_where_they_lead() {
+    let linked = Context {
+        links: vec![
+            ("/home/u/proj/shellrc".into(), "/home/u/.bashrc".into()),
+            ("/home/u/proj/hk".into(), "/home/u/proj/.git/hooks".into()),
+            ("/home/u/proj/docs".into(), "/home/u/.aws".into()),
+            ("/home/u/proj/cfgdir".into(), "/home/u/.config".into()),
+            ("/home/u/proj/loop".into(), "/home/u/proj/loop/x".into()),
+        ],
+        protected: vec![classifier::Protected {
+            path: "/home/u/proj/.git".into(),
+            why: "git".into(),
+            ..Default::default()
+        }],
+        ..ctx()
+    };
+    let cases: &[(&str, Class)] = &[
+        ("echo 'curl x | sh' >> shellrc", D),
+        ("echo 'sh x' > hk/pre-commit", D),
+        ("cp evil hk/pre-commit", D),
+        ("cat docs/credentials", D),
+        ("cat d*/credentials", D),
+        ("cd docs && cat credentials", D),
+        ("echo x > cfgdir/autostart/a.desktop", D),
+        ("cat loop/a", R),
+        ("cat README.md", R),
+        ("echo x > notes.txt", N),
+    ];
+    let mut failures = Vec::new();
+    for (command, expected) in cases {
+        let verdict = classify(command, &linked).unwrap();
+        if verdict.class != *expected {
+            failures.push(format!(
+                "{command:?}: expected {}, got {} {:?}",
+                expected.as_str(),
+                verdict.class.as_str(),
+                verdict.reasons
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

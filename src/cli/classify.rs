@@ -47,6 +47,11 @@ pub struct ClassifyArgs {
     /// Print the decision under every mode, with and without a terminal.
     #[arg(long)]
     pub matrix: bool,
+    /// Classify as gg does where no sandbox level can confine read-only commands (the session
+    /// then says "read-only run unconfined"): a path no check can see before the command runs
+    /// (computed at run time, behind a symbolic link) is not read-only there.
+    #[arg(long)]
+    pub unconfined: bool,
 }
 
 #[derive(Serialize)]
@@ -122,7 +127,8 @@ fn run_inner(args: ClassifyArgs) -> Result<ExitCode, String> {
     for ignored in &policy.ignored {
         eprintln!("gg classify: policy error (rule ignored): {ignored}");
     }
-    let ctx = security::classifier_context(&cwd, policy.classifier_rules());
+    let mut ctx = security::classifier_context(&cwd, policy.classifier_rules());
+    ctx.read_only_unconfined = args.unconfined;
 
     let decision_under = match &args.approval {
         Some(mode) => {

@@ -86,6 +86,7 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         },
         None => GitConfig::default(),
     };
+    let nested = nested_git(cwd, NESTED_GIT_ENTRY_LIMIT);
     Context {
         cwd: cwd.to_path_buf(),
         home,
@@ -94,10 +95,30 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
         rules,
         protected: protected_trees(cwd),
         repo_programs: repo_programs(cwd, std::env::var_os("PATH").as_deref()),
-        nested_git: nested_git(cwd, NESTED_GIT_ENTRY_LIMIT),
+        links: nested.as_deref().map(links_among).unwrap_or_default(),
+        nested_git: nested,
         secret_files: crate::secrets::secret_files(),
         home_credentials: sandbox::protected::DENY_READ_IN_HOME,
+        // Known only when the first command runs (the session's level); the agent sets it.
+        read_only_unconfined: false,
     }
+}
+
+/// The symbolic links among `places` (what [`nested_git`] found), each with its target made
+/// absolute against the link's directory and lexically normalised (see
+/// `classifier::Context::links`).
+pub fn links_among(places: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    places
+        .iter()
+        .filter_map(|place| {
+            let target = std::fs::read_link(place).ok()?;
+            let dir = place.parent()?;
+            Some((
+                classifier::normalize_path(place),
+                classifier::normalize_path(&dir.join(target)),
+            ))
+        })
+        .collect()
 }
 
 /// How many directory entries [`nested_git`] reads before it stops looking: it runs at every

@@ -75,6 +75,15 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
             );
         }
     }
+    if w.ctx.read_only_unconfined
+        && let Some(word) = unchecked_path(w, prog, cmd)
+    {
+        let msg = format!(
+            "\"{prog}\" is given {word}, a path no check can see before it runs; with no sandbox \
+             level here to enforce read-only, it may name a credential store"
+        );
+        w.reason(Class::Normal, RuleId::SecretsUncheckedPath, msg, cmd.span);
+    }
     if let Some((dir, process)) = recursive_secret_read(w, prog, &cmd.argv[1..]) {
         flow.credentials = true;
         if process {
@@ -181,10 +190,73 @@ fn recursive_secret_read(w: &Walker, prog: &str, args: &[Word]) -> Option<(Strin
     if operands.is_empty() && searches_cwd {
         return judge(".", "the working directory");
     }
-    operands
-        .into_iter()
-        .filter(|a| !a.dynamic && !a.text.is_empty())
-        .find_map(|a| judge(&a.text, &a.text))
+    operands.into_iter().find_map(|a| {
+        if a.dynamic || crate::pattern::has_pattern(&a.text) {
+            let known = if a.dynamic { &a.prefix } else { &a.text };
+            return super::secrets::pattern_may_hold_credentials(w, known, a.dynamic)
+                .then(|| (a.text.clone(), false));
+        }
+        (!a.text.is_empty())
+            .then(|| judge(&a.text, &a.text))
+            .flatten()
+    })
+}
+
+/// Builtins and programs that never open a file their arguments name.
+#[rustfmt::skip]
+const NEVER_OPENS_OPERANDS: &[&str] = &[
+    "echo", "printf", "test", "[", "true", "false", ":", "basename", "dirname", "expr", "seq",
+    "sleep", "exit", "return", "shift", "local", "export", "declare", "typeset", "readonly",
+    "let", "set", "unset", "break", "continue", "cd", "pushd", "popd", "read", "shopt",
+];
+
+/// For [`crate::Context::read_only_unconfined`]: the first argument or input redirect of `cmd`
+/// whose path the deny-read list cannot be checked against before the command runs: computed at
+/// run time (`cat $(cat list)`), relative while the working directory is unknown (after
+/// `cd "$D"`), or at or below a symbolic link or an unread directory the caller listed
+/// (`cat docs/key` where `docs` links to `~/.ssh`).
+fn unchecked_path(w: &Walker, prog: &str, cmd: &Cmd) -> Option<String> {
+    if NEVER_OPENS_OPERANDS.contains(&prog) {
+        return None;
+    }
+    let inputs = cmd.redirects.iter().filter(|r| r.op.starts_with('<'));
+    let words = cmd.argv[1..]
+        .iter()
+        .chain(inputs.filter_map(|r| r.target.as_ref()));
+    words
+        .filter(|word| !word.is_option() || word.text.contains('='))
+        .find_map(|word| {
+            if word.dynamic {
+                return Some(format!("\"{}\", computed at run time", word.text));
+            }
+            let text = word
+                .text
+                .split_once('=')
+                .map_or(word.text.as_str(), |(opt, value)| {
+                    if opt.starts_with('-') {
+                        value
+                    } else {
+                        word.text.as_str()
+                    }
+                });
+            if text.is_empty() || text.starts_with('-') {
+                return None;
+            }
+            if !text.starts_with(['/', '~']) && w.cwds.is_unknown() {
+                return Some(format!(
+                    "\"{text}\", relative to a directory known only at run time"
+                ));
+            }
+            let hazards = w.ctx.nested_git.as_deref()?;
+            let through = super::secrets::absolutes_for_match(w, text)
+                .into_iter()
+                .find(|p| hazards.iter().any(|h| p.starts_with(paths::normalize(h))))?;
+            Some(format!(
+                "\"{text}\", which goes through {} (a symbolic link, another repository or a \
+                 directory not read)",
+                through.display()
+            ))
+        })
 }
 
 /// Whether every word `prog ARGS` prints is known not to start with `-`, so that substituting

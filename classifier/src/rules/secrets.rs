@@ -5,6 +5,7 @@
 
 use super::{basename, short_has};
 use crate::paths;
+use crate::pattern;
 use crate::walk::Walker;
 use crate::word::Word;
 
@@ -36,7 +37,7 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
         .rsplit_once(['@', '<'])
         .map_or(text, |(_, after)| after);
     let text = text.strip_prefix("file:").unwrap_or(text);
-    if text.is_empty() {
+    if text.is_empty() && !word.dynamic {
         return false;
     }
     if names_secret_file(w, text) {
@@ -45,6 +46,20 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if names_process_secrets_at(w, word) {
         return true;
     }
+    if word.dynamic {
+        // The known prefix with anything after it, and the source text as written, where the
+        // parts that matter may follow the computed one (`/proc/$$/root/home/u/.ssh/id_rsa`).
+        return pattern_names_credentials(w, text, true)
+            || (!pattern::has_pattern(&word.text) && literal_names_credentials(w, &word.text));
+    }
+    if pattern::has_pattern(text) {
+        return pattern_names_credentials(w, text, false);
+    }
+    literal_names_credentials(w, text)
+}
+
+/// [`names_credentials`] for a literal path: no glob, no brace, nothing computed.
+fn literal_names_credentials(w: &Walker, text: &str) -> bool {
     if !might_name_credentials(w, text) {
         return false;
     }
@@ -79,6 +94,87 @@ fn is_credential_path(w: &Walker, name: &str, resolved: &std::path::Path) -> boo
             .is_ok_and(|below| w.ctx.home_credentials.iter().any(|c| below.starts_with(c)))
 }
 
+/// [`names_credentials`] for a word bash expands into other paths (`~/.[a]ws/credentials`,
+/// `~/.{aws,x}/credentials`, `~/.config/*/hosts.yml`) or that is completed at run time
+/// (`computed`: `~/.a$X`, `~/$DIR/x`; whatever follows the known `text` may be any path below
+/// it): whether any path it may become is a credential file or lies in a store. A literal
+/// comparison sees none of these as `~/.aws/credentials`; bash makes them that.
+fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
+    let text = if computed {
+        pattern::completed_at_run_time(text)
+    } else {
+        text.to_string()
+    };
+    // Too many alternatives to check: assume one of them is a store.
+    let Some(alternatives) = pattern::brace_alternatives(&text) else {
+        return true;
+    };
+    let dotglob = w.may_set_dotglob();
+    alternatives.iter().any(|alternative| {
+        if names_secret_file(w, alternative) {
+            return true;
+        }
+        if !pattern::has_glob(alternative) {
+            return literal_names_credentials(w, alternative);
+        }
+        let name = basename(alternative);
+        KEY_FILE_NAMES.contains(&name)
+            || absolutes_for_match(w, alternative)
+                .iter()
+                .any(|resolved| pattern_is_credential_path(w, name, resolved, dotglob, 0))
+    })
+}
+
+/// [`is_credential_path`] for a path whose components may be globs: whether some path it
+/// matches is a credential file or lies in a store.
+fn pattern_is_credential_path(
+    w: &Walker,
+    name: &str,
+    pattern: &std::path::Path,
+    dotglob: bool,
+    depth: usize,
+) -> bool {
+    let comps = pattern::components(pattern);
+    let comps: Vec<&str> = comps.iter().map(|c| c.as_ref()).collect();
+    // Through a link the caller found (`d*/credentials` with `docs -> ~/.aws`): the pattern's
+    // rest continues at the link's target.
+    for (link, target) in &w.ctx.links {
+        let link_comps = pattern::components(link);
+        let link_comps: Vec<&str> = link_comps.iter().map(|c| c.as_ref()).collect();
+        if comps.len() > link_comps.len()
+            && !comps[..link_comps.len()].contains(&"**")
+            && pattern::may_be_at_or_below(&comps[..link_comps.len()], &link_comps, dotglob)
+        {
+            let through = comps[link_comps.len()..]
+                .iter()
+                .fold(target.clone(), |p, c| p.join(c));
+            if depth < 8 && pattern_is_credential_path(w, name, &through, dotglob, depth + 1) {
+                return true;
+            }
+        }
+    }
+    let below = |target: &std::path::Path| {
+        let target = pattern::components(target);
+        let target: Vec<&str> = target.iter().map(|c| c.as_ref()).collect();
+        pattern::may_be_at_or_below(&comps, &target, dotglob)
+    };
+    let env_name = pattern::component_may_match(name, ".env", dotglob)
+        || pattern::component_may_match(name, ".env.local", dotglob);
+    if env_name && w.ctx.cwd.is_absolute() && !pattern.starts_with(paths::normalize(&w.ctx.cwd)) {
+        return true;
+    }
+    if SYSTEM_CREDENTIALS
+        .iter()
+        .any(|s| below(std::path::Path::new(s)))
+    {
+        return true;
+    }
+    let home = paths::normalize(&w.ctx.home);
+    home.is_absolute()
+        && below(&home)
+        && w.ctx.home_credentials.iter().any(|c| below(&home.join(c)))
+}
+
 /// Whether a program that reads directories recursively (`grep -r`, `rg`, `tar c`, `cp -r`),
 /// given the directory `dir` (absolute, normalised), reads a credential store or one of the
 /// session's secret files: `dir` is a store's directory or one above it (home, `/home`, `/`,
@@ -98,6 +194,46 @@ pub(crate) fn directory_holds_credentials(w: &Walker, dir: &std::path::Path) -> 
             .secret_files
             .iter()
             .any(|f| paths::normalize(f).starts_with(dir))
+}
+
+/// [`directory_holds_credentials`] for a directory word bash expands or completes at run time
+/// (see [`pattern_names_credentials`]): whether a recursive read of some directory it may
+/// become reaches a credential store or a secret file (`grep -r x ~/.c*` reads `~/.config/gh`).
+pub(crate) fn pattern_may_hold_credentials(w: &Walker, text: &str, computed: bool) -> bool {
+    let text = if computed {
+        pattern::completed_at_run_time(text)
+    } else {
+        text.to_string()
+    };
+    let Some(alternatives) = pattern::brace_alternatives(&text) else {
+        return true;
+    };
+    let dotglob = w.may_set_dotglob();
+    let home = paths::normalize(&w.ctx.home);
+    let mut targets: Vec<std::path::PathBuf> = w
+        .ctx
+        .secret_files
+        .iter()
+        .map(|f| paths::normalize(f))
+        .collect();
+    if home.is_absolute() {
+        targets.extend(w.ctx.home_credentials.iter().map(|c| home.join(c)));
+    }
+    targets.extend(SYSTEM_CREDENTIALS.iter().map(std::path::PathBuf::from));
+    alternatives.iter().any(|alternative| {
+        absolutes_for_match(w, alternative).iter().any(|dir| {
+            if !pattern::has_glob(alternative) {
+                return directory_holds_credentials(w, dir);
+            }
+            let comps = pattern::components(dir);
+            let comps: Vec<&str> = comps.iter().map(|c| c.as_ref()).collect();
+            targets.iter().any(|t| {
+                let t = pattern::components(t);
+                let t: Vec<&str> = t.iter().map(|c| c.as_ref()).collect();
+                pattern::may_overlap(&comps, &t, dotglob)
+            })
+        })
+    })
 }
 
 /// [`names_process_secrets`] for a path as the script means it: a relative one (`*/cmdline`
@@ -303,6 +439,12 @@ pub(crate) fn absolutes_for_match(w: &Walker, text: &str) -> Vec<std::path::Path
         for cwd in w.cwds.known() {
             resolve_from(w, cwd.clone(), text, 0, &mut out);
         }
+    }
+    if !w.ctx.links.is_empty() {
+        out = out
+            .into_iter()
+            .map(|p| paths::follow_links(p, w.ctx))
+            .collect();
     }
     out
 }

@@ -69,6 +69,12 @@ pub(crate) struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
+    /// Whether the script may make globs match names starting with `.` (`shopt -s dotglob`,
+    /// or setting `GLOBIGNORE`, which does the same): judged from the text, erring towards yes.
+    pub fn may_set_dotglob(&self) -> bool {
+        self.src.contains("dotglob") || self.src.contains("GLOBIGNORE")
+    }
+
     pub fn new(ctx: &'a Context, parser: &'a mut Parser, input: &str) -> Walker<'a> {
         let prepared = text::prepare(input);
         let mut vars = Vars::default();

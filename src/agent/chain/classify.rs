@@ -29,6 +29,9 @@ pub struct ToolBox {
     workspace: Arc<Workspace>,
     policy: EffectivePolicy,
     classifier_ctx: classifier::Context,
+    /// Whether read-only commands run unconfined here (no sandbox level), asked of the runner at
+    /// the first command: the classifier is then strict (`Context::read_only_unconfined`).
+    read_only_unconfined: std::sync::OnceLock<bool>,
     tools: Vec<Arc<dyn Tool>>,
     /// How approved shell commands run (sandbox, environment).
     pub(super) commands: CommandRunner,
@@ -61,6 +64,7 @@ impl ToolBox {
             workspace,
             policy,
             classifier_ctx,
+            read_only_unconfined: std::sync::OnceLock::new(),
             tools,
             commands,
         })
@@ -152,13 +156,25 @@ impl ToolBox {
                 timeout,
                 writes,
             } => {
-                let mut verdict =
-                    classifier::classify(&script, &self.classifier_ctx).map_err(|source| {
-                        PrepareError::Classify {
-                            tool: call.name.clone(),
-                            source,
-                        }
-                    })?;
+                let unconfined = *self
+                    .read_only_unconfined
+                    .get_or_init(|| self.commands.read_only_unconfined());
+                let strict;
+                let ctx = if unconfined {
+                    strict = classifier::Context {
+                        read_only_unconfined: true,
+                        ..self.classifier_ctx.clone()
+                    };
+                    &strict
+                } else {
+                    &self.classifier_ctx
+                };
+                let mut verdict = classifier::classify(&script, ctx).map_err(|source| {
+                    PrepareError::Classify {
+                        tool: call.name.clone(),
+                        source,
+                    }
+                })?;
                 #[cfg(feature = "test-hooks")]
                 if std::env::var_os("GG_TEST_CLASSIFY_READ_ONLY").is_some_and(|v| v == "1") {
                     // Test-hooks builds only: a classifier that calls everything read-only, so

@@ -135,6 +135,22 @@ impl CommandRunner {
         self.person_present = present;
     }
 
+    /// Whether commands classified read-only run unconfined here: no level exists (or
+    /// `GG_SANDBOX_BACKEND=none` asks for none), so the classifier's verdict is all there is and
+    /// it must be strict (`classifier::Context::read_only_unconfined`). A level that cannot be
+    /// chosen counts as none. Probes the levels once per process (cached).
+    pub fn read_only_unconfined(&self) -> bool {
+        if !self.enforce_read_only {
+            return true;
+        }
+        match self.confining_backend() {
+            Ok(backend) => {
+                sandbox::level_for(backend).map_or(true, |(level, _)| level == sandbox::Level::None)
+            }
+            Err(_) => true,
+        }
+    }
+
     /// The level every confined command of this session asks for: `GG_SANDBOX_BACKEND`, else
     /// `--sandbox`'s, else (read-only commands of a session without it) the strongest there is.
     fn confining_backend(&self) -> Result<sandbox::Backend, SetupError> {

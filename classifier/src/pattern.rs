@@ -1,0 +1,371 @@
+//! Shell patterns in path words, for the rules that protect fixed paths (credential stores,
+//! secret files): brace expansion, and glob components matched one by one against the
+//! protected path's components.
+//!
+//! Apart because a literal comparison (`resolved.starts_with(store)`) never sees
+//! `~/.[a]ws/credentials` or `~/.{aws,x}/credentials` as `~/.aws/credentials`, which is what
+//! bash makes of them. The matching errs towards "may match": an extended glob matches
+//! anything, `**` any number of components, and a brace sequence (`{a..z}`) any text.
+
+/// How many words a brace expression may expand to before the word is taken to match anything
+/// (`{a,b}{a,b}…` doubles with every group).
+const MAX_ALTERNATIVES: usize = 256;
+
+/// Stands for the text of a brace sequence (`{-..0}` holds `.`): any characters within one
+/// component, a leading dot included.
+const ANY_TEXT: char = '\u{1}';
+
+/// Whether bash may expand `text` into other words: a glob character or a brace.
+pub(crate) fn has_pattern(text: &str) -> bool {
+    text.contains(['*', '?', '[', '{'])
+}
+
+/// A pattern for a word whose text after `known` is computed at run time (`~/.a$X`, `~/$D/x`):
+/// any text in the component `known` ends in, then any number of components.
+pub(crate) fn completed_at_run_time(known: &str) -> String {
+    format!("{known}{ANY_TEXT}/**")
+}
+
+/// Whether `text` holds a glob character (after brace expansion).
+pub(crate) fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '[', ANY_TEXT])
+}
+
+/// The words bash's brace expansion makes of `text`, in order; `None` when there would be more
+/// than [`MAX_ALTERNATIVES`] (the caller then assumes the worst). A sequence (`{1..9}`,
+/// `{a..z}`) becomes [`ANY_TEXT`].
+pub(crate) fn brace_alternatives(text: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    expand_into(text, &mut out).then_some(out)
+}
+
+fn expand_into(text: &str, out: &mut Vec<String>) -> bool {
+    let Some((open, close, choices)) = first_brace_group(text) else {
+        out.push(text.to_string());
+        return out.len() <= MAX_ALTERNATIVES;
+    };
+    let (before, after) = (&text[..open], &text[close + 1..]);
+    choices.iter().all(|choice| {
+        let joined = format!("{before}{choice}{after}");
+        expand_into(&joined, out)
+    })
+}
+
+/// The first `{…}` bash expands in `text`: its byte range and its choices. A group needs a
+/// comma at its own level or the form of a sequence; `{x}` and `{}` stay as written.
+fn first_brace_group(text: &str) -> Option<(usize, usize, Vec<String>)> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    while let Some(found) = text[start..].find('{') {
+        let open = start + found;
+        start = open + 1;
+        if open > 0 && bytes[open - 1] == b'\\' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        let mut i = open + 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 1,
+                b'{' => depth += 1,
+                b'}' if depth == 0 => {
+                    close = Some(i);
+                    break;
+                }
+                b'}' => depth -= 1,
+                b',' if depth == 0 => commas.push(i),
+                _ => {}
+            }
+            i += 1;
+        }
+        let Some(close) = close else {
+            continue;
+        };
+        let body = &text[open + 1..close];
+        if !commas.is_empty() {
+            let mut choices = Vec::new();
+            let mut from = open + 1;
+            for comma in commas {
+                choices.push(text[from..comma].to_string());
+                from = comma + 1;
+            }
+            choices.push(text[from..close].to_string());
+            return Some((open, close, choices));
+        }
+        if is_sequence(body) {
+            return Some((open, close, vec![ANY_TEXT.to_string()]));
+        }
+    }
+    None
+}
+
+/// `x..y` or `x..y..step`, with single characters or integers at the ends.
+fn is_sequence(body: &str) -> bool {
+    let parts: Vec<&str> = body.split("..").collect();
+    let end = |p: &str| {
+        p.chars().count() == 1
+            || (!p.is_empty()
+                && p.trim_start_matches(['-', '+'])
+                    .chars()
+                    .all(|c| c.is_ascii_digit()))
+    };
+    matches!(parts.len(), 2 | 3) && end(parts[0]) && end(parts[1])
+}
+
+/// One piece of a glob component.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Literal(char),
+    /// `?`
+    One,
+    /// `*` (and [`ANY_TEXT`])
+    Many,
+    /// `[…]`: ranges, negated with `!` or `^`.
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+fn tokens(pattern: &str) -> Vec<Token> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' if i + 1 < chars.len() => {
+                out.push(Token::Literal(chars[i + 1]));
+                i += 2;
+                continue;
+            }
+            '?' => out.push(Token::One),
+            '*' | ANY_TEXT => out.push(Token::Many),
+            '[' => match bracket(&chars[i + 1..]) {
+                Some((token, used)) => {
+                    out.push(token);
+                    i += used + 1;
+                    continue;
+                }
+                // An unterminated `[` is itself.
+                None => out.push(Token::Literal('[')),
+            },
+            c => out.push(Token::Literal(c)),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A bracket expression after its `[`: the token and how many characters it took, `]`
+/// included. `None` when it is not closed. Character classes (`[[:alpha:]]`) match any
+/// character: erring towards a match.
+fn bracket(chars: &[char]) -> Option<(Token, usize)> {
+    let mut i = 0;
+    let negated = matches!(chars.first(), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut ranges = Vec::new();
+    let first = i;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ']' && i > first {
+            return Some((Token::Class { negated, ranges }, i + 1));
+        }
+        if c == '[' && matches!(chars.get(i + 1), Some(':' | '=' | '.')) {
+            // `[:alpha:]`, `[=a=]`, `[.a.]`: any character.
+            ranges.push((char::MIN, char::MAX));
+            let kind = chars[i + 1];
+            let mut j = i + 2;
+            while j + 1 < chars.len() && !(chars[j] == kind && chars[j + 1] == ']') {
+                j += 1;
+            }
+            i = j + 2;
+            continue;
+        }
+        let c = if c == '\\' && i + 1 < chars.len() {
+            i += 1;
+            chars[i]
+        } else {
+            c
+        };
+        if chars.get(i + 1) == Some(&'-') && chars.get(i + 2).is_some_and(|e| *e != ']') {
+            ranges.push((c, chars[i + 2]));
+            i += 3;
+        } else {
+            ranges.push((c, c));
+            i += 1;
+        }
+    }
+    None
+}
+
+fn token_matches(token: &Token, c: char) -> bool {
+    match token {
+        Token::Literal(l) => *l == c,
+        Token::One | Token::Many => true,
+        Token::Class { negated, ranges } => {
+            ranges.iter().any(|(lo, hi)| *lo <= c && c <= *hi) != *negated
+        }
+    }
+}
+
+/// Whether the glob `pattern` may match the file name `name`. A name starting with `.` needs a
+/// pattern starting with a literal `.` unless `dotglob` may be set. Extended globs (`@(…)`,
+/// `!(…)`, …) match anything.
+pub(crate) fn component_may_match(pattern: &str, name: &str, dotglob: bool) -> bool {
+    if ['?', '*', '+', '@', '!']
+        .iter()
+        .any(|c| pattern.contains(&format!("{c}(")))
+    {
+        return true;
+    }
+    let tokens = tokens(pattern);
+    if name.starts_with('.')
+        && !dotglob
+        && !matches!(tokens.first(), Some(Token::Literal('.')))
+        && !pattern.starts_with(ANY_TEXT)
+    {
+        return false;
+    }
+    let name: Vec<char> = name.chars().collect();
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match tokens.get(p) {
+            Some(Token::Many) => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(t) if token_matches(t, name[n]) => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    tokens[p..].iter().all(|t| *t == Token::Many)
+}
+
+/// Whether a path matching `pattern` (components) may be `target` (components) or lie below it.
+pub(crate) fn may_be_at_or_below(pattern: &[&str], target: &[&str], dotglob: bool) -> bool {
+    match (pattern.split_first(), target.split_first()) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some((&"**", rest)), Some((_, target_rest))) => {
+            may_be_at_or_below(rest, target, dotglob)
+                || may_be_at_or_below(pattern, target_rest, dotglob)
+        }
+        (Some((first, rest)), Some((name, target_rest))) => {
+            component_may_match(first, name, dotglob)
+                && may_be_at_or_below(rest, target_rest, dotglob)
+        }
+    }
+}
+
+/// Whether a path matching `pattern` may be `target`, lie below it or above it: what a
+/// recursive reader given the pattern may read of `target`.
+pub(crate) fn may_overlap(pattern: &[&str], target: &[&str], dotglob: bool) -> bool {
+    match (pattern.split_first(), target.split_first()) {
+        (None, _) | (_, None) => true,
+        (Some((&"**", _)), Some(_)) => true,
+        (Some((first, rest)), Some((name, target_rest))) => {
+            component_may_match(first, name, dotglob) && may_overlap(rest, target_rest, dotglob)
+        }
+    }
+}
+
+/// The normal components of an absolute, normalised path, as text.
+pub(crate) fn components(path: &std::path::Path) -> Vec<std::borrow::Cow<'_, str>> {
+    path.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n.to_string_lossy()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alts(text: &str) -> Vec<String> {
+        brace_alternatives(text).unwrap_or_default()
+    }
+
+    #[test]
+    fn braces_expand_as_bash_does() {
+        assert_eq!(alts("~/.{aws,x}/c"), ["~/.aws/c", "~/.x/c"]);
+        assert_eq!(alts("~/.a{w,}s"), ["~/.aws", "~/.as"]);
+        assert_eq!(alts("{~/.aws/credentials,x}"), ["~/.aws/credentials", "x"]);
+        assert_eq!(alts("a{b,{c,d}}e"), ["abe", "ace", "ade"]);
+        assert_eq!(alts("{x}"), ["{x}"]);
+        assert_eq!(alts("{}"), ["{}"]);
+        assert_eq!(alts("\\{a,b}"), ["\\{a,b}"]);
+        assert_eq!(alts("~/{-..0}aws"), [format!("~/{ANY_TEXT}aws")]);
+        assert!(brace_alternatives(&"{a,b}".repeat(9)).is_none());
+    }
+
+    #[test]
+    fn components_match_as_bash_globs_do() {
+        for (pattern, name, dotglob, expected) in [
+            (".[a]ws", ".aws", false, true),
+            (".a*", ".aws", false, true),
+            (".aw?", ".aws", false, true),
+            ("*", ".aws", false, false),
+            ("*", ".aws", true, true),
+            ("?aws", ".aws", false, false),
+            ("[.]aws", ".aws", false, false),
+            (".[!a]ws", ".aws", false, false),
+            (".[^b]ws", ".aws", false, true),
+            (".[a-c]ws", ".aws", false, true),
+            (".[[:alpha:]]ws", ".aws", false, true),
+            ("g?", "gh", false, true),
+            ("@(x)", ".aws", false, true),
+            ("\\*", "*", false, true),
+            ("\\*", "a", false, false),
+            ("[", "[", false, true),
+            ("*.rs", "main.rs", false, true),
+            ("*.rs", ".aws", false, false),
+        ] {
+            assert_eq!(
+                component_may_match(pattern, name, dotglob),
+                expected,
+                "{pattern} {name} {dotglob}"
+            );
+        }
+        assert!(component_may_match(
+            &format!("{ANY_TEXT}aws"),
+            ".aws",
+            false
+        ));
+    }
+
+    #[test]
+    fn paths_match_component_by_component() {
+        let store = ["home", "u", ".config", "gh"];
+        assert!(may_be_at_or_below(
+            &["home", "u", ".config", "*", "hosts.yml"],
+            &store,
+            false
+        ));
+        assert!(may_be_at_or_below(
+            &["home", "u", "**", "hosts.yml"],
+            &store,
+            false
+        ));
+        assert!(!may_be_at_or_below(&["home", "u", ".c*"], &store, false));
+        assert!(may_overlap(&["home", "u", ".c*"], &store, false));
+        assert!(!may_overlap(&["home", "u", "src", "*"], &store, false));
+        assert!(!may_be_at_or_below(&["home", "u", "*", "x"], &store, false));
+    }
+}
