@@ -210,6 +210,14 @@ const NEVER_OPENS_OPERANDS: &[&str] = &[
     "let", "set", "unset", "break", "continue", "cd", "pushd", "popd", "read", "shopt",
 ];
 
+/// Programs that read more arguments, file names among them, from `@FILE` (binutils, compilers).
+#[rustfmt::skip]
+const RESPONSE_FILES: &[&str] = &[
+    "strings", "readelf", "objdump", "nm", "size", "addr2line", "c++filt", "ar", "ranlib",
+    "objcopy", "strip", "elfedit", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac",
+    "java",
+];
+
 /// For [`crate::Context::read_only_unconfined`]: the first argument or input redirect of `cmd`
 /// whose path the deny-read list cannot be checked against before the command runs: computed at
 /// run time (`cat $(cat list)`), relative while the working directory is unknown (after
@@ -218,6 +226,19 @@ const NEVER_OPENS_OPERANDS: &[&str] = &[
 fn unchecked_path(w: &Walker, prog: &str, cmd: &Cmd) -> Option<String> {
     if NEVER_OPENS_OPERANDS.contains(&prog) {
         return None;
+    }
+    // File names read from a file or from input: the names themselves are never seen.
+    let list_option = cmd.argv[1..].iter().find(|word| {
+        let text = word.text.as_str();
+        text.starts_with("--files0-from")
+            || text.starts_with("--files-from")
+            || (text.starts_with('@') && text.len() > 1 && RESPONSE_FILES.contains(&prog))
+    });
+    if let Some(word) = list_option {
+        return Some(format!(
+            "\"{}\", whose file names come from a file or the input",
+            word.text
+        ));
     }
     let inputs = cmd.redirects.iter().filter(|r| r.op.starts_with('<'));
     let words = cmd.argv[1..]
