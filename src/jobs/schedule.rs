@@ -50,8 +50,18 @@ pub fn parse_cron(expr: &str) -> Result<Cron, String> {
 
 /// Looks up an IANA time zone name.
 pub fn time_zone(name: &str) -> Result<TimeZone, String> {
-    TimeZone::get(name)
-        .map_err(|_| format!("unknown time zone {name:?} (use an IANA name such as Europe/Berlin)"))
+    TimeZone::get(name).map_err(|_| {
+        // The database is the system's (gg does not bundle one on Linux or macOS: 207 KB of the
+        // installed size); say so when it is the database, not the name, that is missing.
+        if name != "UTC" && jiff::tz::db().is_definitively_empty() {
+            format!(
+                "unknown time zone {name:?}: this machine has no time zone database \
+                 (/usr/share/zoneinfo; install the tzdata package)"
+            )
+        } else {
+            format!("unknown time zone {name:?} (use an IANA name such as Europe/Berlin)")
+        }
+    })
 }
 
 /// The zone a job gets without `--timezone`: the system's IANA zone, else UTC.
