@@ -1,7 +1,7 @@
 //! Wrappers run another command: the payload is classified as the command it is. Each wrapper's
 //! options are parsed from a table so that the payload starts at the right word.
 
-use super::args::split_option;
+use super::args::{Opt, split_option, tail};
 use super::{Outcome, check_write_target, run_code, run_payload};
 use crate::Class;
 use crate::ids::RuleId;
@@ -24,6 +24,11 @@ struct Spec {
     stance: Stance,
     /// Options that take a separate value (`-u USER`). Long options may also use `--opt=value`.
     with_value: &'static [&'static str],
+    /// Options whose value is optional and therefore only ever attached (`env --block-signal`,
+    /// `--block-signal=INT`; `xargs -i`, `-iR`; `nsenter -r`, `-r/dir`): written alone they
+    /// never take the next word, which is the payload. Each entry was checked against the real
+    /// tool's getopt table (`[=ARG]` in `--help`).
+    optional: &'static [&'static str],
     /// Positional words before the payload (`timeout DURATION`, `chrt PRIORITY`).
     positionals: usize,
     /// Accepts `NAME=value` words before the payload (`env`, `sudo`).
@@ -40,8 +45,16 @@ const fn spec(
         name,
         stance,
         with_value,
+        optional: &[],
         positionals,
         assignments: false,
+    }
+}
+
+impl Spec {
+    /// The same wrapper with options whose value may only be attached (see [`Spec::optional`]).
+    const fn optional(self, optional: &'static [&'static str]) -> Spec {
+        Spec { optional, ..self }
     }
 }
 
@@ -51,10 +64,12 @@ const WRAPPERS: &[Spec] = &[
         name: "sudo",
         stance: Stance::Privilege,
         with_value: &[
-            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group",
+            "-u", "-g", "-C", "-D", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group",
             "--chdir", "--prompt", "--role", "--type", "--other-user", "--command-timeout",
             "--close-from", "--host", "--chroot",
         ],
+        // `h::` in sudo's getopt string: `-h` alone is help, `-hHOST` names a host.
+        optional: &["-h"],
         positionals: 0,
         assignments: true,
     },
@@ -68,9 +83,10 @@ const WRAPPERS: &[Spec] = &[
         name: "env",
         stance: Stance::Transparent,
         with_value: &[
-            "-u", "--unset", "-C", "--chdir", "-P", "-S", "--split-string", "--default-signal",
-            "--ignore-signal", "--block-signal",
+            "-u", "--unset", "-C", "--chdir", "-P", "-S", "--split-string",
         ],
+        // GNU env: `--block-signal[=SIG]`; `env --block-signal python3` runs python3.
+        optional: &["--default-signal", "--ignore-signal", "--block-signal"],
         positionals: 0,
         assignments: true,
     },
@@ -95,15 +111,25 @@ const WRAPPERS: &[Spec] = &[
         "-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-c", "--command",
     ], 1),
     spec("strace", Stance::Normal("\"strace\" traces another program"), &[
-        "-o", "-e", "-p", "-s", "-u", "-E", "-I", "-a", "-b", "-O", "-P", "-S", "-X", "--output",
+        "-o", "-e", "-p", "-s", "-u", "-E", "-I", "-a", "-b", "-O", "-P", "-S", "-U", "-X", "--output",
+        "--env", "--attach", "--user", "--detach-on", "--interruptible", "--trace-path", "--columns",
+        "--string-limit", "--const-print-style", "--summary-syscall-overhead", "--summary-sort-by",
+        "--summary-columns", "--trace", "--signal", "--status", "--abbrev", "--verbose", "--raw",
+        "--read", "--write", "--kvm", "--inject", "--fault", "--decode-pids",
+    ], 0).optional(&[
+        "--daemonize", "--quiet", "--decode-fds", "--relative-timestamps", "--absolute-timestamps",
+        "--syscall-times", "--strings-in-hex", "--tips",
+    ]),
+    spec("ltrace", Stance::Normal("\"ltrace\" traces another program"), &[
+        "-o", "-e", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-w", "-x",
     ], 0),
-    spec("ltrace", Stance::Normal("\"ltrace\" traces another program"), &["-o", "-e", "-p", "-s", "-u", "-a", "-n"], 0),
+    // `-e[END]`, `-i[R]`, `-l[N]` and their long forms take only an attached value.
     spec("xargs", Stance::Normal("\"xargs\" appends arguments read from its input, which may be anything"), &[
-        "-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter",
-        "--max-args", "--max-procs", "--max-chars", "--max-lines", "--replace", "--eof",
-        "--process-slot-var",
-    ], 0),
-    spec("watch", Stance::Normal("\"watch\" runs a command repeatedly"), &["-n", "--interval", "-d", "-q", "--equexit"], 0),
+        "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter",
+        "--max-args", "--max-procs", "--max-chars", "--process-slot-var",
+    ], 0).optional(&["-e", "-i", "-l", "--eof", "--replace", "--max-lines"]),
+    spec("watch", Stance::Normal("\"watch\" runs a command repeatedly"), &["-n", "--interval", "-q", "--equexit"], 0)
+        .optional(&["-d", "--differences"]),
     spec("parallel", Stance::Normal("\"parallel\" runs commands built from its input"), &[
         "-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-d", "--delimiter", "-I", "-n", "-N",
         "-L", "--colsep", "--joblog", "--results", "--tmpdir", "--workdir",
@@ -114,14 +140,22 @@ const WRAPPERS: &[Spec] = &[
     spec("proxychains", Stance::Normal("\"proxychains\" runs a program through a proxy"), &["-f"], 0),
     spec("torsocks", Stance::Normal("\"torsocks\" runs a program through Tor"), &[], 0),
     spec("unshare", Stance::Normal("\"unshare\" runs a program in new namespaces"), &[
-        "--map-user", "--map-group", "--propagation", "--setgroups", "-S", "-G", "--setuid",
-        "--setgid", "-R", "--root", "-w", "--wd",
-    ], 0),
-    spec("nsenter", Stance::Privilege, &["-t", "--target", "-S", "-G", "--setuid", "--setgid", "-r", "-w"], 0),
+        "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--setgroups",
+        "-S", "-G", "--setuid", "--setgid", "-R", "--root", "-w", "--wd", "--monotonic", "--boottime",
+    ], 0).optional(&[
+        "-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "--mount", "--uts", "--ipc", "--net", "--pid",
+        "--user", "--cgroup", "--time", "--kill-child", "--mount-proc",
+    ]),
+    spec("nsenter", Stance::Privilege, &[
+        "-t", "--target", "-S", "-G", "--setuid", "--setgid", "-W", "--wdns",
+    ], 0).optional(&[
+        "-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-r", "-w", "--mount", "--uts", "--ipc",
+        "--net", "--pid", "--user", "--cgroup", "--time", "--root", "--wd",
+    ]),
     spec("chroot", Stance::Privilege, &["--userspec", "--groups"], 1),
     spec("runuser", Stance::Privilege, &[
         "-u", "--user", "-g", "--group", "-G", "--supp-group", "-c", "--command", "-s", "--shell",
-        "-w", "--whitelist-environment",
+        "-w", "--whitelist-environment", "--session-command",
     ], 0),
     spec("setpriv", Stance::Privilege, &[
         "--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps",
@@ -270,7 +304,7 @@ fn payload_start(spec: &Spec, args: &[Word]) -> usize {
             continue;
         }
         if t.starts_with('-') && t.len() > 1 {
-            i += split_option(args, i, spec.with_value).1;
+            i += split_wrapper_option(spec, args, i).1;
             continue;
         }
         if positionals > 0 {
@@ -283,6 +317,77 @@ fn payload_start(spec: &Spec, args: &[Word]) -> usize {
     i.min(args.len())
 }
 
+/// [`split_option`] for a wrapper's table, with the options of [`Spec::optional`] read as getopt
+/// reads an optional argument: a long one carries a value only after `=`, a short one only in
+/// the rest of its word (`-iR`), and neither ever takes the next word.
+fn split_wrapper_option(spec: &Spec, args: &[Word], i: usize) -> (Vec<Opt>, usize) {
+    if spec.optional.is_empty() {
+        return split_option(args, i, spec.with_value);
+    }
+    let word = &args[i];
+    let text = if word.dynamic {
+        word.prefix.as_str()
+    } else {
+        word.text.as_str()
+    };
+    if let Some(long) = text.strip_prefix("--") {
+        let name = long.split_once('=').map_or(long, |(n, _)| n);
+        let arg = &text[..2 + name.len()];
+        // An exact name first, then a unique abbreviation among all the long options; an
+        // ambiguous one is an error for getopt (nothing runs), so either reading will do.
+        let exact = spec
+            .optional
+            .iter()
+            .chain(spec.with_value)
+            .find(|o| **o == arg);
+        let abbreviated = || {
+            let mut hits = spec
+                .optional
+                .iter()
+                .chain(spec.with_value)
+                .filter(|o| o.starts_with("--") && o.starts_with(arg));
+            let first = hits.next()?;
+            hits.next().is_none().then_some(first)
+        };
+        let Some(full) = exact
+            .or_else(abbreviated)
+            .filter(|full| spec.optional.contains(full))
+        else {
+            return split_option(args, i, spec.with_value);
+        };
+        let value = (name.len() < long.len()).then(|| tail(word, 2 + name.len() + 1));
+        let opt = Opt {
+            name: (*full).to_string(),
+            value,
+        };
+        return (vec![opt], 1);
+    }
+    let mut out = Vec::new();
+    for (pos, c) in text.char_indices().skip(1) {
+        let mut buffer = [b'-'; 5];
+        let len = 1 + c.encode_utf8(&mut buffer[1..]).len();
+        let name = std::str::from_utf8(&buffer[..len]).unwrap_or("-");
+        if spec.with_value.contains(&name) {
+            // The first option with a value ends the cluster the way `split_option` reads it.
+            return split_option(args, i, spec.with_value);
+        }
+        if spec.optional.contains(&name) {
+            let offset = pos + c.len_utf8();
+            let value = (offset < word.text.len()).then(|| tail(word, offset));
+            out.push(Opt {
+                name: name.to_string(),
+                value,
+            });
+            return (out, 1);
+        }
+        out.push(Opt {
+            name: name.to_string(),
+            value: None,
+        });
+    }
+    (out, 1)
+}
+
 /// Options of some wrappers that carry a command or a file of their own, in every spelling
 /// getopt accepts (`-S'…'`, `-iS '…'`, `--split-string=…`, `--split …`).
 fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Option<Outcome> {
@@ -293,7 +398,7 @@ fn special_options(w: &mut Walker, cmd: &Cmd, prog: &str, opts: &[Word]) -> Opti
             i += 1;
             continue;
         }
-        let (parsed, used) = split_option(opts, i, spec.with_value);
+        let (parsed, used) = split_wrapper_option(spec, opts, i);
         i += used;
         for opt in parsed {
             let t = opt.name.as_str();
@@ -453,7 +558,7 @@ fn xargs(w: &mut Walker, cmd: &Cmd, spec: &Spec, opts: &[Word], payload: Vec<Wor
     let mut replace: Option<String> = None;
     let mut i = 0;
     while i < opts.len() {
-        let (parsed, used) = split_option(opts, i, spec.with_value);
+        let (parsed, used) = split_wrapper_option(spec, opts, i);
         i += used;
         for opt in parsed {
             match opt.name.as_str() {
