@@ -49,10 +49,13 @@ pub(crate) fn prints_version(prog: &str, args: &[crate::word::Word]) -> bool {
     version_flags(prog).contains(&joined.as_str())
 }
 
-pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let args = &cmd.argv[1..];
     if prints_version(prog, args) {
         return Some(Outcome::read_only());
+    }
+    if matches!(prog, "jq" | "gojq" | "jaq") {
+        return jq_modules(w, cmd, prog);
     }
     // `$$`, `$PPID` … are numbers, never options.
     if !INSPECTORS.contains(&prog) || args.iter().any(|a| a.dynamic && !a.is_numeric_special()) {
@@ -143,13 +146,7 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             ) || matches!(a.text.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr")
         }),
         "ip" => ip(args),
-        // `-K`/`--kill` closes sockets, `-D FILE`/`--diag=FILE` writes raw diagnostics.
-        "ss" => !options(args).any(|a| {
-            let t = a.text.as_str();
-            short_has(t, 'K')
-                || short_has(t, 'D')
-                || (t.len() > 2 && (long_is(t, "--kill") || long_is(t, "--diag")))
-        }),
+        "ss" => ss(args),
         "journalctl" => journalctl(args),
         "systemctl" => systemctl(args),
         "crontab" => {
@@ -181,15 +178,162 @@ pub(crate) fn run(_w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 .as_slice(),
             ["config" | "c", "list" | "ls" | "get", ..]
         ),
-        "unzip" => {
-            options(args).any(|a| {
-                !a.text.starts_with("--") && a.text[1..].starts_with(['l', 'Z', 'v', 't', 'p', 'z'])
-            }) && !options(args).any(|a| short_has(&a.text, 'd'))
-        }
+        "unzip" => unzip_only_reads(cmd, args),
         "fd" | "fdfind" => fd(args),
         _ => return None,
     };
     read_only.then(Outcome::read_only)
+}
+
+/// jq reads modules, and `.json` files as data (`import "x" as $x;`), from its library path
+/// (`-L DIR`, `--library-path DIR`, the default `~/.jq`), from a `search` path named in the
+/// program, or from where a `-f` program file lies: `jq -n -L ~ 'import ".gg/web" as $w; $w'`
+/// printed gg's token. A `-L` or a program that imports or includes anything, or a program read
+/// from a file (whose imports are not seen), is not read-only; a `-L` naming a credential store
+/// or a directory above one is a credential read. `None`: jq is judged as an ordinary reader.
+fn jq_modules(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
+    use crate::Class;
+    use crate::ids::RuleId;
+    let args = &cmd.argv[1..];
+    use super::args::tail;
+    let mut library: Vec<crate::word::Word> = Vec::new();
+    let mut program_file = false;
+    let mut filter: Option<&crate::word::Word> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let t = if a.dynamic {
+            a.prefix.as_str()
+        } else {
+            a.text.as_str()
+        };
+        if t == "--" {
+            // Everything after `--` is an operand: the filter first, if none yet.
+            if filter.is_none() {
+                filter = args.get(i);
+            }
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            if filter.is_none() && !program_file {
+                filter = Some(a);
+            }
+            continue;
+        }
+        match t {
+            "--arg" | "--argjson" | "--slurpfile" | "--rawfile" => i += 2,
+            "--indent" => i += 1,
+            "-f" | "--from-file" => {
+                program_file = true;
+                i += 1;
+            }
+            // Positional values, not files or a filter.
+            "--args" | "--jsonargs" => break,
+            _ if t.starts_with("--library-path") => match t.split_once('=') {
+                Some((name, _)) => library.push(tail(a, name.len() + 1)),
+                None => {
+                    library.extend(args.get(i).cloned());
+                    i += 1;
+                }
+            },
+            // `-L DIR`, `-LDIR`, and `L` in a cluster of short options (`-nL DIR`).
+            _ if !t.starts_with("--") && t.contains('L') => match t.find('L') {
+                Some(at) if at + 1 < t.len() => library.push(tail(a, at + 1)),
+                _ => {
+                    library.extend(args.get(i).cloned());
+                    i += 1;
+                }
+            },
+            _ if !t.starts_with("--") && t.contains('f') => program_file = true,
+            _ => {}
+        }
+    }
+    for dir in &library {
+        let text = if dir.dynamic { &dir.prefix } else { &dir.text };
+        // The generic path check already flags a store named itself (`-L ~/.gg`); this adds the
+        // directories above one (`-L ~`, `-L /`), whose stores jq reaches by relative import.
+        let store = dir.dynamic
+            || super::secrets::absolutes_for_match(w, text)
+                .iter()
+                .any(|d| super::secrets::directory_holds_credentials(w, d));
+        if store {
+            let msg = format!(
+                "\"{prog} -L {}\" loads modules and .json data from a directory that holds \
+                 credential stores; their content would reach the model",
+                dir.text
+            );
+            w.reason(
+                Class::Dangerous,
+                RuleId::SecretsCredentialFile,
+                msg,
+                dir.span,
+            );
+        }
+    }
+    if !library.is_empty() {
+        let msg = format!("\"{prog} -L\" loads modules and data files from a library path");
+        return Some(Outcome::not(RuleId::ReadonlyNotAllowListed, msg));
+    }
+    if program_file {
+        let msg = format!("\"{prog} -f\" runs a program file whose imports are not seen");
+        return Some(Outcome::not(RuleId::ReadonlyNotAllowListed, msg));
+    }
+    let imports = filter.is_some_and(|f| {
+        f.dynamic || has_keyword(&f.text, "import") || has_keyword(&f.text, "include")
+    });
+    imports.then(|| {
+        let msg = format!("the {prog} program imports modules or data files");
+        Outcome::not(RuleId::ReadonlyNotAllowListed, msg)
+    })
+}
+
+/// Whether `keyword` stands in `code` as a word of its own (not `.include`, `$import`,
+/// `imported`).
+fn has_keyword(code: &str, keyword: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(keyword).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + keyword.len()..].chars().next();
+        !before.is_some_and(|c| is_word(c) || c == '.' || c == '$') && !after.is_some_and(is_word)
+    })
+}
+
+/// `unzip` that only lists, tests or prints: every option word, wherever it stands (unzip reads
+/// options after the archive name and after `--` too), is made only of the listing modes
+/// (`l`, `v`, `t`, `z`, `p`) and harmless modifiers (`q`, `C`, `x`), and one mode is there; or
+/// the first word is `-Z` (zipinfo mode, which only lists). A `-` inside a word negates the
+/// next letter (`--l`, `-l-l`, `-x--l` turn listing off again and extract), so it is refused
+/// like any letter outside the set (`-o` overwrites, `-:` allows `../`). `UNZIP`/`UNZIPOPT` in
+/// the command's environment add options of their own.
+fn unzip_only_reads(cmd: &Cmd, args: &[crate::word::Word]) -> bool {
+    const MODES: &[u8] = b"lvtzp";
+    const MODIFIERS: &[u8] = b"qCx";
+    if cmd
+        .assigns
+        .iter()
+        .any(|(name, _)| matches!(name.as_str(), "UNZIP" | "UNZIPOPT"))
+    {
+        return false;
+    }
+    if args
+        .first()
+        .is_some_and(|a| a.text.starts_with("-Z") && !a.dynamic)
+    {
+        return true;
+    }
+    let mut mode = false;
+    for a in args.iter().filter(|a| a.text.starts_with('-')) {
+        let letters = &a.text.as_bytes()[1..];
+        if letters.is_empty()
+            || !letters
+                .iter()
+                .all(|c| MODES.contains(c) || MODIFIERS.contains(c))
+        {
+            return false;
+        }
+        mode |= letters.iter().any(|c| MODES.contains(c));
+    }
+    mode
 }
 
 /// fd without `-x`/`-X`/`--exec`/`--exec-batch`, with options that take a value read as such
@@ -288,7 +432,28 @@ fn shopt(args: &[crate::word::Word]) -> bool {
             .any(|a| a.text.starts_with('-') && a.text.contains('o') && setting)
 }
 
-/// `ip [OPTIONS] OBJECT [show|list|get]`.
+/// The global options of iproute2's `ip`, in the order `ip.c` tries them: a word is the first
+/// option it is a prefix of (iproute2's `matches()`: `-ba`, `-bat` are `-batch`; `--x` is `-x`).
+/// (name, takes the next word as its value, harmless). `-batch` runs commands from a file (as
+/// root: `netns exec` runs anything), `-netns` switches namespaces.
+#[rustfmt::skip]
+const IP_OPTIONS: &[(&str, bool, bool)] = &[
+    ("-loops", true, true), ("-family", true, true), ("-human", false, true),
+    ("-human-readable", false, true), ("-iec", false, true), ("-stats", false, true),
+    ("-statistics", false, true), ("-details", false, true), ("-resolve", false, true),
+    ("-oneline", false, true), ("-timestamp", false, true), ("-tshort", false, true),
+    ("-Version", false, true),
+    // Only changes how `-batch` handles errors.
+    ("-force", false, true),
+    ("-batch", true, false), ("-brief", false, true), ("-json", false, true),
+    ("-pretty", false, true), ("-rcvbuf", true, true), ("-color", false, true),
+    ("-help", false, true), ("-netns", true, false), ("-Numeric", false, true),
+    ("-all", false, true),
+];
+
+/// `ip [OPTIONS] OBJECT [show|list|get]`, with a positive model of the options: every option
+/// word must be one of [`IP_OPTIONS`]'s harmless ones, and must not be a prefix of a harmful
+/// one either (so no question of which one iproute2 picks first).
 fn ip(args: &[crate::word::Word]) -> bool {
     const OBJECTS: &[&str] = &[
         "a",
@@ -310,12 +475,46 @@ fn ip(args: &[crate::word::Word]) -> bool {
         "netconf",
         "tunnel",
         "tuntap",
-        "-4",
-        "-6",
     ];
-    let mut words = args.iter().map(|a| a.text.as_str()).skip_while(|t| {
-        t.starts_with('-') && !matches!(*t, "-n" | "-netns" | "-b" | "-batch" | "-force")
-    });
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        let text = word.text.as_str();
+        if text == "--" {
+            i += 1;
+            break;
+        }
+        if !text.starts_with('-') {
+            break;
+        }
+        i += 1;
+        // `ip -4`, `-6`, `-0`, `-M`, `-B`: address families, compared whole.
+        if matches!(text, "-4" | "-6" | "-0" | "-M" | "-B") {
+            continue;
+        }
+        let text = if text.starts_with("--") {
+            &text[1..]
+        } else {
+            text
+        };
+        // `-color` alone or `-color=always` (and abbreviations: `-c=never`).
+        let name = text.split_once('=').map_or(text, |(n, _)| n);
+        if name.len() > 1 && "-color".starts_with(name) && text.contains('=') {
+            continue;
+        }
+        let mut matching = IP_OPTIONS
+            .iter()
+            .filter(|(full, _, _)| name.len() > 1 && full.starts_with(name));
+        let Some((_, takes_value, _)) = matching.clone().next() else {
+            return false;
+        };
+        if name.len() != text.len() || matching.any(|(_, _, harmless)| !harmless) {
+            return false;
+        }
+        if *takes_value {
+            i += 1;
+        }
+    }
+    let mut words = args.iter().skip(i).map(|a| a.text.as_str());
     let Some(object) = words.next() else {
         return false;
     };
@@ -326,6 +525,61 @@ fn ip(args: &[crate::word::Word]) -> bool {
         words.next(),
         None | Some("show" | "list" | "ls" | "lst" | "get" | "s")
     )
+}
+
+/// `ss` with a positive model of its options (getopt_long, so abbreviations of long options are
+/// resolved against this table: `--ki` for `--kill` is unknown here). Not read-only: `-K`/`--kill`
+/// closes sockets, `-D`/`--diag FILE` writes a file, `-F`/`--filter FILE` reads one, `-N`/`--net`
+/// switches network namespace.
+fn ss(args: &[crate::word::Word]) -> bool {
+    use super::args::{Item, Spec, getopt};
+    let spec = Spec {
+        short_flags: "hVnraloemepTisbEZz460tMSudwxHO",
+        short_value: "fA",
+        long_flags: &[
+            "--help",
+            "--version",
+            "--numeric",
+            "--resolve",
+            "--all",
+            "--listening",
+            "--options",
+            "--extended",
+            "--memory",
+            "--processes",
+            "--threads",
+            "--info",
+            "--tipcinfo",
+            "--summary",
+            "--tos",
+            "--cgroup",
+            "--bpf",
+            "--events",
+            "--context",
+            "--contexts",
+            "--ipv4",
+            "--ipv6",
+            "--packet",
+            "--tcp",
+            "--mptcp",
+            "--sctp",
+            "--udp",
+            "--dccp",
+            "--raw",
+            "--unix",
+            "--tipc",
+            "--vsock",
+            "--xdp",
+            "--no-header",
+            "--oneline",
+            "--inet-sockopt",
+        ],
+        long_value: &["--family", "--query", "--socket"],
+        ..Spec::default()
+    };
+    !getopt(args, &spec)
+        .iter()
+        .any(|i| matches!(i, Item::Unknown(_)))
 }
 
 /// journalctl's read options; anything else (`--cursor-file`, `--vacuum-*`, `--rotate`,
