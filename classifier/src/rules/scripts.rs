@@ -246,11 +246,19 @@ pub(crate) struct AwkEffects {
     /// Every string literal of the program (escapes decoded): any of them may end up naming a
     /// file.
     pub strings: Vec<String>,
+    /// A regex literal that may be code misread as one (`4. / 2; system(c); y = 1 / 1` read
+    /// with the wrong grammar): what it hides is not known.
+    pub unreadable: bool,
 }
 
 impl AwkEffects {
     pub fn any(&self) -> bool {
-        self.system || self.redirect || self.pipe || self.other || self.reads_computed_file
+        self.system
+            || self.redirect
+            || self.pipe
+            || self.other
+            || self.reads_computed_file
+            || self.unreadable
     }
 }
 
@@ -290,8 +298,11 @@ fn awk_strings(program: &str, masked: &str) -> Vec<(usize, String)> {
 /// Reads an awk program with its strings and regex literals masked, so that `/a|b/` and
 /// `x || y` are not pipes and `$3 > 5` is not a redirection.
 pub(crate) fn awk_effects(program: &str) -> AwkEffects {
-    let code = mask_awk_literals(program);
-    let mut fx = AwkEffects::default();
+    let (code, hides_code) = mask_awk_literals(program);
+    let mut fx = AwkEffects {
+        unreadable: hides_code,
+        ..AwkEffects::default()
+    };
     let words: Vec<(usize, &str)> = word_positions(&code);
     let mut getline = false;
     for (_, word) in &words {
@@ -391,24 +402,30 @@ fn word_positions(code: &str) -> Vec<(usize, &str)> {
 }
 
 /// The program with the contents of strings and regex literals replaced by spaces (same byte
-/// length). A `/` starts a regex unless it follows an operand (division).
-fn mask_awk_literals(program: &str) -> String {
+/// length), and whether a masked regex could be code misread as one (see
+/// [`regex_may_hide_code`]). A `/` starts a regex unless it follows the end of an operand, as in
+/// awk's grammar: a number (`4. / 2`, `1e3 / 2`, `.5 / 2`), a name, `$`, `)`, `]`, a string or a
+/// regex, or a postfix `++`/`--`; then it divides.
+fn mask_awk_literals(program: &str) -> (String, bool) {
     let mut out = String::with_capacity(program.len());
     let mut chars = program.char_indices().peekable();
     let mut last_significant: Option<char> = None;
     // The one before it: `x++ / 2` divides (a `/` after `++` or `--` follows an operand).
     let mut before_last: Option<char> = None;
-    while let Some((_, c)) = chars.next() {
+    let mut hides_code = false;
+    while let Some((at, c)) = chars.next() {
         let after_increment =
             matches!(last_significant, Some('+' | '-')) && before_last == last_significant;
         let regex = c == '/'
             && !after_increment
-            && !last_significant
-                .is_some_and(|p| p.is_ascii_alphanumeric() || matches!(p, '_' | ')' | ']' | '$'));
+            && !last_significant.is_some_and(|p| {
+                p.is_ascii_alphanumeric() || matches!(p, '_' | ')' | ']' | '$' | '.')
+            });
         if c == '"' || regex {
             out.push(c);
             let mut escaped = false;
-            for (_, d) in chars.by_ref() {
+            let mut end = program.len();
+            for (i, d) in chars.by_ref() {
                 if escaped {
                     escaped = false;
                     out.push_str(&" ".repeat(d.len_utf8()));
@@ -421,9 +438,13 @@ fn mask_awk_literals(program: &str) -> String {
                 }
                 if d == c {
                     out.push(d);
+                    end = i;
                     break;
                 }
                 out.push_str(&" ".repeat(d.len_utf8()));
+            }
+            if regex {
+                hides_code |= regex_may_hide_code(program.get(at + 1..end).unwrap_or(""));
             }
             before_last = last_significant;
             last_significant = Some('a');
@@ -445,7 +466,20 @@ fn mask_awk_literals(program: &str) -> String {
             last_significant = Some(c);
         }
     }
-    out
+    (out, hides_code)
+}
+
+/// Whether the text read as a regex literal looks like code instead: a division misread as a
+/// regex would blank everything up to the next `/`, hiding `system(…)`, a pipe or a redirection
+/// from the checks. A statement separator, a string, gawk's `@` or a name of an awk function
+/// with effects does not belong in an ordinary regex; the reader fails closed on them.
+fn regex_may_hide_code(regex: &str) -> bool {
+    regex.contains([';', '\n', '"', '@'])
+        || [
+            "system", "getline", "print", "close", "fflush", "ENVIRON", "PROCINFO", "ARGV",
+        ]
+        .iter()
+        .any(|word| regex.contains(word))
 }
 
 #[cfg(test)]
