@@ -115,6 +115,33 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
         "kill" => kill(w, cmd),
         "crontab" => crontab(w, cmd),
+        // Lingering keeps the user's service manager, and every unit it starts, running
+        // without a session: with an enabled unit or timer, persistence across logouts/boots.
+        // A transient service or timer (`--on-calendar`, `--on-boot`, `--on-active`) run by the
+        // service manager: later, and outside this command's process tree and so outside any
+        // sandbox level. Its command is still judged (`systemd-run rm -rf /`).
+        "systemd-run" => {
+            w.reason(
+                Class::Dangerous,
+                RuleId::SystemScheduledJob,
+                "\"systemd-run\" starts a service or timer through the service manager, outside \
+                 this command's process tree",
+                cmd.span,
+            );
+            super::speculative::trial_payloads(w, cmd);
+            changes(prog)
+        }
+        "loginctl" => {
+            if args.iter().any(|a| a.text == "enable-linger") {
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::SystemScheduledJob,
+                    "\"loginctl enable-linger\" keeps the user's services running without a session",
+                    cmd.span,
+                );
+            }
+            changes(prog)
+        }
         "date" => return date(w, cmd),
         "hwclock" => {
             if args.iter().any(|a| {
@@ -218,6 +245,14 @@ fn systemctl(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         "hibernate", "hybrid-sleep", "rescue", "emergency", "kexec", "set-default", "daemon-reexec",
         "switch-root", "soft-reboot",
     ];
+    // Units made to start later (at boot, at login, with another unit, on a timer), or the
+    // environment or properties of units that will start: persistence, like a crontab entry,
+    // for the system's or (`--user`) the person's service manager.
+    #[rustfmt::skip]
+    const PERSISTENT_VERBS: &[&str] = &[
+        "link", "enable", "reenable", "preset", "preset-all", "add-wants", "add-requires", "edit",
+        "set-property", "set-environment", "import-environment", "unset-environment", "revert",
+    ];
     let args = &cmd.argv[1..];
     let hit = args
         .iter()
@@ -229,6 +264,16 @@ fn systemctl(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
             format!("\"{prog}\" stops, disables or masks services or the machine"),
             cmd.span,
         );
+    }
+    if let Some(verb) = args
+        .iter()
+        .find(|a| PERSISTENT_VERBS.contains(&a.text.as_str()))
+    {
+        let msg = format!(
+            "\"{prog} {}\" installs or changes units that the service manager starts later",
+            verb.text
+        );
+        w.reason(Class::Dangerous, RuleId::SystemScheduledJob, msg, cmd.span);
     }
     changes(prog)
 }
