@@ -1219,6 +1219,130 @@ const CASES: &[(&str, Class, &str)] = &[
     ("ggd status", R, ""),
     ("echo x >/dev/stdin 0<~/.bashrc", R, ""),
     ("cargo --version", N, ""),
+    // ----- s23 attacker pass (classifier, no sandbox level) -----
+    // C1: env's signal options take a value only after `=`; alone they never take the payload.
+    ("env --block-signal ./evil.sh", N, ""),
+    ("echo 'id > /tmp/pwn' | env --block-signal bash", N, ""),
+    ("env --default-signal ./evil.sh ls", N, ""),
+    ("env --ignore-signal ./.git/hooks/pre-commit", N, ""),
+    (
+        "env --block-signal python3 <<< 'exec(bytes.fromhex(\"6869\").decode())'",
+        N,
+        "",
+    ),
+    ("env --block-sig python3 x.py", N, ""),
+    ("echo ~ | xargs -i rm -rf {}", D, "rm.recursive-force-home"),
+    ("env --block-signal=INT ls", R, ""),
+    ("env --block-signal ls", R, ""),
+    ("env -i ls", R, ""),
+    ("env -u FOO ls", R, ""),
+    // C2: unzip is read-only only with listing/testing letters; `--l` turns listing off.
+    ("unzip -l --l x.zip", N, ""),
+    ("unzip -l --l -o -: x.zip", N, ""),
+    ("unzip -l -x--l x.zip", N, ""),
+    ("unzip -l x.zip --l", N, ""),
+    ("unzip -l -- --l x.zip", N, ""),
+    ("unzip -t x.zip -o", N, ""),
+    ("unzip -l a.zip", R, ""),
+    ("unzip -tq a.zip", R, ""),
+    ("unzip -l a.zip -x foo", R, ""),
+    // C3: a `/` after a number ending in a dot divides; a "regex" that could be code fails closed.
+    (
+        "awk 'BEGIN{x = 4. / 2; c = \"rm -r\" \"f ~\"; system(c); y = 1 / 1}'",
+        N,
+        "readonly.awk-io",
+    ),
+    (
+        "awk 'BEGIN{x = 4. / 2; print \"hook\" > \".git/hooks/pre-commit\"; y = 1 / 1}'",
+        N,
+        "readonly.awk-io",
+    ),
+    (
+        "awk 'BEGIN{x = 4. / 2; while ((getline l < \"/home/u/.ssh/id_rsa\") > 0) print l; y = 1 / 1}'",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "awk 'BEGIN{x = 4 * -/ 2; system(c); y = 1 / 1}'",
+        N,
+        "readonly.awk-io",
+    ),
+    ("awk '{print $1/2}'", R, ""),
+    ("awk 'NR % 2 == 0 { print 4. / 2 }'", R, ""),
+    ("awk '/foo|bar/ {print $1}'", R, ""),
+    // C4: iproute2 takes any prefix of `-batch` (`-ba`, `--bat`): options by a positive model.
+    ("ip -ba - addr", N, ""),
+    ("ip -bat - addr", N, ""),
+    ("ip --ba addr", N, ""),
+    ("ip -n x addr", N, ""),
+    ("ss -F f", N, ""),
+    ("ss -N x", N, ""),
+    ("ip addr", R, ""),
+    ("ip -br a", R, ""),
+    ("ip -f inet addr", R, ""),
+    ("ip -j -p route", R, ""),
+    ("ss -tlnp", R, ""),
+    // C5: jq loads modules and .json data from `-L` and from imports.
+    (
+        "jq -n -L ~ 'import \".gg/web\" as $w; $w'",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "jq -n -L \"$HOME\" 'import \".gg/web\" as $w; $w'",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "jq -n -L / 'import \"home/u/.gg/web\" as $w; $w'",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "jq -n -L ~/.config 'import \"gcloud/application_default_credentials\" as $w; $w'",
+        D,
+        "secrets.credential-file",
+    ),
+    ("jq -n -L lib 'import \"x\" as $w; $w'", N, ""),
+    ("jq -n 'import \"x\" as $w {search: \"/\"}; $w'", N, ""),
+    ("jq -n 'include \"x\"; 1'", N, ""),
+    ("jq -f prog.jq f.json", N, ""),
+    ("jq .a f.json", R, ""),
+    ("jq -r '.include' f.json", R, ""),
+    // systemd units and lingering are persistence, like crontab.
+    (
+        "systemctl --user link /home/u/proj/evil.service",
+        D,
+        "system.scheduled-job",
+    ),
+    (
+        "systemctl --user enable /home/u/proj/evil.service",
+        D,
+        "system.scheduled-job",
+    ),
+    (
+        "systemctl --user add-wants default.target evil.service",
+        D,
+        "system.scheduled-job",
+    ),
+    ("systemctl --user edit x", D, "system.scheduled-job"),
+    (
+        "systemctl --user set-property x CPUQuota=1%",
+        D,
+        "system.scheduled-job",
+    ),
+    (
+        "systemd-run --user --on-calendar=minutely ./evil.sh",
+        D,
+        "system.scheduled-job",
+    ),
+    (
+        "systemd-run --user --on-active=1h ./evil.sh",
+        D,
+        "system.scheduled-job",
+    ),
+    ("loginctl enable-linger root", D, "system.scheduled-job"),
+    ("systemctl --user status x", R, ""),
 ];
 
 #[test]
