@@ -766,7 +766,11 @@ const CASES: &[(&str, Class, &str)] = &[
     // Another process's open files: `fd/0` of a shell is the person's terminal.
     ("cat /proc/1/fd/0", N, "secrets.other-process"),
     ("cat /proc/$PPID/fd/0", N, "secrets.other-process"),
-    ("head -c 100 /proc/1/task/1/fd/0", N, "secrets.other-process"),
+    (
+        "head -c 100 /proc/1/task/1/fd/0",
+        N,
+        "secrets.other-process",
+    ),
     ("ls -l /proc/self/fd", R, ""),
     ("cat /proc/1/status", R, ""),
     // …while globs and computed words that cannot reach a store stay read-only.

@@ -304,6 +304,7 @@ fn glob_may_match(pattern: &std::path::Path, file: &std::path::Path) -> bool {
 /// Files under `/proc/<pid>/` that expose another process's secrets: its environment (API keys
 /// handed to gg), its command line (`--token`), its memory, and its open files (`fd/0` of a
 /// shell is the person's terminal: reading it takes their keystrokes).
+#[rustfmt::skip]
 const PROCESS_SECRETS: &[&str] = &[
     "environ", "cmdline", "mem", "maps", "smaps", "auxv", "stack", "fd", "map_files", "syscall",
 ];
