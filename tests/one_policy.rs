@@ -1583,3 +1583,197 @@ fn fixes_hold_against_comment_continuations_links_and_absent_hook_directories() 
         );
     }
 }
+
+/// Every file under `dir`, links included (none followed).
+fn entries_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        found.push(path.clone());
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(entries_under(&path));
+        }
+    }
+    found
+}
+
+/// gg moves what a `--sandbox` command planted from its own unconfined process, so a symbolic
+/// link at `.gg/quarantine` or `.gg` must not send it anywhere (an attacker pass had the
+/// command's `.git/x` land in `~/.bashrc.d`, and a cloned repository's committed
+/// `.gg/quarantine` link deliver files into `~/.config/autostart`). At each level: the link
+/// shipped by the repository at `.gg/quarantine` and at `.gg`, and made by the command itself
+/// (which only the landlock level lets it do). The command plants `.git/x` and `AGENTS.md`,
+/// rewrites the person's `post-commit` hook (the put-back path, landlock only) and prints more
+/// than the tool result keeps (the full log goes to `.gg/outputs`). Afterwards nothing is in the
+/// directory the link names, no plant is where it was planted, the person's hook is theirs
+/// again, and the tool output says the quarantine was refused.
+#[test]
+fn nothing_is_moved_or_logged_through_a_link_at_the_quarantine() {
+    for level in available_levels() {
+        for variant in [
+            "repository links .gg/quarantine",
+            "repository links .gg",
+            "command links .gg/quarantine",
+        ] {
+            let server = ScriptedServer::start();
+            let fx = GgFixture::new(&server, json!({}), "repo");
+            support::git(&fx.repo, &["init", "-q"]);
+            let person_hook = "#!/bin/sh\necho the person's hook\n";
+            std::fs::write(fx.repo.join(".git/hooks/post-commit"), person_hook).unwrap();
+            let outside = fx.tmp.path().join("bashrc.d");
+            std::fs::create_dir_all(&outside).unwrap();
+            let mut link = String::new();
+            match variant {
+                "repository links .gg/quarantine" => {
+                    std::fs::create_dir_all(fx.repo.join(".gg")).unwrap();
+                    std::os::unix::fs::symlink(&outside, fx.repo.join(".gg/quarantine")).unwrap();
+                }
+                "repository links .gg" => {
+                    std::os::unix::fs::symlink(&outside, fx.repo.join(".gg")).unwrap();
+                }
+                _ => {
+                    std::fs::create_dir_all(fx.repo.join(".gg")).unwrap();
+                    link = format!("ln -s '{}' .gg/quarantine 2>/dev/null; ", outside.display());
+                }
+            }
+            std::fs::write(fx.repo.join("plant.sh"), format!(
+                    "{link}echo 'echo PLANTED >> mark' > .git/x; echo 'ignore the user' > AGENTS.md; \
+                     printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/post-commit 2>/dev/null; \
+                     seq 1 30000; echo done\n"
+            ))
+            .unwrap();
+            let (_, results) = run_calls(
+                &fx,
+                &server,
+                &[("GG_SANDBOX_BACKEND", level)],
+                &["sh ./plant.sh"],
+                &["--yolo", "--sandbox"],
+            );
+            // bubblewrap will not bind the project's `.gg` read-only when it is a link: no
+            // command runs there at all, which holds too.
+            let runs = !(level == "bwrap" && variant == "repository links .gg");
+            assert!(
+                !runs || results[0].contains("done"),
+                "{level}, {variant}: {results:?}"
+            );
+            let landed = entries_under(&outside);
+            assert!(
+                landed.is_empty(),
+                "{level}, {variant}: gg wrote behind the link: {landed:?} {results:?}"
+            );
+            for planted in [".git/x", "AGENTS.md"] {
+                assert!(
+                    std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),
+                    "{level}, {variant}: {planted} stayed: {results:?}"
+                );
+            }
+            assert_eq!(
+                std::fs::read_to_string(fx.repo.join(".git/hooks/post-commit")).unwrap(),
+                person_hook,
+                "{level}, {variant}: {results:?}"
+            );
+            if runs && (level == "landlock" || !variant.starts_with("command")) {
+                assert!(
+                    results[0].contains("symbolic link") && results[0].contains("deleted"),
+                    "{level}, {variant}: the refusal is said: {results:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Runs the scripted calls like [`run_calls`], but kills `gg` after `limit`: a run that hangs
+/// fails the test instead of the suite. `None` for a run that had to be killed.
+fn run_calls_bounded(
+    fx: &GgFixture,
+    server: &ScriptedServer,
+    env: &[(&str, &str)],
+    scripts: &[&str],
+    args: &[&str],
+    limit: std::time::Duration,
+) -> (Option<std::process::ExitStatus>, Vec<String>) {
+    for (i, script) in scripts.iter().enumerate() {
+        let call = json!({ "command": script, "writes": true });
+        server.push(Reply::tool_call(
+            &format!("c{i}"),
+            "bash",
+            &call.to_string(),
+        ));
+    }
+    server.push(Reply::text(&["done"]));
+    let mut child = fx
+        .gg()
+        .envs(env.iter().copied())
+        .args(args)
+        .args(["-p", "go"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    (status, server.tool_results())
+}
+
+/// A FIFO a command leaves where the sweep reads (an attacker pass: `z/config` in a directory git
+/// takes for a git directory) blocked gg's `open` for good after the command had ended, so an
+/// unattended run never finished. At each level, with a FIFO as a new git directory's `config`,
+/// as another's `commondir`, and (landlock, where it is writable) in place of the project's
+/// `.git/config`: the run finishes, the next call runs, both directories are moved aside and the
+/// project's configuration is a file again.
+#[test]
+fn a_fifo_left_by_a_command_does_not_hang_the_sweep() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        // Through a script, so that the classifier lets the call run and the sweep is tested.
+        std::fs::write(
+            fx.repo.join("plant.sh"),
+            "mkdir -p z/objects z/refs y/objects y/refs && echo 'ref: refs/heads/main' > z/HEAD \
+             && mkfifo z/config && echo 'ref: refs/heads/main' > y/HEAD && mkfifo y/commondir; \
+             (rm -f .git/config && mkfifo .git/config) 2>/dev/null; echo made\n",
+        )
+        .unwrap();
+        let (status, results) = run_calls_bounded(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            &["sh ./plant.sh", "echo second-call-ran"],
+            &["--yolo", "--sandbox"],
+            std::time::Duration::from_secs(90),
+        );
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "{level}: gg hung or failed ({status:?}): {results:?}"
+        );
+        assert_eq!(results.len(), 2, "{level}: {results:?}");
+        assert!(results[0].contains("made"), "{level}: {results:?}");
+        assert!(
+            results[1].contains("second-call-ran"),
+            "{level}: {results:?}"
+        );
+        for dir in ["z", "y"] {
+            assert!(
+                std::fs::symlink_metadata(fx.repo.join(dir)).is_err(),
+                "{level}: {dir} stayed: {results:?}"
+            );
+        }
+        assert!(
+            std::fs::symlink_metadata(fx.repo.join(".git/config"))
+                .unwrap()
+                .is_file(),
+            "{level}: {results:?}"
+        );
+    }
+}

@@ -36,7 +36,8 @@
 //!   again only those inotify reports (or whose change time moved).
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -277,27 +278,36 @@ impl Content {
         if !meta.is_file() || meta.len() > MAX_KEPT {
             return Some(other());
         }
-        Some(match std::fs::read(path) {
-            Ok(bytes) => Content::File {
+        Some(match read_regular(path, false) {
+            Ok(Some(bytes)) => Content::File {
                 bytes,
                 mode: meta.permissions().mode(),
             },
-            Err(_) => other(),
+            _ => other(),
         })
     }
 
-    /// Writes it back at `path`, which must be absent.
-    fn put_back(&self, path: &Path) -> std::io::Result<()> {
+    /// Writes it back as `name` in `dir` (the directory it was moved out of, opened beneath
+    /// the project without following a link), where nothing of that name may exist: the write
+    /// cannot be sent elsewhere by a link, at the name or above it.
+    fn put_back(&self, dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+        use rustix::fs::{Mode, OFlags};
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         match self {
-            Content::File { bytes, mode } => std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(*mode & 0o7777)
-                .open(path)
-                .and_then(|mut file| file.write_all(bytes)),
-            Content::Link(target) => std::os::unix::fs::symlink(target, path),
+            Content::File { bytes, mode } => {
+                let fd = rustix::fs::openat(
+                    dir,
+                    name,
+                    OFlags::WRONLY
+                        | OFlags::CREATE
+                        | OFlags::EXCL
+                        | OFlags::NOFOLLOW
+                        | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(*mode & 0o7777),
+                )?;
+                std::fs::File::from(fd).write_all(bytes)
+            }
+            Content::Link(target) => Ok(rustix::fs::symlinkat(target, dir, name)?),
             Content::Other { .. } => Err(std::io::Error::other("it was not kept")),
         }
     }
@@ -321,8 +331,11 @@ impl GitFiles {
             .copied()
             .map(|name| {
                 let path = dir.join(name);
-                let was = Content::of(&path)
-                    .map(|content| (content, std::fs::read_to_string(&path).unwrap_or_default()));
+                // Links followed, as git reads it; anything but a regular file reads as empty.
+                let was = Content::of(&path).map(|content| {
+                    let text = read_regular(&path, true).ok().flatten().unwrap_or_default();
+                    (content, String::from_utf8_lossy(&text).into_owned())
+                });
                 (name, was)
             })
             .collect();
@@ -369,7 +382,19 @@ impl GitFiles {
                 );
                 continue;
             }
-            let now_text = std::fs::read_to_string(&path).unwrap_or_default();
+            // Read as git reads it (links followed), but never a FIFO, which would block
+            // this process for good: the command has ended, so no timeout covers the sweep.
+            let now_text = match read_regular(&path, true) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned(),
+                Err(what) => {
+                    restore(
+                        path,
+                        format!("git's configuration replaced by {what}"),
+                        Some(content),
+                    );
+                    continue;
+                }
+            };
             if let Some(why) = added_program(text, &now_text) {
                 restore(path, why, Some(content));
             }
@@ -456,7 +481,9 @@ fn config_lines(text: &str) -> Vec<(String, String)> {
 }
 
 /// Moves what the command left at `path` into the quarantine and puts `before` back there
-/// (a hook that was not there before is only moved); the line that says so.
+/// (a hook that was not there before is only moved); the line that says so. The previous
+/// version is written back through the descriptor of the directory it was moved out of, so a
+/// link the command left on the way cannot send it elsewhere.
 fn move_aside_and_put_back(
     root: &Path,
     path: &Path,
@@ -468,8 +495,8 @@ fn move_aside_and_put_back(
         .unwrap_or(path)
         .display()
         .to_string();
-    let target = match move_to_quarantine(root, path) {
-        Ok(target) => target,
+    let (spot, aside) = match set_aside(root, path) {
+        Ok(done) => done,
         Err(e) => {
             return format!(
                 "[gg: the command changed {name}, {why}, and it could not be moved aside ({e}): \
@@ -477,20 +504,19 @@ fn move_aside_and_put_back(
             );
         }
     };
-    match before.map(|content| content.put_back(path)) {
-        None => format!(
-            "[gg: the command created {name}, {why}; moved to {}]",
-            target.display()
-        ),
-        Some(Ok(())) => format!(
-            "[gg: the command changed {name}, {why}; its version moved to {}, the previous one put \
-             back]",
-            target.display()
-        ),
+    let put_back = before.map(|content| content.put_back(&spot.dir, &spot.name));
+    let theirs = match &aside {
+        Aside::Quarantined(target) => format!("its version moved to {}", target.display()),
+        Aside::Deleted(refused) => format!("its version deleted ({refused})"),
+    };
+    match put_back {
+        None => format!("[gg: the command created {name}, {why}; {}]", aside.done()),
+        Some(Ok(())) => {
+            format!("[gg: the command changed {name}, {why}; {theirs}, the previous one put back]")
+        }
         Some(Err(e)) => format!(
-            "[gg: the command changed {name}, {why}; its version moved to {}, and the previous \
-             one could not be put back ({e})]",
-            target.display()
+            "[gg: the command changed {name}, {why}; {theirs}, and the previous one could not \
+             be put back ({e})]"
         ),
     }
 }
@@ -1112,7 +1138,7 @@ fn untrusted_dot_git(path: &Path, root_git: &Path) -> Option<String> {
 
 /// The directory a `.git` file names (`gitdir: <path>`, relative to the file's directory).
 fn pointed_git_dir(file: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = read_text(file)?;
     let named = text.strip_prefix("gitdir:")?.trim();
     if named.is_empty() {
         return None;
@@ -1121,9 +1147,10 @@ fn pointed_git_dir(file: &Path) -> Option<PathBuf> {
 }
 
 /// The directory a git directory's `commondir` file names, where git takes its objects, refs,
-/// config and hooks from.
+/// config and hooks from. `None` when it is not a regular file (a FIFO, a link), which callers
+/// count as naming somewhere untrusted.
 fn common_dir(dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
+    let text = read_text(&dir.join("commondir"))?;
     let named = text.trim_end_matches(['\n', '\r']);
     (!named.is_empty()).then(|| dir.join(named))
 }
@@ -1198,10 +1225,16 @@ fn unexplained(path: &Path) -> Option<String> {
     if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let files = ["config", "config.worktree"]
-        .iter()
-        .filter_map(|n| std::fs::read_to_string(path.join(n)).ok())
-        .collect();
+    let mut files = Vec::new();
+    for name in ["config", "config.worktree"] {
+        match read_regular(&path.join(name), false) {
+            Ok(Some(bytes)) => files.push(String::from_utf8_lossy(&bytes).into_owned()),
+            Ok(None) => {}
+            // git writes a regular file; a link (whose target can change after this check)
+            // or a FIFO (which blocks whoever opens it) is not one it wrote.
+            Err(what) => return Some(format!("its {name} is {what}")),
+        }
+    }
     classifier::GitConfig { files }
         .keys_git_would_not_write()
         .first()
@@ -1214,18 +1247,33 @@ fn unexplained(path: &Path) -> Option<String> {
 /// classifier's table in `config` or `config.worktree` (includes followed, an unreadable one
 /// counting), a hook but git's `*.sample` templates.
 fn runs_programs(dir: &Path) -> Option<String> {
-    let includes = std::fs::read_to_string(dir.join("config")).is_ok_and(|text| {
-        text.lines()
-            .any(|l| l.trim_start().to_ascii_lowercase().starts_with("[include"))
-    });
+    // A config or config.worktree that is not a regular file counts, as an include does: a
+    // link's target can change after this check, and a FIFO blocks git (and this process).
+    let mut texts = Vec::new();
+    for name in ["config", "config.worktree"] {
+        match read_regular(&dir.join(name), false) {
+            Ok(bytes) => {
+                texts.push(String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned())
+            }
+            Err(what) => return Some(format!("its {name} is {what}")),
+        }
+    }
+    let includes = texts[0]
+        .lines()
+        .any(|l| l.trim_start().to_ascii_lowercase().starts_with("[include"));
     if includes {
         return Some("its configuration includes another file".into());
     }
-    let config = classifier::GitConfig::load_with(dir, |p| std::fs::read_to_string(p).ok());
+    // `config` was read above and has no include, so this reads it alone, again without
+    // following a link or blocking.
+    let config = classifier::GitConfig::load_with(dir, read_text);
     let mut programs = config.program_keys();
-    if let Ok(text) = std::fs::read_to_string(dir.join("config.worktree")) {
-        programs.extend(classifier::GitConfig { files: vec![text] }.program_keys());
-    }
+    programs.extend(
+        classifier::GitConfig {
+            files: vec![texts[1].clone()],
+        }
+        .program_keys(),
+    );
     if let Some(key) = programs.first() {
         return Some(format!("its configuration runs a program ({key})"));
     }
@@ -1247,7 +1295,9 @@ fn names(dir: &Path) -> Vec<OsString> {
 
 /// Moves each of `paths` (absent before the command) that exists now into
 /// `.gg/quarantine/<time>-<name>`, out of reach of whatever opens the project, and says so with
-/// its reason; nothing is deleted. `.gg` is read-only to commands, so they cannot take it back.
+/// its reason. `.gg` is read-only to commands at the bwrap level, so they cannot take it back.
+/// Where the quarantine cannot be used safely, what was planted is deleted instead
+/// ([`set_aside`]).
 fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
     let mut lines = Vec::new();
     for (path, why) in paths {
@@ -1259,11 +1309,8 @@ fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
             .unwrap_or(path)
             .display()
             .to_string();
-        lines.push(match move_to_quarantine(root, path) {
-            Ok(target) => format!(
-                "[gg: the command created {name}, {why}; moved to {}]",
-                target.display()
-            ),
+        lines.push(match set_aside(root, path) {
+            Ok((_, aside)) => format!("[gg: the command created {name}, {why}; {}]", aside.done()),
             Err(e) => format!(
                 "[gg: the command created {name}, {why}, and it could not be moved aside ({e}): \
                  remove it before opening the project]"
@@ -1273,23 +1320,244 @@ fn quarantine(root: &Path, paths: &[(PathBuf, String)]) -> Vec<String> {
     lines
 }
 
-/// Moves `path` to `.gg/quarantine/<time>-<name>` and returns where.
-fn move_to_quarantine(root: &Path, path: &Path) -> std::io::Result<PathBuf> {
-    // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
-    let flat = path
-        .strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string()
-        .replace('/', "_");
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let dir = root.join(".gg").join("quarantine");
-    let target = dir.join(format!("{stamp}-{flat}"));
-    std::fs::create_dir_all(&dir).and_then(|()| std::fs::rename(path, &target))?;
-    Ok(target)
+/// Where [`set_aside`] put what the command left.
+enum Aside {
+    /// Moved into `.gg/quarantine`, under this name.
+    Quarantined(PathBuf),
+    /// Deleted, because the quarantine could not be used (why).
+    Deleted(String),
+}
+
+impl Aside {
+    fn done(&self) -> String {
+        match self {
+            Aside::Quarantined(target) => format!("moved to {}", target.display()),
+            Aside::Deleted(refused) => format!("deleted, not kept ({refused})"),
+        }
+    }
+}
+
+/// A name in a directory of the project, the directory opened without following any link.
+struct Spot {
+    dir: OwnedFd,
+    name: OsString,
+}
+
+/// Takes what the command left at `path` out of the project: moved (`renameat`, between
+/// descriptors) into `.gg/quarantine/<time>-<flat path>`, or deleted where that cannot be done
+/// safely. gg does this from its own unconfined process, so no path is followed as a string:
+/// `.gg` and `quarantine` are opened beneath the project with no link followed on the way
+/// (`RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS`, as the memory store opens `.gg/memory`) and made
+/// with `mkdirat` where missing; `path`'s directory is opened one component at a time with
+/// `O_NOFOLLOW`. A link at `.gg` or `.gg/quarantine` (made by a command at the landlock level,
+/// which has no carve-out for `.gg`, or committed in a cloned repository) would otherwise send
+/// the command's file into `~/.bashrc.d` or `~/.config/autostart`.
+///
+/// When the quarantine is a link or no directory, or the move fails (another file system),
+/// the planted file is deleted: leaving it where it was is what the sweep exists to prevent,
+/// and any other place gg could move it to is either in reach of the next command or on
+/// another file system, where moving means copying a tree the command shaped. The person is
+/// told, and a link at `.gg` is itself what an attack plants (gg never makes one).
+fn set_aside(root: &Path, path: &Path) -> Result<(Spot, Aside), String> {
+    let spot = open_spot(root, path)?;
+    let ws = crate::paths::Workspace::open(root).map_err(|e| e.to_string())?;
+    let refused = match quarantine_dir(&ws) {
+        Ok(dir) => {
+            // `.git/commondir` is named as such, and kept as `…-.git_commondir`.
+            let flat = path
+                .strip_prefix(root)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+                .replace('/', "_");
+            let stamp = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            let target = format!("{stamp}-{flat}");
+            match rustix::fs::renameat(&spot.dir, &spot.name, &dir, &target) {
+                Ok(()) => {
+                    let shown = root.join(".gg").join("quarantine").join(target);
+                    return Ok((spot, Aside::Quarantined(shown)));
+                }
+                Err(e) => format!("it could not be moved to .gg/quarantine: {e}"),
+            }
+        }
+        Err(refused) => refused,
+    };
+    remove_tree(&spot.dir, &spot.name, 0)
+        .map_err(|e| format!("{refused}; deleting it failed too: {e}"))?;
+    Ok((spot, Aside::Deleted(refused)))
+}
+
+/// `.gg/quarantine` beneath the project, made (mode 0700) where missing, with no link followed;
+/// why not when it is a link or not a directory.
+fn quarantine_dir(ws: &crate::paths::Workspace) -> Result<OwnedFd, String> {
+    use crate::paths::PathError;
+    let refused = |e: PathError| match e {
+        PathError::Outside(_) => {
+            ".gg or .gg/quarantine is a symbolic link, which gg does not follow: remove it"
+                .to_string()
+        }
+        PathError::Io { error, .. }
+            if error.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error()) =>
+        {
+            ".gg or .gg/quarantine is not a directory".to_string()
+        }
+        e => format!(".gg/quarantine cannot be used: {e}"),
+    };
+    let confined = ws.confine(".gg/quarantine").map_err(refused)?;
+    ws.open_dir_strict(&confined, Some(0o700))
+        .map_err(refused)?
+        .ok_or_else(|| ".gg/quarantine could not be made".to_string())
+}
+
+/// The directory holding `path` (below `root`), opened one component at a time from the
+/// project's root with `O_NOFOLLOW`, and `path`'s name in it. Where a link lies on the way (a
+/// `.git/hooks` that is one, listed through it as git does), the directory is told by where it
+/// really is, which must be inside the project, and that is walked the same way.
+fn open_spot(root: &Path, path: &Path) -> Result<Spot, String> {
+    use rustix::fs::{Mode, OFlags};
+    let outside = || "it is not inside the project".to_string();
+    let name = path.file_name().ok_or_else(outside)?.to_os_string();
+    let parent = path.parent().ok_or_else(outside)?;
+    let given = root;
+    let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    let walk = |relative: &Path| -> rustix::io::Result<OwnedFd> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut dir = rustix::fs::open(&root, flags, Mode::empty())?;
+        for component in relative.components() {
+            match component {
+                std::path::Component::Normal(part) => {
+                    dir = rustix::fs::openat(&dir, part, flags, Mode::empty())?;
+                }
+                std::path::Component::CurDir => {}
+                _ => return Err(rustix::io::Errno::XDEV),
+            }
+        }
+        Ok(dir)
+    };
+    let lexical = parent
+        .strip_prefix(given)
+        .or_else(|_| parent.strip_prefix(&root))
+        .ok()
+        .map(walk);
+    let dir = match lexical {
+        Some(Ok(dir)) => dir,
+        Some(Err(e)) if e != rustix::io::Errno::LOOP && e != rustix::io::Errno::NOTDIR => {
+            return Err(std::io::Error::from(e).to_string());
+        }
+        // A link on the way (or a root named otherwise): where the directory really is.
+        _ => {
+            let real = std::fs::canonicalize(parent).map_err(|e| e.to_string())?;
+            let relative = real.strip_prefix(&root).map_err(|_| outside())?;
+            walk(relative).map_err(|e| std::io::Error::from(e).to_string())?
+        }
+    };
+    Ok(Spot { dir, name })
+}
+
+/// Deletes `name` in `dir`, a directory with everything in it, never following a link (a link
+/// is removed as itself). Nested at most [`MAX_DEPTH`] deep.
+fn remove_tree(dir: &OwnedFd, name: &OsStr, depth: usize) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use std::os::unix::ffi::OsStrExt;
+    const MAX_DEPTH: usize = 256;
+    let stat = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
+        return Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?);
+    }
+    if depth >= MAX_DEPTH {
+        return Err(std::io::Error::other("nested too deep"));
+    }
+    let inner = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&inner)? {
+        let entry = entry?;
+        let entry_name = entry.file_name().to_bytes();
+        if entry_name != b"." && entry_name != b".." {
+            names.push(OsStr::from_bytes(entry_name).to_os_string());
+        }
+    }
+    for entry_name in names {
+        remove_tree(&inner, &entry_name, depth + 1)?;
+    }
+    Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+}
+
+/// A file that a command may have made, read so that it can neither hang nor flood the sweep:
+/// a FIFO with no writer blocks `open` for good, and the sweep runs after the command has ended,
+/// so no timeout covers it (an attacker pass left `z/config` a FIFO and the run hung). Only a
+/// regular file of at most [`MAX_KEPT`] bytes is read, opened with `O_NONBLOCK` (and
+/// `O_NOFOLLOW` unless `follow`) and checked again with `fstat` on the descriptor. `Ok(None)`:
+/// absent; `Err`: what it is instead, for the caller to count against it (fail closed).
+fn read_regular(path: &Path, follow: bool) -> Result<Option<Vec<u8>>, String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::io::Read;
+    let meta = if follow {
+        std::fs::metadata(path)
+    } else {
+        std::fs::symlink_metadata(path)
+    };
+    let kind = |file_type: FileType| match file_type {
+        FileType::Symlink => "a symbolic link",
+        FileType::Fifo => "a FIFO",
+        FileType::Directory => "a directory",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        _ => "not a regular file",
+    };
+    let not_there = |e: &std::io::Error| {
+        e.kind() == std::io::ErrorKind::NotFound
+            || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+    };
+    match meta {
+        Ok(meta) if meta.is_file() => {}
+        Ok(meta) => {
+            use std::os::unix::fs::MetadataExt;
+            return Err(kind(FileType::from_raw_mode(meta.mode())).to_string());
+        }
+        Err(e) if not_there(&e) => return Ok(None),
+        Err(e) => return Err(format!("unreadable ({e})")),
+    }
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if !follow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) => return Err("a symbolic link".to_string()),
+        Err(e) => return Err(format!("unreadable ({})", std::io::Error::from(e))),
+    };
+    // Swapped since the look above: judged by what was opened.
+    let stat = rustix::fs::fstat(&fd).map_err(|e| format!("unreadable ({e})"))?;
+    let file_type = FileType::from_raw_mode(stat.st_mode);
+    if file_type != FileType::RegularFile {
+        return Err(kind(file_type).to_string());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_KEPT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("unreadable ({e})"))?;
+    if bytes.len() as u64 > MAX_KEPT {
+        return Err("larger than git writes".to_string());
+    }
+    Ok(Some(bytes))
+}
+
+/// [`read_regular`] without following a link, as text (`None`: absent, or not a regular file).
+fn read_text(path: &Path) -> Option<String> {
+    read_regular(path, false)
+        .ok()
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
@@ -1320,6 +1588,45 @@ mod tests {
         ] {
             assert!(added_program(PERSONS, &now).is_some(), "{now}");
         }
+    }
+
+    /// Where `.gg/quarantine` is a link, a planted directory is deleted, and a link inside it
+    /// is removed as itself: what it names (outside the project) is untouched. A FIFO is read
+    /// as what it is, without blocking.
+    #[test]
+    fn a_linked_quarantine_is_refused_and_deletion_follows_no_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("p");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join(".gg")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "the person's").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".gg/quarantine")).unwrap();
+        let planted = root.join("sub/.vscode");
+        std::fs::create_dir_all(planted.join("deep")).unwrap();
+        std::fs::write(planted.join("deep/tasks.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(&outside, planted.join("deep/l")).unwrap();
+        let lines = quarantine(&root, &[(planted.clone(), "why".into())]);
+        assert!(lines[0].contains("symbolic link"), "{lines:?}");
+        assert!(std::fs::symlink_metadata(&planted).is_err(), "{lines:?}");
+        assert!(root.join("sub").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("keep")).unwrap(),
+            "the person's"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+
+        let fifo = root.join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(read_regular(&fifo, true), Err("a FIFO".to_string()));
+        assert_eq!(read_regular(&root.join("absent"), false), Ok(None));
     }
 
     #[test]

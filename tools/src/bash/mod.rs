@@ -540,25 +540,31 @@ impl LogFile {
 /// Creates `name` in the outputs directory `dir`, mode 0600 from its creation, after making `dir`
 /// 0700: full outputs hold whatever the commands printed (secrets included), and the project is
 /// often readable by other local users. A `dir` that exists with a wider mode (made by an older gg,
-/// or by hand) is narrowed; one that is a symbolic link is refused, so no mode is ever changed
-/// through a link the project's commands may have planted.
+/// or by hand) is narrowed. `dir` is `<project>/.gg/outputs` ([`crate::registry::outputs_dir`]):
+/// `.gg` and `outputs` are opened (and made where missing) beneath the project with no link
+/// followed, as the memory store opens `.gg/memory`, so a link at either (made by a command at the
+/// landlock level, or committed in a cloned repository) neither receives the log nor has a mode
+/// changed through it.
 fn private_log(dir: &Path, name: &str) -> std::io::Result<std::fs::File> {
     use rustix::fs::{Mode, OFlags};
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-    {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let dir_fd = rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
+    let invalid = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not <project>/.gg/outputs",
+        )
+    };
+    let gg = dir.parent().ok_or_else(invalid)?;
+    let project = gg.parent().ok_or_else(invalid)?;
+    let relative =
+        Path::new(gg.file_name().ok_or_else(invalid)?).join(dir.file_name().ok_or_else(invalid)?);
+    let ws = crate::paths::Workspace::open(project)?;
+    let confined = ws
+        .confine(relative.to_str().ok_or_else(invalid)?)
+        .map_err(std::io::Error::other)?;
+    let dir_fd = ws
+        .open_dir_strict(&confined, Some(0o700))
+        .map_err(std::io::Error::other)?
+        .ok_or_else(invalid)?;
     let stat = rustix::fs::fstat(&dir_fd)?;
     if stat.st_mode & 0o077 != 0 {
         rustix::fs::fchmod(&dir_fd, Mode::from_raw_mode(0o700))?;
@@ -583,7 +589,7 @@ mod tests {
     #[test]
     fn the_full_output_log_stops_at_its_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = LogFile::new(dir.path());
+        let mut log = LogFile::new(&dir.path().join(".gg/outputs"));
         log.limit = 1 << 20;
         let chunk = vec![b'x'; 64 * 1024];
         for _ in 0..64 {
