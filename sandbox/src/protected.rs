@@ -566,18 +566,19 @@ pub fn home_config_dir(root: &Path, home: &Path) -> Option<String> {
 /// commit. Asked of git itself (`git rev-parse --git-path hooks`), so that includes, the global
 /// configuration and worktrees count as git counts them; `None` without git or a repository.
 pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--git-path", "hooks"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
+    // git would block opening a config that is a FIFO: not asked (the bounded wait below is
+    // for what this does not see, such as an include).
+    if std::fs::metadata(root.join(".git/config")).is_ok_and(|m| !m.is_file()) {
         return None;
     }
-    let text = String::from_utf8(out.stdout).ok()?;
+    let text = git_output_within(
+        std::process::Command::new("git").arg("-C").arg(root).args([
+            "rev-parse",
+            "--git-path",
+            "hooks",
+        ]),
+        GIT_QUERY_TIMEOUT,
+    )?;
     let path = root.join(text.trim_end_matches('\n'));
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let relative = path.strip_prefix(std::fs::canonicalize(root).ok()?).ok()?;
@@ -593,6 +594,81 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     Some(root.join(relative))
 }
 
+/// Reads a file gg takes settings or instructions from, where a command may have put something
+/// else: the project's `.gg/settings.json` and `.gg/policy.toml`, `AGENTS.md`, a skill, git's
+/// config and `.git` pointer. A FIFO there blocked gg's start forever (every later run in the
+/// project, and ggd), a device would never end. So the open does not wait (`O_NONBLOCK`, and
+/// `O_NOCTTY`), anything but a regular file is refused (`InvalidInput`, "not a regular file"),
+/// and more than `limit` bytes is an error. Symbolic links are followed, as git and editors
+/// follow them.
+pub fn read_settings_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} is larger than {limit} bytes", path.display()),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_settings_file`] as text (invalid UTF-8 is an error), at most [`SETTINGS_LIMIT`].
+pub fn read_settings_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_settings_file(path, SETTINGS_LIMIT)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// How much of a settings, policy or config file gg reads: far above any real one.
+pub const SETTINGS_LIMIT: u64 = 4 << 20;
+
+/// How long gg waits for a `git rev-parse` it asks: milliseconds normally; a config a command
+/// made a FIFO (git blocks opening it) must not stop gg.
+const GIT_QUERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Runs `command` (a git query) and returns its standard output when it succeeds within
+/// `timeout`; kills it otherwise.
+fn git_output_within(
+    command: &mut std::process::Command,
+    timeout: std::time::Duration,
+) -> Option<String> {
+    use std::io::Read;
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let read = stdout.read_to_string(&mut text).map(|_| text);
+        let _ = send.send(read);
+    });
+    match receive.recv_timeout(timeout) {
+        Ok(Ok(text)) => child.wait().ok()?.success().then_some(text),
+        _ => {
+            // Stuck (or unreadable output): end it; the answer is unknown.
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    }
+}
+
 /// The git directory a `.git` pointer file at `root` names, when it lies inside `root` (a
 /// `.git` directory is matched by name).
 fn pointed_git_dir(root: &Path) -> Option<std::path::PathBuf> {
@@ -600,7 +676,7 @@ fn pointed_git_dir(root: &Path) -> Option<std::path::PathBuf> {
     if !std::fs::symlink_metadata(&dot_git).ok()?.is_file() {
         return None;
     }
-    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let text = read_settings_text(&dot_git).ok()?;
     let pointer = text.lines().next()?.strip_prefix("gitdir:")?.trim();
     let dir = std::fs::canonicalize(root.join(pointer)).ok()?;
     let root = std::fs::canonicalize(root).ok()?;

@@ -239,11 +239,11 @@ pub(crate) fn canonicalize(path: impl AsRef<Path>) -> std::io::Result<PathBuf> {
     std::fs::canonicalize(path)
 }
 
-/// `std::fs::read_to_string`, noted.
+/// `std::fs::read_to_string`, noted; a FIFO or device is refused (`protected::read_settings_text`).
 pub(crate) fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
     let path = path.as_ref();
     note_whole(path);
-    std::fs::read_to_string(path)
+    crate::protected::read_settings_text(path)
 }
 
 /// `std::fs::read_dir`, noted. The entries' own types come from the listing; a change of one

@@ -55,8 +55,8 @@ pub fn system_prompt(options: &PromptOptions) -> Result<Vec<String>, String> {
                     path.display()
                 ));
             }
-            let text =
-                std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            let text = sandbox::protected::read_settings_file(&path, MAX_INSTRUCTIONS_BYTES)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
             let text = String::from_utf8_lossy(&text);
             if !text.trim().is_empty() {
                 parts.push(format!(
@@ -127,7 +127,8 @@ pub fn hidden_in_instructions(home: &Path, cwd: &Path, context_files: bool) -> V
         if !meta.is_file() || meta.len() > MAX_INSTRUCTIONS_BYTES {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Ok(bytes) = sandbox::protected::read_settings_file(&path, MAX_INSTRUCTIONS_BYTES)
+        else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -199,7 +200,7 @@ pub fn discover_skills(home: &Path, cwd: &Path) -> Vec<Skill> {
         dirs.sort();
         for dir in dirs {
             let file = dir.join("SKILL.md");
-            let Ok(text) = std::fs::read_to_string(&file) else {
+            let Ok(text) = sandbox::protected::read_settings_text(&file) else {
                 continue;
             };
             let Some(skill) = parse_skill(&text, &dir, &file) else {

@@ -605,7 +605,7 @@ impl Conversation {
             .into_iter()
             .find(|s| s.name == name)
             .ok_or_else(|| format!("skill \"{name}\" not found"))?;
-        let body = std::fs::read_to_string(&skill.location)
+        let body = sandbox::protected::read_settings_text(&skill.location)
             .map_err(|e| format!("reading {}: {e}", skill.location.display()))?;
         Ok(Control::Prompt(format!(
             "Use the skill \"{name}\" ({}):\n\n{body}\n\nTask: {task}",

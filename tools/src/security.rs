@@ -63,7 +63,7 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return Some(dot_git);
     }
-    let pointer = std::fs::read_to_string(&dot_git).ok()?;
+    let pointer = sandbox::protected::read_settings_text(&dot_git).ok()?;
     let target = pointer
         .lines()
         .find_map(|l| l.strip_prefix("gitdir:"))?
@@ -77,7 +77,13 @@ pub fn classifier_context(cwd: &Path, rules: ExtraRules) -> Context {
     let git_config = match repo_root(cwd) {
         Some(root) => match git_dir(&root) {
             Some(dir) => GitConfig::load_repository(&dir, Some(&home), |path| {
-                std::fs::read_to_string(path).ok()
+                match sandbox::protected::read_settings_text(path) {
+                    Ok(text) => Some(text),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    // A FIFO, a device, a huge or non-UTF-8 file: what git would make of it is
+                    // unknown, so git is not trusted there.
+                    Err(_) => Some("[core]\n\tfsmonitor = \"(unreadable config)\"\n".to_string()),
+                }
             }),
             // A `.git` entry git may follow but we cannot: its config is unknown.
             None => GitConfig {
@@ -290,21 +296,23 @@ pub fn load_policy(
         (project_path, Layer::Project, false),
     ] {
         let origin = path.display().to_string();
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| PolicyError {
-                origin: origin.clone(),
-                line: 0,
-                message: "policy file is not valid UTF-8".to_string(),
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
-            Err(e) => {
-                return Err(PolicyError {
-                    origin,
+        let text =
+            match sandbox::protected::read_settings_file(&path, sandbox::protected::SETTINGS_LIMIT)
+            {
+                Ok(bytes) => String::from_utf8(bytes).map_err(|_| PolicyError {
+                    origin: origin.clone(),
                     line: 0,
-                    message: format!("cannot read policy file: {e}"),
-                });
-            }
-        };
+                    message: "policy file is not valid UTF-8".to_string(),
+                })?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => continue,
+                Err(e) => {
+                    return Err(PolicyError {
+                        origin,
+                        line: 0,
+                        message: format!("cannot read policy file: {e}"),
+                    });
+                }
+            };
         policy.add(parse_policy(&text, layer, &origin)?);
     }
     Ok(policy)

@@ -178,7 +178,8 @@ impl NetworkPolicy {
 /// cannot be parsed is an error: a half-read policy must not run.
 pub fn load_project_settings(cwd: &Path) -> Result<Option<NetworkSettings>, NetworkError> {
     let path = crate::security::project_policy_path(cwd).with_file_name("settings.json");
-    match std::fs::read(&path) {
+    // Not `fs::read`: a command may have made it a FIFO (see `read_settings_file`).
+    match sandbox::protected::read_settings_file(&path, sandbox::protected::SETTINGS_LIMIT) {
         Ok(bytes) => serde_json::from_slice::<NetworkSettings>(&bytes)
             .map(Some)
             .map_err(|source| NetworkError::Parse { path, source }),
