@@ -437,6 +437,9 @@ impl Handler {
             }
             "job.add" => {
                 let p: JobAddParams = params(p)?;
+                // A job is a run that starts later: it goes through run.start's floor.
+                let mut network = p.network;
+                hold_job_to_floor(runtime, !p.no_sandbox, &mut network, &p.allow_domains)?;
                 let args = crate::jobs::manage::AddArgs {
                     name: p.name,
                     cron: p.cron.filter(|v| !v.is_empty()),
@@ -446,13 +449,26 @@ impl Handler {
                     timeout: p.timeout,
                     allow_all: p.allow_all,
                     no_sandbox: p.no_sandbox,
-                    network: p.network,
+                    network,
                     allow_domain: p.allow_domains,
                     prompt: vec![p.prompt],
                 };
                 jobs::add(runtime.settings(), &args)
             }
-            "job.pause" | "job.resume" | "job.remove" => {
+            "job.resume" => {
+                let p: JobIdParams = params(p)?;
+                // Resuming lets a stored job fire again, however it was added: it goes through
+                // run.start's floor too.
+                let floor = |job: &mut crate::jobs::Job| {
+                    let mut network = job.network.clone();
+                    hold_job_to_floor(runtime, job.sandbox, &mut network, &job.allow_domains)
+                        .map_err(|e| e.message)?;
+                    job.network = network;
+                    Ok(())
+                };
+                jobs::resume(runtime.settings(), &p.id, &floor)
+            }
+            "job.pause" | "job.remove" => {
                 let p: JobIdParams = params(p)?;
                 jobs::change(runtime.settings(), &request.method, &p.id)
             }
@@ -598,16 +614,63 @@ mod jobs {
         to_json(&job)
     }
 
+    /// `job.resume`, once the job passes `floor`.
+    pub fn resume(
+        settings: &Settings,
+        id: &str,
+        floor: &dyn Fn(&mut crate::jobs::Job) -> Result<(), String>,
+    ) -> Result<Value, RpcError> {
+        let job = manage::resume_checked(&store(settings)?, id, jiff::Timestamp::now(), floor)
+            .map_err(|e| RpcError::app(AppError::InvalidAction, e))?;
+        to_json(&job)
+    }
+
+    /// `job.pause`, `job.remove`: neither lets anything run that did not before.
     pub fn change(settings: &Settings, method: &str, id: &str) -> Result<Value, RpcError> {
         let store = store(settings)?;
         let changed = match method {
             "job.pause" => manage::pause(&store, id),
-            "job.resume" => manage::resume(&store, id, jiff::Timestamp::now()),
             _ => manage::remove(&store, id),
         };
         let job = changed.map_err(|e| RpcError::app(AppError::InvalidAction, e))?;
         to_json(&job)
     }
+}
+
+/// Holds a job that ggd adds or resumes to the floor every `run.start` goes through
+/// ([`Runtime::run_sandbox`]: on a `--sandbox` daemon no run without the sandbox, no network wider
+/// than the daemon's): a job is a run that starts later, so a client refused `sandbox: false` on
+/// `run.start` must not get it by scheduling a job. A sandboxed job that names no network fires
+/// with `~/.gg/config.json`'s policy rather than the daemon's `--network`, so on a sandboxed
+/// daemon it is given the mode that check chose (the daemon's, as for a run).
+///
+/// Approval needs no check of its own: ggd has no approval floor (`requireApproval: false` is a
+/// run in `never`), and a job with `allowAll` runs in the unattended table, which lets no more
+/// run than `never` does.
+fn hold_job_to_floor(
+    runtime: &Runtime,
+    sandbox: bool,
+    network: &mut Option<String>,
+    allow_domains: &[String],
+) -> Result<(), RpcError> {
+    let chosen = runtime.run_sandbox(
+        Some(sandbox),
+        &super::runtime::RunNetwork {
+            mode: network.clone(),
+            allow_domains: allow_domains.to_vec(),
+        },
+    )?;
+    if let (
+        tools::registry::SandboxSetting::On { .. },
+        tools::registry::SandboxSetting::On {
+            network: chosen, ..
+        },
+        None,
+    ) = (&runtime.settings().sandbox, &chosen, &network)
+    {
+        *network = Some(chosen.policy.mode.as_str().to_string());
+    }
+    Ok(())
 }
 
 /// The request id as log text (ids are client-chosen numbers or short strings, never content).

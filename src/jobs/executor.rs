@@ -82,15 +82,6 @@ impl ConversationExecutor {
         let cwd = std::fs::canonicalize(&job.workspace)
             .map_err(|e| error(format!("job directory {}: {e}", job.workspace)))?;
         let config = Config::load(&self.home).map_err(error)?;
-        let root =
-            paths::root_from_env(self.session_dir.as_deref()).map_err(|e| error(e.to_string()))?;
-        let dir = paths::project_dir(&root, &cwd).map_err(|e| error(e.to_string()))?;
-        let mut session =
-            Session::create(&dir, &cwd.display().to_string()).map_err(|e| error(e.to_string()))?;
-        *session_path = session.path().display().to_string();
-        session
-            .set_name(&session_name)
-            .map_err(|e| error(e.to_string()))?;
         let mode = job
             .network
             .as_deref()
@@ -100,7 +91,22 @@ impl ConversationExecutor {
         let (network, _) =
             tools::network::session_policy(&config.network, mode, &job.allow_domains, &cwd)
                 .map_err(|e| error(e.to_string()))?;
+        // Fired from a command of a gg session (`gg job run`), the job is held to that session's
+        // ceiling, as a nested gg is: it must not run looser than the session that started it.
+        if let Some(ceiling) = tools::ceiling::Ceiling::from_env() {
+            super::manage::within_ceiling(&ceiling, job.sandbox, job.auto_approve, network.mode)
+                .map_err(error)?;
+        }
         let sandbox = SandboxSetting::with_network(job.sandbox, network);
+        let root =
+            paths::root_from_env(self.session_dir.as_deref()).map_err(|e| error(e.to_string()))?;
+        let dir = paths::project_dir(&root, &cwd).map_err(|e| error(e.to_string()))?;
+        let mut session =
+            Session::create(&dir, &cwd.display().to_string()).map_err(|e| error(e.to_string()))?;
+        *session_path = session.path().display().to_string();
+        session
+            .set_name(&session_name)
+            .map_err(|e| error(e.to_string()))?;
         let options = ServiceOptions {
             cwd,
             home: self.home.clone(),

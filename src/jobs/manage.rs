@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use jiff::Timestamp;
+use policies::Mode;
+use tools::ceiling::{Ceiling, looseness};
+use tools::network::NetworkMode;
 
 use super::schedule::{
     default_time_zone_name, next_cron, parse_at, parse_cron, parse_duration, time_zone,
@@ -53,12 +56,25 @@ pub struct AddArgs {
     pub prompt: Vec<String>,
 }
 
-/// Builds and stores a job; `cwd` becomes the directory it runs in.
+/// Builds and stores a job; `cwd` becomes the directory it runs in. Started by a command of a gg
+/// session (`GG_PARENT_CEILING`), the job is held to that session's ceiling ([`hold_to_ceiling`]).
 pub fn add_job(
     store: &JobStore,
     args: &AddArgs,
     cwd: &Path,
     now: Timestamp,
+) -> Result<Job, String> {
+    add_job_within(store, args, cwd, now, ceiling_from_env()?.as_ref())
+}
+
+/// [`add_job`] under an explicit ceiling (`None`: not started by a gg session's command), and
+/// the network mode a job that names none would fire with.
+pub fn add_job_within(
+    store: &JobStore,
+    args: &AddArgs,
+    cwd: &Path,
+    now: Timestamp,
+    ceiling: Option<&(Ceiling, NetworkMode)>,
 ) -> Result<Job, String> {
     let name = args.name.trim();
     if name.is_empty() {
@@ -111,34 +127,110 @@ pub fn add_job(
     }
     tools::network::AllowList::parse(&args.allow_domain)
         .map_err(|e| format!("--allow-domain: {e}"))?;
+    let mut job = Job {
+        id: String::new(),
+        name: name.to_string(),
+        kind,
+        schedule,
+        prompt,
+        timezone,
+        workspace: cwd.display().to_string(),
+        workspace_id: String::new(),
+        enabled: true,
+        auto_approve: args.allow_all,
+        sandbox: !args.no_sandbox,
+        network: args.network.clone(),
+        allow_domains: args.allow_domain.clone(),
+        timeout,
+        created_at: now,
+        last_run: None,
+        next_run: Some(next_run),
+        run_count: 0,
+    };
+    if let Some((ceiling, default_network)) = ceiling {
+        hold_to_ceiling(ceiling, *default_network, &mut job)?;
+    }
     store.update(|jobs| {
         let mut id = random_hex(3)?;
         while jobs.iter().any(|j| j.id == id) {
             id = random_hex(3)?;
         }
-        let job = Job {
-            id,
-            name: name.to_string(),
-            kind,
-            schedule,
-            prompt,
-            timezone,
-            workspace: cwd.display().to_string(),
-            workspace_id: String::new(),
-            enabled: true,
-            auto_approve: args.allow_all,
-            sandbox: !args.no_sandbox,
-            network: args.network.clone(),
-            allow_domains: args.allow_domain.clone(),
-            timeout,
-            created_at: now,
-            last_run: None,
-            next_run: Some(next_run),
-            run_count: 0,
-        };
+        job.id = id;
         jobs.push(job.clone());
-        Ok(job)
+        Ok(job.clone())
     })
+}
+
+/// The ceiling of the gg session whose command started this process, with the network mode a
+/// job that names none fires with (`network` in `~/.gg/config.json`, else the allow-list), which
+/// the ceiling is checked against. `None` outside a gg session's command.
+pub fn ceiling_from_env() -> Result<Option<(Ceiling, NetworkMode)>, String> {
+    let Some(ceiling) = Ceiling::from_env() else {
+        return Ok(None);
+    };
+    let user = tools::network::load_user_settings(&tools::security::home_dir())
+        .map_err(|e| e.to_string())?;
+    Ok(Some((
+        ceiling,
+        user.network.unwrap_or(NetworkMode::AllowList),
+    )))
+}
+
+/// Refuses a job that would do more, when it fires, than the gg session it is scheduled (or
+/// fired) from may: a command of a sandboxed session cannot schedule an unsandboxed job, a job
+/// with a wider network than the session's, or (with `--allow-all`) one that runs normal commands
+/// unasked when the session asks for them. The job runs later, out of the session's reach, so
+/// the ceiling a nested `gg` gets must hold for it too. `network` is the mode the job fires with.
+pub fn within_ceiling(
+    ceiling: &Ceiling,
+    sandbox: bool,
+    allow_all: bool,
+    network: NetworkMode,
+) -> Result<(), String> {
+    const FROM: &str = "this gg was started by a command of another gg session";
+    if ceiling.sandbox && !sandbox {
+        return Err(format!(
+            "--no-sandbox: {FROM}, which is sandboxed; a job it schedules cannot run without the \
+             sandbox"
+        ));
+    }
+    let mode = Mode::Unattended { allow_all };
+    if looseness(mode) > looseness(ceiling.mode) {
+        return Err(format!(
+            "--allow-all: {FROM}, whose approval mode is {}; a job it schedules cannot run \
+             commands that session would ask about",
+            ceiling.mode.as_str()
+        ));
+    }
+    if sandbox && network > ceiling.network {
+        return Err(format!(
+            "--network: {FROM}, whose network is {}; a job it schedules cannot open it to {network}",
+            ceiling.network
+        ));
+    }
+    Ok(())
+}
+
+/// [`within_ceiling`] for a stored or new job. A sandboxed job under a sandboxed ceiling that
+/// names no network is given one (the default, no wider than the ceiling), so a later change of
+/// `~/.gg/config.json` cannot widen it past the ceiling.
+pub fn hold_to_ceiling(
+    ceiling: &Ceiling,
+    default_network: NetworkMode,
+    job: &mut Job,
+) -> Result<(), String> {
+    let named = job
+        .network
+        .as_deref()
+        .map(str::parse::<NetworkMode>)
+        .transpose()
+        .map_err(|e| format!("--network: {e}"))?;
+    let network = named.unwrap_or(default_network.min(ceiling.network));
+    within_ceiling(ceiling, job.sandbox, job.auto_approve, network)?;
+    if ceiling.sandbox && job.sandbox {
+        job.network = Some(network.as_str().to_string());
+    }
+    Ok(())
 }
 
 /// The longest job name, in characters.
@@ -190,10 +282,29 @@ pub fn pause(store: &JobStore, reference: &str) -> Result<Job, String> {
 }
 
 /// Re-enables a job. A one-shot job that already ran refuses; one that never ran and is past
-/// due fires immediately; a cron job is rescheduled from now.
+/// due fires immediately; a cron job is rescheduled from now. Started by a command of a gg
+/// session, only a job within that session's ceiling is resumed ([`hold_to_ceiling`]).
 pub fn resume(store: &JobStore, reference: &str, now: Timestamp) -> Result<Job, String> {
+    resume_checked(store, reference, now, &|_| Ok(()))
+}
+
+/// [`resume`], with the job first held to `check` (ggd's floor), under the store's lock so
+/// what is checked is what is resumed; `check` may pin the job's network.
+pub fn resume_checked(
+    store: &JobStore,
+    reference: &str,
+    now: Timestamp,
+    check: &dyn Fn(&mut Job) -> Result<(), String>,
+) -> Result<Job, String> {
+    let ceiling = ceiling_from_env()?;
     store.update(|jobs| {
         let job = resolve_mut(jobs, reference)?;
+        let mut held = job.clone();
+        if let Some((ceiling, default_network)) = &ceiling {
+            hold_to_ceiling(ceiling, *default_network, &mut held)?;
+        }
+        check(&mut held)?;
+        *job = held;
         match job.kind {
             Kind::Once if job.run_count > 0 || job.last_run.is_some() => {
                 return Err(format!(

@@ -83,7 +83,7 @@ impl Runtime {
     /// run's own network policy when it names one (layered like `gg --network`: over the
     /// user's config, under the project's settings). A network policy without the sandbox is
     /// refused: it cannot be enforced.
-    pub(super) fn run_sandbox(
+    pub(crate) fn run_sandbox(
         &self,
         sandbox: Option<bool>,
         network: &RunNetwork,
