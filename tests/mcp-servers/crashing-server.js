@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A deliberately fragile MCP server (stdio, newline-delimited JSON-RPC) for gg's tests:
 //   ok      -> answers "still alive"
-//   crash   -> exits in the middle of the call, without answering
+//   crash   -> exits in the middle of the call, without answering (saying $GG_TEST_CRASH_SAY, or
+//              "crashing on purpose", on stderr)
 //   spawn   -> starts a long `sleep` (in the server's process group) and writes its pid to
 //              $GG_TEST_PID_FILE, so a test can check that stopping the server stops it too
 //   env     -> returns the server's environment as JSON
@@ -65,7 +66,8 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
     case "tools/call": {
       const name = msg.params && msg.params.name;
       if (name === "crash") {
-        process.stderr.write("crashing on purpose\n");
+        // GG_TEST_CRASH_SAY: what the server says on stderr as it dies (a test's hostile text).
+        process.stderr.write((process.env.GG_TEST_CRASH_SAY || "crashing on purpose") + "\n");
         process.exit(3);
       } else if (name === "spawn") {
         const child = spawn("sleep", ["1000"], { stdio: "ignore" });
