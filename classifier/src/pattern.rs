@@ -26,6 +26,25 @@ pub(crate) fn completed_at_run_time(known: &str) -> String {
     format!("{known}{ANY_TEXT}/**")
 }
 
+/// The directory where bash's expansion of `text` starts: the text before its first pattern
+/// character (or computed part, see [`completed_at_run_time`]) up to its last `/` (`~` alone is
+/// home, nothing is the working directory). Every path the word may become lies at or below it.
+/// `None` when that does not hold: a brace before any `/` (whose choices may be whole paths,
+/// `{~/.aws/credentials,x}`) or a `..` after the pattern (which climbs out of it).
+pub(crate) fn expansion_directory(text: &str) -> Option<&str> {
+    let first = text.find(['*', '?', '[', '{', ANY_TEXT])?;
+    let (head, rest) = text.split_at(first);
+    if rest.contains("..") {
+        return None;
+    }
+    match head.rfind('/') {
+        Some(slash) => Some(&head[..=slash]),
+        None if rest.starts_with('{') => None,
+        None if head.starts_with('~') => Some("~"),
+        None => Some("."),
+    }
+}
+
 /// Whether `text` holds a glob character (after brace expansion).
 pub(crate) fn has_glob(text: &str) -> bool {
     text.contains(['*', '?', '[', ANY_TEXT])
@@ -216,10 +235,15 @@ fn token_matches(token: &Token, c: char) -> bool {
 /// pattern starting with a literal `.` unless `dotglob` may be set. Extended globs (`@(…)`,
 /// `!(…)`, …) match anything.
 pub(crate) fn component_may_match(pattern: &str, name: &str, dotglob: bool) -> bool {
-    if ['?', '*', '+', '@', '!']
-        .iter()
-        .any(|c| pattern.contains(&format!("{c}(")))
-    {
+    // Most components are plain names: compared as text, with nothing built.
+    if !pattern.contains(['*', '?', '[', '\\', '(', ANY_TEXT]) {
+        return pattern == name;
+    }
+    let extglob = pattern
+        .as_bytes()
+        .windows(2)
+        .any(|pair| matches!(pair[0], b'?' | b'*' | b'+' | b'@' | b'!') && pair[1] == b'(');
+    if extglob {
         return true;
     }
     let tokens = tokens(pattern);
@@ -254,6 +278,26 @@ pub(crate) fn component_may_match(pattern: &str, name: &str, dotglob: bool) -> b
         }
     }
     tokens[p..].iter().all(|t| *t == Token::Many)
+}
+
+/// [`may_be_at_or_below`] with `target` a relative path's text (`.config/gh`), split as it goes.
+pub(crate) fn may_be_at_or_below_text(pattern: &[&str], target: &str, dotglob: bool) -> bool {
+    let target = target.trim_start_matches('/');
+    if target.is_empty() {
+        return true;
+    }
+    let (name, rest) = target.split_once('/').unwrap_or((target, ""));
+    match pattern.split_first() {
+        None => false,
+        Some((&"**", pattern_rest)) => {
+            may_be_at_or_below_text(pattern_rest, target, dotglob)
+                || may_be_at_or_below_text(pattern, rest, dotglob)
+        }
+        Some((first, pattern_rest)) => {
+            component_may_match(first, name, dotglob)
+                && may_be_at_or_below_text(pattern_rest, rest, dotglob)
+        }
+    }
 }
 
 /// Whether a path matching `pattern` (components) may be `target` (components) or lie below it.
@@ -348,6 +392,19 @@ mod tests {
             ".aws",
             false
         ));
+    }
+
+    #[test]
+    fn the_expansion_starts_below_the_fixed_directory() {
+        assert_eq!(expansion_directory("src/*.rs"), Some("src/"));
+        assert_eq!(expansion_directory("*.rs"), Some("."));
+        assert_eq!(expansion_directory("~/.[a]ws/x"), Some("~/"));
+        assert_eq!(expansion_directory(&completed_at_run_time("~")), Some("~"));
+        assert_eq!(expansion_directory(&completed_at_run_time("")), Some("."));
+        assert_eq!(expansion_directory("/a/b/{c,d}/e"), Some("/a/b/"));
+        assert_eq!(expansion_directory("{~/.aws/credentials,x}"), None);
+        assert_eq!(expansion_directory("src/*/../../x"), None);
+        assert_eq!(expansion_directory("plain"), None);
     }
 
     #[test]

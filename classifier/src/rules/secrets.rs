@@ -105,6 +105,12 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
     } else {
         text.to_string()
     };
+    if !computed && KEY_FILE_NAMES.contains(&basename(&text)) {
+        return true;
+    }
+    if !may_reach_credentials(w, &text) {
+        return false;
+    }
     // Too many alternatives to check: assume one of them is a store.
     let Some(alternatives) = pattern::brace_alternatives(&text) else {
         return true;
@@ -122,6 +128,86 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
             || absolutes_for_match(w, alternative)
                 .iter()
                 .any(|resolved| pattern_is_credential_path(w, name, resolved, dotglob, 0))
+    })
+}
+
+/// The cheap first test of [`pattern_names_credentials`] (it runs for every computed word of
+/// every command): whether the directory the word's expansion starts in
+/// ([`pattern::expansion_directory`]) holds a store, lies in one, or holds a link the caller
+/// found, or the word's last name may be a `.env` file. `src/*.rs` or `$X` in the project is
+/// answered here without matching every store.
+fn may_reach_credentials(w: &Walker, text: &str) -> bool {
+    let Some(dir) = pattern::expansion_directory(text) else {
+        return true;
+    };
+    if pattern::component_may_match(basename(text), ".env", true) {
+        return true;
+    }
+    absolutes_for_match(w, dir)
+        .iter()
+        .any(|d| directory_may_reach_credentials(w, d))
+}
+
+thread_local! {
+    /// The last directories [`directory_may_reach_credentials`] judged, with the context it
+    /// judged them in and the answer: nearly every computed word or glob of a script starts in
+    /// the same one or two directories (the working directory), and the answer compares the
+    /// directory with every store.
+    static REACH: std::cell::RefCell<Vec<(std::path::PathBuf, ReachContext, bool)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What [`directory_may_reach_credentials`]'s answer depends on besides the directory.
+#[derive(PartialEq)]
+struct ReachContext {
+    home: std::path::PathBuf,
+    stores: usize,
+    secret_files: Vec<std::path::PathBuf>,
+    links: Vec<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+/// Whether `dir` (absolute, normalised) holds a store, a secret file or a link the caller found,
+/// or lies in a store. Remembered for a few directories per thread (see [`REACH`]).
+fn directory_may_reach_credentials(w: &Walker, dir: &std::path::Path) -> bool {
+    let compute = || {
+        directory_holds_credentials(w, dir)
+            || is_credential_path(w, "", dir)
+            || SYSTEM_CREDENTIALS
+                .iter()
+                .any(|s| std::path::Path::new(s).starts_with(dir))
+            || w.ctx.links.iter().any(|(link, _)| link.starts_with(dir))
+    };
+    let same_context = |c: &ReachContext| {
+        c.home == w.ctx.home
+            && c.stores == w.ctx.home_credentials.as_ptr() as usize
+            && c.secret_files == w.ctx.secret_files
+            && c.links == w.ctx.links
+    };
+    REACH.with(|cell| {
+        let Ok(mut cache) = cell.try_borrow_mut() else {
+            return compute();
+        };
+        if let Some((_, _, answer)) = cache
+            .iter()
+            .find(|(d, c, _)| d.as_path() == dir && same_context(c))
+        {
+            return *answer;
+        }
+        let answer = compute();
+        if cache.len() >= 8 {
+            cache.remove(0);
+        }
+        cache.push((
+            dir.to_path_buf(),
+            ReachContext {
+                home: w.ctx.home.clone(),
+                stores: w.ctx.home_credentials.as_ptr() as usize,
+                secret_files: w.ctx.secret_files.clone(),
+                links: w.ctx.links.clone(),
+            },
+            answer,
+        ));
+        answer
     })
 }
 
@@ -170,9 +256,19 @@ fn pattern_is_credential_path(
         return true;
     }
     let home = paths::normalize(&w.ctx.home);
-    home.is_absolute()
-        && below(&home)
-        && w.ctx.home_credentials.iter().any(|c| below(&home.join(c)))
+    if !home.is_absolute() {
+        return false;
+    }
+    let home_comps = pattern::components(&home);
+    let home_comps: Vec<&str> = home_comps.iter().map(|c| c.as_ref()).collect();
+    // At or below home first, then each store against the rest (the stores are relative
+    // texts: compared without building a path for each).
+    comps.len() > home_comps.len()
+        && pattern::may_be_at_or_below(&comps[..home_comps.len()], &home_comps, dotglob)
+        && w.ctx
+            .home_credentials
+            .iter()
+            .any(|c| pattern::may_be_at_or_below_text(&comps[home_comps.len()..], c, dotglob))
 }
 
 /// Whether a program that reads directories recursively (`grep -r`, `rg`, `tar c`, `cp -r`),
