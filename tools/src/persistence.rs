@@ -27,6 +27,10 @@
 //!   command changed so that it runs a program (or includes a file) is put back as it was, and a
 //!   hook it made or changed (other than git's `*.sample`) is moved aside (a changed one's
 //!   previous bytes put back); the command's versions go to the quarantine.
+//! - **The project's `.gg`** (gg's settings, policy, skills and memory): read-only at the bwrap
+//!   level, writable at the landlock level, where a copy is kept before each command and `.gg`
+//!   is put back as it was after it ([`GgKept`]); a `.gg` too large to keep refuses the command
+//!   there.
 //! - **Below the top**, what an agent, editor or git started in a subdirectory reads
 //!   ([`sandbox::protected::ProtectedPath::anywhere`]: `sub/AGENTS.md`, `sub/.envrc`, a new
 //!   `sub/.git` git would not have written, or a `.git` file naming such a git directory) and a
@@ -54,6 +58,8 @@ pub struct Before {
     /// The session's picture of the directories below the top, and when the command started.
     dirs: Arc<Mutex<ProjectDirs>>,
     started: SystemTime,
+    /// The project's `.gg` as it was, where the command's level lets it write there (landlock).
+    gg: Option<GgKept>,
 }
 
 struct GitNames {
@@ -68,8 +74,22 @@ struct GitNames {
 }
 
 impl Before {
-    /// Looks at `root` before a command; `dirs` is the session's [`ProjectDirs`].
-    pub fn look(root: &Path, dirs: Arc<Mutex<ProjectDirs>>) -> Before {
+    /// Looks at `root` before a command; `dirs` is the session's [`ProjectDirs`]. `gg_writable`:
+    /// the command's level lets it write the project's `.gg` (the landlock level, which cannot
+    /// carve it out), so a copy of it is kept to put back what the command changes there; `Err`
+    /// when it is too large to keep, and the command must not run at that level.
+    pub fn look(
+        root: &Path,
+        dirs: Arc<Mutex<ProjectDirs>>,
+        gg_writable: bool,
+    ) -> Result<Before, String> {
+        let gg = if gg_writable {
+            // The last command's copy: what has not changed since is not read again.
+            let last = dirs.lock().ok().and_then(|mut known| known.gg_kept.take());
+            Some(GgKept::look(root, last)?)
+        } else {
+            None
+        };
         let absent = sandbox::protected::placeholders(root)
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
@@ -125,20 +145,32 @@ impl Before {
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
         // changed within that margin before the command counts as the command's (fail closed).
         let started = SystemTime::now() - Duration::from_millis(50);
-        Before {
+        Ok(Before {
             root: root.to_path_buf(),
             absent,
             git,
             git_files,
             dirs,
             started,
-        }
+            gg,
+        })
     }
 
     /// After the command: moves aside what it created that is not allowed, and returns a line
     /// for the command's output about each.
     pub fn sweep(self) -> Vec<String> {
         const OPENS: &str = "which runs code or becomes instructions when the project is opened";
+        // First, so that `.gg` (and its quarantine) is gg's again before anything is moved there.
+        let gg_lines = match self.gg {
+            Some(kept) => {
+                let lines = kept.sweep(&self.root);
+                if let Ok(mut known) = self.dirs.lock() {
+                    known.gg_kept = Some(kept);
+                }
+                lines
+            }
+            None => Vec::new(),
+        };
         let git_dir = self.root.join(".git");
         let mut created: Vec<(PathBuf, String)> = self
             .absent
@@ -218,11 +250,12 @@ impl Before {
         if let Ok(mut known) = self.dirs.lock() {
             created.extend(known.refresh(&self.root, Some(self.started)));
         }
-        let mut lines: Vec<String> = self
-            .git_files
-            .iter()
-            .flat_map(|files| files.sweep(&self.root))
-            .collect();
+        let mut lines = gg_lines;
+        lines.extend(
+            self.git_files
+                .iter()
+                .flat_map(|files| files.sweep(&self.root)),
+        );
         lines.extend(quarantine(&self.root, &created));
         lines
     }
@@ -521,6 +554,640 @@ fn move_aside_and_put_back(
     }
 }
 
+/// The project's `.gg` as it was before a command at the landlock level, kept so that what the
+/// command changed there is put back: bubblewrap binds `.gg` read-only, but Landlock cannot
+/// carve a directory out of a writable one, and what gg reads from it decides what gg does
+/// (`settings.json`, `policy.toml`, skills) or becomes the next session's prompt (the project's
+/// memory, `.gg/memory/`, as `AGENTS.md` does). An attacker pass planted a FIFO at
+/// `.gg/settings.json` and made `.gg/quarantine` a link there. After the command, a file or link
+/// it changed or removed is put back from the copy (its version moved to the quarantine), what
+/// it added is moved there, and a directory's permissions are set back: `.gg` ends as it was,
+/// as at the bwrap level. Nothing is followed: the tree is read through descriptors with
+/// `O_NOFOLLOW`, a link kept as a link, a FIFO or device only by its identity.
+///
+/// `.gg/outputs` and `.gg/quarantine` are gg's own write areas (the command's full output is
+/// saved while it runs, the sweep moves things in after it) and are not kept; the command may
+/// not make either anything but a directory. The file tools' pre-approved `.gg/agent` is no
+/// exception: at the bwrap level commands cannot write it either.
+struct GgKept {
+    top: GgTop,
+    /// `.gg/outputs` and `.gg/quarantine` as they were (`None`: absent, or `.gg` no directory).
+    own_areas: Vec<(&'static str, Option<Stamp>)>,
+    /// An entry whose change time lies at or after this may have been changed again within
+    /// the same tick of the file system's clock (a put-back just before the command): its
+    /// content is compared even when its stamp is the same.
+    racy_from: (i64, i64),
+}
+
+enum GgTop {
+    Absent,
+    /// A link (committed in a cloned repository) or another file: put back if it changes,
+    /// never followed.
+    NotDir(Content),
+    Dir(GgDir),
+}
+
+#[derive(Default)]
+struct GgDir {
+    /// Its permission bits.
+    mode: u32,
+    entries: std::collections::BTreeMap<OsString, GgEntry>,
+}
+
+struct GgEntry {
+    stamp: Stamp,
+    node: GgNode,
+}
+
+enum GgNode {
+    Dir(GgDir),
+    Leaf(Content),
+}
+
+/// What tells an entry unchanged: a write, `chmod`, `ln` or a rename-over changes its change
+/// time (which no program can set back) or its inode.
+#[derive(PartialEq, Clone, Copy)]
+struct Stamp {
+    mode: u32,
+    ino: u64,
+    size: u64,
+    nlink: u64,
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    // The fields' types differ between targets.
+    #[allow(clippy::unnecessary_cast)]
+    fn of(stat: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            mode: stat.st_mode as u32,
+            ino: stat.st_ino as u64,
+            size: stat.st_size as u64,
+            nlink: stat.st_nlink as u64,
+            changed: (stat.st_ctime as i64, stat.st_ctime_nsec as i64),
+        }
+    }
+
+    fn is_dir(&self) -> bool {
+        rustix::fs::FileType::from_raw_mode(self.mode) == rustix::fs::FileType::Directory
+    }
+}
+
+/// The most entries of `.gg` kept before a command at the landlock level. gg's own files there
+/// are a few dozen (settings, policy, memory notes and daily logs, skills, agent notes); past
+/// this (or [`GG_MAX_BYTES`], or a file over [`MAX_KEPT`]) the command is refused at that level
+/// rather than run with `.gg` unprotected.
+const GG_MAX_ENTRIES: usize = 5_000;
+
+/// The most bytes of `.gg` kept before a command (see [`GG_MAX_ENTRIES`]).
+const GG_MAX_BYTES: u64 = 16 << 20;
+
+/// Directories nested deeper than this in `.gg` are not kept (the command is refused).
+const GG_MAX_DEPTH: usize = 32;
+
+/// Why `.gg` is put back, in the tool output.
+const GG_WHY: &str = "inside gg's project settings (policy, settings, memory, skills), which \
+                      decide what gg does and tells the model, and which commands may not change";
+
+/// What is kept of `.gg` so far, against its limits.
+#[derive(Default)]
+struct GgBudget {
+    entries: usize,
+    bytes: u64,
+}
+
+impl GgKept {
+    /// Keeps `root/.gg`; why not when it is too large (or cannot be read). What `last` (the
+    /// copy kept before the session's last command) holds with the same stamp, and changed
+    /// before it was read, has not changed since and is taken from it, not read again.
+    fn look(root: &Path, last: Option<GgKept>) -> Result<GgKept, String> {
+        use rustix::fs::{AtFlags, FileType};
+        let racy_from = epoch_pair(SystemTime::now() - Duration::from_millis(50));
+        let too_large = |what: String| {
+            format!(
+                "the project's .gg {what}, more than gg keeps a copy of before each command at \
+                 the landlock level (where .gg is not read-only to commands and gg puts back \
+                 what a command changes there from that copy); run at the bubblewrap level \
+                 (install bubblewrap), where .gg is read-only to commands, or make .gg smaller"
+            )
+        };
+        let root_fd = open_dir(rustix::fs::CWD, root)
+            .map_err(|e| format!("the project could not be read ({e})"))?;
+        let mut own_areas = vec![("outputs", None), ("quarantine", None)];
+        let top = match rustix::fs::statat(&root_fd, ".gg", AtFlags::SYMLINK_NOFOLLOW) {
+            Err(rustix::io::Errno::NOENT) => GgTop::Absent,
+            Err(e) => return Err(format!("the project's .gg could not be read ({e})")),
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {
+                let fd = open_dir(&root_fd, ".gg")
+                    .map_err(|e| format!("the project's .gg could not be read ({e})"))?;
+                for (name, was) in &mut own_areas {
+                    *was = rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW)
+                        .ok()
+                        .map(|stat| Stamp::of(&stat));
+                }
+                let mut budget = GgBudget::default();
+                let reuse = last.and_then(|last| match last.top {
+                    GgTop::Dir(dir) => Some((dir, last.racy_from)),
+                    _ => None,
+                });
+                GgTop::Dir(
+                    GgDir::look(&fd, Path::new(".gg"), 0, &mut budget, reuse).map_err(
+                        |e| match e {
+                            GgLookError::TooLarge(what) => too_large(what),
+                            GgLookError::Unreadable(what) => what,
+                        },
+                    )?,
+                )
+            }
+            Ok(stat) => {
+                GgTop::NotDir(read_leaf(&root_fd, OsStr::new(".gg"), &stat).map_err(|e| {
+                    if e.starts_with("is larger") {
+                        too_large(e)
+                    } else {
+                        format!("the project's .gg could not be read ({e})")
+                    }
+                })?)
+            }
+        };
+        Ok(GgKept {
+            top,
+            own_areas,
+            racy_from,
+        })
+    }
+
+    /// After the command: puts `.gg` back as it was; a line about each thing done.
+    fn sweep(&self, root: &Path) -> Vec<String> {
+        use rustix::fs::{AtFlags, FileType};
+        let mut lines = Vec::new();
+        let gg = root.join(".gg");
+        let root_fd = match open_dir(rustix::fs::CWD, root) {
+            Ok(fd) => fd,
+            Err(e) => {
+                lines.push(format!(
+                    "[gg: the project could not be read after the command ({e}): look at .gg \
+                     before starting gg there again]"
+                ));
+                return lines;
+            }
+        };
+        let now = rustix::fs::statat(&root_fd, ".gg", AtFlags::SYMLINK_NOFOLLOW).ok();
+        let is_dir =
+            |stat: &rustix::fs::Stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
+        let made_by_command = GgDir::default();
+        let kept = match (&self.top, &now) {
+            (GgTop::Absent, None) => return lines,
+            (GgTop::Absent, Some(stat)) if !is_dir(stat) => {
+                return quarantine(root, &[(gg, GG_WHY.to_string())]);
+            }
+            (GgTop::Absent, Some(_)) => &made_by_command,
+            (GgTop::NotDir(content), _) => {
+                if Content::of(&gg).as_ref() != Some(content) {
+                    lines.push(match now {
+                        Some(_) => move_aside_and_put_back(root, &gg, GG_WHY, Some(content)),
+                        None => put_back_removed(&root_fd, root, &gg, |dir, name| {
+                            content.put_back(dir, name)
+                        }),
+                    });
+                }
+                return lines;
+            }
+            (GgTop::Dir(kept), Some(stat)) if is_dir(stat) => {
+                if stat.st_mode & 0o7777 != kept.mode {
+                    lines.push(set_mode_back(&root_fd, root, &gg, kept.mode));
+                }
+                kept
+            }
+            // Removed, or replaced by a link or a file: what is there goes, the copy comes back.
+            (GgTop::Dir(kept), Some(_)) => {
+                lines.push(replace_with_kept_dir(root, &gg, kept));
+                return lines;
+            }
+            (GgTop::Dir(kept), None) => {
+                lines.push(put_back_removed(&root_fd, root, &gg, |dir, name| {
+                    kept.put_back(dir, name)
+                }));
+                return lines;
+            }
+        };
+        let gg_fd = match open_dir(&root_fd, ".gg") {
+            Ok(fd) => fd,
+            Err(e) => {
+                lines.push(format!(
+                    "[gg: .gg could not be read after the command ({e}): look at it before \
+                     starting gg there again]"
+                ));
+                return lines;
+            }
+        };
+        // gg's own areas: a directory or nothing. First, so that the quarantine can be used.
+        for (name, was) in &self.own_areas {
+            if let Ok(stat) = rustix::fs::statat(&gg_fd, *name, AtFlags::SYMLINK_NOFOLLOW)
+                && !is_dir(&stat)
+                && Some(Stamp::of(&stat)) != *was
+            {
+                lines.extend(quarantine(
+                    root,
+                    &[(
+                        gg.join(name),
+                        format!("where gg keeps its {name}, which is gg's own directory"),
+                    )],
+                ));
+            }
+        }
+        kept.compare(
+            root,
+            &gg_fd,
+            Path::new(".gg"),
+            true,
+            self.racy_from,
+            &mut lines,
+        );
+        lines
+    }
+}
+
+/// Why [`GgDir::look`] could not keep `.gg`.
+enum GgLookError {
+    /// Over a limit: fail closed.
+    TooLarge(String),
+    /// An entry could not be read (said with its path).
+    Unreadable(String),
+}
+
+impl GgDir {
+    /// Keeps the directory open at `fd` (`rel`: its path in the project, for messages).
+    /// `last`: the same directory in the last copy, and when that copy was made (its racy
+    /// bound).
+    fn look(
+        fd: &OwnedFd,
+        rel: &Path,
+        depth: usize,
+        budget: &mut GgBudget,
+        mut last: Option<(GgDir, (i64, i64))>,
+    ) -> Result<GgDir, GgLookError> {
+        use rustix::fs::{AtFlags, FileType};
+        let unreadable = |rel: &Path, e: &dyn std::fmt::Display| {
+            GgLookError::Unreadable(format!("{} could not be read ({e})", rel.display()))
+        };
+        let stat = rustix::fs::fstat(fd).map_err(|e| unreadable(rel, &e))?;
+        let mut dir = GgDir {
+            mode: stat.st_mode & 0o7777,
+            entries: Default::default(),
+        };
+        for name in dir_names(fd).map_err(|e| unreadable(rel, &e))? {
+            if depth == 0 && GG_OWN_AREAS.iter().any(|own| name == *own) {
+                continue;
+            }
+            let path = rel.join(&name);
+            budget.entries += 1;
+            if budget.entries > GG_MAX_ENTRIES {
+                return Err(GgLookError::TooLarge(format!(
+                    "has more than {GG_MAX_ENTRIES} entries"
+                )));
+            }
+            let stat = rustix::fs::statat(fd, &name, AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| unreadable(&path, &e))?;
+            let stamp = Stamp::of(&stat);
+            let was = last.as_mut().and_then(|(dir, racy_from)| {
+                let entry = dir.entries.remove(&name)?;
+                Some((entry, *racy_from))
+            });
+            let node = if FileType::from_raw_mode(stat.st_mode) == FileType::Directory {
+                if depth + 1 >= GG_MAX_DEPTH {
+                    return Err(GgLookError::TooLarge(format!(
+                        "has directories nested more than {GG_MAX_DEPTH} deep"
+                    )));
+                }
+                let sub = open_dir(fd, &name).map_err(|e| unreadable(&path, &e))?;
+                let last = was.and_then(|(entry, racy_from)| match entry.node {
+                    GgNode::Dir(dir) => Some((dir, racy_from)),
+                    GgNode::Leaf(_) => None,
+                });
+                GgNode::Dir(GgDir::look(&sub, &path, depth + 1, budget, last)?)
+            } else {
+                // Unchanged since it was read (a write would have moved its change time past
+                // that copy's racy bound): the bytes kept then are its bytes now.
+                let unchanged = was.and_then(|(entry, racy_from)| match entry.node {
+                    GgNode::Leaf(content)
+                        if entry.stamp == stamp && entry.stamp.changed < racy_from =>
+                    {
+                        Some(content)
+                    }
+                    _ => None,
+                });
+                let content = match unchanged {
+                    Some(content) => Ok(content),
+                    None => read_leaf(fd, &name, &stat),
+                }
+                .map_err(|e| {
+                    if e.starts_with("is larger") {
+                        GgLookError::TooLarge(format!("holds {}, which {e}", path.display()))
+                    } else {
+                        unreadable(&path, &e)
+                    }
+                })?;
+                if let Content::File { bytes, .. } = &content {
+                    budget.bytes += bytes.len() as u64;
+                    if budget.bytes > GG_MAX_BYTES {
+                        return Err(GgLookError::TooLarge(format!(
+                            "holds more than {} MiB",
+                            GG_MAX_BYTES >> 20
+                        )));
+                    }
+                }
+                GgNode::Leaf(content)
+            };
+            dir.entries.insert(name, GgEntry { stamp, node });
+        }
+        Ok(dir)
+    }
+
+    /// After the command: compares the directory open at `fd` (`rel` in the project below
+    /// `root`) with what was kept, putting back what the command changed or removed and moving
+    /// aside what it added; `top`: `.gg` itself, whose own areas are not compared.
+    fn compare(
+        &self,
+        root: &Path,
+        fd: &OwnedFd,
+        rel: &Path,
+        top: bool,
+        racy_from: (i64, i64),
+        lines: &mut Vec<String>,
+    ) {
+        use rustix::fs::AtFlags;
+        let now = match dir_names(fd) {
+            Ok(names) => names,
+            Err(e) => {
+                lines.push(format!(
+                    "[gg: {} could not be read after the command ({e}): look at it before \
+                     starting gg there again]",
+                    rel.display()
+                ));
+                return;
+            }
+        };
+        for name in &now {
+            if top && GG_OWN_AREAS.iter().any(|own| name == *own) {
+                continue;
+            }
+            let path = root.join(rel).join(name);
+            let Ok(stat) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            let stamp = Stamp::of(&stat);
+            match self.entries.get(name) {
+                None => lines.extend(quarantine(root, &[(path, GG_WHY.to_string())])),
+                Some(GgEntry {
+                    node: GgNode::Dir(kept),
+                    ..
+                }) if stamp.is_dir() => {
+                    if stat.st_mode & 0o7777 != kept.mode {
+                        lines.push(set_mode_back(fd, root, &path, kept.mode));
+                    }
+                    match open_dir(fd, name) {
+                        Ok(sub) => {
+                            kept.compare(root, &sub, &rel.join(name), false, racy_from, lines)
+                        }
+                        Err(e) => lines.push(format!(
+                            "[gg: {} could not be read after the command ({e}): look at it \
+                             before starting gg there again]",
+                            path.display()
+                        )),
+                    }
+                }
+                Some(GgEntry {
+                    node: GgNode::Dir(kept),
+                    ..
+                }) => lines.push(replace_with_kept_dir(root, &path, kept)),
+                Some(GgEntry {
+                    stamp: was,
+                    node: GgNode::Leaf(content),
+                }) => {
+                    let same = stamp == *was
+                        && (was.changed < racy_from
+                            || read_leaf(fd, name, &stat).ok().as_ref() == Some(content));
+                    if !same {
+                        lines.push(move_aside_and_put_back(root, &path, GG_WHY, Some(content)));
+                    }
+                }
+            }
+        }
+        let now: std::collections::HashSet<&OsString> = now.iter().collect();
+        for (name, entry) in &self.entries {
+            if !now.contains(name) {
+                let path = root.join(rel).join(name);
+                lines.push(put_back_removed(fd, root, &path, |dir, name| {
+                    entry.put_back(dir, name)
+                }));
+            }
+        }
+    }
+
+    /// Makes it again as `name` in `dir`, with everything in it; goes on past an entry that
+    /// cannot be put back and returns the first such error.
+    fn put_back(&self, dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+        use rustix::fs::Mode;
+        rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o700))?;
+        let fd = open_dir(dir, name)?;
+        let mut first_error = None;
+        for (entry_name, entry) in &self.entries {
+            if let Err(e) = entry.put_back(&fd, entry_name) {
+                first_error.get_or_insert(e);
+            }
+        }
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode))?;
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl GgEntry {
+    fn put_back(&self, dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+        match &self.node {
+            GgNode::Dir(kept) => kept.put_back(dir, name),
+            GgNode::Leaf(content) => content.put_back(dir, name),
+        }
+    }
+}
+
+/// gg's own write areas in `.gg`, not kept (see [`GgKept`]).
+const GG_OWN_AREAS: &[&str] = &["outputs", "quarantine"];
+
+/// Moves what the command left at `path` (where a directory of `.gg` was) aside and makes the
+/// kept directory again there; the line that says so.
+fn replace_with_kept_dir(root: &Path, path: &Path, kept: &GgDir) -> String {
+    let name = shown(root, path);
+    match set_aside(root, path) {
+        Ok((spot, aside)) => {
+            let theirs = match &aside {
+                Aside::Quarantined(target) => format!("its version moved to {}", target.display()),
+                Aside::Deleted(refused) => format!("its version deleted ({refused})"),
+            };
+            match kept.put_back(&spot.dir, &spot.name) {
+                Ok(()) => format!(
+                    "[gg: the command replaced the directory {name}, {GG_WHY}; {theirs}, the \
+                     previous one put back]"
+                ),
+                Err(e) => format!(
+                    "[gg: the command replaced the directory {name}, {GG_WHY}; {theirs}, and the \
+                     previous one could not be put back ({e})]"
+                ),
+            }
+        }
+        Err(e) => format!(
+            "[gg: the command replaced the directory {name}, {GG_WHY}, and its version could not \
+             be moved aside ({e}): look at it before starting gg there again]"
+        ),
+    }
+}
+
+/// Puts back what the command removed at `path` (in the directory open at `dir`) with `put`;
+/// the line that says so.
+fn put_back_removed(
+    dir: &OwnedFd,
+    root: &Path,
+    path: &Path,
+    put: impl FnOnce(&OwnedFd, &OsStr) -> std::io::Result<()>,
+) -> String {
+    let name = shown(root, path);
+    let result = match path.file_name() {
+        Some(file_name) => put(dir, file_name),
+        None => Err(std::io::Error::other("it has no name")),
+    };
+    match result {
+        Ok(()) => format!("[gg: the command removed {name}, {GG_WHY}; put back]"),
+        Err(e) => format!(
+            "[gg: the command removed {name}, {GG_WHY}, and it could not be put back ({e})]"
+        ),
+    }
+}
+
+/// Sets the permissions of the directory `path` (in the directory open at `dir`) back to `mode`;
+/// the line that says so.
+fn set_mode_back(dir: &OwnedFd, root: &Path, path: &Path, mode: u32) -> String {
+    use rustix::fs::{AtFlags, Mode};
+    let name = shown(root, path);
+    // A directory (just `stat`ed without following a link, and the command has ended): its
+    // mode is set by name, since one the command made unreadable cannot be opened first.
+    let result = match path.file_name() {
+        Some(file_name) => {
+            rustix::fs::chmodat(dir, file_name, Mode::from_raw_mode(mode), AtFlags::empty())
+                .map_err(std::io::Error::from)
+        }
+        None => Err(std::io::Error::other("it has no name")),
+    };
+    match result {
+        Ok(()) => {
+            format!("[gg: the command changed the permissions of {name}, {GG_WHY}; put back]")
+        }
+        Err(e) => format!(
+            "[gg: the command changed the permissions of {name}, {GG_WHY}, and they could not be \
+             put back ({e})]"
+        ),
+    }
+}
+
+/// `path` as the tool output names it: relative to the project.
+fn shown(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The directory `name` in `dir`, opened without following a link.
+fn open_dir(dir: impl std::os::fd::AsFd, name: impl rustix::path::Arg) -> std::io::Result<OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    Ok(rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// The names in the directory open at `fd`, but `.` and `..`.
+fn dir_names(fd: &OwnedFd) -> std::io::Result<Vec<OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::read_from(fd)? {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            names.push(OsStr::from_bytes(name).to_os_string());
+        }
+    }
+    Ok(names)
+}
+
+/// What `name` in `dir` is, with `stat` its `lstat`: a regular file's bytes (opened with
+/// `O_NOFOLLOW|O_NONBLOCK` and checked again with `fstat`, so a FIFO swapped in cannot block),
+/// a link's target (not followed), anything else by its identity. `Err` says why not.
+fn read_leaf(dir: &OwnedFd, name: &OsStr, stat: &rustix::fs::Stat) -> Result<Content, String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    use std::io::Read;
+    use std::os::unix::ffi::OsStringExt;
+    let stamp = Stamp::of(stat);
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::Symlink => rustix::fs::readlinkat(dir, name, Vec::new())
+            .map(|target| Content::Link(PathBuf::from(OsString::from_vec(target.into_bytes()))))
+            .map_err(|e| e.to_string()),
+        FileType::RegularFile => {
+            let too_large = || format!("is larger than {} MiB", MAX_KEPT >> 20);
+            if stamp.size > MAX_KEPT {
+                return Err(too_large());
+            }
+            let fd = rustix::fs::openat(
+                dir,
+                name,
+                OFlags::RDONLY
+                    | OFlags::NONBLOCK
+                    | OFlags::NOFOLLOW
+                    | OFlags::NOCTTY
+                    | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| e.to_string())?;
+            let opened = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+            if Stamp::of(&opened).ino != stamp.ino
+                || FileType::from_raw_mode(opened.st_mode) != FileType::RegularFile
+            {
+                return Err("changed while it was read".to_string());
+            }
+            let mut bytes = Vec::new();
+            std::fs::File::from(fd)
+                .take(MAX_KEPT + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| e.to_string())?;
+            if bytes.len() as u64 > MAX_KEPT {
+                return Err(too_large());
+            }
+            Ok(Content::File {
+                bytes,
+                mode: stamp.mode,
+            })
+        }
+        _ => Ok(Content::Other {
+            ino: stamp.ino,
+            changed: SystemTime::UNIX_EPOCH.checked_add(Duration::new(
+                u64::try_from(stamp.changed.0).unwrap_or_default(),
+                u32::try_from(stamp.changed.1).unwrap_or_default(),
+            )),
+        }),
+    }
+}
+
+/// A time as the seconds and nanoseconds of a change time.
+fn epoch_pair(time: SystemTime) -> (i64, i64) {
+    let since = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    (
+        i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+        i64::from(since.subsec_nanos()),
+    )
+}
+
 /// Directories below the project that a sweep does not look in: dependencies and build output,
 /// large and rewritten by ordinary commands, where no agent, editor or git is started.
 const UNWATCHED: &[&str] = &["node_modules", "target", ".venv"];
@@ -587,6 +1254,8 @@ pub struct ProjectDirs {
     /// The directory `core.hooksPath` names in the work tree, asked of git once and again only
     /// when `.git/config` changes (the identity of the file it was asked with).
     hooks_path: Option<(Option<ConfigStamp>, Option<PathBuf>)>,
+    /// The copy of `.gg` kept before the last command at the landlock level ([`GgKept`]).
+    gg_kept: Option<GgKept>,
 }
 
 /// What tells one `.git/config` from another cheaply: its inode mixed with its size, and its
@@ -1627,6 +2296,32 @@ mod tests {
         .unwrap();
         assert_eq!(read_regular(&fifo, true), Err("a FIFO".to_string()));
         assert_eq!(read_regular(&root.join("absent"), false), Ok(None));
+    }
+
+    /// The copy of `.gg` taken from the last command's keeps only what has not changed since:
+    /// a file rewritten between commands (same size, by gg's own tools or the person) is read
+    /// again, so what is put back after the next command is its new text.
+    #[test]
+    fn the_kept_gg_is_read_again_where_it_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::create_dir_all(root.join(".gg/memory")).unwrap();
+        std::fs::write(root.join(".gg/memory/MEMORY.md"), "first").unwrap();
+        let kept = GgKept::look(root, None).unwrap();
+        assert!(kept.sweep(root).is_empty());
+        std::fs::write(root.join(".gg/memory/MEMORY.md"), "later").unwrap();
+        let kept = GgKept::look(root, Some(kept)).unwrap();
+        // The command's change, then the sweep.
+        std::fs::write(root.join(".gg/memory/MEMORY.md"), "THEIRS").unwrap();
+        let lines = kept.sweep(root);
+        assert!(lines[0].contains("put back"), "{lines:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".gg/memory/MEMORY.md")).unwrap(),
+            "later"
+        );
+        // Unchanged since: taken from the copy, and still what is there.
+        let kept = GgKept::look(root, Some(kept)).unwrap();
+        assert!(kept.sweep(root).is_empty());
     }
 
     #[test]

@@ -243,9 +243,30 @@ impl CommandRunner {
         // (persistence vectors: `.envrc`, a new `.git/commondir`, a planted submodule's git
         // directory, …) is looked at before it starts (a served command runs as soon as it is
         // handed over) and moved aside after it. A command run read-only can create nothing.
-        let before = (matches!(self.sandbox, SandboxSetting::On { .. })
-            && !(class == Class::ReadOnly && self.enforce_read_only))
-            .then(|| crate::persistence::Before::look(self.cwd(), Arc::clone(&self.project_dirs)));
+        let swept = matches!(self.sandbox, SandboxSetting::On { .. })
+            && !(class == Class::ReadOnly && self.enforce_read_only);
+        let before = if swept {
+            // At the landlock level the project's `.gg` is writable to commands (Landlock
+            // cannot carve it out of the project), so the sweep keeps a copy and puts it back,
+            // and a `.gg` too large to keep refuses the command there.
+            let gg_writable = self
+                .confining_backend()
+                .ok()
+                .and_then(|backend| sandbox::level_for(backend).ok())
+                .is_some_and(|(level, _)| level == sandbox::Level::Landlock);
+            match crate::persistence::Before::look(
+                self.cwd(),
+                Arc::clone(&self.project_dirs),
+                gg_writable,
+            ) {
+                Ok(before) => Some(before),
+                Err(refused) => {
+                    return Outcome::error(format!("sandbox could not be set up: {refused}"));
+                }
+            }
+        } else {
+            None
+        };
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
