@@ -5,6 +5,8 @@
 pub(crate) struct Prepared {
     pub text: String,
     /// `offsets[i]` is the input offset of byte `i` of `text`; one extra entry for the end.
+    /// Empty when nothing was removed or replaced (see [`prepare`]): then byte `i` of `text` is
+    /// byte `i` of the input.
     offsets: Vec<usize>,
     /// Whether any character was removed or replaced.
     pub changed: bool,
@@ -13,6 +15,11 @@ pub(crate) struct Prepared {
 impl Prepared {
     /// Maps a byte span of `text` back to the caller's input.
     pub fn map_span(&self, start: usize, end: usize) -> (usize, usize) {
+        if self.offsets.is_empty() {
+            // The identity, ending at the end of the input as the table's last entry does.
+            let len = self.text.len();
+            return (start.min(len), end.min(len));
+        }
         let at = |i: usize| {
             self.offsets
                 .get(i)
@@ -40,8 +47,31 @@ fn is_unusual_space(c: char) -> bool {
     c != ' ' && c != '\t' && c != '\n' && (c.is_whitespace() || c == '\u{2800}')
 }
 
+/// Whether `input` is plain ASCII that [`prepare`] and [`clean`] return unchanged: no
+/// character there is invisible, and among ASCII characters only NUL is dropped and vertical
+/// tab and form feed are unusual spaces (carriage return is kept). Checked byte by byte first
+/// because almost every command is such text, and building the offset table (eight bytes per
+/// input byte) cost more than the check.
+fn unchanged_ascii(input: &str) -> bool {
+    input
+        .bytes()
+        .all(|b| b.is_ascii() && !matches!(b, b'\0' | b'\x0b' | b'\x0c'))
+}
+
 /// Prepares `input` for parsing.
 pub(crate) fn prepare(input: &str) -> Prepared {
+    if unchanged_ascii(input) {
+        return Prepared {
+            text: input.to_string(),
+            offsets: Vec::new(),
+            changed: false,
+        };
+    }
+    prepare_in_full(input)
+}
+
+/// [`prepare`] character by character, with the offset table.
+fn prepare_in_full(input: &str) -> Prepared {
     let mut text = String::with_capacity(input.len());
     let mut offsets = Vec::with_capacity(input.len() + 1);
     let mut changed = false;
@@ -70,6 +100,14 @@ pub(crate) fn prepare(input: &str) -> Prepared {
 
 /// The same clean-up for nested text (a `bash -c` string), where spans are not mapped.
 pub(crate) fn clean(input: &str) -> String {
+    if unchanged_ascii(input) {
+        return input.to_string();
+    }
+    clean_in_full(input)
+}
+
+/// [`clean`] character by character.
+fn clean_in_full(input: &str) -> String {
     input
         .chars()
         .filter(|&c| !is_invisible(c) && c != '\0')
@@ -95,6 +133,49 @@ mod tests {
         assert!(p.changed);
         // "-rf" starts after the NBSP (2 bytes) in the input.
         assert_eq!(p.map_span(3, 6), (input.len() - 3, input.len()));
+    }
+
+    /// The ASCII shortcut gives what the character-by-character preparation gives: the same
+    /// text, the same `changed`, the same span for every offset (past the end too).
+    fn same_as_in_full(input: &str) {
+        let (quick, full) = (prepare(input), prepare_in_full(input));
+        assert_eq!(quick.text, full.text, "{input:?}");
+        assert_eq!(quick.changed, full.changed, "{input:?}");
+        for start in 0..input.len() + 3 {
+            for end in start..input.len() + 3 {
+                assert_eq!(
+                    quick.map_span(start, end),
+                    full.map_span(start, end),
+                    "{input:?} {start}..{end}"
+                );
+            }
+        }
+        assert_eq!(clean(input), clean_in_full(input), "{input:?}");
+    }
+
+    #[test]
+    fn the_ascii_shortcut_changes_nothing() {
+        for input in [
+            "",
+            "ls -la",
+            "a\r\nb\tc",
+            "x\x0by",
+            "x\x0cy",
+            "a\0b",
+            "\x7f\x01\x1c\x1f",
+            "r\u{200b}m",
+            "é",
+            "rm\u{a0}-rf",
+        ] {
+            same_as_in_full(input);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_ascii_shortcut_agrees_on_any_text(input in "[\\x00-\\x7f\u{a0}\u{200b}é]{0,12}") {
+            same_as_in_full(&input);
+        }
     }
 
     #[test]
