@@ -206,7 +206,8 @@ impl Walker<'_> {
         let mut group: Vec<Node> = Vec::new();
         let feed_here = self.output_feed(node, input);
         let saved_feed = std::mem::replace(&mut self.procsub_feed, feed_here);
-        for child in named_children(node) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
             let adjacent = group
                 .last()
                 .is_some_and(|last| self.joined(last.end_byte(), child.start_byte()));

@@ -139,7 +139,9 @@ impl Walker<'_> {
 
     pub(super) fn generic(&mut self, node: Node, input: &Flow) -> Flow {
         let mut flow = Flow::default();
-        for child in named_children(node) {
+        // A cursor of its own rather than a collected list: this runs for most nodes.
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
             flow.merge(&self.statement(child, input));
         }
         flow
@@ -150,7 +152,8 @@ impl Walker<'_> {
     fn sequence(&mut self, node: Node, input: &Flow) -> Flow {
         let mut flow = Flow::default();
         let mut count = 0;
-        for child in named_children(node) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
             let before = self.cwds.clone();
             let child_flow = self.statement(child, input);
             self.cwds.union(&before);
