@@ -13,9 +13,14 @@ const MAX_CWDS: usize = 8;
 
 /// The working directories the script may be in at some point. A `cd` may fail, so after
 /// `cd X; …` both X and the previous directory are possible.
+///
+/// The walk saves and restores this around every statement, subshell and trial reading, so the
+/// list is shared copy-on-write (saving it costs no copy of the paths), and what the rules ask of
+/// every argument about the directories' names (see [`Cwds::mention`]) is worked out once when
+/// the list changes rather than once per argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cwds {
-    known: Vec<PathBuf>,
+    known: std::rc::Rc<Vec<PathBuf>>,
     /// Some possibility is not statically known (`cd "$DIR"`, `cd -`, `popd`).
     unknown: bool,
     /// Some possibility was reached through a `..` component, `cd -` or a path the classifier
@@ -24,27 +29,56 @@ pub(crate) struct Cwds {
     /// retries a failed `cd a/../b` verbatim, through `a` even when it is a symbolic link, and
     /// `git -C` never resolves `..` lexically.
     indirect: bool,
+    /// Whether some directory of `known` has `proc` in its name (see [`Cwds::mention`]); always
+    /// what [`mentions`] says of `known`, as every change to `known` goes through
+    /// [`Cwds::with_known`].
+    proc: bool,
+    /// The same for `dev`.
+    dev: bool,
+}
+
+/// Substrings of the directories' names that the rules on devices and process files test for
+/// every argument ([`Cwds::mention`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mention {
+    Proc,
+    Dev,
+}
+
+/// Whether some path of `known` contains `needle` in its text (bytes: the same answer as in its
+/// lossy UTF-8 form, since the needles are ASCII and the lossy form keeps ASCII bytes in place).
+fn mentions(known: &[PathBuf], needle: &[u8]) -> bool {
+    known.iter().any(|d| {
+        d.as_os_str()
+            .as_encoded_bytes()
+            .windows(needle.len())
+            .any(|w| w == needle)
+    })
 }
 
 impl Cwds {
+    /// The one place a list of directories becomes a `Cwds`: the name checks are worked out
+    /// here, so they cannot disagree with the list.
+    fn with_known(known: Vec<PathBuf>, unknown: bool, indirect: bool) -> Cwds {
+        Cwds {
+            proc: mentions(&known, b"proc"),
+            dev: mentions(&known, b"dev"),
+            known: std::rc::Rc::new(known),
+            unknown,
+            indirect,
+        }
+    }
+
     pub fn start(ctx: &Context) -> Cwds {
         if ctx.cwd.is_absolute() {
-            Cwds {
-                known: vec![normalize(&ctx.cwd)],
-                unknown: false,
-                indirect: false,
-            }
+            Cwds::with_known(vec![normalize(&ctx.cwd)], false, false)
         } else {
             Cwds::unknown()
         }
     }
 
     pub fn unknown() -> Cwds {
-        Cwds {
-            known: Vec::new(),
-            unknown: true,
-            indirect: false,
-        }
+        Cwds::with_known(Vec::new(), true, false)
     }
 
     /// Every possible directory, when all are statically known, and whether some was reached
@@ -56,6 +90,15 @@ impl Cwds {
     /// The directories known to be possible (others may be too, see [`Cwds::is_unknown`]).
     pub fn known(&self) -> &[PathBuf] {
         &self.known
+    }
+
+    /// Whether some known directory has `proc` (or `dev`) in its name: the same as testing the
+    /// text of each of [`Cwds::known`].
+    pub fn mention(&self, what: Mention) -> bool {
+        match what {
+            Mention::Proc => self.proc,
+            Mention::Dev => self.dev,
+        }
     }
 
     /// Whether some possible directory is not statically known.
@@ -80,45 +123,49 @@ impl Cwds {
     pub fn union(&mut self, other: &Cwds) {
         self.unknown |= other.unknown;
         self.indirect |= other.indirect;
-        for p in &other.known {
-            if !self.known.contains(p) {
-                self.known.push(p.clone());
+        // Nothing to add, as when the walk restores what it saved before a statement that did
+        // not `cd` (the same list). The list never holds more than `MAX_CWDS`, so there is
+        // nothing to clear either.
+        if std::rc::Rc::ptr_eq(&self.known, &other.known)
+            || other.known.iter().all(|p| self.known.contains(p))
+        {
+            return;
+        }
+        let mut known = self.known.as_ref().clone();
+        for p in other.known.iter() {
+            if !known.contains(p) {
+                known.push(p.clone());
             }
         }
-        if self.known.len() > MAX_CWDS {
-            self.known.clear();
+        if known.len() > MAX_CWDS {
+            known.clear();
             self.unknown = true;
         }
+        *self = Cwds::with_known(known, self.unknown, self.indirect);
     }
 
     /// The directories after a successful `cd` to `target` (`None`: to the home directory).
     pub fn after_cd(&self, target: Option<&Word>, ctx: &Context) -> Cwds {
         let Some(word) = target else {
             return match home(ctx) {
-                Some(h) => Cwds {
-                    known: vec![h],
-                    unknown: false,
-                    indirect: self.indirect,
-                },
+                Some(h) => Cwds::with_known(vec![h], false, self.indirect),
                 None => Cwds::unknown(),
             };
         };
         if word.dynamic || word.text == "-" || has_glob(&word.text) {
             return Cwds::unknown();
         }
-        let mut next = Cwds {
-            known: Vec::new(),
-            unknown: self.unknown,
-            indirect: self.indirect || word.expanded || word.text.split('/').any(|c| c == ".."),
-        };
-        for base in &self.known {
+        let mut known = Vec::new();
+        let mut unknown = self.unknown;
+        let indirect = self.indirect || word.expanded || word.text.split('/').any(|c| c == "..");
+        for base in self.known.iter() {
             match absolute(&word.text, base, ctx) {
-                Some(p) if !next.known.contains(&p) => next.known.push(p),
+                Some(p) if !known.contains(&p) => known.push(p),
                 Some(_) => {}
-                None => next.unknown = true,
+                None => unknown = true,
             }
         }
-        next
+        Cwds::with_known(known, unknown, indirect)
     }
 }
 

@@ -76,10 +76,8 @@ pub(super) fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcom
     let lost_cwd = w.ctx.cwd.is_absolute() && w.cwds.is_unknown();
     // Only a path whose text or working directory mentions `dev` or `proc` can reach `/dev`
     // (lexically): the rest skip the resolution.
-    let cwd_near_devices = w.cwds.known().iter().any(|d| {
-        let d = d.to_string_lossy();
-        d.contains("dev") || d.contains("proc")
-    });
+    let cwd_near_devices =
+        w.cwds.mention(crate::paths::Mention::Dev) || w.cwds.mention(crate::paths::Mention::Proc);
     let mut findings: Vec<(Word, String)> = Vec::new();
     for word in args.iter().chain(inputs) {
         let text = if word.dynamic {

@@ -343,10 +343,8 @@ pub(crate) fn names_process_secrets_at(w: &Walker, word: &Word) -> bool {
     // Cheap first: only a path through `/proc` can name a process's files.
     let relative = !text.starts_with(['/', '~']);
     let may = if relative {
-        w.cwds
-            .known()
-            .iter()
-            .any(|d| d.starts_with("/proc") || d.to_string_lossy().contains("proc"))
+        // A directory below `/proc` has `proc` in its name.
+        w.cwds.mention(crate::paths::Mention::Proc)
     } else {
         text.contains("proc")
     };
