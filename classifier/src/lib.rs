@@ -172,8 +172,19 @@ impl Protected {
         if !self.path.is_absolute() {
             return false;
         }
-        let root = paths::normalize(&self.path);
-        let inside = path.starts_with(&root)
+        // Without a copy when the caller's paths are normal already (they are): this runs for
+        // every written path and every tree.
+        let root = paths::normalized(&self.path);
+        // Both normal (as the classifier's paths are): compared as text, without parsing them.
+        let path_normal = paths::is_normal(path);
+        let starts_with = |prefix: &Path| {
+            if path_normal && paths::is_normal(prefix) {
+                paths::starts_with_as_text(path, prefix)
+            } else {
+                path.starts_with(prefix)
+            }
+        };
+        let inside = starts_with(&root)
             || self.anywhere
                 && root
                     .parent()
@@ -186,7 +197,7 @@ impl Protected {
             && !self
                 .except
                 .iter()
-                .any(|e| path.starts_with(paths::normalize(e)))
+                .any(|e| starts_with(&paths::normalized(e)))
     }
 }
 

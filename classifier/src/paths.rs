@@ -370,6 +370,61 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `path` is already in the form [`normalize`] gives: absolute, one `/` between names,
+/// no `.` or `..` name, no `/` at the end (but for `/` itself). [`normalize`] returns such a path
+/// byte for byte unchanged.
+pub(crate) fn is_normal(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if bytes == b"/" {
+        return true;
+    }
+    let Some(names) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    // One pass over the bytes (this runs for each of the caller's places, of which there may be
+    // thousands): the length of the name so far and how many of its bytes are dots. A name
+    // that is empty, `.` or `..` is not normal.
+    let bad = |len: usize, dots: usize| len == 0 || (dots == len && len <= 2);
+    let (mut len, mut dots) = (0usize, 0usize);
+    for &b in names {
+        if b == b'/' {
+            if bad(len, dots) {
+                return false;
+            }
+            (len, dots) = (0, 0);
+        } else {
+            len += 1;
+            dots += usize::from(b == b'.');
+        }
+    }
+    !bad(len, dots)
+}
+
+/// [`normalize`]'s result, without a copy when `path` is already normal (the caller's
+/// directories, the trees it protects and the places it found are, so the checks that run for
+/// every path argument need not copy them each time).
+pub(crate) fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if is_normal(path) {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(normalize(path))
+    }
+}
+
+/// `path.starts_with(prefix)` for two paths the caller has checked are [`is_normal`]: then
+/// their names are what lies between the `/`s, and comparing the text is comparing the names,
+/// without parsing either. For other paths the answer means nothing.
+pub(crate) fn starts_with_as_text(path: &Path, prefix: &Path) -> bool {
+    let (path, prefix) = (
+        path.as_os_str().as_encoded_bytes(),
+        prefix.as_os_str().as_encoded_bytes(),
+    );
+    prefix == b"/"
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
+}
+
 /// Where `path` lands. Only the caller's working directory is safe, not one the script `cd`s to.
 fn assess(path: &Path, ctx: &Context) -> Place {
     if path == Path::new("/") {
@@ -387,15 +442,15 @@ fn assess(path: &Path, ctx: &Context) -> Place {
             return Place::Protected(index);
         }
     }
-    if ctx.cwd.is_absolute() && path == normalize(&ctx.cwd) {
+    if ctx.cwd.is_absolute() && path == normalized(&ctx.cwd).as_ref() {
         return Place::Project(path.to_path_buf());
     }
     let in_scratch = ctx
         .scratch_dirs
         .iter()
         .filter(|d| d.is_absolute())
-        .any(|d| path.starts_with(normalize(d)));
-    let in_cwd = ctx.cwd.is_absolute() && path.starts_with(normalize(&ctx.cwd));
+        .any(|d| path.starts_with(normalized(d)));
+    let in_cwd = ctx.cwd.is_absolute() && path.starts_with(normalized(&ctx.cwd));
     if in_scratch || in_cwd {
         Place::Inside
     } else {
@@ -424,6 +479,48 @@ mod tests {
     fn place(text: &str) -> Place {
         let c = ctx();
         place_of(&lit(text), &Cwds::start(&c), &c)
+    }
+
+    /// `is_normal` holds exactly of the paths `normalize` leaves as they are, `normalized` is
+    /// `normalize`, and comparing two normal paths as text is `Path::starts_with`.
+    fn check_normal_forms(a: &str, b: &str) {
+        for text in [a, b] {
+            let path = Path::new(text);
+            let full = normalize(path);
+            assert_eq!(normalized(path).as_ref(), full.as_path(), "{text:?}");
+            assert_eq!(
+                is_normal(path),
+                full.as_os_str() == path.as_os_str(),
+                "{text:?}"
+            );
+        }
+        let (a, b) = (Path::new(a), Path::new(b));
+        if is_normal(a) && is_normal(b) {
+            assert_eq!(starts_with_as_text(a, b), a.starts_with(b), "{a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn normal_forms() {
+        let cases = [
+            "/", "", ".", "/a", "/a/", "//a", "/a//b", "/a/./b", "/a/../b", "/a/b/..", "/a/.",
+            "a/b", "/ab", "/a/b", "/a/bc", "/a.b", "/..", "/.a", "/a/..b", "/...", "/a/...",
+        ];
+        for a in cases {
+            for b in cases {
+                check_normal_forms(a, b);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn normal_forms_agree(a in "[ab./]{0,10}", b in "[ab./]{0,10}") {
+            check_normal_forms(&a, &b);
+            // A prefix of the same path, so that matches are tried as well as misses.
+            let cut = a.len() / 2;
+            check_normal_forms(&a, &a[..cut]);
+        }
     }
 
     #[test]

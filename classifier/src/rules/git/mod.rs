@@ -13,7 +13,7 @@ use super::args::{Opt, split_option};
 use crate::Class;
 use crate::gitconfig;
 use crate::ids::RuleId;
-use crate::paths::Cwds;
+use crate::paths::{self, Cwds};
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
 use config::{config_override, dotted_entry};
@@ -115,7 +115,7 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
     if !ctx.cwd.is_absolute() {
         return false;
     }
-    let start = crate::paths::normalize(&ctx.cwd);
+    let start = paths::normalize(&ctx.cwd);
     let Some((known, indirect)) = dirs.all_known() else {
         return false;
     };
@@ -133,13 +133,22 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
             && !dir
                 .strip_prefix(&start)
                 .is_ok_and(|rest| rest.iter().any(|c| c == ".git"));
-        let nested = hazards
-            .iter()
-            .any(|h| dir.starts_with(crate::paths::normalize(&start.join(h))));
+        // The caller may list a thousand places or more (a large build directory), and this
+        // runs for every git command in another directory: a place that is absolute and normal
+        // (as the caller's are: `start.join(h)` is `h` then, and normalising it changes nothing)
+        // is compared as text, without a copy; any other as before.
+        let dir_normal = paths::is_normal(dir);
+        let nested = hazards.iter().any(|h| {
+            if dir_normal && paths::is_normal(h) {
+                paths::starts_with_as_text(dir, h)
+            } else {
+                dir.starts_with(paths::normalize(&start.join(h)))
+            }
+        });
         // Exceptions (the agent area) included: git there is not trusted either.
         let protected = ctx.protected.iter().any(|tree| {
             !tree.path.is_absolute()
-                || dir.starts_with(crate::paths::normalize(&tree.path))
+                || dir.starts_with(paths::normalized(&tree.path))
                 || tree.covers(dir)
         });
         let word = Word::literal(&dir.to_string_lossy(), (0, 0));
