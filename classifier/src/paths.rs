@@ -215,6 +215,20 @@ impl Place {
 
 /// Where `word`, used as a file operand, lands in the worst of the possible working directories.
 pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
+    // Braces first, as bash does: each word they make lands somewhere (`./{.,.}./.bashrc` is
+    // `../.bashrc`); too many to list is judged as outside.
+    if !word.dynamic && word.text.contains('{') {
+        match crate::pattern::brace_alternatives(&word.text) {
+            Some(words) if words.len() > 1 || words.first() != Some(&word.text) => {
+                return words
+                    .iter()
+                    .map(|w| place_of(&Word::literal(w, word.span), cwds, ctx))
+                    .fold(Place::Inside, Place::worst);
+            }
+            Some(_) => {}
+            None => return Place::Outside(PathBuf::from(&word.text)),
+        }
+    }
     let (text, open_ended) = if word.dynamic {
         (word.prefix.as_str(), true)
     } else {
@@ -264,6 +278,15 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
 pub(crate) fn resolve_all(word: &Word, cwds: &Cwds, ctx: &Context) -> Vec<PathBuf> {
     if word.dynamic || word.text.is_empty() {
         return Vec::new();
+    }
+    if word.text.contains('{')
+        && let Some(words) = crate::pattern::brace_alternatives(&word.text)
+        && (words.len() > 1 || words.first() != Some(&word.text))
+    {
+        return words
+            .iter()
+            .flat_map(|w| resolve_all(&Word::literal(w, word.span), cwds, ctx))
+            .collect();
     }
     if word.text.starts_with('/') || word.text.starts_with('~') {
         return absolute(&word.text, Path::new("/"), ctx)
@@ -335,7 +358,66 @@ fn absolute(text: &str, base: &Path, ctx: &Context) -> Option<PathBuf> {
     } else {
         base.join(text)
     };
-    Some(follow_links(normalize(&joined), ctx))
+    Some(normalize_through_links(&joined, ctx))
+}
+
+/// Links every Linux system has, followed where a `..` comes after them (the kernel resolves
+/// `/proc/net/..` as `/proc/self`, and `/dev/fd/../..` as `/proc`); without a `..` the path
+/// is judged as written (`> /dev/stderr` stays a device).
+const SYSTEM_LINKS: &[(&str, &str)] = &[
+    ("/proc/net", "/proc/self/net"),
+    ("/proc/mounts", "/proc/self/mounts"),
+    ("/proc/thread-self", "/proc/self/task/self"),
+    ("/dev/fd", "/proc/self/fd"),
+    ("/dev/stdin", "/proc/self/fd/0"),
+    ("/dev/stdout", "/proc/self/fd/1"),
+    ("/dev/stderr", "/proc/self/fd/2"),
+];
+
+/// `path` normalised as the kernel walks it: a `..` after a link (the project's, see
+/// [`Context::links`], or one of [`SYSTEM_LINKS`]) climbs from the link's target, not from the
+/// link (`docs/../.aws` with `docs -> ~/.cache` is `~/.aws`); then the project's links are
+/// followed.
+pub(crate) fn normalize_through_links(path: &Path, ctx: &Context) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    for comp in path.components() {
+        match comp {
+            Component::Normal(c) => out.push(c),
+            Component::ParentDir => {
+                before_parent(&mut out, ctx, &mut hops);
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    follow_links(out, ctx)
+}
+
+/// Before a `..` is applied to `path`: a link at or above it is replaced by its target, so the
+/// `..` climbs from where the link leads. `hops` bounds the replacements, as the kernel does.
+pub(crate) fn before_parent(path: &mut PathBuf, ctx: &Context, hops: &mut usize) {
+    while *hops < 16 {
+        let found = ctx
+            .links
+            .iter()
+            .map(|(l, t)| (l.as_path(), t.as_path()))
+            .chain(
+                SYSTEM_LINKS
+                    .iter()
+                    .map(|(l, t)| (Path::new(*l), Path::new(*t))),
+            )
+            .find(|(link, _)| path.starts_with(link));
+        let Some((link, target)) = found else {
+            return;
+        };
+        let rest = path
+            .strip_prefix(link)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        *path = normalize(&target.join(rest));
+        *hops += 1;
+    }
 }
 
 /// `path` (absolute, normalised) with the symbolic links the caller found

@@ -113,24 +113,52 @@ fn first_brace_group(text: &str) -> Option<(usize, usize, Vec<String>)> {
             choices.push(text[from..close].to_string());
             return Some((open, close, choices));
         }
-        if is_sequence(body) {
-            return Some((open, close, vec![ANY_TEXT.to_string()]));
+        if let Some(choices) = sequence_choices(body) {
+            return Some((open, close, choices));
         }
     }
     None
 }
 
-/// `x..y` or `x..y..step`, with single characters or integers at the ends.
-fn is_sequence(body: &str) -> bool {
+/// The words of a sequence `x..y` or `x..y..step` (single characters or integers at the
+/// ends), or `None` when `body` is not one. Characters are listed one by one (`{-..0}` holds
+/// `.`, two of them make `..`); a long run of numbers, which holds neither `.` nor `/`, is any
+/// text.
+fn sequence_choices(body: &str) -> Option<Vec<String>> {
     let parts: Vec<&str> = body.split("..").collect();
-    let end = |p: &str| {
-        p.chars().count() == 1
-            || (!p.is_empty()
-                && p.trim_start_matches(['-', '+'])
-                    .chars()
-                    .all(|c| c.is_ascii_digit()))
+    if !matches!(parts.len(), 2 | 3) {
+        return None;
+    }
+    let step = match parts.get(2) {
+        Some(step) => step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        None => 1,
     };
-    matches!(parts.len(), 2 | 3) && end(parts[0]) && end(parts[1])
+    let number = |p: &str| p.parse::<i64>().ok();
+    if let (Some(from), Some(to)) = (number(parts[0]), number(parts[1])) {
+        let count = from.abs_diff(to) / step + 1;
+        if count > 64 {
+            return Some(vec![ANY_TEXT.to_string()]);
+        }
+        let (low, high) = (from.min(to), from.max(to));
+        return Some(
+            (0..count)
+                .map(|i| (low + (i * step) as i64).min(high).to_string())
+                .collect(),
+        );
+    }
+    let single = |p: &str| {
+        let mut chars = p.chars();
+        chars.next().filter(|_| chars.next().is_none())
+    };
+    let (from, to) = (single(parts[0])? as u32, single(parts[1])? as u32);
+    let (low, high) = (from.min(to), from.max(to));
+    Some(
+        (low..=high)
+            .step_by(usize::try_from(step).unwrap_or(usize::MAX))
+            .filter_map(char::from_u32)
+            .map(String::from)
+            .collect(),
+    )
 }
 
 /// One piece of a glob component.
@@ -355,7 +383,13 @@ mod tests {
         assert_eq!(alts("{x}"), ["{x}"]);
         assert_eq!(alts("{}"), ["{}"]);
         assert_eq!(alts("\\{a,b}"), ["\\{a,b}"]);
-        assert_eq!(alts("~/{-..0}aws"), [format!("~/{ANY_TEXT}aws")]);
+        assert_eq!(
+            alts("~/{-..0}aws"),
+            ["~/-aws", "~/.aws", "~//aws", "~/0aws"]
+        );
+        assert_eq!(alts("{1..3}"), ["1", "2", "3"]);
+        assert_eq!(alts("x{1..1000}"), [format!("x{ANY_TEXT}")]);
+        assert!(alts("{-..0}{-..0}").contains(&"..".to_string()));
         assert!(brace_alternatives(&"{a,b}".repeat(9)).is_none());
     }
 

@@ -773,6 +773,55 @@ const CASES: &[(&str, Class, &str)] = &[
     ),
     ("ls -l /proc/self/fd", R, ""),
     ("cat /proc/1/status", R, ""),
+    // The pass against the pattern fixes: braces making `..`, other projects' `.env.*`, `**`
+    // across home, another user's home, system links before `..`, another process's cwd.
+    (
+        "cat ./{.,.}./.aws/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "cat ~/.cache/{.,.}./.aws/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "cat ~/.cache/.{,.}/.config/gh/hosts.yml",
+        D,
+        "secrets.credential-file",
+    ),
+    (
+        "cat ~/.cache/{-..0}{-..0}/.aws/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat ../other/.env.*", D, "secrets.credential-file"),
+    ("cat ../other/.env.prod*", D, "secrets.credential-file"),
+    (
+        "shopt -s globstar dotglob; cat ../**/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat /home/**/credentials", D, "secrets.credential-file"),
+    ("cat ~root/.aws/credentials", D, "secrets.credential-file"),
+    ("cat ../other/id_rs?", D, "secrets.credential-file"),
+    (
+        "cat /proc/net/../cwd/../.aws/credentials",
+        D,
+        "secrets.credential-file",
+    ),
+    ("cat /proc/net/../../1/environ", N, "secrets.other-process"),
+    ("cat /dev/fd/../../1/fd/0", N, "secrets.other-process"),
+    (
+        "cat /proc/1/cwd/.aws/credentials",
+        N,
+        "secrets.other-process",
+    ),
+    ("echo x | tee -a ./{.,.}./.bashrc", D, "write.outside-cwd"),
+    ("touch ./{.,.}./.bashrc", D, ""),
+    ("echo x > out{1..3}.txt", N, ""),
+    ("echo x > /dev/stderr", R, ""),
+    ("wc -l {1..1000}", R, ""),
     // …while globs and computed words that cannot reach a store stay read-only.
     ("cat ~/*/credentials", R, ""),
     ("ls ~/*", R, ""),
@@ -1606,6 +1655,7 @@ fn paths_through_the_projects_links_are_judged_where_they_lead() {
             ("/home/u/proj/shellrc".into(), "/home/u/.bashrc".into()),
             ("/home/u/proj/hk".into(), "/home/u/proj/.git/hooks".into()),
             ("/home/u/proj/docs".into(), "/home/u/.aws".into()),
+            ("/home/u/proj/c".into(), "/home/u/.cache".into()),
             ("/home/u/proj/cfgdir".into(), "/home/u/.config".into()),
             ("/home/u/proj/loop".into(), "/home/u/proj/loop/x".into()),
         ],
@@ -1625,6 +1675,9 @@ fn paths_through_the_projects_links_are_judged_where_they_lead() {
         ("cd docs && cat credentials", D),
         ("echo x > cfgdir/autostart/a.desktop", D),
         ("cat loop/a", R),
+        ("cat c/../.aws/credentials", D),
+        ("cat c/x/../../.gg/web.json", D),
+        ("cd -P c/.. && cat .aws/credentials", D),
         ("cat README.md", R),
         ("echo x > notes.txt", N),
     ];

@@ -55,7 +55,7 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if pattern::has_pattern(text) {
         return pattern_names_credentials(w, text, false);
     }
-    literal_names_credentials(w, text)
+    literal_names_credentials(w, &other_home_as_ours(text))
 }
 
 /// [`names_credentials`] for a literal path: no glob, no brace, nothing computed.
@@ -105,18 +105,21 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
     } else {
         text.to_string()
     };
-    if !computed && KEY_FILE_NAMES.contains(&basename(&text)) {
-        return true;
-    }
-    if !may_reach_credentials(w, &text) {
-        return false;
-    }
     // Too many alternatives to check: assume one of them is a store.
     let Some(alternatives) = pattern::brace_alternatives(&text) else {
         return true;
     };
     let dotglob = w.may_set_dotglob();
+    // Each alternative on its own: a brace may make `..` (`./{.,.}./.aws`) or a whole path.
     alternatives.iter().any(|alternative| {
+        let alternative = other_home_as_ours(alternative);
+        let alternative = alternative.as_ref();
+        if !computed && key_name_may_match(basename(alternative), dotglob) {
+            return true;
+        }
+        if !may_reach_credentials(w, alternative, dotglob) {
+            return false;
+        }
         if names_secret_file(w, alternative) {
             return true;
         }
@@ -124,11 +127,52 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
             return literal_names_credentials(w, alternative);
         }
         let name = basename(alternative);
-        KEY_FILE_NAMES.contains(&name)
-            || absolutes_for_match(w, alternative)
-                .iter()
-                .any(|resolved| pattern_is_credential_path(w, name, resolved, dotglob, 0))
+        absolutes_for_match(w, alternative)
+            .iter()
+            .any(|resolved| pattern_is_credential_path(w, name, resolved, dotglob, 0))
     })
+}
+
+/// `~user/…` is another person's home, which the classifier does not know: a store there is as
+/// secret as one in ours, so the path is judged as `~/…`.
+fn other_home_as_ours(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.strip_prefix('~') {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => {
+            let after = rest.find('/').map_or("", |slash| &rest[slash..]);
+            std::borrow::Cow::Owned(format!("~{after}"))
+        }
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// Whether the last name `name` (possibly a glob) may be a key file's (`id_rsa`, `id_rs?`,
+/// `.netr[c]`): only a glob with a literal start that a key file's name begins with, so `*`
+/// alone does not make every directory a key store.
+fn key_name_may_match(name: &str, dotglob: bool) -> bool {
+    if KEY_FILE_NAMES.contains(&name) {
+        return true;
+    }
+    let literal = &name[..name.find(['*', '?', '[', '\\']).unwrap_or(name.len())];
+    literal.len() < name.len()
+        && !literal.is_empty()
+        && KEY_FILE_NAMES
+            .iter()
+            .any(|key| key.starts_with(literal) && pattern::component_may_match(name, key, dotglob))
+}
+
+/// Whether the last name `name` (possibly a glob) may be a `.env` file (`.env`, `.env.local`,
+/// `.env.prod*`, `.e*`): its literal start, up to the first glob character, is a start of
+/// `.env` or starts with it.
+fn may_name_env_file(name: &str, dotglob: bool) -> bool {
+    let first_glob = name.find(['*', '?', '[', '\\']);
+    let literal = &name[..first_glob.unwrap_or(name.len())];
+    if first_glob.is_none() {
+        return name == ".env" || name.starts_with(".env.");
+    }
+    if literal.is_empty() {
+        return dotglob;
+    }
+    ".env".starts_with(literal) || literal.starts_with(".env")
 }
 
 /// The cheap first test of [`pattern_names_credentials`] (it runs for every computed word of
@@ -136,11 +180,11 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
 /// ([`pattern::expansion_directory`]) holds a store, lies in one, or holds a link the caller
 /// found, or the word's last name may be a `.env` file. `src/*.rs` or `$X` in the project is
 /// answered here without matching every store.
-fn may_reach_credentials(w: &Walker, text: &str) -> bool {
+fn may_reach_credentials(w: &Walker, text: &str, dotglob: bool) -> bool {
     let Some(dir) = pattern::expansion_directory(text) else {
         return true;
     };
-    if pattern::component_may_match(basename(text), ".env", true) {
+    if may_name_env_file(basename(text), dotglob) {
         return true;
     }
     absolutes_for_match(w, dir)
@@ -244,8 +288,7 @@ fn pattern_is_credential_path(
         let target: Vec<&str> = target.iter().map(|c| c.as_ref()).collect();
         pattern::may_be_at_or_below(&comps, &target, dotglob)
     };
-    let env_name = pattern::component_may_match(name, ".env", dotglob)
-        || pattern::component_may_match(name, ".env.local", dotglob);
+    let env_name = may_name_env_file(name, dotglob);
     if env_name && w.ctx.cwd.is_absolute() && !pattern.starts_with(paths::normalize(&w.ctx.cwd)) {
         return true;
     }
@@ -263,12 +306,20 @@ fn pattern_is_credential_path(
     let home_comps: Vec<&str> = home_comps.iter().map(|c| c.as_ref()).collect();
     // At or below home first, then each store against the rest (the stores are relative
     // texts: compared without building a path for each).
-    comps.len() > home_comps.len()
-        && pattern::may_be_at_or_below(&comps[..home_comps.len()], &home_comps, dotglob)
+    if comps.contains(&"**") {
+        // A `**` may stand for any number of names, home's own and the stores' among them
+        // (`/home/**/credentials`): matched against each store's whole path.
+        return w.ctx.home_credentials.iter().any(|c| below(&home.join(c)));
+    }
+    if comps.len() <= home_comps.len() {
+        return false;
+    }
+    let (upper, lower) = comps.split_at(home_comps.len());
+    pattern::may_be_at_or_below(upper, &home_comps, dotglob)
         && w.ctx
             .home_credentials
             .iter()
-            .any(|c| pattern::may_be_at_or_below_text(&comps[home_comps.len()..], c, dotglob))
+            .any(|c| pattern::may_be_at_or_below_text(lower, c, dotglob))
 }
 
 /// Whether a program that reads directories recursively (`grep -r`, `rg`, `tar c`, `cp -r`),
@@ -346,7 +397,8 @@ pub(crate) fn names_process_secrets_at(w: &Walker, word: &Word) -> bool {
         // A directory below `/proc` has `proc` in its name.
         w.cwds.mention(crate::paths::Mention::Proc)
     } else {
-        text.contains("proc")
+        // `/dev/fd/../..` is `/proc` (see `paths::SYSTEM_LINKS`).
+        text.contains("proc") || text.starts_with("/dev/")
     };
     if word.dynamic || text.is_empty() || text.starts_with('~') || !may {
         return false;
@@ -401,6 +453,7 @@ fn glob_may_match(pattern: &std::path::Path, file: &std::path::Path) -> bool {
 #[rustfmt::skip]
 const PROCESS_SECRETS: &[&str] = &[
     "environ", "cmdline", "mem", "maps", "smaps", "auxv", "stack", "fd", "map_files", "syscall",
+    "cwd",
 ];
 
 /// `/proc/<pid>/environ`, `/proc/$PPID/cmdline`, `/proc/self/environ` … (computed pids too).
@@ -555,10 +608,13 @@ fn resolve_from(
     out: &mut Vec<std::path::PathBuf>,
 ) {
     let parts: Vec<&str> = rest.split('/').collect();
+    let mut hops = 0;
     for (i, part) in parts.iter().enumerate() {
         match *part {
             "" | "." => continue,
             ".." => {
+                // A `..` after a link climbs from its target (`/proc/net/..`, `docs/..`).
+                paths::before_parent(&mut path, w.ctx, &mut hops);
                 path.pop();
                 continue;
             }
@@ -569,11 +625,12 @@ fn resolve_from(
             .and_then(|p| p.strip_prefix("/proc/"))
             .and_then(|r| r.split_once('/'))
             .filter(|(pid, link)| {
-                (*pid == "self"
-                    || *pid == "thread-self"
-                    || pid.starts_with('$')
-                    || pid.bytes().all(|b| b.is_ascii_digit()))
-                    && matches!(*link, "root" | "cwd")
+                // Any process's root is followed (it is `/` but in a container); only the
+                // script's own working directory is known: another process's `cwd` is its
+                // secret (`PROCESS_SECRETS`), not ours.
+                let own = matches!(*pid, "self" | "thread-self" | "$$" | "$BASHPID");
+                let any = own || pid.starts_with('$') || pid.bytes().all(|b| b.is_ascii_digit());
+                (*link == "root" && any) || (*link == "cwd" && own)
             })
             .map(|(_, link)| link == "root");
         // Bounded: a path of links (`/proc/self/root/proc/self/root/…`) resolves a few times.
