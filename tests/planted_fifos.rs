@@ -90,3 +90,80 @@ fn a_fifo_as_instructions_or_gits_config_does_not_stop_the_session() {
         "{results:?}"
     );
 }
+
+/// An instructions file is read as the file tools read: beneath its own directory, never in a
+/// credential store. A cloned repository's `AGENTS.md -> ~/.ssh/id_rsa` put the key into the
+/// system prompt (gg's own unconfined process read it); a link to a sibling still works.
+#[test]
+fn an_instructions_link_out_of_its_directory_is_not_read() {
+    let server = ScriptedServer::start();
+    let fx = fixture(&server);
+    std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+    std::fs::write(fx.home.join(".ssh/id_rsa"), "SSH-KEY-CANARY").unwrap();
+    std::os::unix::fs::symlink(fx.home.join(".ssh/id_rsa"), fx.repo.join("AGENTS.md")).unwrap();
+    std::fs::create_dir_all(fx.repo.join("sub")).unwrap();
+    std::fs::write(fx.repo.join("sub/CLAUDE.md"), "SIBLING-RULES").unwrap();
+    std::os::unix::fs::symlink("CLAUDE.md", fx.repo.join("sub/AGENTS.md")).unwrap();
+    server.push(Reply::text(&["done"]));
+    let mut cmd = fx.gg();
+    cmd.current_dir(fx.repo.join("sub")).args(["-p", "go"]);
+    let out = output_within(cmd, Duration::from_secs(60));
+    assert!(out.status.success(), "{out:?}");
+    let sent = serde_json::to_string(&server.request_bodies()).unwrap();
+    assert!(
+        !sent.contains("SSH-KEY-CANARY"),
+        "the key reached the model"
+    );
+    assert!(
+        sent.contains("SIBLING-RULES"),
+        "a link to a sibling is read: {sent}"
+    );
+}
+
+/// At the landlock level a command can make `.git/hooks` a link to the project (`-> ..`); the
+/// sweep then took every file of the project for a new hook and moved it aside, `.gg` (with the
+/// person's memory) deleted. Now nothing is moved through such a link, and the link goes.
+#[test]
+fn a_hooks_link_to_the_project_empties_nothing() {
+    if !crate::sandbox_support::available_levels().contains(&"landlock") {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = fixture(&server);
+    std::fs::write(fx.repo.join("README.md"), "keep me").unwrap();
+    std::fs::create_dir_all(fx.repo.join(".gg/memory")).unwrap();
+    std::fs::write(fx.repo.join(".gg/memory/MEMORY.md"), "- remembered\n").unwrap();
+    // What the model wrote earlier (a file write the person allowed), run as a normal command.
+    std::fs::write(
+        fx.repo.join("t1.sh"),
+        "rm -rf .git/hooks && ln -s .. .git/hooks\n",
+    )
+    .unwrap();
+    server.push(Reply::tool_call(
+        "c0",
+        "bash",
+        &json!({ "command": "sh t1.sh" }).to_string(),
+    ));
+    server.push(Reply::text(&["done"]));
+    let mut cmd = fx.gg();
+    cmd.env("GG_SANDBOX_BACKEND", "landlock")
+        .args(["--sandbox", "--yolo", "-p", "go"]);
+    let out = output_within(cmd, Duration::from_secs(90));
+    assert!(out.status.success(), "{out:?}");
+    let results = server.tool_results();
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join("README.md")).unwrap(),
+        "keep me",
+        "{results:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.repo.join(".gg/memory/MEMORY.md")).unwrap(),
+        "- remembered\n",
+        "{results:?}"
+    );
+    assert!(fx.repo.join(".git/HEAD").exists(), "{results:?}");
+    assert!(
+        std::fs::symlink_metadata(fx.repo.join(".git/hooks")).is_err(),
+        "the link stays: {results:?}"
+    );
+}

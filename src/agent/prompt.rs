@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 /// Each instructions file may be at most this large.
 pub const MAX_INSTRUCTIONS_BYTES: u64 = 32 * 1024;
+/// The most of a skill's `SKILL.md` gg reads.
+pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 const CODING_INSTRUCTIONS: &str = "You are gg, a coding agent working in the user's repository \
 through tools. Read before you change: use read, list and grep to understand the code, edit to \
@@ -44,19 +46,13 @@ pub fn system_prompt(options: &PromptOptions) -> Result<Vec<String>, String> {
         options.cwd.display()
     )];
     if options.context_files {
+        let hidden = tools::paths::DenyRead::everywhere();
         for path in instruction_files(&options.home, &options.cwd) {
-            let meta = match std::fs::metadata(&path) {
-                Ok(m) if m.is_file() => m,
-                _ => continue,
+            let Some(text) =
+                read_instructions(&path, &options.home, &hidden, MAX_INSTRUCTIONS_BYTES)?
+            else {
+                continue;
             };
-            if meta.len() > MAX_INSTRUCTIONS_BYTES {
-                return Err(format!(
-                    "project instructions exceed 32 KiB: {}",
-                    path.display()
-                ));
-            }
-            let text = sandbox::protected::read_settings_file(&path, MAX_INSTRUCTIONS_BYTES)
-                .map_err(|e| format!("reading {}: {e}", path.display()))?;
             let text = String::from_utf8_lossy(&text);
             if !text.trim().is_empty() {
                 parts.push(format!(
@@ -120,14 +116,9 @@ pub fn hidden_in_instructions(home: &Path, cwd: &Path, context_files: bool) -> V
         return Vec::new();
     }
     let mut warnings = Vec::new();
+    let hidden = tools::paths::DenyRead::everywhere();
     for path in instruction_files(home, cwd) {
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if !meta.is_file() || meta.len() > MAX_INSTRUCTIONS_BYTES {
-            continue;
-        }
-        let Ok(bytes) = sandbox::protected::read_settings_file(&path, MAX_INSTRUCTIONS_BYTES)
+        let Ok(Some(bytes)) = read_instructions(&path, home, &hidden, MAX_INSTRUCTIONS_BYTES)
         else {
             continue;
         };
@@ -162,6 +153,57 @@ pub fn hidden_in_instructions(home: &Path, cwd: &Path, context_files: bool) -> V
 }
 
 /// `~/.gg/AGENTS.md`, then `AGENTS.md` in every directory from `/` down to `cwd`, deduplicated.
+/// Reads an instructions or skill file as the file tools read: opened beneath its own
+/// directory, so a link may lead to a sibling or below (`AGENTS.md -> CLAUDE.md`) but never out
+/// (`AGENTS.md -> ~/.ssh/id_rsa` put the key in the system prompt, read by gg's own unconfined
+/// process); never in a credential store (`hidden`; gg's own `~/.gg/AGENTS.md` excepted);
+/// without waiting on a FIFO; regular files only. `Ok(None)`: absent, or refused (logged). Over
+/// `limit` bytes is an error.
+pub(crate) fn read_instructions(
+    path: &Path,
+    home: &Path,
+    hidden: &tools::paths::DenyRead,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Ok(None);
+    };
+    let Ok(mut workspace) = tools::paths::Workspace::open(dir) else {
+        return Ok(None);
+    };
+    if !path.starts_with(home.join(".gg")) {
+        workspace.set_hidden(hidden.clone());
+    }
+    let opened = workspace
+        .confine(name)
+        .and_then(|confined| workspace.open_read(&confined));
+    let file = match opened {
+        Ok(file) => file,
+        Err(tools::paths::PathError::Io { error, .. })
+            if error.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            tracing::warn!("instructions {} not read: {e}", path.display());
+            return Ok(None);
+        }
+    };
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading {}: {e}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "{} exceeds {}",
+            path.display(),
+            tools::store::human_size(limit)
+        ));
+    }
+    Ok(Some(bytes))
+}
+
 fn instruction_files(home: &Path, cwd: &Path) -> Vec<PathBuf> {
     let mut files = vec![home.join(".gg").join("AGENTS.md")];
     let mut ancestors: Vec<&Path> = cwd.ancestors().collect();
@@ -187,6 +229,7 @@ pub fn discover_skills(home: &Path, cwd: &Path) -> Vec<Skill> {
         roots.push(home_root);
     }
     let mut skills: Vec<Skill> = Vec::new();
+    let hidden = tools::paths::DenyRead::everywhere();
     for root in roots {
         let Ok(entries) = std::fs::read_dir(&root) else {
             continue;
@@ -200,7 +243,10 @@ pub fn discover_skills(home: &Path, cwd: &Path) -> Vec<Skill> {
         dirs.sort();
         for dir in dirs {
             let file = dir.join("SKILL.md");
-            let Ok(text) = sandbox::protected::read_settings_text(&file) else {
+            let Ok(Some(bytes)) = read_instructions(&file, home, &hidden, MAX_SKILL_BYTES) else {
+                continue;
+            };
+            let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };
             let Some(skill) = parse_skill(&text, &dir, &file) else {

@@ -605,8 +605,20 @@ impl Conversation {
             .into_iter()
             .find(|s| s.name == name)
             .ok_or_else(|| format!("skill \"{name}\" not found"))?;
-        let body = sandbox::protected::read_settings_text(&skill.location)
-            .map_err(|e| format!("reading {}: {e}", skill.location.display()))?;
+        let hidden = tools::paths::DenyRead::everywhere();
+        let body = crate::agent::prompt::read_instructions(
+            &skill.location,
+            &self.options.home,
+            &hidden,
+            crate::agent::prompt::MAX_SKILL_BYTES,
+        )?
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| {
+            format!(
+                "reading {}: not a readable skill file",
+                skill.location.display()
+            )
+        })?;
         Ok(Control::Prompt(format!(
             "Use the skill \"{name}\" ({}):\n\n{body}\n\nTask: {task}",
             skill.location.display()

@@ -434,6 +434,28 @@ impl GitFiles {
         }
         if let Some(hooks) = &self.hooks {
             let hooks_dir = &self.hooks_dir;
+            // A hooks directory that now leads to the project itself, the git directory or
+            // above (`.git/hooks -> ..`): its entries are the person's files, not hooks, and
+            // moving them aside emptied the project. Nothing is moved through it; a link is
+            // removed (itself, not what it names), so git finds no hooks there.
+            if let Some(real) = std::fs::canonicalize(hooks_dir).ok().filter(|real| {
+                std::fs::canonicalize(root).is_ok_and(|r| r.starts_with(real))
+                    || std::fs::canonicalize(&self.dir).is_ok_and(|d| d.starts_with(real))
+            }) {
+                let is_link =
+                    std::fs::symlink_metadata(hooks_dir).is_ok_and(|m| m.file_type().is_symlink());
+                let done = if is_link && std::fs::remove_file(hooks_dir).is_ok() {
+                    "the link was removed; nothing was moved through it"
+                } else {
+                    "nothing was moved through it: look at it"
+                };
+                lines.push(format!(
+                    "{}: git's hooks directory leads to {}, which holds the project; {done}",
+                    hooks_dir.display(),
+                    real.display()
+                ));
+                return lines;
+            }
             for name in hook_names(hooks_dir) {
                 let path = hooks_dir.join(&name);
                 let before = hooks.iter().find(|(n, _)| *n == name).map(|(_, c)| c);
