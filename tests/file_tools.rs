@@ -407,3 +407,14 @@ fn symlink_swap_stress() {
     );
     assert_outside_untouched(&f.outside);
 }
+
+/// `read` holds a file whole to pick its lines, so it takes at most 64 MiB: a sparse 3 GB file
+/// (`truncate -s 3G`, no disk used) took 3 GB of gg's memory.
+#[test]
+fn read_refuses_a_file_too_large_to_hold() {
+    let f = fixture();
+    let file = std::fs::File::create(f.root.join("sparse.txt")).unwrap();
+    file.set_len(3 << 30).unwrap();
+    let err = files::read(&ws(&f), &args(json!({"path": "sparse.txt"}))).unwrap_err();
+    assert!(err.to_string().contains("larger than 64 MiB"), "{err}");
+}

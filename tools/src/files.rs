@@ -54,14 +54,28 @@ struct ReadArgs {
     limit: Option<usize>,
 }
 
+/// The largest file `read` takes.
+const READ_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// `read {path, offset?, limit?}`: lines from `offset` (1-based), at most 2000 lines / 50 KiB.
 pub fn read(ws: &Workspace, args: &str) -> ToolResult {
     let args: ReadArgs = parse_args("read", args)?;
     let path = ws.confine(&args.path)?;
     let mut bytes = Vec::new();
+    // Bounded: the whole file is held to pick its lines, and a sparse 3 GB file (`truncate -s`,
+    // no disk used) took 3 GB of gg's memory; one just under the machine's would call the
+    // kernel's OOM killer.
     ws.open_read(&path)?
+        .take(READ_MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolFailure(format!("{}: {e}", args.path)))?;
+    if bytes.len() as u64 > READ_MAX_FILE_BYTES {
+        return Err(ToolFailure(format!(
+            "{}: larger than {}; read parts of it with bash (head, tail, sed -n)",
+            args.path,
+            crate::store::human_size(READ_MAX_FILE_BYTES)
+        )));
+    }
     if memchr::memchr(0, &bytes).is_some() {
         return Err(ToolFailure(format!(
             "{}: binary file (contains NUL bytes); not shown",
