@@ -268,8 +268,18 @@ fn git_status_run_read_only_does_not_rewrite_the_index() {
         let git = |args: &[&str]| support::git(&fx.repo, args);
         git(&["init", "-q"]);
         std::fs::write(fx.repo.join("a.txt"), "one\n").unwrap();
-        git(&["add", "a.txt"]);
+        std::fs::write(fx.repo.join("b.txt"), "same\n").unwrap();
+        git(&["add", "a.txt", "b.txt"]);
         git(&["commit", "-qm", "one"]);
+        // An unchanged file with new stat data: git refreshes its entry and so writes the
+        // index whenever it may, whatever the clock's granularity (a changed file alone left
+        // that to git's racy-timestamp check, which a busy machine did not always meet).
+        std::fs::File::options()
+            .write(true)
+            .open(fx.repo.join("b.txt"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() + Duration::from_secs(20))
+            .unwrap();
         // Same size, new mtime (set, not waited for): git would rewrite the index to record the
         // new stat data.
         std::fs::write(fx.repo.join("a.txt"), "two\n").unwrap();
