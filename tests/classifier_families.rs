@@ -181,18 +181,7 @@ fn a_database_view_that_runs_a_program_is_not_read_only_without_safe_mode() {
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(!marker.exists(), "the view's program ran: {results:?}");
-    let verdicts: Vec<String> =
-        String::from_utf8(fx.gg().args(["audit", "--json"]).output().unwrap().stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .map(|row| {
-                row["audit"]["classification"]["verdict"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .collect();
+    let verdicts = audited_verdicts(&fx);
     assert_eq!(verdicts, ["normal", "read-only"], "{results:?}");
     assert!(results[1].contains("safe mode"), "{results:?}");
 }
@@ -256,18 +245,7 @@ fn without_a_level_no_pattern_or_computed_path_reads_a_secret() {
         );
     }
     assert!(results[4].contains("README-TEXT"), "{results:?}");
-    let verdicts: Vec<String> =
-        String::from_utf8(fx.gg().args(["audit", "--json"]).output().unwrap().stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .map(|row| {
-                row["audit"]["classification"]["verdict"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .collect();
+    let verdicts = audited_verdicts(&fx);
     assert_eq!(
         verdicts,
         ["dangerous", "dangerous", "normal", "normal", "read-only"],
@@ -316,21 +294,25 @@ fn writes_and_reads_through_the_projects_links_are_judged_where_they_lead() {
         "{results:?}"
     );
     assert!(fx.repo.join("notes.txt").exists(), "{results:?}");
-    let verdicts: Vec<String> =
-        String::from_utf8(fx.gg().args(["audit", "--json"]).output().unwrap().stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .map(|row| {
-                row["audit"]["classification"]["verdict"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string()
-            })
-            .collect();
+    let verdicts = audited_verdicts(&fx);
     assert_eq!(
         verdicts,
         ["dangerous", "dangerous", "dangerous", "normal"],
         "{results:?}"
     );
+}
+
+/// The classifier's verdict of each bash call of the session, from `gg audit --json`.
+fn audited_verdicts(fx: &support::GgFixture) -> Vec<String> {
+    String::from_utf8(fx.gg().args(["audit", "--json"]).output().unwrap().stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|row| {
+            row["audit"]["classification"]["verdict"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
 }

@@ -1618,19 +1618,7 @@ fn unconfined_paths_no_check_can_see_are_not_read_only() {
         ("ls -la", R),
         ("wc -l src/*.rs", R),
     ];
-    let mut failures = Vec::new();
-    for (command, expected) in cases {
-        let verdict = classify(command, &strict).unwrap();
-        if verdict.class != *expected {
-            failures.push(format!(
-                "{command:?}: expected {}, got {} {:?}",
-                expected.as_str(),
-                verdict.class.as_str(),
-                verdict.reasons
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_classes(&strict, cases);
     // The same commands with read-only enforced by the kernel: what it hides needs no check.
     for command in [
         "cat $(cat list.txt)",
@@ -1681,17 +1669,24 @@ fn paths_through_the_projects_links_are_judged_where_they_lead() {
         ("cat README.md", R),
         ("echo x > notes.txt", N),
     ];
-    let mut failures = Vec::new();
-    for (command, expected) in cases {
-        let verdict = classify(command, &linked).unwrap();
-        if verdict.class != *expected {
-            failures.push(format!(
-                "{command:?}: expected {}, got {} {:?}",
-                expected.as_str(),
-                verdict.class.as_str(),
-                verdict.reasons
-            ));
-        }
-    }
+    assert_classes(&linked, cases);
+}
+
+/// Classifies each command in `ctx` and fails with every one whose class is not the expected.
+fn assert_classes(ctx: &Context, cases: &[(&str, Class)]) {
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|(command, expected)| {
+            let verdict = classify(command, ctx).unwrap();
+            (verdict.class != *expected).then(|| {
+                format!(
+                    "{command:?}: expected {}, got {} {:?}",
+                    expected.as_str(),
+                    verdict.class.as_str(),
+                    verdict.reasons
+                )
+            })
+        })
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -100,13 +100,8 @@ fn is_credential_path(w: &Walker, name: &str, resolved: &std::path::Path) -> boo
 /// it): whether any path it may become is a credential file or lies in a store. A literal
 /// comparison sees none of these as `~/.aws/credentials`; bash makes them that.
 fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
-    let text = if computed {
-        pattern::completed_at_run_time(text)
-    } else {
-        text.to_string()
-    };
     // Too many alternatives to check: assume one of them is a store.
-    let Some(alternatives) = pattern::brace_alternatives(&text) else {
+    let Some(alternatives) = words_bash_may_make(text, computed) else {
         return true;
     };
     let dotglob = w.may_set_dotglob();
@@ -131,6 +126,17 @@ fn pattern_names_credentials(w: &Walker, text: &str, computed: bool) -> bool {
             .iter()
             .any(|resolved| pattern_is_credential_path(w, name, resolved, dotglob, 0))
     })
+}
+
+/// The words bash's brace expansion makes of `text`, each a pattern; a `computed` text is the
+/// known start of a word completed at run time ([`pattern::completed_at_run_time`]). `None`:
+/// too many to list.
+fn words_bash_may_make(text: &str, computed: bool) -> Option<Vec<String>> {
+    if computed {
+        pattern::brace_alternatives(&pattern::completed_at_run_time(text))
+    } else {
+        pattern::brace_alternatives(text)
+    }
 }
 
 /// `~user/…` is another person's home, which the classifier does not know: a store there is as
@@ -347,12 +353,7 @@ pub(crate) fn directory_holds_credentials(w: &Walker, dir: &std::path::Path) -> 
 /// (see [`pattern_names_credentials`]): whether a recursive read of some directory it may
 /// become reaches a credential store or a secret file (`grep -r x ~/.c*` reads `~/.config/gh`).
 pub(crate) fn pattern_may_hold_credentials(w: &Walker, text: &str, computed: bool) -> bool {
-    let text = if computed {
-        pattern::completed_at_run_time(text)
-    } else {
-        text.to_string()
-    };
-    let Some(alternatives) = pattern::brace_alternatives(&text) else {
+    let Some(alternatives) = words_bash_may_make(text, computed) else {
         return true;
     };
     let dotglob = w.may_set_dotglob();
