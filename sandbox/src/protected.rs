@@ -604,6 +604,14 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
 pub fn read_settings_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    // Looked at before it is opened: opening some devices does something (`/dev/watchdog`
+    // arms the watchdog). The opened file is checked again below.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
@@ -687,6 +695,23 @@ fn pointed_git_dir(root: &Path) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Settings files are regular files: a FIFO (which would block the open) and a device
+    /// (whose open may do something) are refused, through a link too, and a long file is an
+    /// error, not a partial read.
+    #[test]
+    fn settings_are_read_from_regular_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("settings.json");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let err = read_settings_file(&link, 10).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, "x".repeat(11)).unwrap();
+        assert!(read_settings_file(&big, 10).is_err());
+        std::fs::write(&big, "x".repeat(10)).unwrap();
+        assert_eq!(read_settings_file(&big, 10).unwrap().len(), 10);
+    }
 
     #[test]
     fn protected_entries_are_found_and_the_agent_area_is_not() {
