@@ -772,6 +772,8 @@ const CASES: &[(&str, Class, &str)] = &[
         "secrets.other-process",
     ),
     ("ls -l /proc/self/fd", R, ""),
+    ("cat /proc/1/cwd/../x", N, "secrets.other-process"),
+    ("cat /proc/self/cwd/../x", R, ""),
     ("cat /proc/1/status", R, ""),
     // The pass against the pattern fixes: braces making `..`, other projects' `.env.*`, `**`
     // across home, another user's home, system links before `..`, another process's cwd.

@@ -463,6 +463,20 @@ pub(crate) fn names_process_secrets(word: &Word) -> bool {
     if !text.starts_with('/') || !text.contains("proc") {
         return false;
     }
+    // Another process's working directory, even where a `..` follows it (`/proc/1/cwd/../x`,
+    // which lexical resolution would take for `/proc/1/x`).
+    let raw: Vec<&str> = text
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    if raw.windows(3).any(|w| {
+        w[0] == "proc"
+            && w[2] == "cwd"
+            && !matches!(w[1], "self" | "thread-self" | "$$" | "$BASHPID")
+            && (w[1].starts_with('$') || w[1].bytes().all(|b| b.is_ascii_digit()))
+    }) {
+        return true;
+    }
     // `/proc/./PID/environ`, `/proc/PID/../PID/environ`, `/etc/../proc/…`: as the kernel
     // resolves them.
     let normalized = paths::normalize(std::path::Path::new(text));
