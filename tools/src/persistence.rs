@@ -440,7 +440,10 @@ impl GitFiles {
             // removed (itself, not what it names), so git finds no hooks there.
             if let Some(real) = std::fs::canonicalize(hooks_dir).ok().filter(|real| {
                 std::fs::canonicalize(root).is_ok_and(|r| r.starts_with(real))
-                    || std::fs::canonicalize(&self.dir).is_ok_and(|d| d.starts_with(real))
+                    // The git directory's own `hooks` (a `core.hooksPath` directory is its
+                    // own `dir`, which it always lies at).
+                    || (self.dir != *hooks_dir
+                        && std::fs::canonicalize(&self.dir).is_ok_and(|d| d.starts_with(real)))
             }) {
                 let is_link =
                     std::fs::symlink_metadata(hooks_dir).is_ok_and(|m| m.file_type().is_symlink());
