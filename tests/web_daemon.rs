@@ -9,7 +9,7 @@ use crate::support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon_common::{HttpDaemon, env, ggd, http};
+use daemon_common::{HttpDaemon, env, ggd, http, http_bytes};
 use serde_json::{Value, json};
 use support::{Reply, ScriptedServer};
 
@@ -114,6 +114,77 @@ fn the_page_is_served_with_strict_headers_and_the_same_host_and_origin_rules() {
         http(d.addr, "POST", "/", &[("Host", &host)], None).status,
         405
     );
+}
+
+/// The script and style sheet are embedded gzipped: a client that accepts gzip gets those bytes
+/// (a third of the size; `gzip -d` gives back the committed bundle), one that does not gets the
+/// committed bundle itself, and both are told the answer varies with `Accept-Encoding`.
+#[test]
+fn the_page_is_sent_gzipped_to_clients_that_accept_it_and_plain_to_others() {
+    let e = env();
+    let server = ScriptedServer::start();
+    let d = HttpDaemon::spawn(ggd(&e, &server.base_url(), &[]), TOKEN);
+    let host = d.host();
+    let committed: [(&str, &[u8]); 2] = [
+        (
+            "/assets/app.js",
+            include_bytes!("../web/dist/assets/app.js"),
+        ),
+        (
+            "/assets/style.css",
+            include_bytes!("../web/dist/assets/style.css"),
+        ),
+    ];
+    for (path, committed) in committed {
+        for plain in [vec![], vec![("Accept-Encoding", "br, identity")]] {
+            let mut headers = vec![("Host", host.as_str())];
+            headers.extend(plain);
+            let (status, headers, body) = http_bytes(d.addr, "GET", path, &headers, None);
+            assert_eq!(status, 200, "{path}");
+            assert!(!headers.contains_key("content-encoding"), "{path}");
+            assert_eq!(headers["vary"], "accept-encoding", "{path}");
+            assert!(body == committed, "{path}: plain body differs");
+        }
+        let (status, headers, body) = http_bytes(
+            d.addr,
+            "GET",
+            path,
+            &[
+                ("Host", &host),
+                ("Accept-Encoding", "gzip, deflate, br, zstd"),
+            ],
+            None,
+        );
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(headers["content-encoding"], "gzip", "{path}");
+        assert_eq!(headers["vary"], "accept-encoding", "{path}");
+        assert!(
+            body.len() * 2 < committed.len(),
+            "{path}: {} bytes",
+            body.len()
+        );
+        let mut gunzip = Command::new("gzip")
+            .args(["-d", "-c"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("gzip");
+        let mut stdin = gunzip.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &body));
+        let out = gunzip.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(out.status.success(), "{path}: gzip -d failed");
+        assert!(out.stdout == committed, "{path}: gzip -d gives other bytes");
+    }
+    // The page itself (a few hundred bytes) stays plain.
+    let (_, headers, _) = http_bytes(
+        d.addr,
+        "GET",
+        "/",
+        &[("Host", &host), ("Accept-Encoding", "gzip")],
+        None,
+    );
+    assert!(!headers.contains_key("content-encoding"));
 }
 
 #[test]

@@ -390,8 +390,11 @@ async fn health() -> Response {
     )
 }
 
-async fn page(uri: Uri) -> Response {
-    web::asset(uri.path())
+async fn page(uri: Uri, headers: HeaderMap) -> Response {
+    let accept_encoding = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok());
+    web::asset(uri.path(), accept_encoding)
         .unwrap_or_else(|| json_response(StatusCode::NOT_FOUND, &json!({"error": "not found"})))
 }
 

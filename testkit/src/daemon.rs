@@ -460,7 +460,7 @@ fn read_head(reader: &mut impl BufRead) -> (u16, HashMap<String, String>) {
     (status, headers)
 }
 
-/// One HTTP/1.0 request with exactly these headers.
+/// One HTTP/1.0 request with exactly these headers (the answer's body is text).
 pub fn http(
     addr: SocketAddr,
     method: &str,
@@ -468,18 +468,31 @@ pub fn http(
     headers: &[(&str, &str)],
     body: Option<&str>,
 ) -> HttpResponse {
+    let (status, headers, body) = http_bytes(addr, method, path, headers, body);
+    HttpResponse {
+        status,
+        headers,
+        body: String::from_utf8(body).unwrap(),
+    }
+}
+
+/// One HTTP/1.0 request with exactly these headers: the status, the headers (names in lower
+/// case) and the body's bytes as sent (a gzip-encoded body stays encoded).
+pub fn http_bytes(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, HashMap<String, String>, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(TIMEOUT)).unwrap();
     write_request(&mut stream, method, path, headers, body);
     let mut reader = BufReader::new(stream);
     let (status, headers) = read_head(&mut reader);
-    let mut body = String::new();
-    reader.read_to_string(&mut body).unwrap();
-    HttpResponse {
-        status,
-        headers,
-        body,
-    }
+    let mut body = Vec::new();
+    reader.read_to_end(&mut body).unwrap();
+    (status, headers, body)
 }
 
 /// A server-sent event stream.

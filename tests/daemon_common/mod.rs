@@ -5,7 +5,7 @@
 use std::process::Command;
 
 pub use testkit::daemon::{
-    Env, HttpDaemon, StdioClient, TIMEOUT, follow, has_type, http, last_type,
+    Env, HttpDaemon, StdioClient, TIMEOUT, follow, has_type, http, http_bytes, last_type,
 };
 
 use crate::support::GgBins;
