@@ -594,43 +594,125 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     Some(root.join(relative))
 }
 
-/// Reads a file gg takes settings or instructions from, where a command may have put something
-/// else: the project's `.gg/settings.json` and `.gg/policy.toml`, `AGENTS.md`, a skill, git's
-/// config and `.git` pointer. A FIFO there blocked gg's start forever (every later run in the
-/// project, and ggd), a device would never end. So the open does not wait (`O_NONBLOCK`, and
-/// `O_NOCTTY`), anything but a regular file is refused (`InvalidInput`, "not a regular file"),
-/// and more than `limit` bytes is an error. Symbolic links are followed, as git and editors
-/// follow them.
-pub fn read_settings_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    // Looked at before it is opened: opening some devices does something (`/dev/watchdog`
-    // arms the watchdog). The opened file is checked again below.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
+/// Whether [`read_regular`] follows a symbolic link at the path's last component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LastLink {
+    /// Followed, as git and editors follow a linked config.
+    Follow,
+    /// Refused: the file itself must be regular (gg's own stores, git's files in the sweep).
+    Refuse,
+}
+
+/// Why [`read_regular`] read nothing.
+#[derive(Debug)]
+pub enum Unreadable {
+    /// Nothing at the path, or a parent is not a directory.
+    Absent(std::io::Error),
+    /// Something other than a regular file: what it is ("a FIFO", "a device", ...).
+    NotRegular(&'static str),
+    /// More than the limit, in bytes.
+    TooLarge(u64),
+    /// Any other failure of the look, the open or the read.
+    Failed(std::io::Error),
+}
+
+impl Unreadable {
+    /// As an `io::Error`: the system's own error as it is (`NotFound` stays `NotFound`); a file
+    /// that is not regular is `InvalidInput` and too large is `FileTooLarge`, both naming `path`.
+    pub fn into_io(self, path: &Path) -> std::io::Error {
+        use std::io::{Error, ErrorKind};
+        let shown = path.display();
+        match self {
+            Unreadable::Absent(e) | Unreadable::Failed(e) => e,
+            Unreadable::NotRegular(kind) => Error::new(
+                ErrorKind::InvalidInput,
+                format!("{shown} is {kind}, not a regular file"),
+            ),
+            Unreadable::TooLarge(limit) => Error::new(
+                ErrorKind::FileTooLarge,
+                format!("{shown} is larger than {limit} bytes"),
+            ),
+        }
     }
-    let file = std::fs::OpenOptions::new()
+}
+
+/// Reads a file a command may have made or replaced, so that it can neither hang gg nor do
+/// anything on open: a FIFO blocked gg's start forever (every later run in the project, and
+/// ggd) and the sweep after a command, a device would never end, and opening some devices does
+/// something (`/dev/watchdog` arms the watchdog). The one reader of such files (settings,
+/// instructions, skills, git's config and pointers, the sweep's snapshots, gg's own stores):
+/// - the path is looked at first, and anything but a regular file is never opened;
+/// - the open does not wait (`O_NONBLOCK`, `O_NOCTTY`), and with [`LastLink::Refuse`] does not
+///   follow a link (`O_NOFOLLOW`);
+/// - what was opened is looked at again (it may have been swapped in between);
+/// - more than `limit` bytes is an error, not a truncated read.
+pub fn read_regular(path: &Path, limit: u64, links: LastLink) -> Result<Vec<u8>, Unreadable> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let kind = |file_type: std::fs::FileType| {
+        if file_type.is_file() {
+            None
+        } else if file_type.is_symlink() {
+            Some("a symbolic link")
+        } else if file_type.is_fifo() {
+            Some("a FIFO")
+        } else if file_type.is_dir() {
+            Some("a directory")
+        } else if file_type.is_socket() {
+            Some("a socket")
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            Some("a device")
+        } else {
+            Some("something else")
+        }
+    };
+    let absent_or_failed = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) {
+            Unreadable::Absent(e)
+        } else {
+            Unreadable::Failed(e)
+        }
+    };
+    let look = match links {
+        LastLink::Follow => std::fs::metadata(path),
+        LastLink::Refuse => std::fs::symlink_metadata(path),
+    };
+    if let Some(kind) = kind(look.map_err(absent_or_failed)?.file_type()) {
+        return Err(Unreadable::NotRegular(kind));
+    }
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    if links == LastLink::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = match std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
+        .custom_flags(flags)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && links == LastLink::Refuse => {
+            return Err(Unreadable::NotRegular("a symbolic link"));
+        }
+        Err(e) => return Err(absent_or_failed(e)),
+    };
+    if let Some(kind) = kind(file.metadata().map_err(Unreadable::Failed)?.file_type()) {
+        return Err(Unreadable::NotRegular(kind));
     }
     let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Unreadable::Failed)?;
     if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{} is larger than {limit} bytes", path.display()),
-        ));
+        return Err(Unreadable::TooLarge(limit));
     }
     Ok(bytes)
+}
+
+/// A file gg takes settings or instructions from (the project's `.gg/settings.json` and
+/// `.gg/policy.toml`, `AGENTS.md`, a skill, git's config and `.git` pointer), read with
+/// [`read_regular`], links followed as git and editors follow them.
+pub fn read_settings_file(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_regular(path, limit, LastLink::Follow).map_err(|e| e.into_io(path))
 }
 
 /// [`read_settings_file`] as text (invalid UTF-8 is an error), at most [`SETTINGS_LIMIT`].
@@ -711,6 +793,65 @@ mod tests {
         assert!(read_settings_file(&big, 10).is_err());
         std::fs::write(&big, "x".repeat(10)).unwrap();
         assert_eq!(read_settings_file(&big, 10).unwrap().len(), 10);
+    }
+
+    /// The one reader: a FIFO, a device, a directory or (with `Refuse`) a link is named, never
+    /// waited on; what is absent is `Absent` (a parent that is a file too); the limit holds.
+    #[test]
+    fn only_regular_files_are_read_and_nothing_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let fifo = at("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::os::unix::fs::symlink(&fifo, at("to-fifo")).unwrap();
+        std::os::unix::fs::symlink("/dev/null", at("to-null")).unwrap();
+        std::fs::write(at("file"), "12345").unwrap();
+        std::os::unix::fs::symlink(at("file"), at("to-file")).unwrap();
+        let kind = |path: &Path, links| match read_regular(path, 5, links) {
+            Err(Unreadable::NotRegular(kind)) => Some(kind),
+            _ => None,
+        };
+        for links in [LastLink::Follow, LastLink::Refuse] {
+            assert_eq!(kind(&fifo, links), Some("a FIFO"));
+            assert_eq!(kind(Path::new("/dev/null"), links), Some("a device"));
+            assert_eq!(kind(dir.path(), links), Some("a directory"));
+            assert!(matches!(
+                read_regular(&at("absent"), 5, links),
+                Err(Unreadable::Absent(_))
+            ));
+            assert!(matches!(
+                read_regular(&at("file/below"), 5, links),
+                Err(Unreadable::Absent(_))
+            ));
+            assert_eq!(read_regular(&at("file"), 5, links).unwrap(), b"12345");
+            assert!(matches!(
+                read_regular(&at("file"), 4, links),
+                Err(Unreadable::TooLarge(4))
+            ));
+        }
+        assert_eq!(kind(&at("to-fifo"), LastLink::Follow), Some("a FIFO"));
+        assert_eq!(kind(&at("to-null"), LastLink::Follow), Some("a device"));
+        assert_eq!(
+            read_regular(&at("to-file"), 5, LastLink::Follow).unwrap(),
+            b"12345"
+        );
+        for link in ["to-fifo", "to-null", "to-file"] {
+            assert_eq!(
+                kind(&at(link), LastLink::Refuse),
+                Some("a symbolic link"),
+                "{link}"
+            );
+        }
+        let err = Unreadable::NotRegular("a FIFO").into_io(&fifo);
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(
+            err.to_string().ends_with("is a FIFO, not a regular file"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -2187,63 +2187,23 @@ fn remove_tree(dir: &OwnedFd, name: &OsStr, depth: usize) -> std::io::Result<()>
 /// A file that a command may have made, read so that it can neither hang nor flood the sweep:
 /// a FIFO with no writer blocks `open` for good, and the sweep runs after the command has ended,
 /// so no timeout covers it (an attacker pass left `z/config` a FIFO and the run hung). Only a
-/// regular file of at most [`MAX_KEPT`] bytes is read, opened with `O_NONBLOCK` (and
-/// `O_NOFOLLOW` unless `follow`) and checked again with `fstat` on the descriptor. `Ok(None)`:
-/// absent; `Err`: what it is instead, for the caller to count against it (fail closed).
+/// regular file of at most [`MAX_KEPT`] bytes is read ([`sandbox::protected::read_regular`],
+/// following a link only if `follow`). `Ok(None)`: absent; `Err`: what it is instead, for the
+/// caller to count against it (fail closed).
 fn read_regular(path: &Path, follow: bool) -> Result<Option<Vec<u8>>, String> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    use std::io::Read;
-    let meta = if follow {
-        std::fs::metadata(path)
+    use sandbox::protected::{LastLink, Unreadable};
+    let links = if follow {
+        LastLink::Follow
     } else {
-        std::fs::symlink_metadata(path)
+        LastLink::Refuse
     };
-    let kind = |file_type: FileType| match file_type {
-        FileType::Symlink => "a symbolic link",
-        FileType::Fifo => "a FIFO",
-        FileType::Directory => "a directory",
-        FileType::Socket => "a socket",
-        FileType::CharacterDevice | FileType::BlockDevice => "a device",
-        _ => "not a regular file",
-    };
-    let not_there = |e: &std::io::Error| {
-        e.kind() == std::io::ErrorKind::NotFound
-            || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error())
-    };
-    match meta {
-        Ok(meta) if meta.is_file() => {}
-        Ok(meta) => {
-            use std::os::unix::fs::MetadataExt;
-            return Err(kind(FileType::from_raw_mode(meta.mode())).to_string());
-        }
-        Err(e) if not_there(&e) => return Ok(None),
-        Err(e) => return Err(format!("unreadable ({e})")),
+    match sandbox::protected::read_regular(path, MAX_KEPT, links) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(Unreadable::Absent(_)) => Ok(None),
+        Err(Unreadable::NotRegular(kind)) => Err(kind.to_string()),
+        Err(Unreadable::TooLarge(_)) => Err("larger than git writes".to_string()),
+        Err(Unreadable::Failed(e)) => Err(format!("unreadable ({e})")),
     }
-    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    if !follow {
-        flags |= OFlags::NOFOLLOW;
-    }
-    let fd = match rustix::fs::open(path, flags, Mode::empty()) {
-        Ok(fd) => fd,
-        Err(rustix::io::Errno::NOENT) => return Ok(None),
-        Err(rustix::io::Errno::LOOP) => return Err("a symbolic link".to_string()),
-        Err(e) => return Err(format!("unreadable ({})", std::io::Error::from(e))),
-    };
-    // Swapped since the look above: judged by what was opened.
-    let stat = rustix::fs::fstat(&fd).map_err(|e| format!("unreadable ({e})"))?;
-    let file_type = FileType::from_raw_mode(stat.st_mode);
-    if file_type != FileType::RegularFile {
-        return Err(kind(file_type).to_string());
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::from(fd)
-        .take(MAX_KEPT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("unreadable ({e})"))?;
-    if bytes.len() as u64 > MAX_KEPT {
-        return Err("larger than git writes".to_string());
-    }
-    Ok(Some(bytes))
 }
 
 /// [`read_regular`] without following a link, as text (`None`: absent, or not a regular file).

@@ -253,29 +253,17 @@ pub fn is_temp_name(name: &OsStr) -> bool {
             .any(|w| w == TEMP_MARK.as_bytes())
 }
 
-/// Reads a regular file without following a symlink, at most `limit` bytes (more is an error).
+/// Reads a regular file of gg's own stores, without following a symlink, at most `limit` bytes
+/// (more is an error): [`sandbox::protected::read_regular`] (a FIFO or device is never opened).
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
-        Mode::empty(),
-    )?;
-    let stat = rustix::fs::fstat(&fd)?;
-    if stat.st_mode & 0o170000 != 0o100000 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
-    }
-    let mut bytes = Vec::new();
-    io::Read::read_to_end(&mut io::Read::take(File::from(fd), limit + 1), &mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(io::Error::new(
+    use sandbox::protected::{LastLink, Unreadable};
+    sandbox::protected::read_regular(path, limit, LastLink::Refuse).map_err(|e| match e {
+        Unreadable::TooLarge(_) => io::Error::new(
             io::ErrorKind::FileTooLarge,
             format!("{} is larger than {}", path.display(), human_size(limit)),
-        ));
-    }
-    Ok(bytes)
+        ),
+        other => other.into_io(path),
+    })
 }
 
 /// `1.5 MiB`, `12 KiB`, `80 B`.
