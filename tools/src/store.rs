@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use rustix::fs::{FlockOperation, Mode, OFlags};
 
-/// How long a store operation waits for another gg process to release the lock.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How long a store operation waits for another process to release the lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// The marker in temporary file names (`.<name>.gg-tmp-<random>`).
 const TEMP_MARK: &str = ".gg-tmp-";
@@ -92,29 +92,40 @@ impl StoreLock {
             OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW,
             Mode::from_raw_mode(0o600),
         )?;
-        let started = Instant::now();
-        loop {
-            match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
-                Ok(()) => {
-                    return Ok(StoreLock {
-                        _file: File::from(fd),
-                    });
-                }
-                Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < LOCK_WAIT => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(rustix::io::Errno::WOULDBLOCK) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::WouldBlock,
-                        format!(
-                            "{} is held by another gg process (waited {} s)",
-                            path.display(),
-                            LOCK_WAIT.as_secs()
-                        ),
-                    ));
-                }
-                Err(e) => return Err(e.into()),
+        lock_exclusive_within(&fd, path, LOCK_WAIT)?;
+        Ok(StoreLock {
+            _file: File::from(fd),
+        })
+    }
+}
+
+/// Takes the exclusive `flock` on `fd` (the file or directory at `path`), waiting at most `wait`
+/// for whoever holds it. Never a blocking `flock`: where a command can reach the locked file (the
+/// project's memory), a process it left running could hold the lock for good, and gg would wait
+/// for good (an attacker pass hung every later `memory_add` that way).
+pub fn lock_exclusive_within(
+    fd: impl rustix::fd::AsFd,
+    path: &Path,
+    wait: Duration,
+) -> io::Result<()> {
+    let started = Instant::now();
+    loop {
+        match rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::WOULDBLOCK) if started.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(20));
             }
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "{} is locked by another process (waited {} s)",
+                        path.display(),
+                        wait.as_secs_f32()
+                    ),
+                ));
+            }
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -405,6 +416,35 @@ mod tests {
         assert!(rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).is_err());
         drop(first);
         assert!(rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).is_ok());
+    }
+
+    /// A lock someone keeps (a process a command left running) is waited for only so long:
+    /// the wait ends with an error that says why, not with a hang.
+    #[test]
+    fn a_lock_held_for_good_ends_the_wait_with_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let holder = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        rustix::fs::flock(&holder, FlockOperation::LockExclusive).unwrap();
+        let waiter = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        let err =
+            lock_exclusive_within(&waiter, dir.path(), Duration::from_millis(60)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(
+            err.to_string().contains("locked by another process"),
+            "{err}"
+        );
+        drop(holder);
+        lock_exclusive_within(&waiter, dir.path(), Duration::ZERO).unwrap();
     }
 
     #[test]

@@ -309,8 +309,11 @@ impl Store {
             o.ws.open_dir_strict(&confined, Some(0o700))
                 .map_err(|e| refused(&rel, e))?
                 .ok_or_else(|| MemoryError::NoDirectory { rel: rel.clone() })?;
-        rustix::fs::flock(&dir, FlockOperation::LockExclusive)
-            .map_err(|e| dir_error("taking the write lock", e))?;
+        crate::store::lock_exclusive_within(&dir, Path::new(&rel), crate::store::LOCK_WAIT)
+            .map_err(|source| MemoryError::Io {
+                what: "taking the write lock".to_string(),
+                source,
+            })?;
         sweep_temporaries(&dir);
         let result = f(o);
         let _ = rustix::fs::flock(&dir, FlockOperation::Unlock);
