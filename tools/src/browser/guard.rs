@@ -135,12 +135,15 @@ impl Guard {
     async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Denial> {
         let addrs = self.judge(host, port).await?;
         // gg's own daemon: a page must never drive ggd's API, whatever its token and CORS say.
-        // Canonical: `[::ffff:127.0.0.1]` is the same loopback address.
-        if addrs.iter().any(|a| a.ip().to_canonical().is_loopback())
-            && self
-                .home
-                .as_deref()
-                .is_some_and(|home| crate::network::own_ports::is_own(home, port))
+        // Canonical: `[::ffff:127.0.0.1]` is the same loopback address. The unspecified address
+        // counts too: a connection to `0.0.0.0` (or `[::]`) reaches this host's own listeners.
+        if addrs.iter().any(|a| {
+            let ip = a.ip().to_canonical();
+            ip.is_loopback() || ip.is_unspecified()
+        }) && self
+            .home
+            .as_deref()
+            .is_some_and(|home| crate::network::own_ports::is_own(home, port))
         {
             return Err(denial(
                 host,
@@ -322,5 +325,33 @@ mod tests {
             rule(&g, "93.184.216.34").await.unwrap_err(),
             "not-on-allow-list"
         );
+    }
+
+    /// ggd's port is refused however its address is spelled, a person's approval included:
+    /// the unspecified address (`0.0.0.0`, `[::]`) reaches this host's listeners too.
+    #[tokio::test]
+    async fn ggds_own_port_is_never_reached() {
+        let home = tempfile::tempdir().unwrap();
+        let _record = crate::network::own_ports::record(home.path(), 4711).unwrap();
+        let g = Guard::new(
+            NetworkMode::On,
+            AllowList::parse::<&str>(&[]).unwrap(),
+            AllowList::parse::<&str>(&[]).unwrap(),
+            Overrides::new(),
+            Some(home.path().to_path_buf()),
+        );
+        for host in [
+            "127.0.0.1",
+            "[::ffff:127.0.0.1]",
+            "[::1]",
+            "0.0.0.0",
+            "[::]",
+        ] {
+            g.approve(host.trim_start_matches('[').trim_end_matches(']'));
+            g.approve(host);
+            let refused = g.check(host, 4711).await.unwrap_err().refusal.rule;
+            assert_eq!(refused, "ggd-port", "{host}");
+        }
+        assert!(g.check("127.0.0.1", 4712).await.is_ok());
     }
 }
