@@ -178,17 +178,19 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
     let sub = entry.subsection.is_some();
     let program_key = match entry.section.as_str() {
         UNRESOLVED_SECTION => return true,
-        "core" => matches!(
-            key,
-            "fsmonitor"
-                | "pager"
-                | "editor"
-                | "sshcommand"
-                | "hookspath"
-                | "askpass"
-                | "gitproxy"
-                | "alternaterefscommand"
-        ),
+        "core" => {
+            matches!(
+                key,
+                "fsmonitor"
+                    | "pager"
+                    | "editor"
+                    | "sshcommand"
+                    | "hookspath"
+                    | "askpass"
+                    | "gitproxy"
+                    | "alternaterefscommand"
+            ) || (key == "worktree" && worktree_leaves_the_repository(entry.value.as_deref()))
+        }
         "diff" if sub => matches!(key, "textconv" | "command"),
         // `tar.<format>.command` filters `git archive`'s output; `trailer.<token>.cmd` runs
         // for `git commit --trailer` and `git interpret-trailers`.
@@ -196,12 +198,12 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
         "diff" => key == "external",
         "filter" => sub && matches!(key, "clean" | "smudge" | "process"),
         "pager" => true,
-        "alias" => {
-            return entry
-                .value
-                .as_deref()
-                .is_some_and(|v| v.trim_start().starts_with('!'));
-        }
+        // Every alias, not only a `!` one: `st = ls-remote --upload-pack='sh -c …' .` runs a
+        // program through an option (so do `--receive-pack`, `difftool -x`, `grep -O`, `rebase
+        // --exec`, `submodule foreach`), and a repository's alias overrides the person's own of
+        // the same name. Telling harmless expansions apart would be a parser's opinion of every
+        // subcommand's options; a repository rarely needs an alias of its own.
+        "alias" => return true,
         // `gpg.program`, `gpg.openpgp.program`, `gpg.x509.program`, `gpg.ssh.program`, and the
         // command that prints the ssh signing key.
         "gpg" => matches!(key, "program" | "defaultkeycommand"),
@@ -233,8 +235,22 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
         }
         // `[url "ext::sh -c …"] insteadOf = https://…` turns ordinary URLs into commands.
         "url" => return entry.subsection.as_deref().is_some_and(is_ext_url),
-        "sendemail" => matches!(key, "tocmd" | "cccmd" | "headercmd" | "smtpserver"),
-        "instaweb" => key == "httpd",
+        // `sendemail.sendmailCmd`, `toCmd`, `ccCmd`, `headerCmd` (any `*cmd`, now and later),
+        // and `smtpServer`, which is a program when it is a path; also per identity
+        // (`sendemail.<identity>.*`).
+        "sendemail" => key.ends_with("cmd") || key == "smtpserver",
+        // `imap.tunnel` is a command line `git imap-send` runs instead of connecting.
+        "imap" => key == "tunnel",
+        // git-lfs reads its programs from git's configuration: custom transfer agents and
+        // extensions' filters.
+        "lfs" => sub && matches!(key, "path" | "clean" | "smudge"),
+        // `git svn` runs `svn.authorsProg` for every unknown author.
+        "svn" | "svn-remote" => key == "authorsprog",
+        // The browser git starts (`git help --web`, `git instaweb`, `git web--browse`): a path
+        // or a name looked up on PATH; git gui's editor.
+        "help" => key == "browser",
+        "gui" => key == "editor",
+        "instaweb" => matches!(key, "httpd" | "browser"),
         "credential" => key == "helper",
         "sequence" => key == "editor",
         "merge" => sub && key == "driver",
@@ -248,6 +264,37 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
         _ => false,
     };
     program_key && !is_false(&entry.value)
+}
+
+/// Whether a `core.worktree` value puts the work tree where the repository does not lie:
+/// absolute, under home, or only `..`s above the git directory (`../..` from `.git` is the
+/// project's parent, where the person's `git checkout` and `git stash` would then write). A
+/// submodule's git directory names its work tree as `../../../sub`, which git writes itself; a
+/// relative value that goes up and then down cannot be told from it without knowing where the
+/// git directory is, so it is left to the allow-list for repositories a command made
+/// ([`written_by_git`]).
+fn worktree_leaves_the_repository(value: Option<&str>) -> bool {
+    let Some(value) = value.map(str::trim) else {
+        return false;
+    };
+    if value.starts_with(['/', '~']) {
+        return true;
+    }
+    // Lexically, as far as it can be: `a/../..` is `..`.
+    let mut normal: Vec<&str> = Vec::new();
+    let mut ups = 0usize;
+    for part in value.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if normal.pop().is_none() {
+                    ups += 1;
+                }
+            }
+            name => normal.push(name),
+        }
+    }
+    normal.is_empty() && ups >= 2
 }
 
 /// Whether `url` uses the `ext::` transport, whose address is a command line.
@@ -487,7 +534,7 @@ mod tests {
         let cfg = GitConfig {
             files: vec![
                 "[Core]\n\tFSMonitor = ./evil\n[diff \"Pdf\"]\n\ttextconv = pdftotext\n".into(),
-                "[alias]\n\tst = status\n\tx = !sh -c 'id'\n[core]\n\tpager = false\n".into(),
+                "[Alias]\n\tX = !sh -c 'id'\n[core]\n\tpager = false\n".into(),
             ],
         };
         assert_eq!(
@@ -564,6 +611,78 @@ mod tests {
             "[remote \"o\"]\n\turl = https://example.invalid/x\n",
             "[submodule \"s\"]\n\tupdate = rebase\n",
             "[url \"https://mirror/\"]\n\tinsteadOf = https://\n",
+        ] {
+            assert!(keys(text).is_empty(), "{text}");
+        }
+    }
+
+    /// Found by an attacker pass: a repository alias without `!` ran a program through
+    /// `--upload-pack`, overriding the person's global alias of the same name; `imap.tunnel`
+    /// and `sendemail.sendmailCmd` run command lines; `core.worktree` sends the person's
+    /// checkout elsewhere.
+    #[test]
+    fn every_alias_and_the_other_command_keys_count() {
+        for (text, key) in [
+            (
+                "[alias]\n\tst = \"ls-remote --upload-pack='echo x; git-upload-pack' .\"\n",
+                "alias.st",
+            ),
+            ("[alias]\n\tst = status\n", "alias.st"),
+            ("[alias]\n\tno = false\n", "alias.no"),
+            ("[alias \"x\"]\n\tcommand = log\n", "alias.x.command"),
+            ("[imap]\n\ttunnel = \"sh -c id\"\n", "imap.tunnel"),
+            (
+                "[sendemail]\n\tsendmailCmd = ./x\n",
+                "sendemail.sendmailcmd",
+            ),
+            (
+                "[sendemail \"work\"]\n\ttoCmd = ./x\n",
+                "sendemail.work.tocmd",
+            ),
+            ("[sendemail]\n\tsmtpServer = ./x\n", "sendemail.smtpserver"),
+            ("[core]\n\tworktree = /home/p\n", "core.worktree"),
+            ("[core]\n\tworktree = ~\n", "core.worktree"),
+            ("[core]\n\tworktree = ../..\n", "core.worktree"),
+            ("[core]\n\tworktree = ../x/../../\n", "core.worktree"),
+            (
+                "[lfs \"customtransfer.t\"]\n\tpath = ./x\n",
+                "lfs.customtransfer.t.path",
+            ),
+            (
+                "[lfs \"extension.e\"]\n\tsmudge = ./x\n",
+                "lfs.extension.e.smudge",
+            ),
+            ("[svn]\n\tauthorsProg = ./x\n", "svn.authorsprog"),
+            ("[help]\n\tbrowser = ./x\n", "help.browser"),
+            ("[instaweb]\n\tbrowser = ./x\n", "instaweb.browser"),
+            ("[gui]\n\teditor = ./x\n", "gui.editor"),
+            ("[web]\n\tbrowser = ./x\n", "web.browser"),
+            ("[browser \"b\"]\n\tcmd = ./x\n", "browser.b.cmd"),
+            ("[pager]\n\tlog = ./x\n", "pager.log"),
+            ("[core]\n\tpager = ./x\n", "core.pager"),
+            (
+                "[remote \"o\"]\n\tuploadpack = ./x\n",
+                "remote.o.uploadpack",
+            ),
+            (
+                "[remote \"o\"]\n\treceivepack = ./x\n",
+                "remote.o.receivepack",
+            ),
+            (
+                "[credential \"https://h\"]\n\thelper = ./x\n",
+                "credential.https://h.helper",
+            ),
+            ("[filter \"f\"]\n\tsmudge = ./x\n", "filter.f.smudge"),
+        ] {
+            assert_eq!(keys(text), [key], "{text}");
+        }
+        // What git writes for a submodule's git directory, and the default.
+        for text in [
+            "[core]\n\tworktree = ../../../sub\n",
+            "[core]\n\tworktree = ..\n",
+            "[core]\n\tworktree = .\n",
+            "[sendemail]\n\tfrom = a@b\n",
+            "[imap]\n\thost = imaps://h\n",
         ] {
             assert!(keys(text).is_empty(), "{text}");
         }
