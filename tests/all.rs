@@ -53,6 +53,7 @@ mod memory;
 mod memory_daemon;
 mod network_policy;
 mod one_policy;
+mod persistence_list;
 mod planted_fifos;
 mod protected_writes;
 mod read_only_enforced;

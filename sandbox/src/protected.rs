@@ -278,7 +278,372 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         why: "package manager settings: they choose programs npm runs",
         anywhere: true,
     },
+    // Found by the next attacker pass (s24): more of the same classes, and two kinds the list
+    // had missed, hook managers (what a hook git runs reads or runs next) and other version
+    // control systems' repository directories (their configuration runs programs, as `.git`'s).
+    ProtectedPath {
+        name: ".hg",
+        bind: Bind::Placeholder,
+        why: "inside a Mercurial repository: its hgrc loads extensions and runs hooks at any hg \
+              command (a shell prompt's included)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".jj",
+        bind: Bind::Placeholder,
+        why: "inside a Jujutsu repository: its configuration chooses programs jj runs",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".sl",
+        bind: Bind::Placeholder,
+        why: "inside a Sapling repository: its configuration loads extensions and runs hooks",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".husky",
+        bind: Bind::Placeholder,
+        why: "husky's commit hooks: git runs the wrappers in `.husky/_` (its core.hooksPath), \
+              and each runs the `.husky/<hook>` script of its name, at the next commit or \
+              checkout",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".huskyrc",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".huskyrc.json",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".huskyrc.js",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "lefthook.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "lefthook.yaml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "lefthook.toml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "lefthook.json",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lefthook.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lefthook.yaml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "lefthook-local.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lefthook-local.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lefthook",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lefthook-local",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".overcommit.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".cursorrules",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".rules",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "AGENT.md",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "AGENTS.override.md",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "CLAUDE.local.md",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "QWEN.md",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "CRUSH.md",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".goosehints",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".augment-guidelines",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: true,
+    },
+    // Copilot reads `.github/instructions/*.instructions.md` of the workspace it opens: the
+    // directory is protected whole, at the top (a path of two names is compared as such).
+    ProtectedPath {
+        name: ".github/instructions",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".junie",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".qwen",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".amazonq",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".codex",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".openhands",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".crush",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".augment",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".kilocode",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".trae",
+        bind: Bind::Placeholder,
+        why: AGENT_SETTINGS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".nvimrc",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: Vim and Neovim run it when they open the project (exrc)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".vimrc",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: Vim runs it when it opens the project (exrc)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".gvimrc",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: gVim runs it when it opens the project (exrc)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lazy.lua",
+        bind: Bind::Placeholder,
+        why: "editor start-up file: Neovim's lazy.nvim runs it when it opens the project",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".dir-locals-2.el",
+        bind: Bind::Placeholder,
+        why: "editor settings: Emacs evaluates them when it opens a file of the project",
+        anywhere: true,
+    },
+    // Every workspace file, whatever its name: VS Code runs its tasks (`runOn: folderOpen`)
+    // and settings when it is opened.
+    ProtectedPath {
+        name: "*.code-workspace",
+        bind: Bind::Placeholder,
+        why: "an editor workspace: its tasks and settings run programs when it is opened",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".devcontainer",
+        bind: Bind::Placeholder,
+        why: "a dev container definition: editors build and run it, with its commands, when the \
+              project is opened",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".devcontainer.json",
+        bind: Bind::Placeholder,
+        why: "a dev container definition: editors build and run it, with its commands, when the \
+              project is opened",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".yarnrc",
+        bind: Bind::Placeholder,
+        why: "package manager settings: `yarn-path` runs a program at every yarn command",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".pnpmfile.cjs",
+        bind: Bind::Placeholder,
+        why: "package manager hooks: pnpm runs them at every install",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".pnpmfile.mjs",
+        bind: Bind::Placeholder,
+        why: "package manager hooks: pnpm runs them at every install",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "mise.toml",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".mise.toml",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "mise.local.toml",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".mise.local.toml",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: true,
+    },
 ];
+
+/// Why a hook manager's files are protected.
+const HOOK_MANAGER: &str = "commit hooks: the hook git runs (husky's, lefthook's, overcommit's) \
+                            runs what is written here at the next commit or checkout";
+/// Why another agent's instruction file is protected.
+const INSTRUCTIONS: &str =
+    "agent instructions: the next session of another agent takes them as the person's own";
+/// Why another agent's settings directory is protected.
+const AGENT_SETTINGS: &str = "another agent's settings, rules or MCP servers: they run or \
+                              instruct when it opens the project";
+/// Why mise's files are protected.
+const TOOL_VERSIONS: &str =
+    "tool settings: mise runs their hooks and tasks when a shell enters the project";
+
+impl ProtectedPath {
+    /// Whether this entry names a class of files (`*.code-workspace`: a leading `*` matches
+    /// any name with that ending) rather than one name. The binds and the sweep, which join a
+    /// name to a root, see a class only through [`ProtectedPath::matches`].
+    pub fn is_class(&self) -> bool {
+        self.name.starts_with('*')
+    }
+
+    /// Whether `name`, one path component, is this entry (of a one-name entry: the same name;
+    /// of a class: any name of it). An entry of two names (`.github/instructions`) matches no
+    /// single component: [`protected_entry`] compares it as a path.
+    pub fn matches(&self, name: &std::ffi::OsStr) -> bool {
+        match self.name.strip_prefix('*') {
+            Some(ending) => name.to_str().is_some_and(|n| n.ends_with(ending)),
+            None => name == self.name,
+        }
+    }
+}
+
+/// The entry of the list that `name`, one component of a path, is; `at_top`: it lies at the
+/// top of a writable root, where entries that count only there count too. For actors that look
+/// at one name at a time (the sweep's walk).
+pub fn entry_named(name: &std::ffi::OsStr, at_top: bool) -> Option<&'static ProtectedPath> {
+    PROTECTED_IN_ROOT
+        .iter()
+        .find(|p| (p.anywhere || at_top) && p.matches(name))
+}
 
 /// What git's ordinary work writes at the top of a git directory: everything else there is
 /// configuration git obeys (`commondir` redirects the whole repository, with its config and
@@ -339,11 +704,12 @@ pub fn git_entry_allowed(name: &str) -> bool {
 }
 
 /// The entries of `root` that must not be created by a command ([`Bind::Placeholder`]), as
-/// paths.
+/// paths. A class (`*.code-workspace`) has no one path: it is left out here, and found by
+/// [`ProtectedPath::matches`] among the names a command created.
 pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '_ {
     PROTECTED_IN_ROOT
         .iter()
-        .filter(|entry| entry.bind == Bind::Placeholder)
+        .filter(|entry| entry.bind == Bind::Placeholder && !entry.is_class())
         .map(move |entry| root.join(entry.name))
 }
 
@@ -400,19 +766,30 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
 /// itself, but what is protected anywhere stays protected inside it.
 pub fn protected_entry(relative: &Path) -> Option<&'static ProtectedPath> {
     let in_agent_area = relative.starts_with(AGENT_AREA) && relative != Path::new(AGENT_AREA);
-    relative
+    let names: Vec<&std::ffi::OsStr> = relative
         .components()
         .filter_map(|c| match c {
             Component::Normal(name) => Some(name),
             _ => None,
         })
-        .enumerate()
+        .collect();
+    (0..names.len())
         // The agent area's own `.gg`.
-        .filter(|(depth, _)| !(in_agent_area && *depth == 0))
-        .find_map(|(depth, name)| {
-            PROTECTED_IN_ROOT
-                .iter()
-                .find(|p| (p.anywhere || depth == 0) && name == p.name)
+        .filter(|depth| !(in_agent_area && *depth == 0))
+        .find_map(|depth| {
+            PROTECTED_IN_ROOT.iter().find(|p| {
+                (p.anywhere || depth == 0) && {
+                    // An entry of several names (`.github/instructions`) is those names in a
+                    // row; one of a single name or a class is that one name.
+                    let parts: Vec<&str> = p.name.split('/').collect();
+                    match parts.as_slice() {
+                        [_] => p.matches(names[depth]),
+                        parts => names
+                            .get(depth..depth + parts.len())
+                            .is_some_and(|here| here.iter().zip(parts).all(|(n, p)| n == p)),
+                    }
+                }
+            })
         })
 }
 
@@ -908,6 +1285,79 @@ mod tests {
             protected_entry(Path::new(".bashrc")).map(|p| p.name),
             Some(".bashrc")
         );
+    }
+
+    /// Found by an attacker pass (s24): each of these was written by the file tools under
+    /// `--yolo` and by a sandboxed command at both levels, and ran code or instructed later.
+    #[test]
+    fn hook_managers_other_repositories_agents_and_editors_are_protected() {
+        for path in [
+            ".husky/pre-commit",
+            ".husky/post-checkout",
+            "web/.husky/pre-commit",
+            "lefthook.yml",
+            ".lefthook.yml",
+            "lefthook-local.yml",
+            ".lefthook/pre-commit/x.sh",
+            ".overcommit.yml",
+            ".hg/hgrc",
+            "vendor/x/.hg/hgrc",
+            ".jj/repo/config.toml",
+            ".cursorrules",
+            "sub/.cursorrules",
+            ".rules",
+            "AGENT.md",
+            "CLAUDE.local.md",
+            "sub/CLAUDE.local.md",
+            "AGENTS.override.md",
+            "sub/AGENTS.override.md",
+            ".github/instructions/x.instructions.md",
+            ".junie/guidelines.md",
+            ".qwen/settings.json",
+            ".amazonq/mcp.json",
+            ".codex/config.toml",
+            ".openhands/setup.sh",
+            ".nvimrc",
+            ".vimrc",
+            ".dir-locals-2.el",
+            "app.code-workspace",
+            "sub/x.code-workspace",
+            ".devcontainer/devcontainer.json",
+            ".yarnrc",
+            ".pnpmfile.cjs",
+        ] {
+            assert!(protected_entry(Path::new(path)).is_some(), "{path}");
+        }
+        // A class matches by its ending only; a two-name entry only as those names in a row,
+        // at the top.
+        for path in [
+            "code-workspace.md",
+            "x.code-workspace.bak/y",
+            ".github/workflows/ci.yml",
+            "instructions/x.md",
+            "sub/.github/instructions/x.instructions.md",
+            ".github/x/instructions/y",
+        ] {
+            assert_eq!(protected_entry(Path::new(path)), None, "{path}");
+        }
+        let workspace = entry_named(std::ffi::OsStr::new("a.code-workspace"), false);
+        assert_eq!(workspace.map(|p| p.name), Some("*.code-workspace"));
+        assert_eq!(entry_named(std::ffi::OsStr::new(".bashrc"), false), None);
+        assert!(entry_named(std::ffi::OsStr::new(".bashrc"), true).is_some());
+        // Every entry joined to a root by the binds and the sweep is a relative path of plain
+        // names; a class is left out of the placeholders (no one path is it).
+        let root = Path::new("/r");
+        for entry in PROTECTED_IN_ROOT {
+            assert!(
+                Path::new(entry.name)
+                    .components()
+                    .all(|c| matches!(c, Component::Normal(_))),
+                "{}",
+                entry.name
+            );
+        }
+        assert!(placeholders(root).all(|p| !p.to_string_lossy().contains('*')));
+        assert!(placeholders(root).any(|p| p == Path::new("/r/.hg")));
     }
 
     #[test]
