@@ -185,3 +185,39 @@ fn a_sandboxed_command_cannot_leave_the_new_vectors() {
         }
     }
 }
+
+/// A repository alias without `!` ran a program (`st = ls-remote --upload-pack='sh …' .`,
+/// overriding the person's global `st`), and `imap.tunnel` and `sendemail.sendmailCmd` run
+/// command lines: a sandboxed script setting them in the project's `.git/config` does not
+/// leave them there at either level (read-only at bwrap; put back after the command at
+/// landlock, where the sweep judges what was added by the classifier's table).
+#[test]
+fn a_sandboxed_command_cannot_leave_a_repository_alias_or_tunnel() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        let before = std::fs::read_to_string(fx.repo.join(".git/config")).unwrap();
+        let script = "git config alias.st \"ls-remote --upload-pack='touch /tmp/pwned; \
+                      git-upload-pack' .\" 2>/dev/null\n\
+                      git config imap.tunnel 'touch /tmp/pwned' 2>/dev/null\n\
+                      git config sendemail.sendmailCmd 'touch /tmp/pwned' 2>/dev/null\n\
+                      echo done\n";
+        std::fs::write(fx.repo.join("app.sh"), script).unwrap();
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            true,
+            &["sh ./app.sh"],
+            &["--yolo", "--sandbox"],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(results[0].contains("done"), "{level}: {results:?}");
+        assert_eq!(
+            std::fs::read_to_string(fx.repo.join(".git/config")).unwrap(),
+            before,
+            "{level}: {results:?}"
+        );
+    }
+}
