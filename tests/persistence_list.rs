@@ -221,3 +221,33 @@ fn a_sandboxed_command_cannot_leave_a_repository_alias_or_tunnel() {
         );
     }
 }
+
+/// The classifier takes its protected trees from the same list (`protected_trees`): a command
+/// writing one of the new entries, at the top or below it, is dangerous (`write.protected`).
+#[test]
+fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    support::git(&fx.repo, &["init", "-q"]);
+    for command in [
+        "echo x >> .husky/pre-commit",
+        "echo x > lefthook.yml",
+        "printf x > .hg/hgrc",
+        "echo x > sub/.hg/hgrc",
+        "echo x > .jj/repo/config.toml",
+        "echo x > .cursorrules",
+        "echo x > sub/CLAUDE.local.md",
+        "echo x > .github/instructions/a.instructions.md",
+        "echo x > .qwen/settings.json",
+        "echo x > .vimrc",
+        "echo x > .devcontainer/devcontainer.json",
+        "echo x > .yarnrc",
+    ] {
+        let out = fx.gg().args(["classify", command]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with("dangerous") && text.contains("write.protected"),
+            "{command}: {text}"
+        );
+    }
+}
