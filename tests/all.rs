@@ -60,6 +60,7 @@ mod read_only_enforced;
 mod sandbox_escape;
 mod sandbox_server;
 mod seams;
+mod sweep_escapes;
 mod telegram;
 mod unix_conventions;
 mod web_daemon;

@@ -39,6 +39,10 @@
 //!   [`ProjectDirs`], which keeps the session's picture of the project's directories and reads
 //!   again only those inotify reports (or whose change time moved).
 
+mod gitlinks;
+mod listing;
+mod pinned_links;
+
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
@@ -60,6 +64,19 @@ pub struct Before {
     started: SystemTime,
     /// The project's `.gg` as it was, where the command's level lets it write there (landlock).
     gg: Option<GgKept>,
+    /// What the top `.git` was when it was no directory (a link or a `gitdir:` file; `None`
+    /// when absent or a directory), and whether it was one.
+    top_git: Option<Content>,
+    top_git_was_dir: bool,
+    /// Whether git took the project's root itself for a git directory.
+    root_git_like: bool,
+    /// The placeholders (and the way to the `core.hooksPath` directory) that were links.
+    pinned: Vec<pinned_links::PinnedLink>,
+    /// The top index's populated gitlinks, each with whether its `.git` was one git would have
+    /// written (the person's own that was not is theirs, and not judged again).
+    gitlinks: Vec<(PathBuf, bool)>,
+    /// What listing directories noted before the command ([`listing`]).
+    notes: Vec<String>,
 }
 
 struct GitNames {
@@ -145,6 +162,17 @@ impl Before {
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
         // changed within that margin before the command counts as the command's (fail closed).
         let started = SystemTime::now() - Duration::from_millis(50);
+        let top_git_was_dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
+        let top_git = (!top_git_was_dir).then(|| Content::of(&git_dir)).flatten();
+        let gitlinks = gitlinks::gitlink_paths(&git_dir)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|path| {
+                let dot_git = root.join(path).join(".git");
+                let clean = untrusted_dot_git(&dot_git, &git_dir).is_none();
+                (dot_git, clean)
+            })
+            .collect();
         Ok(Before {
             root: root.to_path_buf(),
             absent,
@@ -153,6 +181,12 @@ impl Before {
             dirs,
             started,
             gg,
+            top_git,
+            top_git_was_dir,
+            root_git_like: is_git_like(root),
+            pinned: pinned_links::look(root),
+            gitlinks,
+            notes: listing::take_notes(),
         })
     }
 
@@ -171,6 +205,9 @@ impl Before {
             }
             None => Vec::new(),
         };
+        // Before anything is judged: a link the command re-pointed or replaced is the person's
+        // again, and what replaced it is in the quarantine.
+        let pinned_lines = pinned_links::sweep(&self.root, &self.pinned);
         let git_dir = self.root.join(".git");
         let mut created: Vec<(PathBuf, String)> = self
             .absent
@@ -243,20 +280,102 @@ impl Before {
                 if std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir())
                     && let Some(why) = untrusted(&git_dir, false)
                 {
-                    created.push((git_dir, why));
+                    created.push((git_dir.clone(), why));
                 }
             }
         }
+        let mut top_lines = Vec::new();
+        // The top `.git` made a `gitdir:` file or a link (the git directory copied where the
+        // command can shape it, given a `core.fsmonitor`, then `.git` replaced by a file naming
+        // it): the person's git obeys whatever it names. What was a file or link before is put
+        // back; what was a directory or absent is moved aside (a moved-away git directory
+        // cannot be put back; git then finds no repository here, which runs nothing).
+        if std::fs::symlink_metadata(&git_dir).is_ok_and(|m| !m.is_dir()) {
+            const WHY: &str = "the project's .git, which the person's git obeys wherever it \
+                               points (a gitdir: file or a link can name a git directory the \
+                               command shaped)";
+            let now = Content::of(&git_dir);
+            match &self.top_git {
+                Some(was) if now.as_ref() == Some(was) => {}
+                Some(was) => top_lines.push(move_aside_and_put_back(
+                    &self.root,
+                    &git_dir,
+                    WHY,
+                    Some(was),
+                )),
+                None if self.top_git_was_dir => created.push((
+                    git_dir.clone(),
+                    format!("{WHY}, in place of the git directory"),
+                )),
+                None => created.push((git_dir.clone(), WHY.to_string())),
+            }
+        }
+        // The root itself made a git directory (`HEAD`, `objects` and `refs` copied up, with
+        // `core.worktree` and a `core.fsmonitor` in a `config` beside them): git takes it for
+        // one when no `.git` is found. Without `HEAD` (and `commondir`) it is none.
+        if !self.root_git_like && is_git_like(&self.root) {
+            for name in ["HEAD", "commondir"] {
+                created.push((
+                    self.root.join(name),
+                    "which made the project's root a git directory (HEAD with objects and refs), \
+                     whose config the person's git would obey"
+                        .to_string(),
+                ));
+            }
+        }
+        // What git runs from the git directories that were there is put back first, so that
+        // a submodule whose config was put back is not judged by the command's version below.
+        let git_files_lines: Vec<String> = self
+            .git_files
+            .iter()
+            .flat_map(|files| files.sweep(&self.root))
+            .collect();
         if let Ok(mut known) = self.dirs.lock() {
             created.extend(known.refresh(&self.root, Some(self.started)));
         }
-        let mut lines = gg_lines;
-        lines.extend(
-            self.git_files
-                .iter()
-                .flat_map(|files| files.sweep(&self.root)),
-        );
+        // The submodules the index names, wherever they lie (in `.gg/quarantine`, in
+        // `node_modules`, past the walk's limit): git status enters each populated one.
+        match gitlinks::gitlink_paths(&git_dir) {
+            Ok(paths) => {
+                for path in paths {
+                    let dot_git = self.root.join(path).join(".git");
+                    if std::fs::symlink_metadata(&dot_git).is_err() {
+                        continue;
+                    }
+                    let was_clean = self
+                        .gitlinks
+                        .iter()
+                        .find(|(known, _)| *known == dot_git)
+                        .map(|(_, clean)| *clean);
+                    // The person's own, as it was when the command started.
+                    if was_clean == Some(false) {
+                        continue;
+                    }
+                    if let Some(why) = untrusted_dot_git(&dot_git, &git_dir) {
+                        created.push((
+                            dot_git,
+                            format!(
+                                "a submodule's git directory (the index names it, so the \
+                                 person's git status enters it) git would not have written: \
+                                 {why}"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Err(e) => top_lines.push(format!(
+                "[gg: the project's git index could not be read after the command ({e}), so \
+                 the submodules git status enters were not looked at: look at .git before \
+                 running git there]"
+            )),
+        }
+        let mut lines = self.notes;
+        lines.extend(pinned_lines);
+        lines.extend(gg_lines);
+        lines.extend(top_lines);
+        lines.extend(git_files_lines);
         lines.extend(quarantine(&self.root, &created));
+        lines.extend(listing::take_notes());
         lines
     }
 }
@@ -474,7 +593,7 @@ impl GitFiles {
 
 /// The names in a hooks directory that git may run: all but its `*.sample` templates.
 fn hook_names(hooks: &Path) -> Vec<OsString> {
-    std::fs::read_dir(hooks)
+    listing::read_dir(hooks)
         .map(|entries| {
             entries
                 .flatten()
@@ -1528,7 +1647,7 @@ impl ProjectDirs {
         let meta = std::fs::symlink_metadata(dir).ok();
         let changed = meta.as_ref().and_then(|m| m.created_or_changed());
         let ino = meta.as_ref().map(|m| m.ino()).unwrap_or_default();
-        let entries: Vec<(OsString, std::fs::FileType)> = match std::fs::read_dir(dir) {
+        let entries: Vec<(OsString, std::fs::FileType)> = match listing::read_dir(dir) {
             Ok(entries) => entries
                 .flatten()
                 .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
@@ -1723,7 +1842,7 @@ impl ProjectDirs {
 /// The subdirectories of `dir` the sweep looks in (as [`ProjectDirs::read`] chooses them).
 fn subdirectories(root: &Path, dir: &Path) -> Vec<PathBuf> {
     let at_top = dir == root;
-    match std::fs::read_dir(dir) {
+    match listing::read_dir(dir) {
         Ok(entries) => entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
@@ -1980,7 +2099,7 @@ fn runs_programs(dir: &Path) -> Option<String> {
 /// The names directly inside `dir` (none when it is not a directory).
 fn names(dir: &Path) -> Vec<OsString> {
     match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => std::fs::read_dir(dir)
+        Ok(meta) if meta.is_dir() => listing::read_dir(dir)
             .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
             .unwrap_or_default(),
         _ => Vec::new(),
