@@ -21,6 +21,7 @@ mod agent_loop;
 mod artifacts;
 mod artifacts_daemon;
 mod bash_tool;
+mod bind_links;
 mod browser;
 mod browser_daemon;
 mod classifier_families;

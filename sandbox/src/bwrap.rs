@@ -51,6 +51,9 @@ pub struct BwrapPlan {
     /// Read-only paths that did not exist and are covered by an empty read-only directory; the
     /// directory bubblewrap creates for them on the host is removed after the run if still empty.
     pub stubs: Vec<PathBuf>,
+    /// Carve-outs not mounted (a link leading out of the writable directories or nowhere), for
+    /// `--explain`.
+    pub skipped: Vec<SkippedCarveOut>,
 }
 
 /// Renders `policy` as bubblewrap arguments that run `inner` (argv, program first).
@@ -129,26 +132,49 @@ pub fn render_assuming(
     }
 
     let mut stubs = Vec::new();
-    let mut carve_outs: Vec<(&Path, bool)> = policy
+    let mut skipped = Vec::new();
+    // Each carve-out is resolved here, when bubblewrap is about to mount it, and bound at its
+    // canonical place: bubblewrap follows links on both sides of a bind, so a carve-out that a
+    // command turned into a link (`AGENTS.md -> d/tmp`, then `d -> ../../..`) would otherwise
+    // mount the host's directory the link leads to over the private one of the same name.
+    let mut carve_outs: Vec<(PathBuf, bool, Mount)> = Vec::new();
+    for (path, pinned) in policy
         .pinned
         .iter()
-        .map(|p| (p.as_path(), true))
-        .chain(policy.read_only.iter().map(|p| (p.as_path(), false)))
-        .collect();
-    // Parents first; at equal depth pins before read-only binds. Stable sort keeps input order.
-    carve_outs.sort_by_key(|(p, pinned)| (p.components().count(), !*pinned));
-    for (path, pinned) in carve_outs {
-        let exists =
-            crate::watch::symlink_metadata(path).is_ok() && !absent.iter().any(|s| s == path);
-        if pinned {
-            if exists {
-                a.push_bind("--bind", path, path);
+        .map(|p| (p, true))
+        .chain(policy.read_only.iter().map(|p| (p, false)))
+    {
+        match carve_out_mount(policy, path, absent.contains(path)) {
+            Ok(mount) => {
+                let at = match &mount {
+                    Mount::Bind(at) => at.clone(),
+                    Mount::Stub => path.clone(),
+                };
+                if !carve_outs
+                    .iter()
+                    .any(|(p, pin, _)| *p == at && *pin == pinned)
+                {
+                    carve_outs.push((at, pinned, mount));
+                }
             }
-        } else if exists {
-            a.push_bind("--ro-bind", path, path);
-        } else {
-            a.push_tmpfs_ro(path);
-            stubs.push(path.to_path_buf());
+            Err(why) => skipped.push(SkippedCarveOut {
+                path: path.clone(),
+                why,
+            }),
+        }
+    }
+    // Parents first; at equal depth pins before read-only binds. Stable sort keeps input order.
+    carve_outs.sort_by_key(|(p, pinned, _)| (p.components().count(), !*pinned));
+    for (at, pinned, mount) in carve_outs {
+        match (mount, pinned) {
+            (Mount::Bind(_), true) => a.push_bind("--bind", &at, &at),
+            (Mount::Bind(_), false) => a.push_bind("--ro-bind", &at, &at),
+            // Pinning an absent directory holds nothing below it.
+            (Mount::Stub, true) => {}
+            (Mount::Stub, false) => {
+                a.push_tmpfs_ro(&at);
+                stubs.push(at);
+            }
         }
     }
 
@@ -172,7 +198,86 @@ pub fn render_assuming(
     a.push2("--chdir", policy.workdir.as_os_str());
     a.push("--");
     a.0.extend(inner.iter().cloned());
-    BwrapPlan { args: a.0, stubs }
+    BwrapPlan {
+        args: a.0,
+        stubs,
+        skipped,
+    }
+}
+
+/// Mount points bubblewrap makes private (or hides): nothing from the host is ever bound onto
+/// one of them, nor onto a directory above one, nor below `/proc` and `/dev`.
+const PRIVATE_MOUNTS: [&str; 5] = ["/tmp", "/run", "/var/run", "/dev", "/proc"];
+
+/// How a carve-out is mounted.
+#[derive(Debug)]
+enum Mount {
+    /// The existing path, at its canonical place (no link left on the way).
+    Bind(PathBuf),
+    /// Absent: covered by an empty read-only directory at the path, which has no link on the
+    /// way.
+    Stub,
+}
+
+/// A carve-out of the policy that [`render_assuming`] did not mount, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedCarveOut {
+    pub path: PathBuf,
+    pub why: &'static str,
+}
+
+/// Where the carve-out `path` is mounted: at its canonical place, and only inside a writable
+/// root (outside them everything is read-only already, and a bind there could only bring back
+/// a host directory that a private mount hid). A link that leads nowhere (dangling, a loop) is
+/// not mounted: an error here would make every later sandbox fail to start.
+fn carve_out_mount(
+    policy: &Policy,
+    path: &Path,
+    taken_for_absent: bool,
+) -> Result<Mount, &'static str> {
+    let mount = if taken_for_absent {
+        Mount::Stub
+    } else {
+        match crate::watch::symlink_metadata(path) {
+            Ok(_) => match crate::watch::canonicalize(path) {
+                Ok(canonical) => Mount::Bind(canonical),
+                Err(_) => return Err("a link that leads nowhere (dangling or a loop)"),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // bubblewrap makes the stub's directory where the path is, following links:
+                // only in an existing parent with no link on the way (a dangling one would
+                // fail the whole sandbox's start).
+                let parent_is_canonical = path.parent().is_some_and(|parent| {
+                    crate::watch::canonicalize(parent).is_ok_and(|c| c == parent)
+                });
+                if !parent_is_canonical {
+                    return Err("absent, below a link or a missing directory");
+                }
+                Mount::Stub
+            }
+            Err(_) => return Err("cannot be looked at"),
+        }
+    };
+    let at = match &mount {
+        Mount::Bind(at) => at.as_path(),
+        Mount::Stub => path,
+    };
+    if !policy.is_inside_writable(at) {
+        return Err("leads outside the writable directories (read-only there already)");
+    }
+    if onto_a_private_mount(at) {
+        return Err("leads onto a mount the sandbox makes private");
+    }
+    Ok(mount)
+}
+
+/// Whether a bind at `path` would cover (part of) a mount the sandbox makes private.
+fn onto_a_private_mount(path: &Path) -> bool {
+    PRIVATE_MOUNTS
+        .iter()
+        .any(|m| Path::new(m).starts_with(path))
+        || path.starts_with("/proc")
+        || path.starts_with("/dev")
 }
 
 /// Hides each path: an empty read-only tmpfs over a directory, `/dev/null` over a file. A path
@@ -426,6 +531,67 @@ mod tests {
             !v.iter()
                 .any(|a| a.starts_with("/tmp/") && !a.starts_with(&wd))
         );
+    }
+
+    /// A carve-out that is a link is bound where it leads, only inside the project: a link to
+    /// the host's `/tmp` (re-pointed after the policy was made), to a directory outside, or to
+    /// nowhere is not bound at all, and says why.
+    #[test]
+    fn carve_outs_are_bound_at_their_canonical_place_never_through_a_link() {
+        let w = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        std::fs::create_dir(wd.join("docs")).unwrap();
+        std::fs::write(wd.join("docs/agents.md"), "").unwrap();
+        std::os::unix::fs::symlink("docs/agents.md", wd.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), wd.join(".vscode")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent-gg/x", wd.join(".envrc")).unwrap();
+        std::os::unix::fs::symlink(".mcp.json", wd.join(".mcp.json")).unwrap();
+        std::os::unix::fs::symlink("docs/agents.md", wd.join("GEMINI.md")).unwrap();
+        let mut p = Policy::with_home(&wd, None).unwrap();
+        let agents = wd.join("docs/agents.md");
+        assert!(p.read_only.contains(&agents));
+        for name in ["AGENTS.md", ".vscode", ".envrc", ".mcp.json"] {
+            assert!(!p.read_only.contains(&wd.join(name)), "{name}");
+        }
+        // A kept policy whose link a command re-pointed since: to `/tmp`.
+        std::fs::remove_file(wd.join("GEMINI.md")).unwrap();
+        let up = "../".repeat(wd.components().count() - 1);
+        std::os::unix::fs::symlink(format!("{up}tmp"), wd.join("GEMINI.md")).unwrap();
+        for name in ["GEMINI.md", ".vscode", ".envrc", ".mcp.json"] {
+            p.read_only.push(wd.join(name));
+        }
+        let plan = render(&p, &info(), &["x".into()]);
+        let v = strings(&plan.args);
+        let agents = agents.to_string_lossy().into_owned();
+        position(&v, &["--ro-bind", &agents, &agents]);
+        assert_eq!(v.iter().filter(|a| **a == agents).count(), 2, "bound once");
+        for name in ["AGENTS.md", "GEMINI.md", ".vscode", ".envrc", ".mcp.json"] {
+            let path = wd.join(name).to_string_lossy().into_owned();
+            assert!(!v.contains(&path), "{name} mounted: {v:?}");
+        }
+        let outside = std::fs::canonicalize(outside.path()).unwrap();
+        assert!(!v.contains(&outside.to_string_lossy().into_owned()));
+        assert!(
+            !v.windows(2)
+                .any(|w| w[0].ends_with("bind") && w[1] == "/tmp"),
+            "{v:?}"
+        );
+        let skipped: Vec<&Path> = plan.skipped.iter().map(|s| s.path.as_path()).collect();
+        for name in ["GEMINI.md", ".vscode", ".envrc", ".mcp.json"] {
+            assert!(skipped.contains(&wd.join(name).as_path()), "{name}");
+        }
+    }
+
+    /// A bind never covers a mount the sandbox makes private, even from a writable root.
+    #[test]
+    fn nothing_is_bound_onto_a_private_mount() {
+        for path in ["/", "/tmp", "/run", "/var", "/dev/shm", "/proc/1", "/dev"] {
+            assert!(onto_a_private_mount(Path::new(path)), "{path}");
+        }
+        for path in ["/tmp/x", "/run/x", "/home/u/p"] {
+            assert!(!onto_a_private_mount(Path::new(path)), "{path}");
+        }
     }
 
     #[test]

@@ -405,6 +405,8 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                     .map(|a| a.to_string_lossy())
                     .collect::<Vec<_>>()
             );
+            // Carve-outs that are links leading out of the writable roots or nowhere.
+            explain["bwrap_carve_outs_skipped"] = serde_json::json!(plan.skipped);
             explain["landlock"] = serde_json::json!(config.landlock);
             explain["landlock_cannot_hide"] =
                 serde_json::json!(fs_rules::unhideable(&config.landlock));

@@ -216,6 +216,22 @@ impl Policy {
         }
     }
 
+    /// What protects the present carve-out `path`: the path itself, or for a link (`AGENTS.md ->
+    /// CLAUDE.md`) the file it leads to, and only when that lies inside a writable root:
+    /// elsewhere it is read-only already, and a mount through the link would follow it out
+    /// (the bubblewrap renderer resolves again when it mounts). `None` when absent or leading
+    /// nowhere. The link itself stays replaceable: its directory is the writable root, which no
+    /// mount can make read-only for one name; the persistence sweep answers for it.
+    fn carve_out_target(&self, path: &Path) -> Option<PathBuf> {
+        let meta = watch::symlink_metadata(path).ok()?;
+        if !meta.file_type().is_symlink() {
+            return Some(path.to_path_buf());
+        }
+        watch::canonicalize(path)
+            .ok()
+            .filter(|target| self.is_inside_writable(target))
+    }
+
     fn push_read_only(&mut self, path: PathBuf) {
         if !self.read_only.contains(&path) {
             self.read_only.push(path);
@@ -225,11 +241,13 @@ impl Policy {
     fn add_root_carve_outs(&mut self, root: &Path) {
         for entry in PROTECTED_IN_ROOT {
             let p = root.join(entry.name);
-            let present = || watch::symlink_metadata(&p).is_ok();
             match entry.bind {
-                Bind::ReadOnlyIfPresent | Bind::Placeholder if present() => self.push_read_only(p),
-                Bind::ReadOnlyIfPresent | Bind::Placeholder | Bind::GitDir | Bind::ReadOnlyTree => {
+                Bind::ReadOnlyIfPresent | Bind::Placeholder => {
+                    if let Some(target) = self.carve_out_target(&p) {
+                        self.push_read_only(target);
+                    }
                 }
+                Bind::GitDir | Bind::ReadOnlyTree => {}
             }
         }
         // A hooks directory in the work tree (`core.hooksPath`: husky's `.husky/_`, `.githooks`)
@@ -241,7 +259,13 @@ impl Policy {
         {
             self.push_read_only(hooks);
         }
-        let dot_git = root.join(PROTECTED_IN_ROOT[0].name);
+        let named_git = root.join(PROTECTED_IN_ROOT[0].name);
+        // git follows a `.git` that is a link (`.git -> .gitrepo`): its target is protected as
+        // the git directory, when it lies inside a writable root.
+        let dot_git = match self.carve_out_target(&named_git) {
+            Some(target) => target,
+            None => named_git,
+        };
         match watch::symlink_metadata(&dot_git) {
             Ok(meta) if meta.is_dir() => {
                 if !self.pinned.contains(&dot_git) {
