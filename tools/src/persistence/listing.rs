@@ -44,7 +44,7 @@ pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
             note(format!(
                 "[gg: {} could not be listed (mode {mode:o}), which hid what is in it from this \
                  check; its owner's permissions were restored (u+rwx) and it was looked in]",
-                dir.display()
+                shortened(dir)
             ));
             return Ok(entries);
         }
@@ -52,9 +52,32 @@ pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
     note(format!(
         "[gg: {} could not be listed ({first}), so what a command left in it was not looked \
          at: look at it before running git, an agent or an editor there]",
-        dir.display()
+        shortened(dir)
     ));
     Err(first)
+}
+
+/// `dir` as a line shows it: a path past `PATH_MAX` (the one way to make some directories
+/// unlistable) would fill the model's context, so its middle is left out.
+fn shortened(dir: &Path) -> String {
+    const KEEP: usize = 120;
+    let shown = dir.display().to_string();
+    if shown.len() <= 2 * KEEP {
+        return shown;
+    }
+    let head_end = (0..=KEEP)
+        .rev()
+        .find(|i| shown.is_char_boundary(*i))
+        .unwrap_or(0);
+    let tail_start = (shown.len() - KEEP..shown.len())
+        .find(|i| shown.is_char_boundary(*i))
+        .unwrap_or(shown.len());
+    format!(
+        "{}…({} bytes)…{}",
+        &shown[..head_end],
+        shown.len(),
+        &shown[tail_start..]
+    )
 }
 
 fn note(line: String) {
@@ -69,4 +92,22 @@ fn note(line: String) {
 /// The lines noted since the last call.
 pub(super) fn take_notes() -> Vec<String> {
     NOTES.with(|notes| std::mem::take(&mut *notes.borrow_mut()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path past `PATH_MAX` is said with its two ends and its length; a short one whole.
+    #[test]
+    fn a_long_path_is_shortened_in_the_line() {
+        let long = Path::new("/p").join("é/".repeat(2100));
+        let shown = shortened(&long);
+        assert!(shown.len() < 300, "{shown}");
+        assert!(
+            shown.starts_with("/p/é/") && shown.contains("bytes)…"),
+            "{shown}"
+        );
+        assert_eq!(shortened(Path::new("/p/sub")), "/p/sub");
+    }
 }
