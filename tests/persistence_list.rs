@@ -242,6 +242,9 @@ fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
         "echo x > .vimrc",
         "echo x > .devcontainer/devcontainer.json",
         "echo x > .yarnrc",
+        // A class of names: any `*.code-workspace`, at the top and below it.
+        "echo x > app.code-workspace",
+        "cp a sub/x.code-workspace",
     ] {
         let out = fx.gg().args(["classify", command]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
@@ -249,5 +252,11 @@ fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
             text.starts_with("dangerous") && text.contains("write.protected"),
             "{command}: {text}"
         );
+    }
+    // The class is the ending after something: the bare ending and other names stay normal.
+    for command in ["echo x > notes.md", "echo x > code-workspace.txt"] {
+        let out = fx.gg().args(["classify", command]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.starts_with("dangerous"), "{command}: {text}");
     }
 }

@@ -167,10 +167,19 @@ pub struct Protected {
 
 impl Protected {
     /// Whether `path` (absolute and normalised) lies in this tree, or, for a tree protected
-    /// anywhere, in one of its name below the same parent; never below an exception.
+    /// anywhere, in one of its name below the same parent; never below an exception. A last
+    /// component `*ENDING` (`*.code-workspace`) names a class: any name with that ending.
     pub fn covers(&self, path: &Path) -> bool {
         if !self.path.is_absolute() {
             return false;
+        }
+        if let Some(ending) = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix('*'))
+        {
+            return self.class_covers(ending, path);
         }
         // Without a copy when the caller's paths are normal already (they are): this runs for
         // every written path and every tree.
@@ -198,6 +207,26 @@ impl Protected {
                 .except
                 .iter()
                 .any(|e| starts_with(&paths::normalized(e)))
+    }
+
+    /// [`Protected::covers`] for a class: the component just below the parent (or, anywhere,
+    /// any component below it) ends with `ending` and is more than the ending.
+    fn class_covers(&self, ending: &str, path: &Path) -> bool {
+        let Some(parent) = self.path.parent() else {
+            return false;
+        };
+        let Ok(below) = path.strip_prefix(paths::normalized(parent)) else {
+            return false;
+        };
+        let of_class = |c: &std::ffi::OsStr| {
+            c.to_str()
+                .is_some_and(|c| c.len() > ending.len() && c.ends_with(ending))
+        };
+        if self.anywhere {
+            below.iter().any(of_class)
+        } else {
+            below.iter().next().is_some_and(of_class)
+        }
     }
 }
 

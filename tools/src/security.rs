@@ -323,9 +323,8 @@ pub fn load_policy(
 pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
     sandbox::protected::PROTECTED_IN_ROOT
         .iter()
-        // A class (`*.code-workspace`) is no path the classifier could compare: joined to
-        // `cwd` it would protect only a file named with the `*` itself.
-        .filter(|entry| !entry.is_class())
+        // A class (`*.code-workspace`) is joined to `cwd` as it is: the classifier reads a last
+        // component `*ENDING` as any name with that ending.
         .map(|entry| {
             let path = cwd.join(entry.name);
             let agent_area = cwd.join(sandbox::protected::AGENT_AREA);
