@@ -114,3 +114,37 @@ fn a_placeholder_link_leading_nowhere_leaves_the_sandbox_usable() {
         "instructions\n"
     );
 }
+
+/// With `--network on`, `/run` is hidden as without a network (a host tmux server under
+/// `/run/lock` ran the command's code outside the sandbox); name resolution still works.
+#[test]
+fn run_is_hidden_with_the_network_on() {
+    if !has_bwrap() {
+        return;
+    }
+    // /run/lock is writable by everyone on Debian-like hosts; elsewhere there is nothing to
+    // plant there, and nothing to show.
+    let Ok(host_dir) = tempfile::tempdir_in("/run/lock") else {
+        support::say_skipped("/run/lock is not writable here");
+        return;
+    };
+    std::fs::write(host_dir.path().join("marker"), "HOST-RUN-CANARY").unwrap();
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let text = run_in_bwrap(
+        &fx,
+        &server,
+        &format!(
+            "cat {}/marker; test -r /etc/resolv.conf || ! test -e /etc/resolv.conf; \
+             echo resolv=$?; echo end",
+            host_dir.path().display()
+        ),
+        &["--network", "on"],
+    );
+    assert!(text.contains("end"), "the command did not run: {text}");
+    assert!(
+        !text.contains("HOST-RUN-CANARY"),
+        "the host's /run was visible: {text}"
+    );
+    assert!(text.contains("resolv=0"), "resolv.conf unreadable: {text}");
+}

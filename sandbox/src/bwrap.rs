@@ -92,13 +92,18 @@ pub fn render_assuming(
     {
         a.0.extend(crate::netfwd::bwrap_bind(route, policy.private_tmp));
     }
-    if policy.network.isolated() {
-        // Pathname Unix sockets ignore read-only mounts: hide the directories that hold
-        // docker.sock, D-Bus, systemd, ssh-agent and tmux sockets.
-        for dir in ["/run", "/var/run"] {
-            if crate::watch::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
-                a.push_tmpfs_ro(Path::new(dir));
-            }
+    // Pathname Unix sockets ignore read-only mounts, and `/run` holds host services' sockets
+    // nobody can list in full (docker, D-Bus, systemd, tmux under /run/lock, screen, libvirt,
+    // snapd...): it is hidden whatever the network, and with a network only what name
+    // resolution needs comes back.
+    for dir in RUN_DIRS {
+        if crate::watch::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            a.push_tmpfs_ro(Path::new(dir));
+        }
+    }
+    if !policy.network.isolated() {
+        for dir in name_resolution_dirs() {
+            a.push_bind("--ro-bind", &dir, &dir);
         }
     }
     // A hidden path that contains a writable root (working inside ~/.ssh) is hidden first, and
@@ -205,6 +210,9 @@ pub fn render_assuming(
     }
 }
 
+/// The directories where host services put their sockets, covered by an empty tmpfs.
+const RUN_DIRS: [&str; 2] = ["/run", "/var/run"];
+
 /// Mount points bubblewrap makes private (or hides): nothing from the host is ever bound onto
 /// one of them, nor onto a directory above one, nor below `/proc` and `/dev`.
 const PRIVATE_MOUNTS: [&str; 5] = ["/tmp", "/run", "/var/run", "/dev", "/proc"];
@@ -280,6 +288,31 @@ fn onto_a_private_mount(path: &Path) -> bool {
         || path.starts_with("/dev")
 }
 
+/// The directories under `/run` that name resolution reads, bound back (read-only) over the
+/// hidden `/run` when the command has a network: the directory holding the target of
+/// `/etc/resolv.conf` (systemd-resolved's `/run/systemd/resolve`, NetworkManager's,
+/// resolvconf's), whose files are replaced by rename, so the directory rather than the file.
+/// Nothing else under `/run` comes back (nscd's socket neither: without it glibc resolves
+/// itself).
+fn name_resolution_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for file in ["/etc/resolv.conf", "/etc/hosts"] {
+        let Ok(target) = crate::watch::canonicalize(file) else {
+            continue;
+        };
+        let Some(dir) = target.parent() else {
+            continue;
+        };
+        let under_run = RUN_DIRS
+            .iter()
+            .any(|run| dir.starts_with(run) && dir != Path::new(run));
+        if under_run && !dirs.iter().any(|d| d == dir) {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    dirs
+}
+
 /// Hides each path: an empty read-only tmpfs over a directory, `/dev/null` over a file. A path
 /// that does not exist inside a writable root is covered by an empty read-only directory, so
 /// neither the command nor a host process creating it later exposes it; the directories
@@ -343,17 +376,20 @@ pub fn escalation_sockets(extra: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Whether `path` is already invisible because a private tmpfs covers it and no writable root
-/// (or the working directory, bound again read-only) brings it back.
+/// (or the working directory, bound again read-only, or name resolution's directory) brings it
+/// back.
 fn hidden_by_tmpfs(policy: &Policy, path: &Path) -> bool {
     covered_by_tmpfs(policy, path)
         && !policy.is_inside_writable(path)
         && !(workdir_rebound_read_only(policy) && path.starts_with(&policy.workdir))
+        && (policy.network.isolated()
+            || !name_resolution_dirs().iter().any(|d| path.starts_with(d)))
 }
 
-/// Whether a private tmpfs (`/tmp`, or `/run` without a network) lies over `path`.
+/// Whether a private tmpfs (`/tmp`, `/run`) lies over `path`.
 fn covered_by_tmpfs(policy: &Policy, path: &Path) -> bool {
     (policy.private_tmp && path.starts_with("/tmp"))
-        || (policy.network.isolated() && (path.starts_with("/run") || path.starts_with("/var/run")))
+        || RUN_DIRS.iter().any(|run| path.starts_with(run))
 }
 
 /// Whether the working directory lies under a private tmpfs without being writable, so that
@@ -591,6 +627,22 @@ mod tests {
         }
         for path in ["/tmp/x", "/run/x", "/home/u/p"] {
             assert!(!onto_a_private_mount(Path::new(path)), "{path}");
+        }
+    }
+
+    /// `/run` is hidden with the network on too; only name resolution's directory returns.
+    #[test]
+    fn run_is_hidden_whatever_the_network() {
+        let w = tempfile::tempdir().unwrap();
+        let p = Policy::with_home(w.path(), None).unwrap();
+        assert_eq!(p.network, Network::On);
+        let v = strings(&render(&p, &info(), &["x".into()]).args);
+        if Path::new("/run").is_dir() {
+            let hide = position(&v, &["--tmpfs", "/run", "--remount-ro", "/run"]);
+            for dir in name_resolution_dirs() {
+                let dir = dir.to_string_lossy().into_owned();
+                assert!(hide < position(&v, &["--ro-bind", &dir, &dir]));
+            }
         }
     }
 
