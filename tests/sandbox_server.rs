@@ -1122,3 +1122,22 @@ kill -9 $s 2>/dev/null && echo SPARE-KILLED || echo KILL-REFUSED"#;
         assert!(!second.contains("SECRET"), "{level}: {second}");
     }
 }
+
+/// A served command's stdin is `/dev/null`, as the docs promise: readable (at its end at once),
+/// not a closed descriptor (the open of `/dev/null` landed on 0 with close-on-exec set, so the
+/// command started without a stdin). Both for a normal command and for the spare server's next.
+#[test]
+fn a_served_command_reads_its_stdin_from_dev_null() {
+    for level in available_levels() {
+        let fx = Fixture::new();
+        let probe = "echo \"stdin=$(readlink /proc/self/fd/0)\"; \
+                     if cat >/dev/null; then echo read-ok; else echo read-failed; fi";
+        let results = session(&fx, level, &[call(probe), call(probe)], &[]);
+        for result in &results {
+            assert!(
+                result.contains("stdin=/dev/null") && result.contains("read-ok"),
+                "{level}: {result}"
+            );
+        }
+    }
+}

@@ -573,10 +573,17 @@ fn exec_request(
     output: &OwnedFd,
     restricted: Result<(), HelperError>,
 ) -> i32 {
-    // SAFETY: dup2 with descriptors this process holds.
+    // SAFETY: fcntl and dup2 with descriptors this process holds.
     unsafe {
-        if null < 0
-            || libc::dup2(null, 0) < 0
+        // `restrict_child` closed 0 first, so `/dev/null` normally opened as 0 itself, with
+        // close-on-exec: `dup2(0, 0)` changes nothing and would leave the command a closed
+        // stdin (the docs promise `/dev/null`), so the flag is cleared instead.
+        let stdin_ready = if null == 0 {
+            libc::fcntl(0, libc::F_SETFD, 0) == 0
+        } else {
+            null >= 0 && libc::dup2(null, 0) >= 0
+        };
+        if !stdin_ready
             || libc::dup2(output.as_raw_fd(), 1) < 0
             || libc::dup2(output.as_raw_fd(), 2) < 0
         {
