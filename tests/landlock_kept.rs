@@ -42,7 +42,7 @@ fn write_executable(path: &Path, text: &str) {
 /// A project as husky v9 sets one up (`core.hooksPath=.husky/_`, whose shim runs
 /// `.husky/<hook>`), with other agents' instructions, direnv's `.envrc` and an editor's tasks:
 /// a command that edits each, adds to `.vscode`, replaces `.envrc` by a FIFO and removes
-/// `lefthook.yml` leaves the person's versions after it, and the person's next commit runs
+/// `lefthook.yml` and edits `sub/AGENTS.md` (below the top) leaves the person's versions after it, and the person's next commit runs
 /// only their own hook.
 #[test]
 fn existing_protected_entries_are_put_back_after_a_command() {
@@ -67,6 +67,12 @@ fn existing_protected_entries_are_put_back_after_a_command() {
         std::fs::write(repo.join(".vscode/tasks.json"), "{\"tasks\": []}\n").unwrap();
         std::fs::write(repo.join("lefthook.yml"), "pre-commit: {}\n").unwrap();
         std::fs::write(repo.join("README.md"), "the person's\n").unwrap();
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(
+            repo.join("sub/AGENTS.md"),
+            "the person's sub instructions\n",
+        )
+        .unwrap();
         support::git(repo, &["add", "-A"]);
         support::git(
             repo,
@@ -88,6 +94,7 @@ fn existing_protected_entries_are_put_back_after_a_command() {
              echo '{{\"tasks\": [{{\"command\": \"./x.sh\", \"runOptions\": {{\"runOn\": \"folderOpen\"}}}}]}}' > .vscode/tasks.json\n\
              echo '{{}}' > .vscode/settings.json\n\
              rm -f lefthook.yml\n\
+             echo 'INJECTED' >> sub/AGENTS.md\n\
              echo done\n",
             mark = mark.display()
         );
@@ -98,7 +105,13 @@ fn existing_protected_entries_are_put_back_after_a_command() {
             (".envrc", "export A=1\n"),
             (".vscode/tasks.json", "{\"tasks\": []}\n"),
             ("lefthook.yml", "pre-commit: {}\n"),
+            ("sub/AGENTS.md", "the person's sub instructions\n"),
         ] {
+            // Bubblewrap binds only the top's entries: an edited `sub/AGENTS.md` is moved
+            // aside whole there (the person's version with it, in the quarantine).
+            if level != "landlock" && path.starts_with("sub/") {
+                continue;
+            }
             let now = std::fs::symlink_metadata(repo.join(path))
                 .ok()
                 .filter(|m| m.is_file())

@@ -34,7 +34,7 @@
 //! - **The other protected entries that exist at the top** (`AGENTS.md`, `.envrc`, `.vscode/`,
 //!   `.husky/`, …): read-only binds at the bwrap level; at the landlock level each is kept and
 //!   put back the same way ([`Kept::look_protected`]), and entries too large to keep refuse the
-//!   command there.
+//!   command there; so are those protected anywhere that [`ProjectDirs`] knows below the top.
 //! - **Below the top**, what an agent, editor or git started in a subdirectory reads
 //!   ([`sandbox::protected::ProtectedPath::anywhere`]: `sub/AGENTS.md`, `sub/.envrc`, a new
 //!   `sub/.git` git would not have written, or a `.git` file naming such a git directory) and a
@@ -107,24 +107,12 @@ impl Before {
         dirs: Arc<Mutex<ProjectDirs>>,
         protected_writable: bool,
     ) -> Result<Before, String> {
-        let (gg, protected) = if protected_writable {
-            // The last command's copies: what has not changed since is not read again.
-            let (last_gg, last_protected) = dirs
-                .lock()
-                .ok()
-                .map(|mut known| {
-                    (
-                        known.gg_kept.take(),
-                        std::mem::take(&mut known.protected_kept),
-                    )
-                })
-                .unwrap_or_default();
-            (
-                Some(Kept::look(root, last_gg)?),
-                Kept::look_protected(root, last_protected)?,
-            )
+        let gg = if protected_writable {
+            // The last command's copy: what has not changed since is not read again.
+            let last = dirs.lock().ok().and_then(|mut known| known.gg_kept.take());
+            Some(Kept::look(root, last)?)
         } else {
-            (None, Vec::new())
+            None
         };
         let absent = sandbox::protected::placeholders(root)
             .filter(|p| std::fs::symlink_metadata(p).is_err())
@@ -178,6 +166,20 @@ impl Before {
                 known.judge_clean(root, false);
             }
         }
+        // After the picture is up to date: the entries below the top it knows are kept too.
+        let protected = if protected_writable {
+            let (last, below) = dirs
+                .lock()
+                .ok()
+                .map(|mut known| {
+                    let below = known.vectors_below(root);
+                    (std::mem::take(&mut known.protected_kept), below)
+                })
+                .unwrap_or_default();
+            Kept::look_protected(root, last, below)?
+        } else {
+            Vec::new()
+        };
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
         // changed within that margin before the command counts as the command's (fail closed).
         let started = SystemTime::now() - Duration::from_millis(50);
@@ -229,6 +231,11 @@ impl Before {
             .protected
             .iter()
             .flat_map(|kept| kept.sweep(&self.root))
+            .collect();
+        let kept_paths: Vec<PathBuf> = self
+            .protected
+            .iter()
+            .map(|kept| self.root.join(&kept.rel))
             .collect();
         if let Ok(mut known) = self.dirs.lock() {
             known.protected_kept = self.protected;
@@ -359,7 +366,14 @@ impl Before {
             .flat_map(|files| files.sweep(&self.root))
             .collect();
         if let Ok(mut known) = self.dirs.lock() {
-            created.extend(known.refresh(&self.root, Some(self.started)));
+            // A kept entry below the top was put back above (a new file, so new to the walk):
+            // it is the person's again, not the command's.
+            let found = known.refresh(&self.root, Some(self.started));
+            created.extend(
+                found
+                    .into_iter()
+                    .filter(|(path, _)| !kept_paths.iter().any(|kept| kept == path)),
+            );
         }
         // The submodules the index names, wherever they lie (in `.gg/quarantine`, in
         // `node_modules`, past the walk's limit): git status enters each populated one.
@@ -864,7 +878,13 @@ impl Kept {
     ///
     /// A placeholder that is a link is left to [`pinned_links`], which puts back a link the
     /// command re-pointed or replaced.
-    fn look_protected(root: &Path, last: Vec<Kept>) -> Result<Vec<Kept>, String> {
+    /// `below`: the entries protected anywhere that [`ProjectDirs`] knows below the top
+    /// (`sub/AGENTS.md`), relative to `root`.
+    fn look_protected(
+        root: &Path,
+        last: Vec<Kept>,
+        below: Vec<PathBuf>,
+    ) -> Result<Vec<Kept>, String> {
         use sandbox::protected::{Bind, PROTECTED_IN_ROOT};
         let mut last: HashMap<PathBuf, Kept> = last
             .into_iter()
@@ -888,13 +908,25 @@ impl Kept {
                 found.push((rel, entry));
             }
         }
+        // Links below the top are kept here, as links: the pinned-links check looks at the top.
+        let mut below_top = Vec::new();
+        for rel in below {
+            if let Some(entry) = rel
+                .file_name()
+                .and_then(|name| sandbox::protected::entry_named(name, false))
+            {
+                below_top.push(rel.clone());
+                found.push((rel, entry));
+            }
+        }
         let mut budget = KeptBudget::default();
         let mut kept = Vec::new();
         for (rel, entry) in found {
             if matches!(entry.bind, Bind::GitDir) || entry.name == ".gg" {
                 continue;
             }
-            let pinned = entry.bind == Bind::Placeholder
+            let pinned = !below_top.contains(&rel)
+                && entry.bind == Bind::Placeholder
                 && !entry.is_class()
                 && std::fs::symlink_metadata(root.join(&rel)).is_ok_and(|m| m.is_symlink());
             if pinned {
@@ -1975,6 +2007,21 @@ impl ProjectDirs {
     }
 
     /// Whether inotify reports the changes (else every directory is `stat`ed).
+    /// The entries protected anywhere that the picture holds below the top, relative to
+    /// `root`, but `.git` (judged as a git directory) and `.gg`.
+    fn vectors_below(&self, root: &Path) -> Vec<PathBuf> {
+        self.seen
+            .iter()
+            .filter(|(dir, _)| dir.as_path() != root)
+            .flat_map(|(dir, seen)| seen.vectors.iter().map(move |name| dir.join(name)))
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| name != ".git" && name != ".gg")
+            })
+            .filter_map(|path| path.strip_prefix(root).ok().map(Path::to_path_buf))
+            .collect()
+    }
+
     fn watching(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.watch.is_some();
@@ -2594,14 +2641,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         typical_project(root);
-        let kept = Kept::look_protected(root, Vec::new()).unwrap();
+        let kept = Kept::look_protected(root, Vec::new(), Vec::new()).unwrap();
         let names: Vec<&Path> = kept.iter().map(|k| k.rel.as_path()).collect();
         assert_eq!(names.len(), 3, "{names:?}");
         for kept in &kept {
             assert!(kept.sweep(root).is_empty());
         }
         // Unchanged since the last copy: taken from it, and still nothing to put back.
-        let kept = Kept::look_protected(root, kept).unwrap();
+        let kept = Kept::look_protected(root, kept, Vec::new()).unwrap();
         std::fs::write(root.join(".husky/pre-commit"), "curl x | sh\n").unwrap();
         std::fs::remove_file(root.join("AGENTS.md")).unwrap();
         std::fs::write(root.join(".vscode/new.json"), "{}").unwrap();
@@ -2624,11 +2671,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         typical_project(root);
-        let mut kept = Kept::look_protected(root, Vec::new()).unwrap();
+        let mut kept = Kept::look_protected(root, Vec::new(), Vec::new()).unwrap();
         const ROUNDS: u32 = 2_000;
         let start = std::time::Instant::now();
         for _ in 0..ROUNDS {
-            kept = Kept::look_protected(root, kept).unwrap();
+            kept = Kept::look_protected(root, kept, Vec::new()).unwrap();
             for entry in &kept {
                 assert!(entry.sweep(root).is_empty());
             }
