@@ -1167,21 +1167,6 @@ fn run_scripts_sandboxed(
     results
 }
 
-/// The person's `git` run in `dir` as they would (status, and a commit where asked), with the
-/// fixture's home and no system configuration.
-fn host_git(fx: &GgFixture, dir: &std::path::Path, args: &[&str]) {
-    let _ = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", &fx.home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
-}
-
 /// A git directory split in two (an attacker pass): `docs/HEAD` and `docs/commondir` naming
 /// `docs/_c`, which holds `objects`, `refs` and a config turning on `config.worktree`, whose
 /// `core.fsmonitor` the person's next `git status` in `docs` runs. git takes `docs` for a git
@@ -1268,7 +1253,7 @@ fn a_git_directory_split_with_commondir_or_named_by_a_git_file_is_moved_aside() 
         for dir in ["", "docs", "t2", "sub", "common"] {
             let dir = fx.repo.join(dir);
             if dir.is_dir() {
-                host_git(&fx, &dir, &["status"]);
+                fx.host_git(&dir, &["status"]);
             }
         }
         for name in ["split", "common", "pointed"] {
@@ -1445,8 +1430,8 @@ fn a_script_cannot_leave_git_config_or_hooks_that_run_programs() {
                 .count();
             assert_eq!(quarantined, 3, "{level}: {results:?}");
         }
-        host_git(&fx, &fx.repo, &["status"]);
-        host_git(&fx, &fx.repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        fx.host_git(&fx.repo, &["status"]);
+        fx.host_git(&fx.repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
         for name in ["fsmonitor", "pre-commit", "post-commit"] {
             assert!(
                 !marks.join(name).exists(),

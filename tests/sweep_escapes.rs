@@ -42,21 +42,6 @@ fn run_scripts(fx: &GgFixture, server: &ScriptedServer, level: &str, scripts: &[
     results.join("\n---\n")
 }
 
-/// The person's `git` in `dir` after the session, with the fixture's home and no system
-/// configuration.
-fn host_git(fx: &GgFixture, dir: &Path, args: &[&str]) {
-    let _ = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", &fx.home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .unwrap();
-}
-
 /// A project with one commit (unless `git` is false) and a directory for the plants' marks.
 fn project(server: &ScriptedServer, git: bool) -> (GgFixture, PathBuf) {
     let fx = GgFixture::new(server, json!({}), "repo");
@@ -126,7 +111,7 @@ fn the_top_git_cannot_be_made_a_pointer_or_the_root_a_git_directory() {
                 ),
             };
             let results = run_scripts(&fx, &server, level, &[&plant]);
-            host_git(&fx, &fx.repo, &["status"]);
+            fx.host_git(&fx.repo, &["status"]);
             if mark.exists() {
                 failures.push(format!(
                     "{level} {variant}: the person's git status ran the plant: {results}"
@@ -170,7 +155,7 @@ fn a_repository_made_a_submodule_by_the_index_is_judged_wherever_it_lies() {
         }
         plant.push_str("echo done\n");
         let results = run_scripts(&fx, &server, level, &[&plant]);
-        host_git(&fx, &fx.repo, &["status"]);
+        fx.host_git(&fx.repo, &["status"]);
         assert!(
             !mark.exists(),
             "{level}: the person's git status ran the submodule's fsmonitor: {results}"
@@ -232,7 +217,7 @@ fn placeholder_and_hook_links_are_put_back() {
             }
         }
         std::fs::write(repo.join("README.md"), "changed\n").unwrap();
-        host_git(&fx, repo, &["commit", "-qam", "change"]);
+        fx.host_git(repo, &["commit", "-qam", "change"]);
         if mark.exists() {
             failures.push(format!(
                 "{level}: the person's commit ran the planted hook: {results}"

@@ -105,6 +105,22 @@ pub struct GgFixture<B: Bins> {
 }
 
 impl<B: Bins> GgFixture<B> {
+    /// The person's `git` run in `dir` after a session, as they would run it (status, and a
+    /// commit where asked), with the fixture's home and no system configuration; whatever a
+    /// planted hook or fsmonitor does shows on the host. Its own result is not the point.
+    pub fn host_git(&self, dir: &Path, args: &[&str]) {
+        let _ = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .expect("git");
+    }
+
     pub fn new(server: &ScriptedServer, extra: Value, repo: &str) -> GgFixture<B> {
         let tmp = fixture_dir(Path::new(B::TARGET_TMPDIR));
         let home = tmp.path().join("home");
