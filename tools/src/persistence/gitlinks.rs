@@ -15,12 +15,23 @@ const MAX_INDEX: u64 = 256 << 20;
 /// index, with a split index: every entry of both, a superset of what git takes). `Ok(empty)`
 /// without an index; `Err` says why it could not be read.
 pub(super) fn gitlink_paths(git_dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let Some(index) = read(&git_dir.join("index"))? else {
+    let index_path = git_dir.join("index");
+    let hash_len = hash_len(git_dir);
+    // Looked at before it is read: what is read is this or newer, so a change after the look
+    // only costs a parse next time.
+    let stamp = IndexStamp::of(&index_path, hash_len);
+    if let Some(paths) = stamp
+        .as_ref()
+        .and_then(|stamp| LAST.cached(&index_path, stamp))
+    {
+        return Ok(paths);
+    }
+    let Some(index) = read(&index_path)? else {
         return Ok(Vec::new());
     };
-    let hash_len = hash_len(git_dir);
     let parsed = parse(&index, hash_len).map_err(|e| format!("its index {e}"))?;
     let mut paths = parsed.gitlinks;
+    let split = parsed.shared.is_some();
     if let Some(shared) = parsed.shared {
         let name = format!("sharedindex.{}", hex(&shared));
         // A split index whose shared part is missing is one git refuses to read.
@@ -29,13 +40,68 @@ pub(super) fn gitlink_paths(git_dir: &Path) -> Result<Vec<PathBuf>, String> {
             paths.extend(shared.gitlinks);
         }
     }
-    Ok(paths
+    let paths: Vec<PathBuf> = paths
         .into_iter()
         .map(|bytes| {
             use std::os::unix::ffi::OsStringExt;
             PathBuf::from(std::ffi::OsString::from_vec(bytes))
         })
-        .collect())
+        .collect();
+    // A split index has two files; only a whole one is remembered.
+    if let Some(stamp) = stamp.filter(|_| !split) {
+        LAST.remember(&index_path, stamp, &paths);
+    }
+    Ok(paths)
+}
+
+/// What identifies one state of an index file: a rewrite (git renames a new file in) changes
+/// the inode, a write in place the change time, which no command can set back; and the object
+/// name length it was parsed with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct IndexStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+    hash_len: usize,
+}
+
+impl IndexStamp {
+    fn of(path: &Path, hash_len: usize) -> Option<IndexStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())?;
+        Some(IndexStamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            hash_len,
+        })
+    }
+}
+
+/// The last index parsed, with its stamp: the index is read before and after every sandboxed
+/// command, whole (10 MiB for a kernel tree), and most commands do not touch it.
+struct LastIndex(std::sync::Mutex<Option<(PathBuf, IndexStamp, Vec<PathBuf>)>>);
+
+static LAST: LastIndex = LastIndex(std::sync::Mutex::new(None));
+
+impl LastIndex {
+    fn cached(&self, path: &Path, stamp: &IndexStamp) -> Option<Vec<PathBuf>> {
+        let last = self.0.lock().ok()?;
+        let (known, known_stamp, paths) = last.as_ref()?;
+        (known == path && known_stamp == stamp).then(|| paths.clone())
+    }
+
+    fn remember(&self, path: &Path, stamp: IndexStamp, paths: &[PathBuf]) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = Some((path.to_path_buf(), stamp, paths.to_vec()));
+        }
+    }
 }
 
 fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
@@ -105,6 +171,12 @@ pub(super) fn parse(index: &[u8], hash_len: usize) -> Result<Parsed, &'static st
         if version >= 3 && flags & 0x4000 != 0 {
             at.u16()?;
         }
+        // The name's length is the flags' low twelve bits, as git reads it (`create_from_disk`);
+        // only 0xFFF ("as long or longer") sends it to the NUL. Reading to the NUL instead let
+        // a hand-made index whose length field spans a NUL show gg other entries than git
+        // takes (an attacker pass hid a gitlink that way).
+        const NAME_MASK: u16 = 0x0FFF;
+        let name_len = usize::from(flags & NAME_MASK);
         let path = if version == 4 {
             // The length of the previous path's tail to drop, then the rest, NUL-ended.
             let strip = at.varint()?;
@@ -113,15 +185,28 @@ pub(super) fn parse(index: &[u8], hash_len: usize) -> Result<Parsed, &'static st
                 .checked_sub(strip)
                 .ok_or("has an entry that drops more than its predecessor")?;
             let mut path = previous[..keep].to_vec();
-            path.extend_from_slice(at.until_nul()?);
+            if name_len == usize::from(NAME_MASK) {
+                path.extend_from_slice(at.until_nul()?);
+            } else {
+                let rest = name_len
+                    .checked_sub(keep)
+                    .ok_or("has an entry shorter than the part it keeps")?;
+                path.extend_from_slice(at.take(rest)?);
+                // git steps over one byte, the NUL, after the name.
+                at.take(1)?;
+            }
             path
         } else {
-            let path = at.until_nul()?.to_vec();
-            // Padded with NULs to a multiple of 8 from the entry's start (the one ending the
-            // path included).
-            let used = at.at - start;
-            let padded = used.div_ceil(8) * 8;
-            at.take(padded - used)?;
+            let path = if name_len == usize::from(NAME_MASK) {
+                at.until_nul()?.to_vec()
+            } else {
+                at.take(name_len)?.to_vec()
+            };
+            // The entry is padded to a multiple of 8 from its start, with at least one NUL
+            // after the name (git's `ondisk_cache_entry_size`), measured from the name's length.
+            let name_at = at.at - path.len() - usize::from(name_len == usize::from(NAME_MASK));
+            let size = (name_at - start + path.len() + 8) & !7;
+            at.take((start + size).checked_sub(at.at).ok_or("is cut short")?)?;
             path
         };
         if mode & MODE_TYPE == GITLINK {
@@ -260,5 +345,92 @@ mod tests {
             }
             assert!(parse(&index[..index.len() / 2], 20).is_err());
         }
+    }
+
+    /// The remembered parse is used only while the index is the same file, unchanged: a
+    /// gitlink added (git writes a new file) or the index rewritten in place with its old
+    /// times put back is seen at once.
+    #[test]
+    fn a_changed_index_is_read_again() {
+        let run = |dir: &Path, args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let git_dir = root.join(".git");
+        run(root, &["init", "-q"]);
+        std::fs::write(root.join("f"), "x\n").unwrap();
+        run(root, &["add", "f"]);
+        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
+        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
+        let plain = std::fs::read(git_dir.join("index")).unwrap();
+        run(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                "160000,1111111111111111111111111111111111111111,q/sm",
+            ],
+        );
+        assert_eq!(
+            gitlink_paths(&git_dir).unwrap(),
+            vec![PathBuf::from("q/sm")]
+        );
+        // In place, same size, times set back: the change time still moves.
+        let with_link = std::fs::read(git_dir.join("index")).unwrap();
+        let index = git_dir.join("index");
+        let times = std::fs::metadata(&index).unwrap();
+        std::fs::write(&index, &plain).unwrap();
+        let file = std::fs::File::options().write(true).open(&index).unwrap();
+        file.set_times(
+            std::fs::FileTimes::new()
+                .set_modified(times.modified().unwrap())
+                .set_accessed(times.accessed().unwrap()),
+        )
+        .unwrap();
+        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
+        std::fs::write(&index, &with_link).unwrap();
+        assert_eq!(
+            gitlink_paths(&git_dir).unwrap(),
+            vec![PathBuf::from("q/sm")]
+        );
+    }
+
+    /// An entry's name is as long as its flags say, NULs included, as git reads it: a hand-made
+    /// index whose first name's length field spans a NUL and a whole fake entry (an attacker
+    /// pass) still shows the real gitlink after it, where reading to the NUL took the fake
+    /// entry for the second and the gitlink for an extension.
+    #[test]
+    fn names_are_as_long_as_their_flags_say() {
+        fn entry(mode: u32, name: &[u8]) -> Vec<u8> {
+            let mut e = vec![0u8; 24];
+            e.extend(mode.to_be_bytes());
+            e.extend([0u8; 12 + 20]);
+            e.extend(u16::try_from(name.len()).unwrap().to_be_bytes());
+            e.extend(name);
+            // Padded as git pads: at least one NUL, to a multiple of 8.
+            let size = (62 + name.len() + 8) & !7;
+            e.resize(size, 0);
+            e
+        }
+        let fake = entry(0o100644, b"zz");
+        let mut hidden = b"README.md\0\0\0".to_vec();
+        hidden.extend(&fake);
+        let mut index = b"DIRC".to_vec();
+        index.extend(2u32.to_be_bytes());
+        index.extend(2u32.to_be_bytes());
+        index.extend(entry(0o100644, &hidden));
+        index.extend(entry(0o160000, b"node_modules/sm"));
+        index.extend([0u8; 20]);
+        let parsed = parse(&index, 20).unwrap();
+        assert_eq!(parsed.gitlinks, vec![b"node_modules/sm".to_vec()]);
     }
 }
