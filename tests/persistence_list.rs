@@ -245,6 +245,9 @@ fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
         // A class of names: any `*.code-workspace`, at the top and below it.
         "echo x > app.code-workspace",
         "cp a sub/x.code-workspace",
+        // In any case, and the bare ending (as the sandbox's list matches the class).
+        "echo x > X.CODE-WORKSPACE",
+        "echo x > .code-workspace",
     ] {
         let out = fx.gg().args(["classify", command]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
@@ -253,7 +256,7 @@ fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
             "{command}: {text}"
         );
     }
-    // The class is the ending after something: the bare ending and other names stay normal.
+    // The class is its ending: other names stay normal.
     for command in ["echo x > notes.md", "echo x > code-workspace.txt"] {
         let out = fx.gg().args(["classify", command]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);

@@ -348,3 +348,41 @@ fn which(program: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(program))
         .find(|path| path.is_file())
 }
+
+/// A protected class of names (`*.code-workspace`, whose tasks run when the folder opens):
+/// a new one at the top or below it, and an existing one at the top (named in capitals) or
+/// below it edited in place, are not left as the command made them at either level (an
+/// attacker pass: the sweep compared names exactly and no placeholder stands for a class).
+/// The names are made at run time, so the classifier cannot see them.
+#[test]
+fn a_protected_class_of_names_is_swept_too() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let (fx, _marks) = project(&server, true);
+        std::fs::create_dir_all(fx.repo.join("sub")).unwrap();
+        std::fs::write(fx.repo.join("sub/y.code-workspace"), "{}\n").unwrap();
+        std::fs::write(fx.repo.join("top.CODE-WORKSPACE"), "{}\n").unwrap();
+        support::git(&fx.repo, &["add", "sub", "top.CODE-WORKSPACE"]);
+        support::git(&fx.repo, &["commit", "-qm", "workspace"]);
+        let script = "e=code-workspace E=CODE-WORKSPACE\n\
+                      printf PLANTED > \"new.$e\"\n\
+                      printf PLANTED > \"sub/n.$e\"\n\
+                      printf PLANTED > \"sub/y.$e\"\n\
+                      printf PLANTED > \"top.$E\"\n\
+                      echo planted\n";
+        let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
+        assert!(results.contains("planted"), "{level}: {results}");
+        for planted in [
+            "new.code-workspace",
+            "sub/n.code-workspace",
+            "sub/y.code-workspace",
+            "top.CODE-WORKSPACE",
+        ] {
+            let now = std::fs::read_to_string(fx.repo.join(planted)).unwrap_or_default();
+            assert!(
+                !now.contains("PLANTED"),
+                "{level}: {planted} stayed as the command made it: {results}"
+            );
+        }
+    }
+}

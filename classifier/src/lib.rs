@@ -210,7 +210,7 @@ impl Protected {
     }
 
     /// [`Protected::covers`] for a class: the component just below the parent (or, anywhere,
-    /// any component below it) ends with `ending` and is more than the ending.
+    /// any component below it) ends with `ending`, in any case.
     fn class_covers(&self, ending: &str, path: &Path) -> bool {
         let Some(parent) = self.path.parent() else {
             return false;
@@ -218,9 +218,12 @@ impl Protected {
         let Ok(below) = path.strip_prefix(paths::normalized(parent)) else {
             return false;
         };
+        // As the sandbox's list matches a class: by the ending without regard to case, the
+        // bare ending too (fail closed: whether an editor takes either is its to decide).
         let of_class = |c: &std::ffi::OsStr| {
-            c.to_str()
-                .is_some_and(|c| c.len() > ending.len() && c.ends_with(ending))
+            let c = c.as_encoded_bytes();
+            c.len() >= ending.len()
+                && c[c.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
         };
         if self.anywhere {
             below.iter().any(of_class)

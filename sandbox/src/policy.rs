@@ -242,12 +242,27 @@ impl Policy {
         for entry in PROTECTED_IN_ROOT {
             let p = root.join(entry.name);
             match entry.bind {
+                Bind::ReadOnlyIfPresent | Bind::Placeholder if entry.is_class() => {}
                 Bind::ReadOnlyIfPresent | Bind::Placeholder => {
                     if let Some(target) = self.carve_out_target(&p) {
                         self.push_read_only(target);
                     }
                 }
                 Bind::GitDir | Bind::ReadOnlyTree => {}
+            }
+        }
+        // A class (`*.code-workspace`) is no one path: the members the top holds now are
+        // carved out as the named entries are (a new one is the sweep's to move aside).
+        if PROTECTED_IN_ROOT.iter().any(|entry| entry.is_class())
+            && let Ok(listing) = watch::read_dir(root)
+        {
+            for name in listing.flatten().map(|e| e.file_name()) {
+                let member = PROTECTED_IN_ROOT
+                    .iter()
+                    .any(|entry| entry.is_class() && entry.matches(&name));
+                if member && let Some(target) = self.carve_out_target(&root.join(&name)) {
+                    self.push_read_only(target);
+                }
             }
         }
         // A hooks directory in the work tree (`core.hooksPath`: husky's `.husky/_`, `.githooks`)
@@ -577,6 +592,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A class has no one path: the members the top holds (in any case) are carved out by
+    /// name, and other names are not.
+    #[test]
+    fn the_members_of_a_class_at_the_top_are_bound() {
+        let w = tempfile::tempdir().unwrap();
+        for name in ["app.code-workspace", "X.CODE-WORKSPACE", "notes.md"] {
+            std::fs::write(w.path().join(name), "{}").unwrap();
+        }
+        let p = Policy::with_home(w.path(), None).unwrap();
+        let wd = std::fs::canonicalize(w.path()).unwrap();
+        assert!(p.read_only.contains(&wd.join("app.code-workspace")));
+        assert!(p.read_only.contains(&wd.join("X.CODE-WORKSPACE")));
+        assert!(!p.read_only.contains(&wd.join("notes.md")));
     }
 
     /// What must not be created is not mounted over when absent (a mount point would stand on

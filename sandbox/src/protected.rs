@@ -630,7 +630,13 @@ impl ProtectedPath {
     /// single component: [`protected_entry`] compares it as a path.
     pub fn matches(&self, name: &std::ffi::OsStr) -> bool {
         match self.name.strip_prefix('*') {
-            Some(ending) => name.to_str().is_some_and(|n| n.ends_with(ending)),
+            // Without regard to case: a file system that folds case, or an editor that does
+            // when it opens `X.CODE-WORKSPACE`, takes it for one of the class.
+            Some(ending) => {
+                name.as_encoded_bytes().len() >= ending.len()
+                    && name.as_encoded_bytes()[name.as_encoded_bytes().len() - ending.len()..]
+                        .eq_ignore_ascii_case(ending.as_bytes())
+            }
             None => name == self.name,
         }
     }

@@ -59,6 +59,8 @@ pub struct Before {
     root: PathBuf,
     /// Placeholders that did not exist.
     absent: Vec<PathBuf>,
+    /// The names at the top of a protected class that did ([`names_of_class`]).
+    top_of_class: Vec<OsString>,
     /// The git directory's names, `None` when `.git` was no directory.
     git: Option<GitNames>,
     /// What git runs from the top git directory and each submodule's and worktree's.
@@ -197,6 +199,7 @@ impl Before {
         Ok(Before {
             root: root.to_path_buf(),
             absent,
+            top_of_class: names_of_class(root),
             git,
             git_files,
             dirs,
@@ -249,6 +252,12 @@ impl Before {
             .into_iter()
             .map(|p| (p, OPENS.to_string()))
             .collect();
+        created.extend(
+            names_of_class(&self.root)
+                .into_iter()
+                .filter(|name| !self.top_of_class.contains(name))
+                .map(|name| (self.root.join(name), OPENS.to_string())),
+        );
         // A git directory git would not have written, with why; `worktree`: one whose
         // `commondir` may name the project's git directory.
         let untrusted = |dir: &Path, worktree: bool| {
@@ -2073,10 +2082,23 @@ fn inotify_wanted() -> bool {
 }
 
 /// A name an agent, editor or git reads in whatever directory it is started in.
+/// A class (`*.code-workspace`) counts by its ending, as the sandbox's list matches it.
 fn is_anywhere_vector(name: &std::ffi::OsStr) -> bool {
-    sandbox::protected::PROTECTED_IN_ROOT
-        .iter()
-        .any(|p| p.anywhere && name == p.name)
+    sandbox::protected::entry_named(name, false).is_some()
+}
+
+/// The names at the top of `root` of a protected class (`*.code-workspace`): no placeholder
+/// stands for a class, so the sweep compares these names before and after a command.
+fn names_of_class(root: &Path) -> Vec<OsString> {
+    use sandbox::protected::PROTECTED_IN_ROOT;
+    names(root)
+        .into_iter()
+        .filter(|name| {
+            PROTECTED_IN_ROOT
+                .iter()
+                .any(|p| p.is_class() && p.matches(name))
+        })
+        .collect()
 }
 
 /// Why a link to a directory plants something: the directory holds a vector at its top, or is
