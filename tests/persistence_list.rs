@@ -248,6 +248,13 @@ fn the_classifier_calls_writes_to_the_new_entries_dangerous() {
         // In any case, and the bare ending (as the sandbox's list matches the class).
         "echo x > X.CODE-WORKSPACE",
         "echo x > .code-workspace",
+        // A target that may be a directory receives each source under its own name.
+        "cp a.code-workspace sub/",
+        "install x/a.code-workspace .",
+        "cp -t sub x/AGENTS.md",
+        "mv x/.envrc sub/",
+        "mv --target-directory=sub x/.envrc",
+        "ln -s /tmp/x/.envrc",
     ] {
         let out = fx.gg().args(["classify", command]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);

@@ -166,6 +166,16 @@ fn all_operands(w: &mut Walker, prog: &str, args: &[Word], skip: usize) -> Outco
         _ => &[],
     };
     ops.retain(|o| !is_value_of(args, o, value_opts));
+    if prog == "mv" {
+        // The last operand (or `-t DIR`) may be a directory the others move into.
+        match target_directory(args) {
+            Some(dir) => into_directory(w, prog, &dir, &ops),
+            None if ops.len() > 1 => {
+                into_directory(w, prog, ops[ops.len() - 1], &ops[..ops.len() - 1])
+            }
+            None => {}
+        }
+    }
     for target in ops.into_iter().skip(skip) {
         check_write_target(w, target, prog, target.span);
     }
@@ -178,7 +188,9 @@ fn is_value_of(args: &[Word], word: &Word, opts: &[&str]) -> bool {
         .any(|p| std::ptr::eq(&p[1], word) && opts.contains(&p[0].text.as_str()))
 }
 
-fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
+/// The directory of `-t DIR` or `--target-directory[=]DIR` (cp, mv, install, ln), the last
+/// given.
+fn target_directory(args: &[Word]) -> Option<Word> {
     let mut explicit = None;
     for (i, a) in args.iter().enumerate() {
         if a.text == "-t" {
@@ -190,6 +202,12 @@ fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
             });
         }
     }
+    explicit
+}
+
+fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
+    let explicit = target_directory(args);
+    let has_explicit = explicit.is_some();
     let ops = operands(args);
     let directory_mode = prog == "install"
         && args
@@ -197,14 +215,44 @@ fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
             .any(|a| a.text == "-d" || long_is(&a.text, "--directory"));
     let targets: Vec<Word> = match explicit {
         Some(t) => vec![t],
-        None if directory_mode => ops.into_iter().cloned().collect(),
+        None if directory_mode => ops.iter().map(|o| (*o).clone()).collect(),
         None if prog == "ln" && ops.len() == 1 => vec![Word::literal(".", ops[0].span)],
         None => ops.last().map(|t| vec![(*t).clone()]).unwrap_or_default(),
     };
     for t in &targets {
         check_write_target(w, t, prog, t.span);
     }
+    if !directory_mode {
+        // A target that is a directory receives each source under its own name (`cp
+        // a.code-workspace sub/` writes `sub/a.code-workspace`); which it is, is the file
+        // system's to say, so both are checked.
+        let sources: Vec<&Word> = if has_explicit || (prog == "ln" && ops.len() == 1) {
+            ops
+        } else if ops.len() > 1 {
+            ops[..ops.len() - 1].to_vec()
+        } else {
+            Vec::new()
+        };
+        if let Some(dir) = targets.first() {
+            into_directory(w, prog, dir, &sources);
+        }
+    }
     writes(prog)
+}
+
+/// Checks `dir/NAME` for the base name of each of `sources` (`mv a b dir`, `cp -t dir a`).
+fn into_directory(w: &mut Walker, prog: &str, dir: &Word, sources: &[&Word]) {
+    if dir.dynamic {
+        return;
+    }
+    for source in sources.iter().filter(|s| !s.dynamic) {
+        let name = basename(source.text.trim_end_matches('/'));
+        if name.is_empty() || name == "." || name == ".." {
+            continue;
+        }
+        let inside = format!("{}/{name}", dir.text.trim_end_matches('/'));
+        check_write_target(w, &Word::literal(&inside, source.span), prog, source.span);
+    }
 }
 
 fn rsync(w: &mut Walker, args: &[Word]) -> Outcome {
