@@ -261,6 +261,9 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
         "remote" => sub && matches!(key, "uploadpack" | "receivepack" | "vcs"),
         "uploadpack" => key == "packobjectshook",
         "web" => key == "browser",
+        // Hooks set in configuration (newer git): `hook.<name>.command` runs at each event its
+        // `hook.<name>.event` names, as a script in the hooks directory would.
+        "hook" => sub && key == "command",
         _ => false,
     };
     program_key && !is_false(&entry.value)
@@ -603,6 +606,10 @@ mod tests {
             ("[filter \"f\"]\n\tprocess = ./x\n", "filter.f.process"),
             ("[core]\n\thooksPath = h\n", "core.hookspath"),
             ("[alias]\n\tx = !id\n", "alias.x"),
+            (
+                "[hook \"linter\"]\n\tevent = pre-commit\n\tcommand = ./x\n",
+                "hook.linter.command",
+            ),
         ] {
             assert_eq!(keys(text), [key], "{text}");
         }
