@@ -386,3 +386,49 @@ fn a_protected_class_of_names_is_swept_too() {
         }
     }
 }
+
+/// What a placeholder that is a link leads to inside the project (`AGENTS.md ->
+/// docs/agents.md`, `.vscode -> ide/vscode`) is the person's too (an attacker pass: the link's
+/// text and the path it led to were the same after the command, so what it led to was taken as
+/// unchanged). Written in place (the landlock level writes it) or made again under the same
+/// path after its directory was renamed away (the bwrap level's read-only mount went with the
+/// directory), it does not stay as the command made it.
+#[test]
+fn what_a_placeholder_link_leads_to_is_not_left_changed() {
+    for level in available_levels() {
+        for how in ["in place", "renamed away"] {
+            let server = ScriptedServer::start();
+            let (fx, _marks) = project(&server, true);
+            std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
+            std::fs::write(fx.repo.join("docs/agents.md"), "the person's\n").unwrap();
+            std::fs::create_dir_all(fx.repo.join("ide/vscode")).unwrap();
+            std::fs::write(fx.repo.join("ide/vscode/tasks.json"), "{}\n").unwrap();
+            std::os::unix::fs::symlink("docs/agents.md", fx.repo.join("AGENTS.md")).unwrap();
+            std::os::unix::fs::symlink("ide/vscode", fx.repo.join(".vscode")).unwrap();
+            support::git(&fx.repo, &["add", "."]);
+            support::git(&fx.repo, &["commit", "-qm", "links"]);
+            let script = match how {
+                "in place" => {
+                    "printf PLANTED > docs/agents.md\n\
+                     printf PLANTED > ide/vscode/tasks.json\n\
+                     echo planted\n"
+                }
+                _ => {
+                    "mv docs docs2 && mkdir docs && printf PLANTED > docs/agents.md\n\
+                     mv ide ide2 && mkdir -p ide/vscode && \
+                     printf PLANTED > ide/vscode/tasks.json\n\
+                     echo planted\n"
+                }
+            };
+            let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
+            assert!(results.contains("planted"), "{level} {how}: {results}");
+            for through in ["AGENTS.md", ".vscode/tasks.json"] {
+                let now = std::fs::read_to_string(fx.repo.join(through)).unwrap_or_default();
+                assert!(
+                    !now.contains("PLANTED"),
+                    "{level} {how}: {through} leads to what the command made: {results}"
+                );
+            }
+        }
+    }
+}

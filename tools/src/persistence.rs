@@ -930,6 +930,7 @@ impl Kept {
         }
         let mut budget = KeptBudget::default();
         let mut kept = Vec::new();
+        let mut kept_rels: Vec<PathBuf> = Vec::new();
         for (rel, entry) in found {
             if matches!(entry.bind, Bind::GitDir) || entry.name == ".gg" {
                 continue;
@@ -938,9 +939,24 @@ impl Kept {
                 && entry.bind == Bind::Placeholder
                 && !entry.is_class()
                 && std::fs::symlink_metadata(root.join(&rel)).is_ok_and(|m| m.is_symlink());
-            if pinned {
+            // The link itself is the pinned-links check's; what it leads to inside the project
+            // (`AGENTS.md -> docs/agents.md`) is kept here, as the entry would be.
+            let rel = if pinned {
+                match std::fs::canonicalize(root.join(&rel))
+                    .ok()
+                    .and_then(|target| pinned_links::inside(root, &target))
+                {
+                    Some(target) => target,
+                    None => continue,
+                }
+            } else {
+                rel
+            };
+            // `AGENTS.md -> CLAUDE.md` with `CLAUDE.md` an entry itself: one copy.
+            if kept_rels.contains(&rel) {
                 continue;
             }
+            kept_rels.push(rel.clone());
             let last = last.remove(&rel);
             let entry_kept = Kept::look_entry(root, &rel, entry.why, &[], last, &mut budget)?;
             kept.push(entry_kept);

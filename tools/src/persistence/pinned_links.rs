@@ -8,7 +8,10 @@
 //! `git commit` ran), and nothing was said. Each is recorded before the command; after it, a
 //! link that was changed, replaced or removed is put back (the replacement moved to the
 //! quarantine), and one whose text is the same but that now leads somewhere else (a directory
-//! on its way was re-pointed) is moved aside.
+//! on its way was re-pointed) is moved aside. What a link leads to inside the project is
+//! the person's too (`AGENTS.md -> docs/agents.md`): a file written, or replaced under the same
+//! path (its directory renamed away and made again), is put back as it was; a directory
+//! replaced is moved aside.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -18,6 +21,48 @@ pub(super) struct PinnedLink {
     target: PathBuf,
     /// Where it led (`None`: nowhere).
     resolved: Option<PathBuf>,
+    /// What it led to, when that lies inside the project.
+    led_to: Option<LedTo>,
+}
+
+/// What a link led to inside the project: a file's content, or a directory's identity (its
+/// content is the landlock level's copy to put back, [`super::Kept`]; the bwrap level mounts
+/// it read-only).
+enum LedTo {
+    File(super::Content),
+    Dir { dev: u64, ino: u64 },
+}
+
+impl LedTo {
+    fn of(path: &Path) -> Option<LedTo> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if meta.is_dir() {
+            return Some(LedTo::Dir {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            });
+        }
+        super::Content::of(path).map(LedTo::File)
+    }
+
+    fn same(&self, now: &Option<LedTo>) -> bool {
+        match (self, now) {
+            (LedTo::File(was), Some(LedTo::File(now))) => was == now,
+            (LedTo::Dir { dev, ino }, Some(LedTo::Dir { dev: d, ino: i })) => dev == d && ino == i,
+            _ => false,
+        }
+    }
+}
+
+/// Where the link at `path` leads now, when that lies inside `root` (canonical): not in the
+/// project's `.git` or `.gg`, which have checks of their own.
+pub(super) fn inside(root: &Path, resolved: &Path) -> Option<PathBuf> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let rel = resolved.strip_prefix(&root).ok()?;
+    let first = rel.components().next()?;
+    (first != Component::Normal(".git".as_ref()) && first != Component::Normal(".gg".as_ref()))
+        .then(|| rel.to_path_buf())
 }
 
 /// The placeholders and the links on the way to the `core.hooksPath` directory that are links
@@ -34,10 +79,15 @@ pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
             }
             let target = std::fs::read_link(&path).ok()?;
             let resolved = std::fs::canonicalize(&path).ok();
+            let led_to = resolved
+                .as_deref()
+                .filter(|r| inside(root, r).is_some())
+                .and_then(LedTo::of);
             Some(PinnedLink {
                 path,
                 target,
                 resolved,
+                led_to,
             })
         })
         .collect()
@@ -124,6 +174,30 @@ pub(super) fn sweep(root: &Path, links: &[PinnedLink]) -> Vec<String> {
                         ),
                     )],
                 ));
+            } else if let (Some(was), Some(now)) = (&link.led_to, &resolved)
+                && !was.same(&LedTo::of(now))
+            {
+                let why = format!(
+                    "what {name}, {WHY}, leads to inside the project ({})",
+                    super::shown(root, now)
+                );
+                match was {
+                    LedTo::File(content) => lines.push(super::move_aside_and_put_back(
+                        root,
+                        now,
+                        &why,
+                        Some(content),
+                    )),
+                    // Replaced: the person's directory was renamed away by the command, to
+                    // where it may still be.
+                    LedTo::Dir { .. } => lines.extend(super::quarantine(
+                        root,
+                        &[(
+                            now.clone(),
+                            format!("{why}, made again in place of the person's"),
+                        )],
+                    )),
+                }
             }
             continue;
         }
