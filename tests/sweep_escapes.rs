@@ -432,3 +432,43 @@ fn what_a_placeholder_link_leads_to_is_not_left_changed() {
         }
     }
 }
+
+/// A protected entry of two names (`.github/instructions`): at the bwrap level its read-only
+/// mount goes with its parent when the parent is renamed, and the command can make the entry
+/// again under the same path (an attacker pass), or make a link there. Made again, it does not
+/// stay at either level.
+#[test]
+fn a_two_name_entry_made_again_after_its_parent_was_renamed_does_not_stay() {
+    for (level, how) in available_levels()
+        .into_iter()
+        .flat_map(|level| [(level, "a directory"), (level, "a link")])
+    {
+        let server = ScriptedServer::start();
+        let (fx, _marks) = project(&server, true);
+        let entry = fx.repo.join(".github/instructions");
+        std::fs::create_dir_all(&entry).unwrap();
+        std::fs::write(entry.join("a.instructions.md"), "the person's\n").unwrap();
+        support::git(&fx.repo, &["add", ".github"]);
+        support::git(&fx.repo, &["commit", "-qm", "instructions"]);
+        let script = match how {
+            "a directory" => {
+                "mv .github .github2 && mkdir -p .github/instructions && \
+                 printf PLANTED > .github/instructions/a.instructions.md\n\
+                 echo planted\n"
+            }
+            _ => {
+                "mkdir -p planted && printf PLANTED > planted/a.instructions.md && \
+                 mv .github .github2 && mkdir .github && \
+                 ln -s ../planted .github/instructions\n\
+                 echo planted\n"
+            }
+        };
+        let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
+        assert!(results.contains("planted"), "{level} {how}: {results}");
+        let now = std::fs::read_to_string(entry.join("a.instructions.md")).unwrap_or_default();
+        assert!(
+            !now.contains("PLANTED"),
+            "{level} {how}: .github/instructions is what the command made: {results}"
+        );
+    }
+}

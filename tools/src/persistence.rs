@@ -61,6 +61,10 @@ pub struct Before {
     absent: Vec<PathBuf>,
     /// The names at the top of a protected class that did ([`names_of_class`]).
     top_of_class: Vec<OsString>,
+    /// At the bwrap level, the protected entries of two names that exist (`.github/instructions`)
+    /// with their identity: the read-only mount goes with the parent when the command renames
+    /// it, and the entry can then be made again under the same path.
+    nested_entries: Vec<(PathBuf, (u64, u64))>,
     /// The git directory's names, `None` when `.git` was no directory.
     git: Option<GitNames>,
     /// What git runs from the top git directory and each submodule's and worktree's.
@@ -200,6 +204,12 @@ impl Before {
             root: root.to_path_buf(),
             absent,
             top_of_class: names_of_class(root),
+            nested_entries: if protected_writable {
+                // The landlock level keeps and puts back what they hold ([`Kept`]).
+                Vec::new()
+            } else {
+                nested_entries(root)
+            },
             git,
             git_files,
             dirs,
@@ -258,6 +268,19 @@ impl Before {
                 .filter(|name| !self.top_of_class.contains(name))
                 .map(|name| (self.root.join(name), OPENS.to_string())),
         );
+        for (path, was) in &self.nested_entries {
+            // A link made in its place counts too.
+            let there = std::fs::symlink_metadata(path).is_ok();
+            if there && identity(path) != Some(*was) {
+                created.push((
+                    path.clone(),
+                    format!(
+                        "{OPENS}, made again in place of the person's (its parent directory was \
+                         renamed by the command, to where the person's may still be)"
+                    ),
+                ));
+            }
+        }
         // A git directory git would not have written, with why; `worktree`: one whose
         // `commondir` may name the project's git directory.
         let untrusted = |dir: &Path, worktree: bool| {
@@ -2101,6 +2124,27 @@ fn inotify_wanted() -> bool {
 /// A class (`*.code-workspace`) counts by its ending, as the sandbox's list matches it.
 fn is_anywhere_vector(name: &std::ffi::OsStr) -> bool {
     sandbox::protected::entry_named(name, false).is_some()
+}
+
+/// The protected entries of more than one name that exist in `root` and are no links (a link
+/// is the pinned-links check's), with their identity.
+fn nested_entries(root: &Path) -> Vec<(PathBuf, (u64, u64))> {
+    sandbox::protected::placeholders(root)
+        .filter(|path| {
+            path.strip_prefix(root)
+                .is_ok_and(|rel| rel.components().count() > 1)
+        })
+        .filter_map(|path| identity(&path).map(|id| (path, id)))
+        .collect()
+}
+
+/// The device and inode `path` names (no link followed), `None` when absent or a link.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|meta| !meta.file_type().is_symlink())
+        .map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// The names at the top of `root` of a protected class (`*.code-workspace`): no placeholder
