@@ -472,3 +472,28 @@ fn a_two_name_entry_made_again_after_its_parent_was_renamed_does_not_stay() {
         );
     }
 }
+
+/// An index gg cannot read after a command (one it could read before) is moved aside: git may
+/// read what gg's parser does not and enter a submodule gg never looked at (fail closed; an
+/// attacker pass found the line the sweep said then was all it did). git then works without
+/// one (`git reset` makes it again).
+#[test]
+fn an_index_left_unreadable_to_gg_is_moved_aside() {
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let (fx, _marks) = project(&server, true);
+        let script = "printf 'DIRC\\000\\000\\000\\011\\000\\000\\000\\000' > .git/index\n\
+                      echo planted\n";
+        let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
+        assert!(results.contains("planted"), "{level}: {results}");
+        assert!(
+            results.contains("git index unreadable to gg"),
+            "{level}: {results}"
+        );
+        let index = std::fs::read(fx.repo.join(".git/index")).unwrap_or_default();
+        assert!(!index.starts_with(b"DIRC\0\0\0\x09"), "{level}: {results}");
+        // git works on without the index, and makes it again.
+        support::git(&fx.repo, &["reset", "-q"]);
+        support::git(&fx.repo, &["diff", "--quiet", "HEAD"]);
+    }
+}

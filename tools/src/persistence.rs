@@ -87,6 +87,9 @@ pub struct Before {
     /// The top index's populated gitlinks, each with whether its `.git` was one git would have
     /// written (the person's own that was not is theirs, and not judged again).
     gitlinks: Vec<(PathBuf, bool)>,
+    /// Whether the top index could be read before the command: one the command left unreadable
+    /// to gg (which git may still read, entering submodules gg did not see) is moved aside.
+    index_readable: bool,
     /// What listing directories noted before the command ([`listing`]).
     notes: Vec<String>,
 }
@@ -191,7 +194,9 @@ impl Before {
         let started = SystemTime::now() - Duration::from_millis(50);
         let top_git_was_dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
         let top_git = (!top_git_was_dir).then(|| Content::of(&git_dir)).flatten();
-        let gitlinks = gitlinks::gitlink_paths(&git_dir)
+        let index_before = gitlinks::gitlink_paths(&git_dir);
+        let index_readable = index_before.is_ok();
+        let gitlinks = index_before
             .unwrap_or_default()
             .into_iter()
             .map(|path| {
@@ -221,6 +226,7 @@ impl Before {
             root_git_like: is_git_like(root),
             pinned: pinned_links::look(root),
             gitlinks,
+            index_readable,
             notes: listing::take_notes(),
         })
     }
@@ -436,6 +442,25 @@ impl Before {
                         ));
                     }
                 }
+            }
+            // Fail closed: an index gg cannot read may be one git reads, naming a submodule
+            // (a repository the command planted) that the person's git status would enter.
+            // Without it git enters none; `git reset` makes it again from HEAD.
+            Err(e) if self.index_readable => {
+                top_lines.push(match set_aside(&self.root, &git_dir.join("index")) {
+                    Ok((_, aside)) => format!(
+                        "[gg: the command left the project's git index unreadable to gg ({e}); \
+                         git may take it to name submodules gg did not see, whose \
+                         configuration git status obeys: {} (`git reset` makes a new one \
+                         from HEAD)]",
+                        aside.done()
+                    ),
+                    Err(why) => format!(
+                        "[gg: the command left the project's git index unreadable to gg ({e}), \
+                         and it could not be moved aside ({why}): look at .git before \
+                         running git there]"
+                    ),
+                })
             }
             Err(e) => top_lines.push(format!(
                 "[gg: the project's git index could not be read after the command ({e}), so \

@@ -120,9 +120,15 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
 fn hash_len(git_dir: &Path) -> usize {
     let config = super::read_text(&git_dir.join("config")).unwrap_or_default();
     let sha256 = super::config_lines(&config).iter().any(|(header, line)| {
-        let header = header.to_ascii_lowercase();
+        // The section itself, `[extensions]`: not a subsection of another that names it.
+        let section = header
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim()
+            .to_ascii_lowercase();
         let line = line.to_ascii_lowercase().replace([' ', '\t', '"'], "");
-        header.contains("extensions") && line.ends_with("objectformat=sha256")
+        section == "extensions" && line.ends_with("objectformat=sha256")
     });
     if sha256 { 32 } else { 20 }
 }
@@ -432,5 +438,21 @@ mod tests {
         index.extend([0u8; 20]);
         let parsed = parse(&index, 20).unwrap();
         assert_eq!(parsed.gitlinks, vec![b"node_modules/sm".to_vec()]);
+    }
+
+    /// sha256 only where `[extensions]` itself says so: a subsection named `extensions`
+    /// elsewhere does not change how the index is read.
+    #[test]
+    fn the_object_format_comes_from_the_extensions_section_only() {
+        let dir = tempfile::tempdir().unwrap();
+        for (config, len) in [
+            ("[extensions]\n\tobjectFormat = sha256\n", 32),
+            ("[Extensions]\nobjectformat=\"sha256\"\n", 32),
+            ("[remote \"extensions\"]\n\tobjectFormat = sha256\n", 20),
+            ("[core]\n\tbare = false\n", 20),
+        ] {
+            std::fs::write(dir.path().join("config"), config).unwrap();
+            assert_eq!(hash_len(dir.path()), len, "{config}");
+        }
     }
 }
