@@ -61,6 +61,11 @@ const WRITES: &[(&str, &str)] = &[
     (".devcontainer/devcontainer.json", "dev container"),
     (".yarnrc", "yarn-path"),
     (".pnpmfile.cjs", "pnpm"),
+    (".github/prompts/x.prompt.md", "agent instructions"),
+    (".github/agents/x.agent.md", "agent instructions"),
+    (".config/mise/config.toml", "mise"),
+    (".config/lefthook.yml", "lefthook"),
+    ("bunfig.toml", "bun"),
 ];
 
 /// The file tools under `--yolo` (no sandbox, no terminal): every write above, and an edit of

@@ -454,6 +454,25 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         why: INSTRUCTIONS,
         anywhere: false,
     },
+    // Copilot's prompt files, chat modes and custom agents, read from the same place.
+    ProtectedPath {
+        name: ".github/prompts",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".github/chatmodes",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".github/agents",
+        bind: Bind::Placeholder,
+        why: INSTRUCTIONS,
+        anywhere: false,
+    },
     ProtectedPath {
         name: ".junie",
         bind: Bind::Placeholder,
@@ -600,6 +619,44 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         name: ".mise.local.toml",
         bind: Bind::Placeholder,
         why: TOOL_VERSIONS,
+        anywhere: true,
+    },
+    // mise and lefthook read their files under `.config` too.
+    ProtectedPath {
+        name: ".config/mise",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".config/mise.toml",
+        bind: Bind::Placeholder,
+        why: TOOL_VERSIONS,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".config/lefthook.yml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: false,
+    },
+    ProtectedPath {
+        name: ".config/lefthook.yaml",
+        bind: Bind::Placeholder,
+        why: HOOK_MANAGER,
+        anywhere: false,
+    },
+    // bun's settings: `preload` scripts run before every `bun run` and `bun test`.
+    ProtectedPath {
+        name: "bunfig.toml",
+        bind: Bind::Placeholder,
+        why: "package manager settings: bun runs its preload scripts at every bun run and test",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".bunfig.toml",
+        bind: Bind::Placeholder,
+        why: "package manager settings: bun runs its preload scripts at every bun run and test",
         anywhere: true,
     },
 ];
