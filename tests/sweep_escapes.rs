@@ -349,6 +349,28 @@ fn which(program: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// Runs `script` as a session's second command at `level` (`context` names the case), and
+/// checks that it ran and that none of `paths` (in the project, links followed) holds what it
+/// planted.
+fn plant_and_check(
+    fx: &GgFixture,
+    server: &ScriptedServer,
+    level: &str,
+    context: &str,
+    script: &str,
+    paths: &[&str],
+) {
+    let results = run_scripts(fx, server, level, &["echo first\n", script]);
+    assert!(results.contains("planted"), "{context}: {results}");
+    for path in paths {
+        let now = std::fs::read_to_string(fx.repo.join(path)).unwrap_or_default();
+        assert!(
+            !now.contains("PLANTED"),
+            "{context}: {path} holds what the command made: {results}"
+        );
+    }
+}
+
 /// A protected class of names (`*.code-workspace`, whose tasks run when the folder opens):
 /// a new one at the top or below it, and an existing one at the top (named in capitals) or
 /// below it edited in place, are not left as the command made them at either level (an
@@ -370,20 +392,19 @@ fn a_protected_class_of_names_is_swept_too() {
                       printf PLANTED > \"sub/y.$e\"\n\
                       printf PLANTED > \"top.$E\"\n\
                       echo planted\n";
-        let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
-        assert!(results.contains("planted"), "{level}: {results}");
-        for planted in [
-            "new.code-workspace",
-            "sub/n.code-workspace",
-            "sub/y.code-workspace",
-            "top.CODE-WORKSPACE",
-        ] {
-            let now = std::fs::read_to_string(fx.repo.join(planted)).unwrap_or_default();
-            assert!(
-                !now.contains("PLANTED"),
-                "{level}: {planted} stayed as the command made it: {results}"
-            );
-        }
+        plant_and_check(
+            &fx,
+            &server,
+            level,
+            level,
+            script,
+            &[
+                "new.code-workspace",
+                "sub/n.code-workspace",
+                "sub/y.code-workspace",
+                "top.CODE-WORKSPACE",
+            ],
+        );
     }
 }
 
@@ -420,15 +441,15 @@ fn what_a_placeholder_link_leads_to_is_not_left_changed() {
                      echo planted\n"
                 }
             };
-            let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
-            assert!(results.contains("planted"), "{level} {how}: {results}");
-            for through in ["AGENTS.md", ".vscode/tasks.json"] {
-                let now = std::fs::read_to_string(fx.repo.join(through)).unwrap_or_default();
-                assert!(
-                    !now.contains("PLANTED"),
-                    "{level} {how}: {through} leads to what the command made: {results}"
-                );
-            }
+            let context = format!("{level} {how}");
+            plant_and_check(
+                &fx,
+                &server,
+                level,
+                &context,
+                script,
+                &["AGENTS.md", ".vscode/tasks.json"],
+            );
         }
     }
 }
@@ -463,12 +484,14 @@ fn a_two_name_entry_made_again_after_its_parent_was_renamed_does_not_stay() {
                  echo planted\n"
             }
         };
-        let results = run_scripts(&fx, &server, level, &["echo first\n", script]);
-        assert!(results.contains("planted"), "{level} {how}: {results}");
-        let now = std::fs::read_to_string(entry.join("a.instructions.md")).unwrap_or_default();
-        assert!(
-            !now.contains("PLANTED"),
-            "{level} {how}: .github/instructions is what the command made: {results}"
+        let context = format!("{level} {how}");
+        plant_and_check(
+            &fx,
+            &server,
+            level,
+            &context,
+            script,
+            &[".github/instructions/a.instructions.md"],
         );
     }
 }

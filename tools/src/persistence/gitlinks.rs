@@ -290,21 +290,23 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
 
+    /// The real git in `dir`, with no configuration but the repository's; it must succeed.
+    fn run(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+
     /// Each index version git writes, with a gitlink among ordinary entries, parses to that
     /// gitlink alone; a split index names its shared part. Made by the real git.
     #[test]
     fn gitlinks_are_read_from_every_index_version() {
-        let run = |dir: &Path, args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(dir)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", dir)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
-        };
         for version in ["2", "3", "4"] {
             let tmp = tempfile::tempdir().unwrap();
             let root = tmp.path();
@@ -358,16 +360,6 @@ mod tests {
     /// times put back is seen at once.
     #[test]
     fn a_changed_index_is_read_again() {
-        let run = |dir: &Path, args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", dir)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
-        };
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         let git_dir = root.join(".git");
