@@ -253,14 +253,11 @@ impl Policy {
         }
         // A class (`*.code-workspace`) is no one path: the members the top holds now are
         // carved out as the named entries are (a new one is the sweep's to move aside).
-        if PROTECTED_IN_ROOT.iter().any(|entry| entry.is_class())
-            && let Ok(listing) = watch::read_dir(root)
-        {
+        if let Ok(listing) = watch::read_dir(root) {
             for name in listing.flatten().map(|e| e.file_name()) {
-                let member = PROTECTED_IN_ROOT
-                    .iter()
-                    .any(|entry| entry.is_class() && entry.matches(&name));
-                if member && let Some(target) = self.carve_out_target(&root.join(&name)) {
+                if crate::protected::of_a_class(&name)
+                    && let Some(target) = self.carve_out_target(&root.join(&name))
+                {
                     self.push_read_only(target);
                 }
             }

@@ -708,6 +708,14 @@ pub fn entry_named(name: &std::ffi::OsStr, at_top: bool) -> Option<&'static Prot
         .find(|p| (p.anywhere || at_top) && p.matches(name))
 }
 
+/// Whether `name`, one path component, is of a protected class (`*.code-workspace`): what no
+/// placeholder stands for, so the binds and the sweep look for it by listing a directory.
+pub fn of_a_class(name: &std::ffi::OsStr) -> bool {
+    PROTECTED_IN_ROOT
+        .iter()
+        .any(|entry| entry.is_class() && entry.matches(name))
+}
+
 /// What git's ordinary work writes at the top of a git directory: everything else there is
 /// configuration git obeys (`commondir` redirects the whole repository, with its config and
 /// hooks, to another directory; `config.worktree`), so a new entry of any other name made by a

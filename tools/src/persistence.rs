@@ -979,6 +979,7 @@ impl Kept {
         let mut budget = KeptBudget::default();
         let mut kept = Vec::new();
         let mut kept_rels: Vec<PathBuf> = Vec::new();
+        let canonical_root = std::fs::canonicalize(root).ok();
         for (rel, entry) in found {
             if matches!(entry.bind, Bind::GitDir) || entry.name == ".gg" {
                 continue;
@@ -992,7 +993,8 @@ impl Kept {
             let rel = if pinned {
                 match std::fs::canonicalize(root.join(&rel))
                     .ok()
-                    .and_then(|target| pinned_links::inside(root, &target))
+                    .zip(canonical_root.as_deref())
+                    .and_then(|(target, root)| pinned_links::inside(root, &target))
                 {
                     Some(target) => target,
                     None => continue,
@@ -2165,24 +2167,24 @@ fn nested_entries(root: &Path) -> Vec<(PathBuf, (u64, u64))> {
 
 /// The device and inode `path` names (no link followed), `None` when absent or a link.
 fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path)
         .ok()
         .filter(|meta| !meta.file_type().is_symlink())
-        .map(|meta| (meta.dev(), meta.ino()))
+        .map(|meta| identity_of(&meta))
+}
+
+/// The device and inode of what `meta` describes.
+fn identity_of(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
 }
 
 /// The names at the top of `root` of a protected class (`*.code-workspace`): no placeholder
 /// stands for a class, so the sweep compares these names before and after a command.
 fn names_of_class(root: &Path) -> Vec<OsString> {
-    use sandbox::protected::PROTECTED_IN_ROOT;
     names(root)
         .into_iter()
-        .filter(|name| {
-            PROTECTED_IN_ROOT
-                .iter()
-                .any(|p| p.is_class() && p.matches(name))
-        })
+        .filter(|name| sandbox::protected::of_a_class(name))
         .collect()
 }
 

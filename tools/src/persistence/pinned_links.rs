@@ -28,38 +28,26 @@ pub(super) struct PinnedLink {
 /// What a link led to inside the project: a file's content, or a directory's identity (its
 /// content is the landlock level's copy to put back, [`super::Kept`]; the bwrap level mounts
 /// it read-only).
+#[derive(PartialEq)]
 enum LedTo {
     File(super::Content),
-    Dir { dev: u64, ino: u64 },
+    Dir((u64, u64)),
 }
 
 impl LedTo {
     fn of(path: &Path) -> Option<LedTo> {
-        use std::os::unix::fs::MetadataExt;
         let meta = std::fs::symlink_metadata(path).ok()?;
         if meta.is_dir() {
-            return Some(LedTo::Dir {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            });
+            return Some(LedTo::Dir(super::identity_of(&meta)));
         }
         super::Content::of(path).map(LedTo::File)
     }
-
-    fn same(&self, now: &Option<LedTo>) -> bool {
-        match (self, now) {
-            (LedTo::File(was), Some(LedTo::File(now))) => was == now,
-            (LedTo::Dir { dev, ino }, Some(LedTo::Dir { dev: d, ino: i })) => dev == d && ino == i,
-            _ => false,
-        }
-    }
 }
 
-/// Where the link at `path` leads now, when that lies inside `root` (canonical): not in the
-/// project's `.git` or `.gg`, which have checks of their own.
+/// `resolved`, where a link leads, relative to `root` (both canonical) when it lies inside it:
+/// not in the project's `.git` or `.gg`, which have checks of their own.
 pub(super) fn inside(root: &Path, resolved: &Path) -> Option<PathBuf> {
-    let root = std::fs::canonicalize(root).ok()?;
-    let rel = resolved.strip_prefix(&root).ok()?;
+    let rel = resolved.strip_prefix(root).ok()?;
     let first = rel.components().next()?;
     (first != Component::Normal(".git".as_ref()) && first != Component::Normal(".gg".as_ref()))
         .then(|| rel.to_path_buf())
@@ -68,6 +56,7 @@ pub(super) fn inside(root: &Path, resolved: &Path) -> Option<PathBuf> {
 /// The placeholders and the links on the way to the `core.hooksPath` directory that are links
 /// now.
 pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
+    let canonical_root = std::fs::canonicalize(root).ok();
     let mut paths: Vec<PathBuf> = sandbox::protected::placeholders(root).collect();
     paths.extend(hooks_path_links(root));
     paths
@@ -81,7 +70,12 @@ pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
             let resolved = std::fs::canonicalize(&path).ok();
             let led_to = resolved
                 .as_deref()
-                .filter(|r| inside(root, r).is_some())
+                .filter(|r| {
+                    canonical_root
+                        .as_deref()
+                        .and_then(|root| inside(root, r))
+                        .is_some()
+                })
                 .and_then(LedTo::of);
             Some(PinnedLink {
                 path,
@@ -175,7 +169,7 @@ pub(super) fn sweep(root: &Path, links: &[PinnedLink]) -> Vec<String> {
                     )],
                 ));
             } else if let (Some(was), Some(now)) = (&link.led_to, &resolved)
-                && !was.same(&LedTo::of(now))
+                && LedTo::of(now).as_ref() != Some(was)
             {
                 let why = format!(
                     "what {name}, {WHY}, leads to inside the project ({})",
@@ -190,7 +184,7 @@ pub(super) fn sweep(root: &Path, links: &[PinnedLink]) -> Vec<String> {
                     )),
                     // Replaced: the person's directory was renamed away by the command, to
                     // where it may still be.
-                    LedTo::Dir { .. } => lines.extend(super::quarantine(
+                    LedTo::Dir(_) => lines.extend(super::quarantine(
                         root,
                         &[(
                             now.clone(),
