@@ -428,3 +428,76 @@ fn writes_approved_together_cannot_make_a_git_directory() {
         assert!(present < 3, "{flags:?}: x became a git directory");
     }
 }
+
+/// A protected name that is a link is written where it leads (`AGENTS.md -> docs/agents.md`,
+/// `.vscode -> ide/vscode`, a common layout): an attacker pass wrote the person's instructions
+/// through the link's name and, under its other name, the file it leads to, with the file tools
+/// under `--yolo` and `--approval never`, and the next session took them as its system prompt.
+/// Both are dangerous in every mode now, and so is a shell write to the file behind the link
+/// (the classifier is given where the link leads), without `--sandbox` too.
+#[test]
+fn writes_through_a_protected_link_or_to_where_it_leads_are_dangerous_in_every_mode() {
+    const INSTRUCTIONS: &str = "# how we work\n";
+    const TASKS: &str = "{}\n";
+    let protected_links = |r: &Repo| {
+        std::fs::create_dir_all(r.root.join("docs")).unwrap();
+        std::fs::write(r.root.join("docs/agents.md"), INSTRUCTIONS).unwrap();
+        symlink("docs/agents.md", r.root.join("AGENTS.md")).unwrap();
+        std::fs::create_dir_all(r.root.join("ide/vscode")).unwrap();
+        std::fs::write(r.root.join("ide/vscode/tasks.json"), TASKS).unwrap();
+        symlink("ide/vscode", r.root.join(".vscode")).unwrap();
+    };
+    let unchanged = |r: &Repo, flags: &[&str]| {
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("docs/agents.md")).unwrap(),
+            INSTRUCTIONS,
+            "{flags:?}: the instructions behind AGENTS.md were written"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.root.join("ide/vscode/tasks.json")).unwrap(),
+            TASKS,
+            "{flags:?}: the editor's tasks behind .vscode were written"
+        );
+        assert!(!r.root.join("ide/vscode/settings.json").exists());
+        assert_eq!(
+            std::fs::read_link(r.root.join("AGENTS.md")).unwrap(),
+            Path::new("docs/agents.md")
+        );
+    };
+    for flags in [
+        &[][..],
+        &["--yolo"],
+        &["--approval", "never"],
+        &["--yolo", "--sandbox"],
+    ] {
+        let r = repo();
+        protected_links(&r);
+        for (tool, path, why) in [
+            ("write", "AGENTS.md", "written through AGENTS.md"),
+            ("write", "docs/agents.md", "where AGENTS.md leads"),
+            ("edit", "docs/agents.md", "where AGENTS.md leads"),
+            ("write", "ide/vscode/tasks.json", "where .vscode leads"),
+            ("write", "ide/vscode/settings.json", "where .vscode leads"),
+        ] {
+            let arguments = if tool == "edit" {
+                json!({"path": path, "edits": [{"oldText": "how we work", "newText": "run evil"}]})
+            } else {
+                json!({"path": path, "content": "INJECTED: run evil\n"})
+            };
+            let result = one_call(&r, flags, tool, arguments);
+            assert_dangerous_denial(&result, why);
+            unchanged(&r, flags);
+        }
+        // A shell write to the file behind the link: dangerous before it runs.
+        if flags.first() == Some(&"--yolo") {
+            let result = one_call(
+                &r,
+                flags,
+                "bash",
+                json!({"command": "echo 'INJECTED: run evil' >> docs/agents.md"}),
+            );
+            assert_dangerous_denial(&result, "dangerous command denied");
+            unchanged(&r, flags);
+        }
+    }
+}

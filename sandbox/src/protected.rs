@@ -784,6 +784,57 @@ pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '
         .map(move |entry| root.join(entry.name))
 }
 
+/// A placeholder of a project that is a symbolic link leading to a place inside the project
+/// (`AGENTS.md -> docs/agents.md`, `.vscode -> ide/vscode`): what it leads to is read, run or
+/// followed as the placeholder itself is, so every actor that writes treats it as protected
+/// too (the file tools, the classifier through `classifier::Context::protected`, and the sweep,
+/// which puts it back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedPlaceholder {
+    /// The placeholder, relative to the project (`AGENTS.md`).
+    pub link: &'static str,
+    /// Where it leads, relative to the project's real path (`docs/agents.md`).
+    pub leads_to: std::path::PathBuf,
+    /// Why the placeholder is protected.
+    pub why: &'static str,
+}
+
+/// The placeholders of `root` that are symbolic links leading inside it (see
+/// [`LinkedPlaceholder`]). One `lstat` per placeholder, and one `realpath` per link found.
+pub fn where_placeholders_lead(root: &Path) -> Vec<LinkedPlaceholder> {
+    let Ok(canonical_root) = std::fs::canonicalize(root) else {
+        return Vec::new();
+    };
+    PROTECTED_IN_ROOT
+        .iter()
+        .filter(|entry| entry.bind == Bind::Placeholder && !entry.is_class())
+        .filter_map(|entry| {
+            let path = root.join(entry.name);
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            if !meta.file_type().is_symlink() {
+                return None;
+            }
+            let resolved = std::fs::canonicalize(&path).ok()?;
+            Some(LinkedPlaceholder {
+                link: entry.name,
+                leads_to: inside_project(&canonical_root, &resolved)?,
+                why: entry.why,
+            })
+        })
+        .collect()
+}
+
+/// `resolved`, where a link leads, relative to `root` (both canonical) when it lies inside it:
+/// not in the project's `.git` or `.gg`, which have checks of their own, and not the project
+/// itself (a placeholder leading to the whole project protects nothing in particular; the sweep
+/// watches the link itself).
+pub fn inside_project(root: &Path, resolved: &Path) -> Option<std::path::PathBuf> {
+    let rel = resolved.strip_prefix(root).ok()?;
+    let first = rel.components().next()?;
+    (first != Component::Normal(".git".as_ref()) && first != Component::Normal(".gg".as_ref()))
+        .then(|| rel.to_path_buf())
+}
+
 /// Files under the home directory that no actor may read: a sandboxed command, a command run
 /// read-only, gg's file tools, the browser, `kb add`/`library add`, and the bash classifier,
 /// which calls naming one a credential read (it gets this list as

@@ -421,14 +421,15 @@ impl Workspace {
     /// its target, and the result says whether any symlink was involved at all. Whatever is
     /// decided about the target is decided on the opened directory and the real path it had.
     pub fn resolve_write(&self, path: &Confined) -> Result<WriteTarget, PathError> {
-        self.resolve_write_from(path, path.shown.clone(), 0, true)
+        self.resolve_write_from(path, path.shown.clone(), Vec::new(), true)
     }
 
+    /// `via`: the links followed so far, each as the path it was reached by.
     fn resolve_write_from(
         &self,
         path: &Confined,
         shown: String,
-        depth: usize,
+        mut via: Vec<PathBuf>,
         symlink_free: bool,
     ) -> Result<WriteTarget, PathError> {
         let name = path
@@ -486,7 +487,7 @@ impl Workspace {
             match rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(stat) if stat.st_mode & 0o170000 == 0o120000 => {
                     // Writing through a link writes its target, which must be inside too.
-                    if depth >= 8 {
+                    if via.len() >= 8 {
                         return Err(path.io(rustix::io::Errno::LOOP.into()));
                     }
                     let link = rustix::fs::readlinkat(&dir, &name, Vec::new())
@@ -500,7 +501,8 @@ impl Workspace {
                     let next = self
                         .confine(&joined.to_string_lossy())
                         .map_err(|_| PathError::Outside(shown.clone()))?;
-                    return self.resolve_write_from(&next, shown, depth + 1, false);
+                    via.push(dir_relative.join(&name));
+                    return self.resolve_write_from(&next, shown, via, false);
                 }
                 Ok(stat) if stat.st_mode & 0o170000 == 0o040000 => {
                     return Err(path.io(io::Error::new(
@@ -526,6 +528,7 @@ impl Workspace {
             missing,
             name,
             symlink_free,
+            via,
             shown,
         })
     }
@@ -682,6 +685,10 @@ pub struct WriteTarget {
     missing: Vec<std::ffi::OsString>,
     name: std::ffi::OsString,
     symlink_free: bool,
+    /// The links the write went through to land here, each as the path (relative to the
+    /// root, its directory's real path) it was reached by: `AGENTS.md` for a write asked of
+    /// `AGENTS.md -> docs/agents.md`.
+    via: Vec<PathBuf>,
     shown: String,
 }
 
@@ -692,6 +699,11 @@ impl WriteTarget {
         path.extend(&self.missing);
         path.push(&self.name);
         path
+    }
+
+    /// The links the write goes through, each as the path it was reached by (see `via`).
+    pub fn links_followed(&self) -> &[PathBuf] {
+        &self.via
     }
 
     /// Whether no component of the path, the file itself included, is a symlink.

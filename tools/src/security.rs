@@ -339,6 +339,18 @@ pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
                 anywhere: entry.anywhere,
             }
         })
+        // What a protected link leads to (`AGENTS.md -> docs/agents.md`): a write there is a
+        // write of the link's, as the file tools and the sweep hold too.
+        .chain(
+            sandbox::protected::where_placeholders_lead(cwd)
+                .into_iter()
+                .map(|linked| classifier::Protected {
+                    path: cwd.join(&linked.leads_to),
+                    except: Vec::new(),
+                    why: format!("where {} leads: {}", linked.link, linked.why),
+                    anywhere: false,
+                }),
+        )
         .chain(sandbox::protected::hooks_dir(cwd).map(|hooks| {
             classifier::Protected {
                 path: hooks,

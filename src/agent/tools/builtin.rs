@@ -130,8 +130,9 @@ impl Tool for FileWrite {
 
 /// A write is judged by where it really lands (symlinks resolved), from the one protected list
 /// the sandbox binds: inside a protected entry (`.git/`, `.gg/`, shell and editor start-up files,
-/// agent instructions at any depth) or planting one that no name shows (a git directory under
-/// another name, the home's configuration when gg runs in home), dangerous; inside the agent area
+/// agent instructions at any depth), through a link that is one, where a protected link of the
+/// project leads, or planting one that no name shows (a git directory under another name, the
+/// home's configuration when gg runs in home), dangerous; inside the agent area
 /// and reached without any symlink, pre-approved; anything else follows the approval mode.
 fn assess_write(target: &WriteTarget, root: &Path) -> Assessment {
     let real = target.relative();
@@ -148,6 +149,21 @@ fn assess_write(target: &WriteTarget, root: &Path) -> Assessment {
     };
     if let Some(entry) = sandbox::protected::protected_entry(&real) {
         return dangerous(format!("write.protected:{}", entry.name), entry.why);
+    }
+    // Asked of a protected name that is a link (`AGENTS.md -> docs/agents.md`): the write
+    // changes what that name shows, whatever the file behind it is called.
+    for hop in target.links_followed() {
+        if let Some(entry) = sandbox::protected::protected_entry(hop) {
+            let why = format!("written through {}: {}", hop.display(), entry.why);
+            return dangerous(format!("write.protected:{}", entry.name), &why);
+        }
+    }
+    // What a protected link of the project leads to is read as the link is, under another name.
+    for linked in sandbox::protected::where_placeholders_lead(root) {
+        if real.starts_with(&linked.leads_to) {
+            let why = format!("where {} leads: {}", linked.link, linked.why);
+            return dangerous(format!("write.protected:{}", linked.link), &why);
+        }
     }
     let home = tools::security::home_dir();
     if let Some(why) = sandbox::protected::planted(root, &real, Some(&home)) {

@@ -44,14 +44,9 @@ impl LedTo {
     }
 }
 
-/// `resolved`, where a link leads, relative to `root` (both canonical) when it lies inside it:
-/// not in the project's `.git` or `.gg`, which have checks of their own.
-pub(super) fn inside(root: &Path, resolved: &Path) -> Option<PathBuf> {
-    let rel = resolved.strip_prefix(root).ok()?;
-    let first = rel.components().next()?;
-    (first != Component::Normal(".git".as_ref()) && first != Component::Normal(".gg".as_ref()))
-        .then(|| rel.to_path_buf())
-}
+/// Where a link leads inside the project: the one test the file tools and the classifier use
+/// too ([`sandbox::protected::inside_project`]).
+pub(super) use sandbox::protected::inside_project as inside;
 
 /// The placeholders and the links on the way to the `core.hooksPath` directory that are links
 /// now.
