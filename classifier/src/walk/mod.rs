@@ -266,6 +266,63 @@ impl<'a> Walker<'a> {
         self.src = saved_src;
         flow
     }
+
+    /// [`Walker::reparse`] of text that is one simple command of plain words, each of which
+    /// its parse would give back unchanged (`eval eval A B`, see `rules::exec`): the same
+    /// budget, limits, span and state as that parse and walk, without the parse. `None` when
+    /// a limit is reached on the way, where the caller re-parses as usual and the limit is
+    /// reported as it always is.
+    pub(crate) fn rerun_plain_command(
+        &mut self,
+        words: &[&str],
+        input: &Flow,
+        span: Span,
+    ) -> Option<Flow> {
+        // `reparse` spends the text's bytes before looking at the depth.
+        if self.reparse_depth >= MAX_REPARSE_DEPTH
+            || self.tree_depth + 1 >= statements::MAX_TREE_DEPTH
+        {
+            return None;
+        }
+        let code_len = words.iter().map(|w| w.len()).sum::<usize>() + words.len().saturating_sub(1);
+        if !self.spend(code_len, 0, span) {
+            return Some(Flow::default());
+        }
+        let saved_span = self.fixed_span.replace(span);
+        self.reparse_depth += 1;
+        // `statement` of the program, then of its one command, as the walk of the parse does.
+        let mut flow = Flow::default();
+        if self.spend(0, 1, span) {
+            self.tree_depth += 1;
+            let before = self.cwds.clone();
+            let child_flow = if self.spend(0, 1, span) {
+                self.tree_depth += 1;
+                let saved_feed = std::mem::replace(&mut self.procsub_feed, input.clone());
+                let cmd = Cmd {
+                    argv: words.iter().map(|w| Word::literal(w, span)).collect(),
+                    assigns: Vec::new(),
+                    redirects: Vec::new(),
+                    input: input.clone(),
+                    span,
+                };
+                self.procsub_feed = saved_feed;
+                self.note_self_call(&cmd);
+                let child_flow = rules::run(self, cmd);
+                self.tree_depth -= 1;
+                child_flow
+            } else {
+                Flow::default()
+            };
+            self.cwds.union(&before);
+            flow.merge(&child_flow);
+            flow.text = child_flow.text;
+            flow.no_dash = child_flow.no_dash;
+            self.tree_depth -= 1;
+        }
+        self.reparse_depth -= 1;
+        self.fixed_span = saved_span;
+        Some(flow)
+    }
 }
 
 /// Parses bash `text` (its [`ascii_skeleton`]).

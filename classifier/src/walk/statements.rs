@@ -11,7 +11,7 @@ use crate::paths::Cwds;
 use crate::word::Word;
 
 /// How deeply nested the syntax tree may be before the walk stops descending.
-const MAX_TREE_DEPTH: usize = 256;
+pub(super) const MAX_TREE_DEPTH: usize = 256;
 
 impl Walker<'_> {
     /// Walks any node that may contain commands. Unknown node kinds are searched generically,
