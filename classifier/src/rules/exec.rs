@@ -16,7 +16,7 @@ pub(crate) const SHELLS: &[&str] = &[
 #[rustfmt::skip]
 const INTERPRETERS: &[&str] = &[
     "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "irb", "node", "nodejs",
-    "deno", "bun", "php", "lua", "luajit", "Rscript", "tclsh", "wish", "pwsh", "powershell",
+    "deno", "bun", "php", "lua", "luajit", "R", "Rscript", "tclsh", "wish", "pwsh", "powershell",
     "osascript", "expect", "guile", "racket", "julia", "elixir", "erl", "groovy", "scala", "jshell",
 ];
 
@@ -342,8 +342,19 @@ fn interpreter_source<'c>(prog: &str, args: &'c [Word]) -> (CodeSource<'c>, usiz
                 None => (CodeSource::Stdin, i + 1),
             };
         }
+        // `perl -MFile::Path=remove_tree -e …`: the rest of a cluster after a flag that takes a
+        // value is that value, not more flags (the `e` of `File` is no code flag).
+        let takes_value: &[char] = match prog {
+            "perl" => &['M', 'm', 'I', 'x', 'd', 'D', 'C'],
+            "ruby" => &['I', 'r', 'C'],
+            _ => &[],
+        };
+        let cluster = t.get(1..).unwrap_or("");
+        let cluster = cluster
+            .find(|c: char| takes_value.contains(&c))
+            .map_or(cluster, |end| &cluster[..end]);
         if !t.starts_with("--")
-            && let Some(pos) = t[1..].find(|c: char| shorts.contains(&c))
+            && let Some(pos) = cluster.find(|c: char| shorts.contains(&c))
         {
             // `-e CODE` or `-eCODE`: perl allows code attached to the flag cluster.
             let rest = &t[pos + 2..];
@@ -358,6 +369,11 @@ fn interpreter_source<'c>(prog: &str, args: &'c [Word]) -> (CodeSource<'c>, usiz
         i += 1;
     }
     match args.get(i) {
+        // `deno eval CODE`: the subcommand takes code, not a file.
+        Some(f) if prog == "deno" && f.text == "eval" => match args.get(i + 1) {
+            Some(code) => (CodeSource::Argument(code), i + 2),
+            None => (CodeSource::Stdin, i + 1),
+        },
         Some(f) if !is_stdin_path(f) => (CodeSource::File(f), i + 1),
         Some(_) => (CodeSource::Stdin, i + 1),
         None => (CodeSource::Stdin, i),
@@ -390,6 +406,9 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         ),
         CodeSource::File(f) => {
             // A script this command wrote earlier (`cat > x.py <<EOF … python3 x.py`).
+            if let Some(text) = super::written_text(w, f) {
+                super::interp::lexical_effects(w, prog, &text, f.span);
+            }
             if let (Some(lang), Some(text)) =
                 (super::interp::Lang::of(prog), super::written_text(w, f))
             {
@@ -584,6 +603,8 @@ pub(crate) fn join_spans(words: &[Word]) -> Span {
 /// Inline interpreter code: parsed with its grammar where gg has one (Python, JavaScript),
 /// otherwise scanned for shell-running calls.
 fn interpreted(w: &mut Walker, prog: &str, code: &Word) {
+    // The source text of a computed word still shows what it names (`$HOME/.ssh/id_rsa`).
+    super::interp::lexical_effects(w, prog, &code.text, code.span);
     match super::interp::Lang::of(prog) {
         Some(lang) if !code.dynamic => {
             let text = code.text.clone();

@@ -605,6 +605,322 @@ impl Cx<'_, '_, '_> {
     }
 }
 
+// ----- every language, read lexically -----------------------------------------------------
+
+/// Most name pieces read in one text: a bound on the credential look-ups (past it, the rest of
+/// the text is still scanned for markers, just not looked up piece by piece).
+const MAX_PIECES: usize = 20_000;
+
+/// Inline code of any interpreter (or SQL text of sqlite3's CLI), read lexically in addition to
+/// what the grammar finds: the grammar only follows what it can evaluate (`open("…")` with a
+/// literal), while code can name a file in many other ways (`Path.home()/".ssh"/"id_rsa"`,
+/// `Dir.home+"/.aws/credentials"`, `$ENV{HOME}`), and Perl, Ruby, PHP, Lua, R or Julia have no
+/// grammar here at all. Every such language can read files, so code that names a credential
+/// store is a credential read; code that deletes or writes files and also names home, `/`, the
+/// project itself, a credential or a place outside the project is judged a dangerous effect.
+/// Fails closed: a name that only looks like one of these is asked about.
+pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span) {
+    if code.len() > MAX_CODE || w.in_final_scan() || !w.spend(code.len(), 1, span) {
+        return;
+    }
+    let lexed = Lexed::of(code);
+    let credential = lexed.credential(w);
+    if let Some(path) = &credential {
+        let msg = format!("the {prog} code names the credential store {path}: it can read it");
+        w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
+    }
+    let destroys = lexed.api(DESTROY_APIS);
+    let recursive = lexed.api(RECURSIVE_DESTROY_APIS);
+    if !(destroys || lexed.writes()) {
+        return;
+    }
+    let target = if lexed.home {
+        Some("the home directory".to_string())
+    } else if let Some(path) = credential {
+        Some(path)
+    } else if let Some(root) = lexed.literals.iter().find(|(_, l)| is_root_literal(l)) {
+        Some(format!("\"{}\"", root.1))
+    } else if let Some(project) = lexed
+        .literals
+        .iter()
+        .find(|(_, l)| recursive && is_project_literal(w, l))
+    {
+        Some(format!("\"{}\" (the project)", project.1))
+    } else {
+        lexed.outside_path(w)
+    };
+    if let Some(target) = target {
+        let verb = if destroys { "deletes" } else { "writes" };
+        let msg = format!("the {prog} code {verb} files and names {target}");
+        w.reason(Class::Dangerous, RuleId::ExecInterpreterEffect, msg, span);
+    }
+}
+
+/// The credential store `text` (SQL, or any code) names, if any: [`lexical_effects`]'s
+/// credential half, for texts that only read (sqlite3's `readfile()`, `.import`).
+pub(crate) fn names_credential_store(w: &mut Walker, text: &str, span: Span) -> Option<String> {
+    if text.len() > MAX_CODE || w.in_final_scan() || !w.spend(text.len(), 1, span) {
+        return None;
+    }
+    Lexed::of(text).credential(w)
+}
+
+/// Deleting calls (the last name of a dotted call: `shutil.rmtree`, `FileUtils.rm_rf`,
+/// `fs.rmSync`, Perl's `unlink`, PHP's `unlink`, Lua's `os.remove`, R's `file.remove`).
+#[rustfmt::skip]
+const DESTROY_APIS: &[&str] = &[
+    "unlink", "unlinkSync", "unlink_all", "rmtree", "rm_tree", "remove_tree", "rm_rf", "rm_r",
+    "rm_f", "rm", "rmdir", "rmdirSync", "rmSync", "removedirs", "remove", "removeSync",
+    "remove_dir", "remove_entry", "remove_entry_secure", "delete", "truncate", "truncateSync",
+    "ftruncate", "shred", "emptyDir", "emptyDirSync", "rimraf",
+];
+/// Deleting calls that take whole trees: only these make `"."` (the project) a target.
+#[rustfmt::skip]
+const RECURSIVE_DESTROY_APIS: &[&str] = &[
+    "rmtree", "rm_tree", "remove_tree", "rm_rf", "rm_r", "rmSync", "removeSync",
+    "remove_entry_secure", "emptyDir", "emptyDirSync", "rimraf",
+];
+/// Writing calls (`write` itself counts unless it writes to standard output or error).
+#[rustfmt::skip]
+const WRITE_APIS: &[&str] = &[
+    "write", "write_text", "write_bytes", "writelines", "writeFile", "writeFileSync",
+    "appendFile", "appendFileSync", "createWriteStream", "file_put_contents", "fwrite", "fputs",
+    "syswrite", "binwrite", "writeLines", "outputFile", "outputFileSync", "writeJson",
+    "writeJsonSync", "symlink", "symlinkSync", "linkSync", "rename", "renameSync", "copyFile",
+    "copyFileSync", "copy2", "copyfile", "copytree", "chmod", "chmodSync", "chown", "touch",
+    "mkdir", "mkdirSync", "makedirs", "mkpath", "make_path", "mkdir_p", "symlink_to",
+    "hardlink_to",
+];
+/// Names that stand for the home directory (the last name of a dotted name): `$HOME`,
+/// `$ENV{HOME}`, `os.environ["HOME"]`, `process.env.HOME`, `os.homedir()`, `expanduser`,
+/// Ruby's `File.expand_path`, Julia's `homedir()`, Perl's `getpwuid`.
+#[rustfmt::skip]
+const HOME_NAMES: &[&str] = &[
+    "HOME", "USERPROFILE", "homedir", "expanduser", "expand_path", "home_dir", "gethomedir",
+    "UserHomeDir", "getpwuid", "getpwnam", "bsd_glob", "tilde",
+];
+
+/// A text cut into what [`lexical_effects`] looks at.
+struct Lexed<'s> {
+    /// Name-like runs (`os.path.expanduser`, `.ssh`, `id_rsa`, `FileUtils.rm_rf`): path
+    /// components and dotted names alike.
+    pieces: Vec<&'s str>,
+    /// Quoted literals' contents, each with the last non-blank character before its opening
+    /// quote (`,` for a second argument such as a file mode).
+    literals: Vec<(Option<char>, &'s str)>,
+    /// The text names the home directory somehow (see [`HOME_NAMES`], and a `~` that starts a
+    /// path).
+    home: bool,
+}
+
+impl<'s> Lexed<'s> {
+    fn of(code: &'s str) -> Lexed<'s> {
+        let piece_char =
+            |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '*' | '?');
+        let pieces: Vec<&str> = code
+            .split(|c: char| !piece_char(c))
+            .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+            .collect();
+        let home = pieces.iter().any(|p| {
+            let (qualifier, last) = p.rsplit_once('.').unwrap_or(("", p));
+            HOME_NAMES.contains(&last)
+                || (last == "home"
+                    && ["Path", "Dir", "pathlib", "os", "Deno", "dirs"]
+                        .iter()
+                        .any(|q| qualifier.ends_with(q)))
+                || p.ends_with("path.expand")
+        }) || tilde_starts_a_path(code);
+        Lexed {
+            pieces,
+            literals: literals(code),
+            home,
+        }
+    }
+
+    /// Whether a call's last name is one of `apis` (`write` to standard output excepted).
+    fn api(&self, apis: &[&str]) -> bool {
+        self.pieces.iter().any(|p| {
+            let (qualifier, last) = p.rsplit_once('.').unwrap_or(("", p));
+            apis.contains(&last)
+                && !(last == "write" && qualifier.ends_with("stdout"))
+                && !(last == "write" && qualifier.ends_with("stderr"))
+        })
+    }
+
+    /// Whether the text writes files: a writing call, or a file mode for writing given as a
+    /// later argument (`open(p, "a")`, `fopen($p, "w")`, Perl's `open(F, ">>", $p)` and
+    /// `open(F, ">$p")`).
+    fn writes(&self) -> bool {
+        self.api(WRITE_APIS)
+            || self.literals.iter().any(|(before, l)| {
+                let mode = l.len() <= 4
+                    && !l.is_empty()
+                    && l.chars().all(|c| "rwaxbtU+".contains(c))
+                    && l.contains(['w', 'a', 'x', '+']);
+                (mode && matches!(before, Some(',' | '=')))
+                    || l.starts_with('>')
+                    || l.starts_with("+<")
+                    || l.starts_with("+>")
+            })
+    }
+
+    /// The credential store the text names: a path literal that is one (`/home/u/.ssh/id_rsa`,
+    /// `~/.aws/credentials`, `$HOME/.netrc`), or name pieces that are one below home
+    /// (`".ssh"`, `"id_rsa"`, `".aws" … "credentials"`), judged with the classifier's one list
+    /// ([`super::secrets::names_credentials`]). A `.env` piece alone is the project's own file;
+    /// with a home name in the text it may be home's.
+    fn credential(&self, w: &Walker) -> Option<String> {
+        for (_, literal) in &self.literals {
+            for path in path_words(literal) {
+                let path = home_as_tilde(path);
+                if super::secrets::names_credentials(w, &Word::literal(&path, (0, 0))) {
+                    return Some(path);
+                }
+            }
+        }
+        let pieces = &self.pieces[..self.pieces.len().min(MAX_PIECES)];
+        for (i, first) in pieces.iter().enumerate() {
+            if first.starts_with(".env") && !self.home {
+                continue;
+            }
+            // Stores are dot-directories or files of home (and macOS's `Library/…`): a longer
+            // window only where one starts; a key file's name (`id_rsa`) alone.
+            let longest = if first.starts_with('.') || *first == "Library" {
+                4
+            } else {
+                1
+            };
+            for len in 1..=longest.min(pieces.len() - i) {
+                let window = pieces[i..i + len].join("/");
+                let path = format!("~/{window}");
+                if super::secrets::names_credentials(w, &Word::literal(&path, (0, 0))) {
+                    return Some(path);
+                }
+            }
+        }
+        None
+    }
+
+    /// A path literal outside the project and the scratch directories (`/etc/…`, `/home/x`,
+    /// a protected tree), as a redirection's target would be judged.
+    fn outside_path(&self, w: &Walker) -> Option<String> {
+        self.literals.iter().find_map(|(_, literal)| {
+            path_words(literal)
+                .map(home_as_tilde)
+                .filter(|p| p.starts_with(['/', '~']) && !p.starts_with("/dev/"))
+                .find(|p| {
+                    matches!(
+                        crate::paths::place_of(&Word::literal(p, (0, 0)), &w.cwds, w.ctx),
+                        crate::paths::Place::Root
+                            | crate::paths::Place::HomeOrAbove(_)
+                            | crate::paths::Place::Outside(_)
+                            | crate::paths::Place::Protected(_)
+                    )
+                })
+        })
+    }
+}
+
+/// Quoted literals (`'…'`, `"…"`, `` `…` ``) with the last non-blank character before each.
+/// Escapes are skipped; an unclosed quote ends the scan (the name pieces still cover the rest).
+fn literals(code: &str) -> Vec<(Option<char>, &str)> {
+    let mut out = Vec::new();
+    let mut before = None;
+    let mut chars = code.char_indices();
+    while let Some((start, c)) = chars.next() {
+        if !matches!(c, '\'' | '"' | '`') {
+            if !c.is_whitespace() {
+                before = Some(c);
+            }
+            continue;
+        }
+        let mut end = None;
+        let mut escaped = false;
+        for (i, d) in chars.by_ref() {
+            if escaped {
+                escaped = false;
+            } else if d == '\\' {
+                escaped = true;
+            } else if d == c {
+                end = Some(i);
+                break;
+            }
+        }
+        let Some(end) = end else { break };
+        out.push((before, &code[start + 1..end]));
+        before = Some(c);
+    }
+    out
+}
+
+/// The path-like words of a literal: split at blanks and at characters paths rarely hold
+/// (`>>$ENV{HOME}/.bashrc` gives `$ENV{HOME}/.bashrc`, `a,/etc/x` gives `/etc/x`).
+fn path_words(literal: &str) -> impl Iterator<Item = &str> {
+    literal
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '<' | '>' | '|' | ',' | ';' | '(' | ')' | '=' | '\'' | '"'
+                )
+        })
+        .filter(|p| !p.is_empty())
+}
+
+/// `$HOME/…`, `${HOME}/…`, Perl's `$ENV{HOME}/…` as `~/…`, which the credential list and
+/// [`crate::paths::place_of`] resolve against the known home.
+fn home_as_tilde(path: &str) -> String {
+    for prefix in [
+        "$ENV{HOME}",
+        "$ENV{'HOME'}",
+        "$ENV{\"HOME\"}",
+        "${HOME}",
+        "$HOME",
+    ] {
+        if let Some(rest) = path.strip_prefix(prefix)
+            && !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return format!("~{rest}");
+        }
+    }
+    path.to_string()
+}
+
+/// A `~` that starts a path (`"~"`, `"~/x"`, Perl's `<~/.ssh/*>`), not an operator (Perl's
+/// `=~`/`!~`, bitwise `~x`).
+fn tilde_starts_a_path(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| {
+        *b == b'~'
+            && !i
+                .checked_sub(1)
+                .and_then(|j| bytes.get(j))
+                .is_some_and(|p| matches!(p, b'=' | b'!' | b'~') || p.is_ascii_alphanumeric())
+            && bytes.get(i + 1).is_none_or(|n| {
+                matches!(
+                    n,
+                    b'/' | b'"' | b'\'' | b'`' | b')' | b',' | b';' | b'>' | b'}' | b']'
+                ) || n.is_ascii_whitespace()
+            })
+    })
+}
+
+/// `"/"`, `"/*"`: the root of the file system.
+fn is_root_literal(literal: &str) -> bool {
+    matches!(literal.trim(), "/" | "/*" | "/." | "/.*" | "//")
+}
+
+/// `"."`, `"./"`, `"*"`, the working directory written out: the project itself.
+fn is_project_literal(w: &Walker, literal: &str) -> bool {
+    let literal = literal.trim();
+    matches!(literal, "." | "./" | "./*" | "*" | ".." | "../" | "../*")
+        || (literal.starts_with('/')
+            && w.cwds
+                .known()
+                .iter()
+                .any(|cwd| cwd == std::path::Path::new(literal.trim_end_matches('/'))))
+}
+
 /// The expression inside `( … )`.
 fn parenthesized(node: Node) -> Option<Node> {
     let mut cursor = node.walk();

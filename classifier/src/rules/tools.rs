@@ -126,10 +126,13 @@ fn debugger_command(w: &mut Walker, c: &Word, tool: &str) {
     }
 }
 
-/// `sqlite3 db '.shell cmd'`, `.system`, `.output FILE`, `.once FILE|'|cmd'`, `-cmd`, stdin.
+/// `sqlite3 db '.shell cmd'`, `.system`, `.output FILE`, `.once FILE|'|cmd'`, `-cmd`, stdin; the
+/// CLI's SQL functions `readfile()`, `writefile()`, `edit()`, `load_extension()`, which work
+/// whatever the database (`:memory:` too) and `-readonly` does not stop.
 fn sqlite(w: &mut Walker, cmd: &Cmd) {
     let args = &cmd.argv[1..];
     let mut lines: Vec<(String, crate::Span)> = Vec::new();
+    let mut texts: Vec<(String, crate::Span)> = Vec::new();
     let mut i = 0;
     let mut operands = 0;
     while i < args.len() {
@@ -137,6 +140,7 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
         if a.text == "-cmd" {
             if let Some(v) = args.get(i + 1) {
                 lines.push((v.text.clone(), v.span));
+                texts.push((v.text.clone(), v.span));
             }
             i += 2;
             continue;
@@ -145,38 +149,79 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
             operands += 1;
             if operands >= 2 {
                 lines.extend(a.text.split(['\n', ';']).map(|l| (l.to_string(), a.span)));
+                texts.push((a.text.clone(), a.span));
             }
         }
         i += 1;
     }
     if let Some(text) = &cmd.input.text {
         lines.extend(text.split(['\n', ';']).map(|l| (l.to_string(), cmd.span)));
+        texts.push((text.clone(), cmd.span));
     }
+    // `readfile('~/.ssh/id_rsa')`, `.import ~/.aws/credentials t`, `.read`: any credential
+    // store the SQL or a dot-command names can be read and printed.
+    for (text, span) in &texts {
+        if let Some(path) = super::interp::names_credential_store(w, text, *span) {
+            let msg = format!("sqlite3 is given text that names the credential store {path}");
+            w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, *span);
+        }
+    }
+    // `.cd DIR` moves the CLI: a relative file written later is in DIR.
+    let mut dir: Option<String> = None;
     for (line, span) in lines {
         let line = line.trim();
         let Some((dot, rest)) = line.split_once(char::is_whitespace).or(Some((line, ""))) else {
             continue;
         };
         let rest = rest.trim().trim_matches(['\'', '"']);
+        let target = |file: &str| -> Word {
+            match &dir {
+                Some(d) if !file.starts_with(['/', '~']) => {
+                    Word::literal(&format!("{}/{file}", d.trim_end_matches('/')), span)
+                }
+                _ => Word::literal(file, span),
+            }
+        };
         match dot {
             ".shell" | ".system" => {
                 program_option(w, rest, span, RuleId::ExecToolCommand, "sqlite3")
             }
-            ".output" | ".once" | ".log" | ".save" | ".backup" | ".dump" if !rest.is_empty() => {
+            ".cd" => dir = Some(rest.to_string()),
+            ".output" | ".once" | ".log" | ".save" | ".backup" | ".clone" | ".dump"
+                if !rest.is_empty() =>
+            {
                 let rest = rest.trim_start_matches("-x ").trim_start_matches("-e ");
                 if let Some(program) = rest.strip_prefix('|') {
                     program_option(w, program, span, RuleId::ExecToolCommand, "sqlite3 pipe");
                 } else if dot != ".dump" {
-                    check_write_target(
-                        w,
-                        &Word::literal(rest, span),
-                        &format!("sqlite3 {dot}"),
-                        span,
-                    );
+                    // `.backup ?DB? FILE`, `.save ?DB? FILE`: the file is the last word.
+                    let file = rest
+                        .rsplit(char::is_whitespace)
+                        .next()
+                        .unwrap_or(rest)
+                        .trim_matches(['\'', '"']);
+                    check_write_target(w, &target(file), &format!("sqlite3 {dot}"), span);
+                }
+            }
+            ".read" | ".import" => {
+                // `.read '|cmd'`, `.import '|cmd' t`: the CLI runs the command.
+                if let Some(program) = rest.strip_prefix('|') {
+                    let program = program.trim_end_matches(|c: char| c != '\'' && c != '"');
+                    let program = program.trim_end_matches(['\'', '"']);
+                    let program = if program.is_empty() {
+                        rest.trim_start_matches('|')
+                    } else {
+                        program
+                    };
+                    program_option(w, program, span, RuleId::ExecToolCommand, "sqlite3 pipe");
                 }
             }
             ".load" => {
                 let msg = "sqlite3 .load loads a native extension";
+                w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
+            }
+            ".excel" | ".www" => {
+                let msg = format!("sqlite3 {dot} opens the output in another program");
                 w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
             }
             _ => {
@@ -190,12 +235,94 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
                             .trim(),
                     );
                     if let Some(file) = quoted {
-                        check_write_target(w, &Word::literal(&file, span), "sqlite3 ATTACH", span);
+                        check_write_target(w, &target(&file), "sqlite3 ATTACH", span);
                     }
                 }
+                sql_functions(w, line, span, &target);
             }
         }
     }
+}
+
+/// The CLI's own SQL functions in one statement: `writefile(FILE, data)` writes FILE,
+/// `edit(text, EDITOR)` runs EDITOR (or `$EDITOR`), `load_extension(LIB)` loads native code.
+fn sql_functions(w: &mut Walker, line: &str, span: crate::Span, target: &dyn Fn(&str) -> Word) {
+    let lower = line.to_ascii_lowercase();
+    for (at, _) in lower.match_indices("writefile") {
+        let args = sql_call_args(&line[at + "writefile".len()..]);
+        match args.first().and_then(|a| sql_string(a)) {
+            Some(file) => check_write_target(w, &target(&file), "sqlite3 writefile()", span),
+            None if !args.is_empty() => {
+                let msg = "sqlite3 writefile() writes a path computed by the query";
+                w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, span);
+            }
+            None => {}
+        }
+    }
+    for (at, _) in lower.match_indices("edit") {
+        // `edit(` as a call, not `credit(` or a column named `edits`.
+        let before = lower[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let args = sql_call_args(&line[at + "edit".len()..]);
+        if args.is_empty() {
+            continue;
+        }
+        match args.get(1).map(|a| sql_string(a)) {
+            Some(Some(editor)) => {
+                program_option(w, &editor, span, RuleId::ExecToolCommand, "sqlite3 edit()")
+            }
+            _ => {
+                let msg = "sqlite3 edit() runs an editor program";
+                w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
+            }
+        }
+    }
+    if lower.contains("load_extension") {
+        let msg = "sqlite3 load_extension() loads native code";
+        w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
+    }
+}
+
+/// The top-level arguments of the call whose `(` starts `rest` (after blanks); empty when
+/// `rest` is not a call.
+fn sql_call_args(rest: &str) -> Vec<&str> {
+    let Some(inner) = rest.trim_start().strip_prefix('(') else {
+        return Vec::new();
+    };
+    let mut args = Vec::new();
+    let (mut depth, mut quote, mut start) = (0usize, None::<char>, 0usize);
+    for (i, c) in inner.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') if depth == 0 => {
+                args.push(inner[start..i].trim());
+                return args;
+            }
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                args.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    // No closing parenthesis: what there is.
+    args.push(inner[start..].trim());
+    args
+}
+
+/// A SQL string literal's value (`'a''b'` is `a'b`); `None` for any other expression.
+fn sql_string(arg: &str) -> Option<String> {
+    let inner = arg.strip_prefix('\'')?.strip_suffix('\'')?;
+    if inner.replace("''", "").contains('\'') {
+        return None;
+    }
+    Some(inner.replace("''", "'"))
 }
 
 /// `sqlite3 -readonly -safe DB 'SQL'` with only display options, and SQL without dot commands
