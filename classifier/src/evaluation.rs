@@ -114,6 +114,83 @@ fn arith_refs(text: &str) -> Vec<ArithRef> {
     refs
 }
 
+/// The text inside `${…}` split the way bash splits it.
+struct ParamExpansion<'a> {
+    /// `!` (indirection, or a listing of names or keys) or `#` (a length) before the parameter.
+    prefix: Option<char>,
+    /// A name, a positional number (`10` in `${10}`) or a special parameter (`@ * # ? - $ !`).
+    param: &'a str,
+    /// The text inside `[…]` after a name.
+    subscript: Option<&'a str>,
+    /// Everything after the parameter: the operator and its operand.
+    op: &'a str,
+}
+
+impl<'a> ParamExpansion<'a> {
+    /// `None` when the text does not start with a parameter bash knows.
+    fn parse(inner: &'a str) -> Option<Self> {
+        // `${#}` and `${!}` are the special parameters themselves; `${#…}`/`${!…}` followed by
+        // a parameter are a length and an indirection. `${##}` is the length of `$#` in bash,
+        // and `${#-}` that of `$-`: a prefix is taken whenever a parameter follows it.
+        if let Some(first @ ('#' | '!')) = inner.chars().next()
+            && let Some(mut rest) = Self::parse_plain(&inner[1..])
+        {
+            rest.prefix = Some(first);
+            return Some(rest);
+        }
+        Self::parse_plain(inner)
+    }
+
+    fn parse_plain(inner: &'a str) -> Option<Self> {
+        let bytes = inner.as_bytes();
+        let first = *bytes.first()?;
+        let param_len = if first.is_ascii_alphabetic() || first == b'_' {
+            bytes
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count()
+        } else if first.is_ascii_digit() {
+            bytes.iter().take_while(|b| b.is_ascii_digit()).count()
+        } else if b"@*#?-$!".contains(&first) {
+            1
+        } else {
+            return None;
+        };
+        let (param, mut op) = inner.split_at(param_len);
+        let mut subscript = None;
+        if (first.is_ascii_alphabetic() || first == b'_')
+            && let Some(after_open) = op.strip_prefix('[')
+        {
+            // The subscript ends at the matching `]` (subscripts nest: `a[b[1]]`).
+            let mut depth = 1usize;
+            let close = after_open.char_indices().find_map(|(i, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })?;
+            subscript = Some(&after_open[..close]);
+            op = &after_open[close + 1..];
+        }
+        Some(ParamExpansion {
+            prefix: None,
+            param,
+            subscript,
+            op,
+        })
+    }
+
+    /// Whether the parameter is a variable name (not positional or special).
+    fn is_name(&self) -> bool {
+        self.param
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    }
+}
+
 impl Walker<'_> {
     /// Whether evaluating `name` in arithmetic can only ever produce a number.
     fn arith_safe_name(&self, name: &str, depth: usize) -> bool {
@@ -186,63 +263,118 @@ impl Walker<'_> {
         }
     }
 
-    /// Checks a `${…}` expansion's operator for a second evaluation. `raw` is the whole source
-    /// text of the expansion.
+    /// Checks a `${…}` expansion for a second evaluation. `raw` is the whole source text of the
+    /// expansion. The parameter part is read the way bash reads it (a name, a positional number,
+    /// a special parameter, a subscript) before the operator is judged, so `${@:x}` and
+    /// `${a[@]:x}` are offsets as `${v:x}` is: reading only identifier characters once made
+    /// `@:x` the "operator" and skipped the arithmetic check.
     pub(crate) fn check_expansion(&mut self, raw: &str, span: Span, has_substitution_node: bool) {
         let Some(inner) = raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
             return;
         };
-        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-        if let Some(rest) = inner.strip_prefix('!') {
-            let name_len = rest.chars().take_while(|&c| ident(c)).count();
-            let (name, op) = rest.split_at(name_len);
-            // `${!prefix*}`, `${!prefix@}`, `${!arr[@]}` list names or keys: nothing is evaluated.
-            let listing = matches!(op, "*" | "@" | "[@]" | "[*]");
-            let target_is_plain = self
-                .vars
-                .get(name)
-                .is_some_and(|v| !v.is_empty() && v.chars().all(ident));
-            if !listing && !target_is_plain {
-                let msg = format!(
-                    "{raw} expands the variable named by {name}'s value, which may carry a \
-                     subscript that runs commands"
-                );
-                self.reason(Class::Normal, RuleId::EvalIndirectExpansion, msg, span);
-            }
+        let Some(exp) = ParamExpansion::parse(inner) else {
+            // Fail closed: bash may read text the classifier cannot split as an operand it
+            // evaluates.
+            let msg = format!("{raw} is an expansion the classifier cannot read");
+            self.reason(Class::Normal, RuleId::ParseError, msg, span);
             return;
-        }
-        let name_len = inner.chars().take_while(|&c| ident(c)).count();
-        let (name, op) = inner.split_at(name_len);
-        if op.ends_with("@P") || op.ends_with("@E") && op.len() == 2 {
-            let value_inert = self
-                .vars
-                .get(name)
-                .is_some_and(|v| !v.contains(['$', '`', '\\']));
-            if op.ends_with("@P") && !value_inert {
-                let msg =
-                    format!("{raw} expands {name}'s value as a prompt, running substitutions");
-                self.reason(Class::Normal, RuleId::EvalPromptExpansion, msg, span);
-            }
-            return;
-        }
-        if let Some(offset) = op.strip_prefix(':')
-            && !offset.starts_with(['-', '=', '?', '+'])
+        };
+        if let Some(sub) = exp.subscript
+            && sub != "@"
+            && sub != "*"
         {
-            // `${v:offset:length}`: both are arithmetic.
-            self.arith_check(offset, span);
+            // An indexed array's subscript is arithmetic (an associative array's is a word, which
+            // the arithmetic check only over-asks for).
+            self.arith_check(sub, span);
+            self.hidden_substitution(raw, sub, span, has_substitution_node);
         }
-        // tree-sitter reads the operand of `#`, `%` and some others as a pattern, not as a
-        // word: a command substitution there is never seen as one, yet bash runs it.
-        if !has_substitution_node && (op.contains("$(") || op.contains('`') || op.contains("<(")) {
-            let msg = format!("{raw} runs a command substitution inside an expansion operator");
-            self.reason(Class::Normal, RuleId::EvalHiddenSubstitution, msg, span);
-            let code = op
-                .trim_start_matches(['#', '%', '/', '^', ',', ':', '-', '=', '?', '+'])
-                .to_string();
-            self.keep_dangerous("inside an expansion operator", |w| {
-                crate::fallback::scan(w, &code, span);
-            });
+        match exp.prefix {
+            Some('#') => {
+                // `${#v}`, `${#a[i]}`, `${#@}`: a length takes no operator; anything else is text
+                // bash would read in a way this does not model.
+                if !exp.op.is_empty() {
+                    let msg = format!("{raw} is a length expansion with an operand");
+                    self.reason(Class::Normal, RuleId::ParseError, msg, span);
+                }
+                return;
+            }
+            Some(_) => {
+                let listing =
+                    (exp.subscript.is_none() && exp.is_name() && matches!(exp.op, "*" | "@"))
+                        || (matches!(exp.subscript, Some("@" | "*")) && exp.op.is_empty());
+                if listing {
+                    // `${!prefix*}`, `${!prefix@}`, `${!arr[@]}` list names or keys: nothing is
+                    // evaluated.
+                    return;
+                }
+                // `${!#}` names a positional parameter by number: no second evaluation.
+                let numeric = exp.param == "#";
+                let target_is_plain = exp.subscript.is_none()
+                    && self.vars.get(exp.param).is_some_and(|v| {
+                        !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                if !numeric && !target_is_plain {
+                    let msg = format!(
+                        "{raw} expands the variable named by {}'s value, which may carry a \
+                         subscript that runs commands",
+                        exp.param
+                    );
+                    self.reason(Class::Normal, RuleId::EvalIndirectExpansion, msg, span);
+                }
+            }
+            None => {}
         }
+        let op = exp.op;
+        let mut chars = op.chars();
+        match (chars.next(), chars.next()) {
+            (None, _) => {}
+            // `${v:-w}`, `${v-w}` …: the operand is a word, whose expansions the tree shows.
+            (Some(':'), Some('-' | '=' | '?' | '+')) | (Some('-' | '=' | '?' | '+'), _) => {}
+            // `${v:offset}`, `${v:offset:length}`: both are arithmetic, whatever the parameter.
+            (Some(':'), _) => self.arith_check(&op[1..], span),
+            // Patterns and case changes: no evaluation beyond the hidden-substitution check.
+            (Some('#' | '%' | '/' | '^' | ','), _) => {}
+            (Some('@'), Some(t)) if op.len() == 2 => {
+                let value_inert = exp.is_name()
+                    && exp.subscript.is_none()
+                    && self
+                        .vars
+                        .get(exp.param)
+                        .is_some_and(|v| !v.contains(['$', '`', '\\']));
+                if t == 'P' && !value_inert {
+                    let msg = format!(
+                        "{raw} expands {}'s value as a prompt, running substitutions",
+                        exp.param
+                    );
+                    self.reason(Class::Normal, RuleId::EvalPromptExpansion, msg, span);
+                } else if !"QEPAKaUuLk".contains(t) {
+                    let msg = format!("{raw} has a transformation the classifier does not know");
+                    self.reason(Class::Normal, RuleId::ParseError, msg, span);
+                }
+            }
+            _ => {
+                let msg = format!("{raw} has an operator the classifier does not know");
+                self.reason(Class::Normal, RuleId::ParseError, msg, span);
+            }
+        }
+        self.hidden_substitution(raw, op, span, has_substitution_node);
+    }
+
+    /// tree-sitter reads the operand of `#`, `%` and some others (and some subscripts) as a
+    /// pattern, not as a word: a command substitution there is never seen as one, yet bash runs
+    /// it.
+    fn hidden_substitution(&mut self, raw: &str, text: &str, span: Span, seen_by_tree: bool) {
+        if seen_by_tree || !(text.contains("$(") || text.contains('`') || text.contains("<(")) {
+            return;
+        }
+        let msg = format!("{raw} runs a command substitution inside an expansion operator");
+        self.reason(Class::Normal, RuleId::EvalHiddenSubstitution, msg, span);
+        let code = text
+            .trim_start_matches(['#', '%', '/', '^', ',', ':', '-', '=', '?', '+'])
+            .to_string();
+        self.keep_dangerous("inside an expansion operator", |w| {
+            crate::fallback::scan(w, &code, span);
+        });
     }
 
     /// Declaration-builtin options that change later evaluation: `-n` (a nameref redirects every
