@@ -119,7 +119,9 @@ const CASES: &[(&str, Class, &str)] = &[
     ("echo aGkK | base64 -d", R, ""),
     ("cat ~/notes.txt", R, ""),
     ("readlink -f x", R, ""),
-    ("ps aux | grep node", R, ""),
+    ("ps -e | grep node", R, ""),
+    // Other processes' full command lines may hold secrets (`--password=…`).
+    ("ps aux | grep node", N, "secrets.other-process"),
     ("uptime; free -h", R, ""),
     // ----- git -----
     ("git status", R, ""),

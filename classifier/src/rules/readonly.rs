@@ -173,6 +173,15 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             }
         }
     }
+    if prog == "ps"
+        && let Some(why) = ps_may_show_command_lines(args)
+    {
+        let msg = format!(
+            "\"ps\" with {why} may show other processes' command lines or environments, which \
+             hold secrets (--password=…)"
+        );
+        return Some(Outcome::not(RuleId::SecretsProcess, msg));
+    }
     let denied = DENIED_FLAGS.iter().find(|(p, _, _)| *p == prog);
     if let Some((_, shorts, longs)) = denied {
         for arg in super::options(args) {
@@ -185,4 +194,135 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
     }
     Some(Outcome::read_only())
+}
+
+/// `ps` options (procps) that select processes or change the layout without ever showing a
+/// command line or an environment: the default, `-l` and `-j` formats print only the program
+/// name. A positive model: without a PID namespace (the Landlock level) `ps` sees every
+/// process of the user, and `-f`, `-F`, BSD option words (`aux`, `ax`, `e`), or a format with
+/// `args` print their full command lines. Letters that take a value are in
+/// [`PS_SHORT_WITH_VALUE`].
+const PS_SHORT: &str = "AaNdeTHLlMjcmyZwVqpuUgGtsCoO";
+/// The short options of [`PS_SHORT`] that take a value (attached or in the next word).
+const PS_SHORT_WITH_VALUE: &str = "qpuUgGtsCoO";
+/// Long options that only select or lay out, with whether they take a value.
+const PS_LONG: &[(&str, bool)] = &[
+    ("--pid", true),
+    ("--ppid", true),
+    ("--quick-pid", true),
+    ("--user", true),
+    ("--User", true),
+    ("--group", true),
+    ("--Group", true),
+    ("--tty", true),
+    ("--sid", true),
+    ("--sort", true),
+    ("--format", true),
+    ("--cols", true),
+    ("--columns", true),
+    ("--width", true),
+    ("--rows", true),
+    ("--lines", true),
+    ("--deselect", false),
+    ("--no-headers", false),
+    ("--headers", false),
+    ("--forest", false),
+    ("--help", false),
+    ("--version", false),
+];
+/// Format fields (`-o`, `-O`, `--format`) that show neither a command line nor an environment.
+#[rustfmt::skip]
+const PS_FIELDS: &[&str] = &[
+    "pid", "ppid", "pgid", "pgrp", "sid", "sess", "session", "tid", "lwp", "spid", "nlwp", "tgid",
+    "tty", "tt", "tname", "uid", "euid", "ruid", "suid", "fuid", "user", "euser", "ruser", "suser",
+    "fuser", "uname", "gid", "egid", "rgid", "sgid", "fgid", "group", "egroup", "rgroup", "sgroup",
+    "fgroup", "comm", "ucomm", "ucmd", "fname", "stat", "state", "s", "pcpu", "%cpu", "c", "cp",
+    "pmem", "%mem", "rss", "rssize", "rsz", "vsz", "vsize", "sz", "size", "drs", "trs", "time",
+    "cputime", "cputimes", "etime", "etimes", "start", "stime", "lstart", "bsdstart", "start_time",
+    "bsdtime", "ni", "nice", "pri", "priority", "opri", "psr", "wchan", "nwchan", "f", "flag",
+    "flags", "cls", "class", "policy", "sched", "rtprio", "label", "maj_flt", "min_flt", "majflt",
+    "minflt", "pending", "sig", "blocked", "sigmask", "caught", "sigcatch", "ignored", "sigignore",
+    "addr", "stackp", "esp", "eip", "lim", "tpgid", "sgi_p", "cgroup", "cgroupns", "ipcns",
+    "mntns", "netns", "pidns", "userns", "utsns", "lxc", "ouid", "seat", "slice", "unit",
+    "uunit", "machine", "luid", "numa", "psr", "thcount", "wname", "pss", "uss", "rbytes",
+    "wbytes", "oom", "oomadj", "nlwp",
+];
+
+/// Why `ps ARGS` may show command lines or environments, or `None` when every word is a
+/// selection or layout option of the positive model above.
+fn ps_may_show_command_lines(args: &[Word]) -> Option<String> {
+    let fields_hidden = |value: &Word| {
+        !value.dynamic
+            && value
+                .text
+                .split([',', ' ', '\t'])
+                .filter(|f| !f.is_empty())
+                // `pid=PID` renames the column; what follows `=` is a header, not a field.
+                .map(|f| f.split_once('=').map_or(f, |(name, _)| name))
+                .all(|name| name.is_empty() || PS_FIELDS.contains(&name))
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let word = &args[i];
+        i += 1;
+        if word.dynamic {
+            return Some(format!("the computed word {}", word.text));
+        }
+        let text = word.text.as_str();
+        if let Some(long) = text.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let known = PS_LONG.iter().find(|(l, _)| l[2..] == *name);
+            let Some((_, takes_value)) = known else {
+                return Some(format!("the option {text}"));
+            };
+            if *takes_value {
+                let value = match attached {
+                    Some(v) => Word::literal(v, word.span),
+                    None => match args.get(i) {
+                        Some(next) => {
+                            i += 1;
+                            next.clone()
+                        }
+                        None => return None,
+                    },
+                };
+                if name == "format" && !fields_hidden(&value) {
+                    return Some(format!("the format {}", value.text));
+                }
+            }
+            continue;
+        }
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) else {
+            // BSD-style words without a dash (`aux`, `ax`, `e`, `f`) switch to the BSD format,
+            // whose COMMAND column is the full command line.
+            return Some(format!("the BSD-style option word {text}"));
+        };
+        for (at, letter) in cluster.char_indices() {
+            if !PS_SHORT.contains(letter) {
+                return Some(format!("the option -{letter}"));
+            }
+            if PS_SHORT_WITH_VALUE.contains(letter) {
+                let rest = &cluster[at + letter.len_utf8()..];
+                let value = if rest.is_empty() {
+                    match args.get(i) {
+                        Some(next) => {
+                            i += 1;
+                            next.clone()
+                        }
+                        None => break,
+                    }
+                } else {
+                    Word::literal(rest, word.span)
+                };
+                if matches!(letter, 'o' | 'O') && !fields_hidden(&value) {
+                    return Some(format!("the format {}", value.text));
+                }
+                break;
+            }
+        }
+    }
+    None
 }
