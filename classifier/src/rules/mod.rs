@@ -146,6 +146,20 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
 }
 
 /// Directories whose programs are the system's own tools: `/usr/bin/grep` is `grep`, while
+/// A statement made of redirections only (`< f`, `> f`, and `$(<f)`, bash's way of reading a
+/// file into a word): no program runs, but the inputs are opened and their content may become
+/// a word, so they get the checks a reading program's operands get (credentials, other
+/// processes' files, devices, paths no check can see), not only the write checks.
+pub(crate) fn check_redirect_only(w: &mut Walker, cmd: &Cmd) {
+    check_redirects(w, cmd);
+    let mut outcome = Outcome::read_only();
+    check_device_reads(w, cmd, &mut outcome);
+    if let ReadOnly::No { rule, message } = outcome.read_only {
+        w.reason(Class::Normal, rule, message, cmd.span);
+    }
+    output::redirect_only_reads(w, cmd);
+}
+
 /// `./grep`, `bin/grep`, `/tmp/grep` or `node_modules/.bin/jq` are whatever the repository (or
 /// anyone who can write there) put there.
 const SYSTEM_BIN_DIRS: &[&str] = &[

@@ -47,33 +47,8 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
         flow.merge(&produced);
         flow.text = cmd.input.text.clone();
     }
-    let reads_credentials = cmd.argv[1..].iter().any(|a| names_credentials(w, a))
-        || cmd.redirects.iter().any(|r| {
-            r.op.starts_with('<') && r.target.as_ref().is_some_and(|t| names_credentials(w, t))
-        });
-    if reads_credentials {
+    if credential_reads(w, cmd, prog) {
         flow.credentials = true;
-        let process = cmd.argv[1..].iter().any(|a| names_process_secrets_at(w, a))
-            || cmd.redirects.iter().any(|r| {
-                r.target
-                    .as_ref()
-                    .is_some_and(|t| names_process_secrets_at(w, t))
-            });
-        if process {
-            let msg = format!(
-                "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
-            );
-            w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
-        } else {
-            let msg =
-                format!("\"{prog}\" reads a credential file; its content would reach the model");
-            w.reason(
-                Class::Dangerous,
-                RuleId::SecretsCredentialFile,
-                msg,
-                cmd.span,
-            );
-        }
     }
     if w.ctx.read_only_unconfined
         && let Some(word) = unchecked_path(w, prog, cmd)
@@ -116,6 +91,59 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
     }
     flow.no_dash = output_never_dashed(prog, &cmd.argv[1..]);
     flow
+}
+
+/// The read checks of a statement with redirections only (`$(<f)`): credentials and other
+/// processes' files, and, with no sandbox level to enforce read-only, a path no check can see.
+pub(super) fn redirect_only_reads(w: &mut Walker, cmd: &Cmd) {
+    // `$(<f)` is `$(cat f)` as far as what reaches the output goes.
+    let prog = "<";
+    credential_reads(w, cmd, prog);
+    if w.ctx.read_only_unconfined
+        && let Some(word) = unchecked_path(w, prog, cmd)
+    {
+        let msg = format!(
+            "the redirection reads {word}, a path no check can see before it runs; with no \
+             sandbox level here to enforce read-only, it may name a credential store"
+        );
+        w.reason(Class::Normal, RuleId::SecretsUncheckedPath, msg, cmd.span);
+    }
+}
+
+/// Whether `prog` reads a credential, through an operand or an input redirection (`< f`, `0<f`,
+/// `{fd}<f`, `<>f`, and a redirection with no program at all, `$(<f)`), with the reason added.
+/// One check for every way a file reaches a command, so `$(<~/.ssh/id_rsa)` is judged as `cat
+/// ~/.ssh/id_rsa` is.
+pub(super) fn credential_reads(w: &mut Walker, cmd: &Cmd, prog: &str) -> bool {
+    let operands = cmd.argv.get(1..).unwrap_or_default();
+    let inputs: Vec<&Word> = cmd
+        .redirects
+        .iter()
+        .filter(|r| r.op.starts_with('<') && !r.op.starts_with("<<"))
+        .filter_map(|r| r.target.as_ref())
+        .collect();
+    let reads_credentials = operands.iter().any(|a| names_credentials(w, a))
+        || inputs.iter().any(|t| names_credentials(w, t));
+    if !reads_credentials {
+        return false;
+    }
+    let process = operands.iter().any(|a| names_process_secrets_at(w, a))
+        || inputs.iter().any(|t| names_process_secrets_at(w, t));
+    if process {
+        let msg = format!(
+            "\"{prog}\" reads another process's environment, command line or memory, which hold secrets"
+        );
+        w.reason(Class::Normal, RuleId::SecretsProcess, msg, cmd.span);
+    } else {
+        let msg = format!("\"{prog}\" reads a credential file; its content would reach the model");
+        w.reason(
+            Class::Dangerous,
+            RuleId::SecretsCredentialFile,
+            msg,
+            cmd.span,
+        );
+    }
+    true
 }
 
 /// A directory that `prog ARGS` reads recursively and that holds secrets: a credential store
@@ -228,7 +256,8 @@ fn unchecked_path(w: &Walker, prog: &str, cmd: &Cmd) -> Option<String> {
         return None;
     }
     // File names read from a file or from input: the names themselves are never seen.
-    let list_option = cmd.argv[1..].iter().find(|word| {
+    let operands = cmd.argv.get(1..).unwrap_or_default();
+    let list_option = operands.iter().find(|word| {
         let text = word.text.as_str();
         text.starts_with("--files0-from")
             || text.starts_with("--files-from")
@@ -241,7 +270,7 @@ fn unchecked_path(w: &Walker, prog: &str, cmd: &Cmd) -> Option<String> {
         ));
     }
     let inputs = cmd.redirects.iter().filter(|r| r.op.starts_with('<'));
-    let words = cmd.argv[1..]
+    let words = operands
         .iter()
         .chain(inputs.filter_map(|r| r.target.as_ref()));
     words

@@ -66,7 +66,11 @@ pub(super) fn check_device_reads(w: &mut Walker, cmd: &Cmd, outcome: &mut Outcom
         .argv
         .first()
         .is_some_and(|p| !p.dynamic && METADATA_ONLY.contains(&basename(&p.text)));
-    let args = if by_name { &[][..] } else { &cmd.argv[1..] };
+    let args = if by_name {
+        &[][..]
+    } else {
+        cmd.argv.get(1..).unwrap_or_default()
+    };
     let inputs = cmd
         .redirects
         .iter()

@@ -91,7 +91,7 @@ impl Walker<'_> {
         feed
     }
 
-    fn check_redirects_alone(&mut self, redirects: &[Redirect]) {
+    pub(super) fn check_redirects_alone(&mut self, redirects: &[Redirect]) {
         if redirects.is_empty() {
             return;
         }
@@ -103,7 +103,7 @@ impl Walker<'_> {
             input: Flow::default(),
             span,
         };
-        rules::check_redirects(self, &cmd);
+        rules::check_redirect_only(self, &cmd);
     }
 
     fn heredoc<'t>(
@@ -153,7 +153,12 @@ impl Walker<'_> {
         *feed = flow;
     }
 
-    fn file_redirect(&mut self, node: Node, redirects: &mut Vec<Redirect>, feed: &mut Flow) {
+    pub(super) fn file_redirect(
+        &mut self,
+        node: Node,
+        redirects: &mut Vec<Redirect>,
+        feed: &mut Flow,
+    ) {
         let mut op = String::new();
         let mut fd = String::new();
         for child in all_children(node) {

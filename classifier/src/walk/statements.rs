@@ -121,6 +121,21 @@ impl Walker<'_> {
                 flow
             }
             "command_substitution" => self.isolated(|w| w.sequence(node, &Flow::default())),
+            "file_redirect" => {
+                // A redirection where a statement stands (`$(< f)`, bash's `$(cat f)`): the
+                // tree puts it straight in the substitution, with no statement around it, so
+                // its input gets the checks of a redirection-only statement here, and its
+                // content (credentials, network) is what the substitution yields.
+                let mut redirects = Vec::new();
+                let mut read = Flow::default();
+                self.file_redirect(node, &mut redirects, &mut read);
+                self.check_redirects_alone(&redirects);
+                Flow {
+                    fed: false,
+                    text: None,
+                    ..read
+                }
+            }
             "process_substitution" => {
                 let feed = if self.node_text(node).starts_with(">(") {
                     Flow {
