@@ -229,6 +229,22 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
             None => return Place::Outside(PathBuf::from(&word.text)),
         }
     }
+    if word.dynamic && climbs_from_cwd(&word.text) {
+        // The static reading of `$(dirname "$PWD")`, `$(cd .. && pwd)` and the like failed
+        // (the working directory is not known where it runs, the substitution is not one the
+        // walker evaluates): it is still a directory above the one the shell is in, which is
+        // the project's parent or further up, never inside the project.
+        return match cwds.known.as_slice() {
+            known if !known.is_empty() && !cwds.unknown => known
+                .iter()
+                .map(|dir| match dir.parent() {
+                    Some(parent) => assess(parent, ctx).worst(Place::Outside(parent.into())),
+                    None => Place::Root,
+                })
+                .fold(Place::Inside, Place::worst),
+            _ => Place::Outside(PathBuf::from("..")),
+        };
+    }
     let (text, open_ended) = if word.dynamic {
         (word.prefix.as_str(), true)
     } else {
@@ -274,6 +290,38 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
     worst
 }
 
+/// Whether the source text of a computed word makes a path from the shell's working directory
+/// (`pwd`, `$PWD`, `cd`, `realpath`, `readlink`, `git rev-parse`, `~+`, `$OLDPWD`, `$DIRSTACK`)
+/// and goes up from it (`..`, `dirname`, `cd -`, `~-`, `$OLDPWD`, `${PWD%/*}`): the target is
+/// then above the project whatever the run-time values are.
+fn climbs_from_cwd(text: &str) -> bool {
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let has = |names: &[&str]| tokens.iter().any(|t| names.contains(t));
+    let from_cwd = has(&[
+        "pwd",
+        "PWD",
+        "cd",
+        "pushd",
+        "popd",
+        "realpath",
+        "readlink",
+        "rev-parse",
+        "OLDPWD",
+        "DIRSTACK",
+    ]) || text.contains("~+")
+        || text.contains("~-");
+    let up = text.contains("..")
+        || has(&["dirname", "OLDPWD", "DIRSTACK", "popd"])
+        || text.contains("%/")
+        || text.contains("~-")
+        || text.contains("cd -");
+    from_cwd && up
+}
+
+/// The home's configuration that `path` (absolute, normalised) lies in, as `~/.config`: the
 /// Every absolute path a literal `word` may name (one per possible working directory).
 pub(crate) fn resolve_all(word: &Word, cwds: &Cwds, ctx: &Context) -> Vec<PathBuf> {
     if word.dynamic || word.text.is_empty() {

@@ -446,6 +446,53 @@ fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
                 .any(|(a, b)| a == '\\' && b.is_digit(8))
     };
     match prog {
+        // `$(dirname "$PWD")`, `$(realpath ..)`, `$(readlink -f ..)`: paths computed from the
+        // working directory are worked out, so `rm -rf "$(dirname "$(pwd)")"` is judged as
+        // `rm -rf ~` when the project sits in home, instead of as an unknown target.
+        "dirname" => {
+            let mut text = String::new();
+            for arg in args {
+                if arg.is_option() {
+                    // `-z` changes the separator; anything else is not modelled.
+                    return None;
+                }
+                text.push_str(&dirname_of(&arg.text));
+                text.push('\n');
+            }
+            (!text.is_empty()).then_some(Printed {
+                text,
+                decoded: false,
+            })
+        }
+        "realpath" | "readlink" => {
+            let (opts, names): (Vec<&Word>, Vec<&Word>) = args.iter().partition(|a| a.is_option());
+            // Only the canonicalising forms print a path made from the operand; `readlink`
+            // alone prints a link's content, which is not known.
+            let canonical = |o: &&Word| match prog {
+                "realpath" => matches!(o.text.as_str(), "-e" | "-m" | "-s" | "-L" | "-P" | "-q"),
+                _ => matches!(o.text.as_str(), "-f" | "-e" | "-m" | "-n" | "-q" | "-s"),
+            };
+            let canonicalising = prog == "realpath"
+                || opts
+                    .iter()
+                    .any(|o| o.text != "-n" && o.text != "-q" && o.text != "-s");
+            if !opts.iter().all(canonical) || !canonicalising || names.is_empty() {
+                return None;
+            }
+            let mut text = String::new();
+            for name in names {
+                let resolved = paths::resolve_all(name, &w.cwds, w.ctx);
+                let [path] = resolved.as_slice() else {
+                    return None;
+                };
+                text.push_str(&path.to_string_lossy());
+                text.push('\n');
+            }
+            Some(Printed {
+                text,
+                decoded: false,
+            })
+        }
         "pwd" => {
             let dir = w.cwds.single()?;
             Some(Printed {
@@ -569,5 +616,29 @@ fn passes_input_through(prog: &str, args: &[Word]) -> bool {
         "cat" => operands(args).iter().all(|o| o.text == "-"),
         "tee" => true,
         _ => false,
+    }
+}
+
+/// What `dirname` prints for `path` (coreutils): the path without its last component and the
+/// slashes before it; `.` when nothing is left, `/` for the root.
+fn dirname_of(path: &str) -> String {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return if path.is_empty() {
+            ".".into()
+        } else {
+            "/".into()
+        };
+    }
+    match trimmed.rfind('/') {
+        None => ".".into(),
+        Some(slash) => {
+            let parent = trimmed[..slash].trim_end_matches('/');
+            if parent.is_empty() {
+                "/".into()
+            } else {
+                parent.into()
+            }
+        }
     }
 }

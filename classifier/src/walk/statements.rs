@@ -215,17 +215,47 @@ impl Walker<'_> {
         }
         children.reverse();
         children.sort_by_key(|c| c.start_byte());
+        // What an `&&` chain prints is what its parts print, in order, when each is known and
+        // a `cd` to a path that CDPATH does not apply to prints nothing: `$(cd .. && pwd)` is
+        // the parent directory, which `rm -rf` must see as such. With `||` which parts run is
+        // not known.
+        let only_and = !self.node_text(node).contains("||");
+        let mut printed = only_and.then(String::new);
         let mut flow = Flow::default();
         for (i, child) in children.into_iter().enumerate() {
             if i > 0 {
                 self.conditional += 1;
             }
-            flow.merge(&self.statement(child, input));
+            let quiet_cd = self.is_quiet_cd(child);
+            let child_flow = self.statement(child, input);
+            printed = match (printed, &child_flow.text) {
+                (Some(acc), _) if quiet_cd => Some(acc),
+                (Some(acc), Some(text)) => Some(acc + text),
+                _ => None,
+            };
+            flow.merge(&child_flow);
             if i > 0 {
                 self.conditional -= 1;
             }
         }
+        flow.text = printed;
         flow
+    }
+
+    /// `cd DIR` where DIR is absolute, starts with `.` or `~`, or is absent: bash prints nothing
+    /// (a CDPATH search, which prints the directory, applies only to other names).
+    fn is_quiet_cd(&self, node: Node) -> bool {
+        if node.kind() != "command" {
+            return false;
+        }
+        let words: Vec<&str> = self.node_text(node).split_whitespace().collect();
+        match words.as_slice() {
+            ["cd"] => true,
+            ["cd", dir] => {
+                dir.starts_with(['/', '.', '~']) && !dir.contains(['$', '`', '\\', '\'', '"'])
+            }
+            _ => false,
+        }
     }
 
     /// Walks pipeline stages; each stage's input is what the earlier stages produced. `first`
