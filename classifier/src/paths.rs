@@ -322,6 +322,16 @@ fn climbs_from_cwd(text: &str) -> bool {
 }
 
 /// The home's configuration that `path` (absolute, normalised) lies in, as `~/.config`: the
+/// same deny-by-default rule the sandbox's sweep and the file tools apply
+/// (`sandbox::protected::planted`): every dot-file and dot-directory of home and `~/bin`
+/// (shells, `~/.config/autostart`, systemd user units, editors' and git's configuration), which
+/// programs read at login or start and many run. No list of such files is complete.
+pub(crate) fn home_config(path: &Path, ctx: &Context) -> Option<String> {
+    let below = path.strip_prefix(home(ctx)?).ok()?;
+    let first = below.components().next()?.as_os_str().to_str()?;
+    (first.starts_with('.') || first == "bin").then(|| format!("~/{first}"))
+}
+
 /// Every absolute path a literal `word` may name (one per possible working directory).
 pub(crate) fn resolve_all(word: &Word, cwds: &Cwds, ctx: &Context) -> Vec<PathBuf> {
     if word.dynamic || word.text.is_empty() {

@@ -17,6 +17,15 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "find" => find(w, cmd),
         "tar" => tar(w, cmd),
         "vim" | "vi" | "nvim" | "gvim" | "view" | "ex" | "vimdiff" | "rvim" => editor(w, cmd),
+        "emacs" | "emacs-nox" | "nano" | "rnano" | "pico" | "micro" | "kak" | "hx" | "helix"
+        | "joe" | "jmacs" | "jstar" | "rjoe" | "jed" | "mcedit" | "ne" | "mg" | "zile" | "jove"
+        | "vis" | "dte" | "amp" | "kibi" | "elvis" | "nvi" | "levee" | "le" => {
+            edited_files(w, &cmd.argv[1..], &[], prog);
+            Outcome::not(
+                RuleId::ReadonlyNotAllowListed,
+                format!("\"{prog}\" is an editor: it writes the files it is given"),
+            )
+        }
         "man" => man(w, cmd),
         "rg" => rg(w, cmd),
         "awk" | "gawk" | "mawk" | "nawk" => awk(w, cmd),
@@ -375,8 +384,64 @@ fn transform_escapes(expr: &str) -> bool {
     replacement.starts_with('/') || replacement.contains("..") || replacement.contains('~')
 }
 
+/// vim's options that take the next word as their value (`-c CMD`, `-u VIMRC`, …).
+const VIM_WITH_VALUE: &[&str] = &[
+    "-c",
+    "--cmd",
+    "-S",
+    "-u",
+    "-U",
+    "-i",
+    "-T",
+    "-s",
+    "-t",
+    "-q",
+    "-w",
+    "-W",
+    "--servername",
+    "--remote-send",
+    "--remote-expr",
+    "--startuptime",
+    "--log",
+];
+
+/// An editor may write every file it is given (a script from a file, `-c wq`, or an ex
+/// command on its input does it without a trace on the command line), so each file operand is
+/// a write target: outside the project (`ed -s ~/.bashrc < x.ed`, `vim -es … ~/.bashrc`) it is
+/// dangerous, as `echo >> ~/.bashrc` is. `+CMD` and `-` (the input) are no files; the values of
+/// `with_value` options are skipped, except the files vim writes (`-w`, `-W`, `-i`).
+pub(crate) fn edited_files(w: &mut Walker, args: &[Word], with_value: &[&str], prog: &str) {
+    let mut i = 0;
+    let mut ended = false;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if !ended && !a.dynamic && a.text == "--" {
+            ended = true;
+            continue;
+        }
+        if !ended && a.is_option() {
+            if with_value.contains(&a.text.as_str()) {
+                if let Some(value) = args.get(i)
+                    && matches!(a.text.as_str(), "-w" | "-W" | "-i")
+                {
+                    check_write_target(w, value, prog, value.span);
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if !ended && (a.text.starts_with('+') || a.text == "-") {
+            continue;
+        }
+        check_write_target(w, a, prog, a.span);
+    }
+}
+
 fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
+    let prog = cmd.argv.first().map_or("vim", |p| super::basename(&p.text));
+    edited_files(w, args, VIM_WITH_VALUE, prog);
     // `ex f`, `vim -es f` read ex commands from their input.
     if let Some(text) = &cmd.input.text {
         let file = args.iter().find(|a| !a.is_option()).cloned();
@@ -405,6 +470,10 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             );
         } else if let Some(sc) = shell_cmd {
             program_option(w, &sc, c.span, RuleId::ExecEditorShell, "editor command");
+        } else {
+            // `-c 'w ~/.bashrc'` writes where the command says.
+            let file = args.iter().find(|a| !a.is_option()).cloned();
+            super::fs::ed_script(w, &text, file.as_ref(), c.span, "ex");
         }
     }
     Outcome::not(

@@ -37,6 +37,9 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "sponge" => all_operands(w, prog, args, 0),
         "patch" => patch(w, cmd),
         "ed" | "red" => {
+            // `ed [-s] [-p PROMPT] FILE`: whatever script it reads (a file on its input, a
+            // heredoc) may write FILE.
+            super::escapes::edited_files(w, args, &["-p"], prog);
             let file = operands(args).first().map(|f| (*f).clone());
             if let Some(text) = &cmd.input.text {
                 ed_script(w, text, file.as_ref(), cmd.span, prog);

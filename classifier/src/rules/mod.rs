@@ -43,7 +43,8 @@ pub(crate) use net::{is_download_tool, is_network_tool};
 pub(crate) use output::written_text;
 pub(crate) use readonly::is_read_only_program;
 pub(crate) use redirects::{
-    alternatives, check_redirects, check_write_target, is_network_device, protected_write,
+    alternatives, check_redirects, check_write_target, is_network_device, persistence_named,
+    protected_write,
 };
 pub(crate) use secrets::names_credentials;
 
@@ -145,7 +146,6 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     flow
 }
 
-/// Directories whose programs are the system's own tools: `/usr/bin/grep` is `grep`, while
 /// A statement made of redirections only (`< f`, `> f`, and `$(<f)`, bash's way of reading a
 /// file into a word): no program runs, but the inputs are opened and their content may become
 /// a word, so they get the checks a reading program's operands get (credentials, other
@@ -160,6 +160,7 @@ pub(crate) fn check_redirect_only(w: &mut Walker, cmd: &Cmd) {
     output::redirect_only_reads(w, cmd);
 }
 
+/// Directories whose programs are the system's own tools: `/usr/bin/grep` is `grep`, while
 /// `./grep`, `bin/grep`, `/tmp/grep` or `node_modules/.bin/jq` are whatever the repository (or
 /// anyone who can write there) put there.
 const SYSTEM_BIN_DIRS: &[&str] = &[
@@ -327,6 +328,7 @@ fn dispatch(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     if !RUNS_OTHER_COMMANDS.contains(&prog) {
         speculative::trial_payloads(w, cmd);
     }
+    speculative::persistence_arguments(w, cmd, prog);
     Outcome::not(
         RuleId::ReadonlyNotAllowListed,
         format!("\"{prog}\" is not on the read-only list"),

@@ -308,6 +308,26 @@ pub(crate) fn check_write_target(w: &mut Walker, target: &Word, what: &str, span
     }
 }
 
+/// Why `word` names a place whose content runs or is secret later: the home's configuration
+/// ([`paths::home_config`]: `~/.bashrc`, `~/.config/systemd/user`, `~/bin` …) or a credential
+/// store. `None` for anything else, and for computed words (the caller's other checks see
+/// those). Used where a program may write a path the classifier has no table for.
+pub(crate) fn persistence_named(w: &Walker, word: &Word) -> Option<String> {
+    if word.dynamic {
+        return None;
+    }
+    let found = paths::resolve_all(word, &w.cwds, w.ctx)
+        .iter()
+        .find_map(|p| paths::home_config(p, w.ctx));
+    if let Some(config) = found {
+        return Some(format!(
+            "the home's configuration ({config}), which programs read at login or start and \
+             many run"
+        ));
+    }
+    super::names_credentials(w, word).then(|| "a credential store".to_string())
+}
+
 /// A write into a protected tree (`.git/`, `.gg/`): git hooks and config run programs on the
 /// host, gg's settings decide what runs unasked.
 pub(crate) fn protected_write(

@@ -3,7 +3,9 @@
 //! basis; only dangerous findings are kept, so an ordinary argument cannot raise a false
 //! "normal" and the verdict of the unknown program itself stays what it was.
 
-use super::{basename, run};
+use super::{basename, persistence_named, run};
+use crate::Class;
+use crate::ids::RuleId;
 use crate::walk::{Cmd, Walker};
 use crate::word::Word;
 
@@ -67,6 +69,31 @@ pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
             w.keep_dangerous("in the arguments of an unknown program", |w| {
                 w.reparse(&code, span, &cmd.input, true);
             });
+        }
+    }
+}
+
+/// A program with no table may write any path it is given (`tool install ~/.bashrc`, `tool
+/// --dest=~/.config/autostart`): an argument, or the value of a `--opt=value`, that names the
+/// home's configuration or a credential store makes it dangerous, as a shell write there is.
+/// Deny by default: what the program does with the path is not known.
+pub(crate) fn persistence_arguments(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    for a in &cmd.argv[1..] {
+        let value = match a.text.split_once('=') {
+            Some((opt, v)) if opt.starts_with('-') => Word {
+                text: v.to_string(),
+                prefix: v.to_string(),
+                ..a.clone()
+            },
+            _ => a.clone(),
+        };
+        if let Some(why) = persistence_named(w, &value) {
+            let msg = format!(
+                "\"{prog}\", a program without a table, is given {}, in {why}; it may write there",
+                value.text
+            );
+            w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, a.span);
+            return;
         }
     }
 }

@@ -34,11 +34,19 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let mut not_read_only: Option<Outcome> = None;
     // Where git runs: the script's directory, moved by each `-C` in turn.
     let mut dirs = w.cwds.clone();
+    // The directories `-C`, `--git-dir` and `--work-tree` name: where a writing subcommand
+    // writes.
+    let mut git_dirs: Vec<Word> = Vec::new();
     let mut i = 0;
     while i < args.len() && args[i].is_option() {
         // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
         let (parsed, used) = split_option(args, i, GLOBAL_WITH_VALUE);
         for opt in parsed {
+            if matches!(opt.name.as_str(), "-C" | "--git-dir" | "--work-tree")
+                && let Some(value) = &opt.value
+            {
+                git_dirs.push(value.clone());
+            }
             if opt.name == "-C" {
                 dirs = change_directory(w, &dirs, opt.value.as_ref());
                 if !same_repository(w, &dirs) {
@@ -66,6 +74,25 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     };
     let sub_args = &args[i + 1..];
     let outcome = subcommand(w, sub.text.as_str(), sub_args);
+    // The directory a subcommand creates or fills, judged from where git runs (after `-C`):
+    // `git clone URL ~/.config/systemd/user` plants units, `git init ~` makes `~/.git`. Only
+    // the places whose content runs later count (a sibling worktree, `../wt`, is ordinary).
+    let saved = std::mem::replace(&mut w.cwds, dirs.clone());
+    for target in created_directories(sub.text.as_str(), sub_args) {
+        created_in_persistence(w, &target, &sub.text);
+    }
+    w.cwds = saved;
+    if outcome.read_only != super::ReadOnly::Yes {
+        for dir in &git_dirs {
+            if let Some(why) = super::persistence_named(w, dir) {
+                let msg = format!(
+                    "git {} works in {}, in {why}: what it writes there runs later",
+                    sub.text, dir.text
+                );
+                w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, dir.span);
+            }
+        }
+    }
     if let Some(o) = not_read_only {
         return Some(o);
     }
@@ -80,6 +107,84 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
     }
     Some(outcome)
+}
+
+/// A directory git creates or fills at `target`: dangerous in a protected tree, at home or
+/// above (`git init ~` makes `~/.git`), or in the home's configuration or a credential store.
+fn created_in_persistence(w: &mut Walker, target: &Word, sub: &str) {
+    let what = format!("git {sub}");
+    match paths::place_of(target, &w.cwds, w.ctx) {
+        paths::Place::Protected(index) => {
+            super::protected_write(w, index, target, &what, target.span);
+        }
+        paths::Place::Root | paths::Place::HomeOrAbove(_) => {
+            let msg = format!(
+                "{what} makes a repository at {} (home or above)",
+                target.text
+            );
+            w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, target.span);
+        }
+        _ => {
+            if let Some(why) = super::persistence_named(w, target) {
+                let msg = format!("{what} writes {}, in {why}", target.text);
+                w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, target.span);
+            }
+        }
+    }
+}
+
+/// The directories `git SUB ARGS` creates or writes into: `clone REPO DIR`, `init DIR`,
+/// `worktree add PATH`, `submodule add REPO PATH`, and `--separate-git-dir DIR`. Options are
+/// skipped with their values where they take one; every other word after the ones that are
+/// not directories counts (fail closed: a commit-ish of `worktree add` resolves inside the
+/// project and costs nothing).
+fn created_directories(sub: &str, args: &[Word]) -> Vec<Word> {
+    #[rustfmt::skip]
+    const WITH_VALUE: &[&str] = &[
+        "-o", "--origin", "-b", "--branch", "-u", "--upload-pack", "--reference",
+        "--reference-if-able", "--separate-git-dir", "--depth", "--shallow-since",
+        "--shallow-exclude", "-c", "--config", "--server-option", "-j", "--jobs", "--filter",
+        "--template", "--bundle-uri", "--initial-branch", "--object-format", "--ref-format", "-B",
+        "--reason", "--name",
+    ];
+    let (skip, rest) = match (sub, args.first().map(|a| a.text.as_str())) {
+        ("clone", _) => (1, args),
+        ("init", _) => (0, args),
+        ("worktree", Some("add")) | ("submodule", Some("add")) => {
+            (usize::from(sub == "submodule"), &args[1..])
+        }
+        _ => return Vec::new(),
+    };
+    let mut found = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 0;
+    let mut ended = false;
+    while i < rest.len() {
+        let a = &rest[i];
+        i += 1;
+        if !ended && a.text == "--" && !a.dynamic {
+            ended = true;
+        } else if !ended && a.is_option() {
+            let name = a.text.split_once('=').map_or(a.text.as_str(), |(n, _)| n);
+            let value = match a.text.split_once('=') {
+                Some(_) => Some(super::args::tail(a, name.len() + 1)),
+                None if WITH_VALUE.contains(&name) => {
+                    i += 1;
+                    rest.get(i - 1).cloned()
+                }
+                None => None,
+            };
+            if name == "--separate-git-dir"
+                && let Some(v) = value
+            {
+                found.push(v);
+            }
+        } else {
+            operands.push(a.clone());
+        }
+    }
+    found.extend(operands.into_iter().skip(skip));
+    found
 }
 
 /// The directories after `git -C DIR`. Only a plain literal path is followed: an empty,
