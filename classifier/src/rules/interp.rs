@@ -74,6 +74,7 @@ fn analyse_at(w: &mut Walker, lang: Lang, code: &str, span: Span, depth: usize) 
         src: code,
         span,
         depth,
+        checks: 0,
     };
     let mut stack = vec![tree.root_node()];
     let mut visited = 0usize;
@@ -85,6 +86,7 @@ fn analyse_at(w: &mut Walker, lang: Lang, code: &str, span: Span, depth: usize) 
         if matches!(node.kind(), "call" | "call_expression" | "new_expression") {
             cx.call(node);
         }
+        cx.computed_credential(node);
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor));
     }
@@ -116,6 +118,8 @@ struct Cx<'w, 'a, 's> {
     src: &'s str,
     span: Span,
     depth: usize,
+    /// Full credential checks made ([`Cx::computed_credential`]).
+    checks: usize,
 }
 
 impl Cx<'_, '_, '_> {
@@ -597,6 +601,48 @@ impl Cx<'_, '_, '_> {
         }
     }
 
+    /// A path the grammar can evaluate (`"/home/u/.a" + "ws/credentials"`,
+    /// `os.path.join(os.environ["HOME"], ".aws", "credentials")`) that names a credential store:
+    /// what the lexical pass cannot see when a name is split across literals. Only at the top of
+    /// a chain of joins, so a long chain is evaluated once.
+    fn computed_credential(&mut self, node: Node) {
+        let kind = node.kind();
+        if !matches!(
+            kind,
+            "binary_operator"
+                | "binary_expression"
+                | "call"
+                | "call_expression"
+                | "concatenated_string"
+        ) || node.parent().is_some_and(|p| p.kind() == kind)
+        {
+            return;
+        }
+        let Some(path) = self.path_value(node) else {
+            return;
+        };
+        if !may_name_store(self.w, &path) {
+            return;
+        }
+        // Past MAX_CREDENTIAL_CHECKS full checks (only code built to be slow gets there), the
+        // rest is taken to name a store: fail closed.
+        self.checks += 1;
+        if self.checks > MAX_CREDENTIAL_CHECKS
+            || super::secrets::names_credentials(self.w, &Word::literal(&path, self.span))
+        {
+            let msg = format!(
+                "the {} code computes the credential path {path}: it can read it",
+                self.lang_name()
+            );
+            self.w.reason(
+                Class::Dangerous,
+                RuleId::SecretsCredentialFile,
+                msg,
+                self.span,
+            );
+        }
+    }
+
     fn lang_name(&self) -> &'static str {
         match self.lang {
             Lang::Python => "Python",
@@ -610,6 +656,9 @@ impl Cx<'_, '_, '_> {
 /// Most name pieces read in one text: a bound on the credential look-ups (past it, the rest of
 /// the text is still scanned for markers, just not looked up piece by piece).
 const MAX_PIECES: usize = 20_000;
+
+/// Most distinct store-like names judged in full in one text (see [`Lexed::credential`]).
+const MAX_CREDENTIAL_CHECKS: usize = 256;
 
 /// Inline code of any interpreter (or SQL text of sqlite3's CLI), read lexically in addition to
 /// what the grammar finds: the grammar only follows what it can evaluate (`open("…")` with a
@@ -687,7 +736,7 @@ const WRITE_APIS: &[&str] = &[
     "appendFile", "appendFileSync", "createWriteStream", "file_put_contents", "fwrite", "fputs",
     "syswrite", "binwrite", "writeLines", "outputFile", "outputFileSync", "writeJson",
     "writeJsonSync", "symlink", "symlinkSync", "linkSync", "rename", "renameSync", "copyFile",
-    "copyFileSync", "copy2", "copyfile", "copytree", "chmod", "chmodSync", "chown", "touch",
+    "copyFileSync", "copy2", "copyfile", "copytree", "move", "moveSync", "mv", "chmod", "chmodSync", "chown", "touch",
     "mkdir", "mkdirSync", "makedirs", "mkpath", "make_path", "mkdir_p", "symlink_to",
     "hardlink_to",
 ];
@@ -770,11 +819,27 @@ impl<'s> Lexed<'s> {
     /// ([`super::secrets::names_credentials`]). A `.env` piece alone is the project's own file;
     /// with a home name in the text it may be home's.
     fn credential(&self, w: &Walker) -> Option<String> {
+        // Each distinct candidate is judged once: code repeats its names. Past
+        // MAX_CREDENTIAL_CHECKS candidates (only text built to be slow has that many store-like
+        // names), the text is taken to name one: fail closed.
+        let mut seen = std::collections::HashSet::new();
+        let mut names = |path: String| {
+            if seen.len() >= MAX_CREDENTIAL_CHECKS {
+                return Some(format!(
+                    "(one of more than {MAX_CREDENTIAL_CHECKS} names like {path})"
+                ));
+            }
+            (seen.insert(path.clone())
+                && super::secrets::names_credentials(w, &Word::literal(&path, (0, 0))))
+            .then_some(path)
+        };
         for (_, literal) in &self.literals {
             for path in path_words(literal) {
                 let path = home_as_tilde(path);
-                if super::secrets::names_credentials(w, &Word::literal(&path, (0, 0))) {
-                    return Some(path);
+                if may_name_store(w, &path)
+                    && let Some(found) = names(path)
+                {
+                    return Some(found);
                 }
             }
         }
@@ -785,16 +850,20 @@ impl<'s> Lexed<'s> {
             }
             // Stores are dot-directories or files of home (and macOS's `Library/…`): a longer
             // window only where one starts; a key file's name (`id_rsa`) alone.
-            let longest = if first.starts_with('.') || *first == "Library" {
-                4
-            } else {
-                1
-            };
+            let dotted = first.starts_with('.') || *first == "Library";
+            let longest = if dotted { 4 } else { 1 };
             for len in 1..=longest.min(pieces.len() - i) {
-                let window = pieces[i..i + len].join("/");
-                let path = format!("~/{window}");
-                if super::secrets::names_credentials(w, &Word::literal(&path, (0, 0))) {
-                    return Some(path);
+                let path = format!("~/{}", pieces[i..i + len].join("/"));
+                // Only names that can be a store go to the full check (which costs a pattern
+                // expansion for a glob): one holding a marker of the list, or a glob starting
+                // in a dot-directory of home (`".s*"`), which may match one.
+                let candidate = if crate::pattern::has_glob(&path) {
+                    dotted
+                } else {
+                    super::secrets::might_name_credentials(w, &path)
+                };
+                if candidate && let Some(found) = names(path) {
+                    return Some(found);
                 }
             }
         }
@@ -819,6 +888,20 @@ impl<'s> Lexed<'s> {
                 })
         })
     }
+}
+
+/// Whether a path found in code can name a store, before the full check (which costs a
+/// pattern expansion for a glob): a marker of the list, a session's secret file by name, or a
+/// glob that can leave the project (`~/.s*/*`, `/home/*/.aws/*`, `../.*`); a relative glob
+/// without `..` stays inside it.
+fn may_name_store(w: &Walker, path: &str) -> bool {
+    let name = super::basename(path);
+    super::secrets::might_name_credentials(w, path)
+        || w.ctx
+            .secret_files
+            .iter()
+            .any(|f| f.file_name().is_some_and(|n| n == name))
+        || (crate::pattern::has_glob(path) && (path.starts_with(['~', '/']) || path.contains("..")))
 }
 
 /// Quoted literals (`'…'`, `"…"`, `` `…` ``) with the last non-blank character before each.

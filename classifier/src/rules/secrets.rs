@@ -524,7 +524,7 @@ const CREDENTIAL_MARKERS: &[&str] = &[
 /// Cheap pre-check for [`names_credentials`], which is called for every argument. A relative
 /// path is also checked in full when the working directory is inside a home dot-directory: there
 /// a store's last name alone (`op`, from `~/.config`) can name it.
-fn might_name_credentials(w: &Walker, text: &str) -> bool {
+pub(crate) fn might_name_credentials(w: &Walker, text: &str) -> bool {
     has_marker(text)
         || (!text.starts_with(['/', '~'])
             && w.cwds

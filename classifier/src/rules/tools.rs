@@ -187,7 +187,8 @@ fn sqlite(w: &mut Walker, cmd: &Cmd) {
                 program_option(w, rest, span, RuleId::ExecToolCommand, "sqlite3")
             }
             ".cd" => dir = Some(rest.to_string()),
-            ".output" | ".once" | ".log" | ".save" | ".backup" | ".clone" | ".dump"
+            ".output" | ".once" | ".log" | ".save" | ".backup" | ".clone" | ".trace"
+            | ".iotrace" | ".dump"
                 if !rest.is_empty() =>
             {
                 let rest = rest.trim_start_matches("-x ").trim_start_matches("-e ");
@@ -277,6 +278,22 @@ fn sql_functions(w: &mut Walker, line: &str, span: crate::Span, target: &dyn Fn(
                 let msg = "sqlite3 edit() runs an editor program";
                 w.reason(Class::Normal, RuleId::ExecToolCommand, msg, span);
             }
+        }
+    }
+    for (at, _) in lower.match_indices("fsdir") {
+        // `select data from fsdir('/home/u')` reads every file below the directory, like
+        // `grep -r x ~`: a directory holding a store is a credential read.
+        let args = sql_call_args(&line[at + "fsdir".len()..]);
+        let Some(dir) = args.first().and_then(|a| sql_string(a)) else {
+            continue;
+        };
+        let holds = super::secrets::absolutes_for_match(w, &dir)
+            .iter()
+            .any(|d| super::secrets::directory_holds_credentials(w, d));
+        if holds {
+            let msg =
+                format!("sqlite3 fsdir() reads every file below {dir}, credential stores too");
+            w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
         }
     }
     if lower.contains("load_extension") {
