@@ -405,13 +405,13 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
             format!("\"{prog}\" runs the module {}", m.text),
         ),
         CodeSource::File(f) => {
-            // A script this command wrote earlier (`cat > x.py <<EOF … python3 x.py`).
-            if let Some(text) = super::written_text(w, f) {
-                super::interp::lexical_effects(w, prog, &text, f.span);
+            // A script this command wrote earlier (`cat > x.py <<EOF … python3 x.py`), or
+            // one whose text a process substitution gives (`python3 <(echo '…')`).
+            let known = super::written_text(w, f).or_else(|| f.flow.text.clone());
+            if let Some(text) = &known {
+                super::interp::lexical_effects(w, prog, text, f.span);
             }
-            if let (Some(lang), Some(text)) =
-                (super::interp::Lang::of(prog), super::written_text(w, f))
-            {
+            if let (Some(lang), Some(text)) = (super::interp::Lang::of(prog), known) {
                 super::interp::analyse(w, lang, &text, f.span);
                 untrusted_code_word(w, f, prog);
                 return Outcome::not(

@@ -678,6 +678,17 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
         let msg = format!("the {prog} code names the credential store {path}: it can read it");
         w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
+    // `os.walk(os.path.expanduser("~"))` with `open`, Perl's `find(…, $ENV{HOME})`: every file
+    // below home, like `grep -r x ~`.
+    if credential.is_none()
+        && lexed.bare_home
+        && lexed.api(RECURSIVE_LISTING_APIS)
+        && lexed.api(READ_APIS)
+    {
+        let msg =
+            format!("the {prog} code reads files below the home directory, credential stores too");
+        w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
+    }
     let destroys = lexed.api(DESTROY_APIS);
     let recursive = lexed.api(RECURSIVE_DESTROY_APIS);
     if !(destroys || lexed.writes()) {
@@ -740,6 +751,22 @@ const WRITE_APIS: &[&str] = &[
     "mkdir", "mkdirSync", "makedirs", "mkpath", "make_path", "mkdir_p", "symlink_to",
     "hardlink_to",
 ];
+/// Calls that list a directory tree (Python's `os.walk`/`rglob`, Perl's `File::Find`, Ruby's
+/// `Find.find`, Rust-like `walkdir`, Node's `readdirSync(…, {recursive})` …).
+#[rustfmt::skip]
+const RECURSIVE_LISTING_APIS: &[&str] = &[
+    "walk", "fwalk", "rglob", "find", "finddepth", "walkdir", "WalkDir", "walkSync", "recursive",
+    "RecursiveDirectoryIterator", "list.files",
+];
+/// Calls that read a file's content, or run a program that may (`system`, `cat` in a command
+/// string).
+#[rustfmt::skip]
+const READ_APIS: &[&str] = &[
+    "open", "read", "read_text", "read_bytes", "readlines", "readFile", "readFileSync",
+    "file_get_contents", "file", "readLines", "readline", "slurp", "binread", "readText",
+    "readTextFile", "readTextFileSync", "copy", "copyfile", "copy2", "copytree", "cp", "cpSync",
+    "system", "exec", "popen", "spawn", "qx", "cat",
+];
 /// Names that stand for the home directory (the last name of a dotted name): `$HOME`,
 /// `$ENV{HOME}`, `os.environ["HOME"]`, `process.env.HOME`, `os.homedir()`, `expanduser`,
 /// Ruby's `File.expand_path`, Julia's `homedir()`, Perl's `getpwuid`.
@@ -760,6 +787,9 @@ struct Lexed<'s> {
     /// The text names the home directory somehow (see [`HOME_NAMES`], and a `~` that starts a
     /// path).
     home: bool,
+    /// The text names the home directory itself, not only a path below it: a home name other
+    /// than `expanduser`-like calls (whose literal argument says where), or a literal `"~"`.
+    bare_home: bool,
 }
 
 impl<'s> Lexed<'s> {
@@ -779,10 +809,22 @@ impl<'s> Lexed<'s> {
                         .any(|q| qualifier.ends_with(q)))
                 || p.ends_with("path.expand")
         }) || tilde_starts_a_path(code);
+        let literals = literals(code);
+        let bare_home = pieces.iter().any(|p| {
+            let last = p.rsplit_once('.').map_or(*p, |(_, last)| last);
+            HOME_NAMES.contains(&last) && !matches!(last, "expanduser" | "expand_path")
+                || matches!(
+                    *p,
+                    "Path.home" | "pathlib.Path.home" | "Dir.home" | "os.homedir"
+                )
+        }) || literals
+            .iter()
+            .any(|(_, l)| matches!(*l, "~" | "~/" | "$HOME" | "${HOME}" | "$ENV{HOME}"));
         Lexed {
             pieces,
-            literals: literals(code),
+            literals,
             home,
+            bare_home,
         }
     }
 

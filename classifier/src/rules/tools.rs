@@ -14,6 +14,7 @@ use crate::word::Word;
 
 pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let args = &cmd.argv[1..];
+    runner_interpreter(w, cmd, prog);
     match prog {
         "gdb" | "cgdb" | "gdb-multiarch" => {
             gdb(w, cmd);
@@ -48,6 +49,39 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     report_paths(w, prog, args);
     None
+}
+
+/// Project and package runners (`uv run`, `npx`, `poetry run`, `bundle exec` …) in front of an
+/// interpreter: `uv run python -c CODE` runs CODE as `python -c CODE` does, so the interpreter's
+/// command is read as one (its dangerous findings kept; the runner itself is never read-only).
+/// Only from the first word that is an interpreter's name, which runners pass on unchanged.
+fn runner_interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    #[rustfmt::skip]
+    const RUNNERS: &[&str] = &[
+        "uv", "uvx", "npx", "pnpx", "bunx", "pnpm", "yarn", "poetry", "pipenv", "pdm", "rye",
+        "hatch", "conda", "mamba", "micromamba", "pixi", "bundle", "pipx", "devbox", "mise",
+        "asdf", "direnv", "nix-shell", "rtx",
+    ];
+    if !RUNNERS.contains(&prog) || w.in_final_scan() {
+        return;
+    }
+    let args = &cmd.argv[1..];
+    let Some(at) = args
+        .iter()
+        .position(|a| !a.dynamic && super::exec::is_interpreter(super::basename(&a.text)))
+    else {
+        return;
+    };
+    w.keep_dangerous("run by a project runner", |w| {
+        let probe = Cmd {
+            argv: args[at..].to_vec(),
+            assigns: Vec::new(),
+            redirects: Vec::new(),
+            input: cmd.input.clone(),
+            span: cmd.span,
+        };
+        super::run(w, probe);
+    });
 }
 
 /// `-`, `/dev/stdin` and its aliases: the program reads that file from its input.
