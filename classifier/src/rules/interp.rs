@@ -706,8 +706,13 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
         .find(|(_, l)| recursive && is_project_literal(w, l))
     {
         Some(format!("\"{}\" (the project)", project.1))
-    } else {
+    } else if destroys || Lang::of(prog).is_none() {
+        // Python's and JavaScript's writes are judged by the grammar, path by path: a path
+        // outside the project that the code only reads (`/etc/os-release`) next to a write in
+        // the project is not taken for the write's target there.
         lexed.outside_path(w)
+    } else {
+        None
     };
     if let Some(target) = target {
         let verb = if destroys { "deletes" } else { "writes" };
