@@ -672,48 +672,38 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
     if code.len() > MAX_CODE || w.in_final_scan() || !w.spend(code.len(), 1, span) {
         return;
     }
-    let lexed = Lexed::of(code);
-    let credential = lexed.credential(w);
+    // The code as written, and with adjacent literals joined (`".a" + "ws"`, Perl's
+    // `"…/.s"."sh"`, `"rm" + "tree"`): a name split across literals is whole in the second.
+    let joined = join_adjacent_literals(code);
+    let mut texts = vec![Lexed::of(code)];
+    if joined != code {
+        texts.push(Lexed::of(&joined));
+    }
+    let credential = texts.iter().find_map(|l| l.credential(w));
     if let Some(path) = &credential {
         let msg = format!("the {prog} code names the credential store {path}: it can read it");
         w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
     // `os.walk(os.path.expanduser("~"))` with `open`, Perl's `find(…, $ENV{HOME})`: every file
     // below home, like `grep -r x ~`.
-    if credential.is_none()
-        && lexed.bare_home
-        && lexed.api(RECURSIVE_LISTING_APIS)
-        && lexed.api(READ_APIS)
-    {
+    let reads_home_tree = texts
+        .iter()
+        .any(|l| l.bare_home && l.api(RECURSIVE_LISTING_APIS) && l.api(READ_APIS));
+    if credential.is_none() && reads_home_tree {
         let msg =
             format!("the {prog} code reads files below the home directory, credential stores too");
         w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
-    let destroys = lexed.api(DESTROY_APIS);
-    let recursive = lexed.api(RECURSIVE_DESTROY_APIS);
-    if !(destroys || lexed.writes()) {
+    let destroys = texts.iter().any(|l| l.api(DESTROY_APIS));
+    let recursive = texts.iter().any(|l| l.api(RECURSIVE_DESTROY_APIS));
+    if !(destroys || texts.iter().any(Lexed::writes)) {
         return;
     }
-    let target = if lexed.home {
-        Some("the home directory".to_string())
-    } else if let Some(path) = credential {
-        Some(path)
-    } else if let Some(root) = lexed.literals.iter().find(|(_, l)| is_root_literal(l)) {
-        Some(format!("\"{}\"", root.1))
-    } else if let Some(project) = lexed
-        .literals
-        .iter()
-        .find(|(_, l)| recursive && is_project_literal(w, l))
-    {
-        Some(format!("\"{}\" (the project)", project.1))
-    } else if destroys || Lang::of(prog).is_none() {
-        // Python's and JavaScript's writes are judged by the grammar, path by path: a path
-        // outside the project that the code only reads (`/etc/os-release`) next to a write in
-        // the project is not taken for the write's target there.
-        lexed.outside_path(w)
-    } else {
-        None
-    };
+    let target = credential.or_else(|| {
+        texts
+            .iter()
+            .find_map(|l| l.target(w, prog, destroys, recursive))
+    });
     if let Some(target) = target {
         let verb = if destroys { "deletes" } else { "writes" };
         let msg = format!("the {prog} code {verb} files and names {target}");
@@ -727,7 +717,10 @@ pub(crate) fn names_credential_store(w: &mut Walker, text: &str, span: Span) -> 
     if text.len() > MAX_CODE || w.in_final_scan() || !w.spend(text.len(), 1, span) {
         return None;
     }
-    Lexed::of(text).credential(w)
+    let joined = join_adjacent_literals(text);
+    Lexed::of(text)
+        .credential(w)
+        .or_else(|| (joined != text).then(|| Lexed::of(&joined).credential(w))?)
 }
 
 /// Deleting calls (the last name of a dotted call: `shutil.rmtree`, `FileUtils.rm_rf`,
@@ -833,6 +826,13 @@ impl<'s> Lexed<'s> {
         }
     }
 
+    /// Whether any part of a dotted name is one of `names` (`Pathname.pwd.parent`).
+    fn mentions(&self, names: &[&str]) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| p.split('.').any(|part| names.contains(&part)))
+    }
+
     /// Whether a call's last name is one of `apis` (`write` to standard output excepted).
     fn api(&self, apis: &[&str]) -> bool {
         self.pieces.iter().any(|p| {
@@ -917,6 +917,38 @@ impl<'s> Lexed<'s> {
         None
     }
 
+    /// What a deleting (`destroys`, `recursive`: whole trees) or writing call in this text
+    /// may reach that makes it dangerous: home, `/`, the project (tree deletions), the
+    /// directory above it, a path outside the project.
+    fn target(&self, w: &Walker, prog: &str, destroys: bool, recursive: bool) -> Option<String> {
+        if self.home {
+            return Some("the home directory".to_string());
+        }
+        if let Some((_, root)) = self.literals.iter().find(|(_, l)| is_root_literal(l)) {
+            return Some(format!("\"{root}\""));
+        }
+        if recursive {
+            if let Some((_, project)) = self.literals.iter().find(|(_, l)| is_project_literal(w, l))
+            {
+                return Some(format!("\"{project}\" (the project)"));
+            }
+            // `os.path.dirname(os.getcwd())`, `Path.cwd().parent`: above the project, which
+            // may be home itself (`rm -rf ..`).
+            if self.mentions(&["getcwd", "cwd", "pwd", "getwd"])
+                && self.mentions(&["dirname", "parent"])
+            {
+                return Some("the directory above the project".to_string());
+            }
+        }
+        if destroys || Lang::of(prog).is_none() {
+            // Python's and JavaScript's writes are judged by the grammar, path by path: a
+            // path outside the project that the code only reads (`/etc/os-release`) next to a
+            // write in the project is not taken for the write's target there.
+            return self.outside_path(w);
+        }
+        None
+    }
+
     /// A path literal outside the project and the scratch directories (`/etc/…`, `/home/x`,
     /// a protected tree), as a redirection's target would be judged.
     fn outside_path(&self, w: &Walker) -> Option<String> {
@@ -951,21 +983,39 @@ fn may_name_store(w: &Walker, path: &str) -> bool {
         || (crate::pattern::has_glob(path) && (path.starts_with(['~', '/']) || path.contains("..")))
 }
 
-/// Quoted literals (`'…'`, `"…"`, `` `…` ``) with the last non-blank character before each.
-/// Escapes are skipped; an unclosed quote ends the scan (the name pieces still cover the rest).
-fn literals(code: &str) -> Vec<(Option<char>, &str)> {
+/// `code` with adjacent literals of the same quote joined into one where only blanks or a
+/// concatenation operator lie between them (`+`, `.`, `..`, `*`, `||`): `".a" + "ws"` becomes
+/// `".aws"`.
+fn join_adjacent_literals(code: &str) -> String {
+    let spans = literal_spans(code);
+    let mut out = String::with_capacity(code.len());
+    let mut copied = 0;
+    for pair in spans.windows(2) {
+        let [(quote, _, close), (next_quote, open, _)] = pair else {
+            continue;
+        };
+        let between = code.get(close + 1..*open).unwrap_or("x").trim();
+        if quote == next_quote && matches!(between, "" | "+" | "." | ".." | "*" | "||") {
+            // Up to the closing quote, then on after the next opening one.
+            out.push_str(code.get(copied..*close).unwrap_or(""));
+            copied = open + 1;
+        }
+    }
+    out.push_str(code.get(copied..).unwrap_or(""));
+    out
+}
+
+/// Quoted literals: their quote and the byte offsets of their opening and closing quotes.
+/// Escapes are skipped; an unclosed quote ends the scan.
+fn literal_spans(code: &str) -> Vec<(char, usize, usize)> {
     let mut out = Vec::new();
-    let mut before = None;
     let mut chars = code.char_indices();
     while let Some((start, c)) = chars.next() {
         if !matches!(c, '\'' | '"' | '`') {
-            if !c.is_whitespace() {
-                before = Some(c);
-            }
             continue;
         }
-        let mut end = None;
         let mut escaped = false;
+        let mut end = None;
         for (i, d) in chars.by_ref() {
             if escaped {
                 escaped = false;
@@ -977,10 +1027,26 @@ fn literals(code: &str) -> Vec<(Option<char>, &str)> {
             }
         }
         let Some(end) = end else { break };
-        out.push((before, &code[start + 1..end]));
-        before = Some(c);
+        out.push((c, start, end));
     }
     out
+}
+
+/// Quoted literals (`'…'`, `"…"`, `` `…` ``) with the last non-blank character before each.
+/// Escapes are skipped; an unclosed quote ends the scan (the name pieces still cover the rest).
+fn literals(code: &str) -> Vec<(Option<char>, &str)> {
+    let mut copied = 0;
+    literal_spans(code)
+        .into_iter()
+        .map(|(_, open, close)| {
+            let before = code
+                .get(copied..open)
+                .and_then(|b| b.trim_end().chars().next_back())
+                .or_else(|| (copied > 0).then(|| code[..copied].chars().next_back())?);
+            copied = close + 1;
+            (before, code.get(open + 1..close).unwrap_or(""))
+        })
+        .collect()
 }
 
 /// The path-like words of a literal: split at blanks and at characters paths rarely hold
@@ -1206,5 +1272,24 @@ mod tests {
         assert_eq!(python_string("f'{x}'"), None);
         assert_eq!(python_string("'''a'b'''").as_deref(), Some("a'b"));
         assert_eq!(join_paths(&["~".into(), ".ssh".into()]), "~/.ssh");
+    }
+
+    #[test]
+    fn lexical_reading() {
+        assert_eq!(join_adjacent_literals(r#"f(".a" + "ws")"#), r#"f(".aws")"#);
+        assert_eq!(join_adjacent_literals(r#""$H/.s"."sh""#), r#""$H/.ssh""#);
+        assert_eq!(join_adjacent_literals("'/a' || 'b'"), "'/ab'");
+        // Separate arguments and different quotes stay apart.
+        assert_eq!(join_adjacent_literals(r#"f("a", "b")"#), r#"f("a", "b")"#);
+        assert_eq!(join_adjacent_literals(r#""a" + 'b'"#), r#""a" + 'b'"#);
+        assert_eq!(
+            literals(r#"open(p, "a"); x = 'y'"#),
+            [(Some(','), "a"), (Some('='), "y")]
+        );
+        assert_eq!(home_as_tilde("$ENV{HOME}/.netrc"), "~/.netrc");
+        assert_eq!(home_as_tilde("$HOMEDIR/x"), "$HOMEDIR/x");
+        assert!(tilde_starts_a_path(r#"glob("~/.ssh/*")"#));
+        assert!(!tilde_starts_a_path("$x =~ s/a/b/"));
+        assert!(!tilde_starts_a_path("y = ~x"));
     }
 }
