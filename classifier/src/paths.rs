@@ -272,7 +272,14 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
                 if climbs {
                     p.pop();
                 }
-                let fixed = assess(&p, ctx);
+                let fixed = match cut.as_deref() {
+                    // A pattern names whatever matches it: `sed -i … AGENTS.m?` writes
+                    // AGENTS.md, `ln .gi? g` links the git directory.
+                    Some(_) if !open_ended => {
+                        pattern_protected(&p, text, ctx).unwrap_or_else(|| assess(&p, ctx))
+                    }
+                    _ => assess(&p, ctx),
+                };
                 // A computed tail can contain `/..` and go anywhere, so an apparently safe
                 // prefix proves nothing; an alarming prefix is alarming already.
                 match fixed {
@@ -288,6 +295,40 @@ pub(crate) fn place_of(word: &Word, cwds: &Cwds, ctx: &Context) -> Place {
         worst = worst.worst(place);
     }
     worst
+}
+
+/// The protected tree a glob pattern may name (`dir`, where the pattern's fixed part lands;
+/// `text`, the word): the pattern's components from its first globbed one, below `dir`, may
+/// be the tree or lie below it, or, for a tree protected at any depth, one of them may be its
+/// name.
+fn pattern_protected(dir: &Path, text: &str, ctx: &Context) -> Option<Place> {
+    let rest: Vec<&str> = text
+        .split('/')
+        .skip_while(|segment| !has_glob(segment))
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    let base = crate::pattern::components(dir);
+    let mut pattern: Vec<&str> = base.iter().map(|c| c.as_ref()).collect();
+    pattern.extend(&rest);
+    ctx.protected.iter().enumerate().find_map(|(index, tree)| {
+        let name = tree.path.file_name()?.to_str()?;
+        if name.starts_with('*') {
+            // A class of names (`*.code-workspace`): judged by its members' ending elsewhere.
+            return None;
+        }
+        let target = crate::pattern::components(&tree.path);
+        let target: Vec<&str> = target.iter().map(|c| c.as_ref()).collect();
+        // Below the top, a name protected at any depth is taken as named by a pattern that
+        // says something of it (`*.md`, `AGENTS.m?`, `.gi?`); a bare `*` (`rm -rf build/*`)
+        // names every file there, and asking for each would ask for every clean-up.
+        let named = crate::pattern::may_be_at_or_below(&pattern, &target, false)
+            || tree.anywhere
+                && rest.iter().any(|segment| {
+                    !matches!(*segment, "*" | "**")
+                        && crate::pattern::component_may_match(segment, name, false)
+                });
+        named.then_some(Place::Protected(index))
+    })
 }
 
 /// Whether the source text of a computed word makes a path from the shell's working directory

@@ -484,7 +484,12 @@ pub(super) fn quoted_prefix(text: &str) -> Option<String> {
 // ----- eval, source, alias --------------------------------------------------------------------
 
 fn eval(w: &mut Walker, cmd: &Cmd) -> Outcome {
-    let args = &cmd.argv[1..];
+    let mut args = &cmd.argv[1..];
+    // `eval -- CODE`: bash's builtins take `--` as the end of options, so the code starts after
+    // it (read as a program named `--`, the code's `cd`s, assignments and git rules were lost).
+    if args.first().is_some_and(|a| !a.dynamic && a.text == "--") {
+        args = &args[1..];
+    }
     if args.is_empty() {
         return Outcome::read_only();
     }

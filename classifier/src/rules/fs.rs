@@ -239,8 +239,80 @@ fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
         if let Some(dir) = targets.first() {
             into_directory(w, prog, dir, &sources);
         }
+        if matches!(prog, "ln" | "link") {
+            let symbolic = args
+                .iter()
+                .any(|a| short_has(&a.text, 's') || long_is(&a.text, "--symbolic"));
+            linked_sources(
+                w,
+                prog,
+                &sources,
+                symbolic.then(|| targets.first()).flatten(),
+            );
+        }
     }
     writes(prog)
+}
+
+/// `ln SOURCE… NAME`: a link is a second name for what it leads to, and a write through that
+/// name (`d2/agents.md` with `d2 -> docs`, `g/pre-commit` with `g -> .git/hooks`) is not one the
+/// classifier sees as a write of the protected tree. So a link to a protected tree, into one
+/// or to a directory that holds one (the project itself, `docs` holding where `AGENTS.md`
+/// leads) is dangerous, and so is a link to a place computed at run time or named by a pattern
+/// that may match one. A relative symbolic link leads from its own directory (`link_dir`,
+/// the target operand, when that is known), so both readings are judged.
+fn linked_sources(w: &mut Walker, prog: &str, sources: &[&Word], link_dir: Option<&Word>) {
+    for source in sources {
+        let mut readings = vec![(*source).clone()];
+        if let Some(dir) = link_dir.filter(|d| !d.dynamic)
+            && !source.dynamic
+            && !source.text.starts_with('/')
+            && !source.text.starts_with('~')
+        {
+            let parent = match dir.text.trim_end_matches('/').rsplit_once('/') {
+                Some((parent, _)) if !parent.is_empty() => parent.to_string(),
+                _ => ".".to_string(),
+            };
+            readings.push(Word::literal(
+                &format!("{parent}/{}", source.text),
+                source.span,
+            ));
+        }
+        for reading in &readings {
+            let why = match place_of(reading, &w.cwds, w.ctx) {
+                Place::Protected(index) => Some(format!(
+                    "it leads into the protected {} ({})",
+                    w.ctx.protected[index].path.display(),
+                    w.ctx.protected[index].why
+                )),
+                Place::Unknown => Some("where it leads is computed at run time".to_string()),
+                _ => crate::paths::resolve_all(reading, &w.cwds, w.ctx)
+                    .iter()
+                    .find_map(|at| {
+                        w.ctx
+                            .protected
+                            .iter()
+                            .find(|tree| tree.path.starts_with(at) && tree.path != *at)
+                    })
+                    .map(|tree| {
+                        format!(
+                            "it leads to a directory holding the protected {} ({})",
+                            tree.path.display(),
+                            tree.why
+                        )
+                    }),
+            };
+            if let Some(why) = why {
+                let msg = format!(
+                    "\"{prog} {}\" makes a second name for a protected place: {why}; a write \
+                     through the link is one of the protected place",
+                    source.text
+                );
+                w.reason(Class::Dangerous, RuleId::WriteProtected, msg, source.span);
+                break;
+            }
+        }
+    }
 }
 
 /// Checks `dir/NAME` for the base name of each of `sources` (`mv a b dir`, `cp -t dir a`).
