@@ -344,6 +344,9 @@ fn climbs_from_cwd(text: &str) -> bool {
     let from_cwd = has(&[
         "pwd",
         "PWD",
+        "getcwd",
+        "getcwdb",
+        "cwd",
         "cd",
         "pushd",
         "popd",

@@ -250,7 +250,9 @@ const CASES: &[(&str, Class, &str)] = &[
     ("rm -rf \"$TMPDIR_X\"", N, "rm.unknown-target"),
     ("rm -rf /tmp/$X", N, ""),
     ("rm -rf *", D, "rm.project"),
-    ("cd \"$D\" && rm -rf build", N, ""),
+    // After a change to an unknown directory a relative tree deletion may be the project from its
+    // parent, or home's (attacker pass s26, r3c: `printf -v d ..; cd $d; rm -rf proj`).
+    ("cd \"$D\" && rm -rf build", D, "rm.recursive-force-outside"),
     ("rm file.txt", N, "readonly.not-allow-listed"),
     ("rm ~/.bashrc", D, "write.outside-cwd"),
     ("rm -r /etc/x", D, "rm.recursive-force-outside"),
@@ -531,7 +533,9 @@ const CASES: &[(&str, Class, &str)] = &[
     ("tree -o /etc/x", N, "readonly.flag-writes"),
     ("xxd -r hex /etc/bin", D, "write.outside-cwd"),
     // ----- find -----
-    ("find . -delete", N, "readonly.flag-writes"),
+    // No name or path test: the whole project, its git directory included (s26, r3c).
+    ("find . -delete", D, "rm.project"),
+    ("find . -name '*.o' -delete", N, "readonly.flag-writes"),
     ("find / -delete", D, "find.delete-outside"),
     ("find ~ -name '*.log' -delete", D, "find.delete-outside"),
     ("find . -name x -exec rm {} \\;", N, "readonly.find-exec"),

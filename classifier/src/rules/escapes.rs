@@ -79,8 +79,24 @@ fn find(w: &mut Walker, cmd: &Cmd) -> Outcome {
             continue;
         }
         if t == "-delete" {
+            // Only what a name or path test picks (`-name '*.o'`) or everything below the root.
+            let picked = args[roots_end..i].iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-name"
+                        | "-iname"
+                        | "-path"
+                        | "-ipath"
+                        | "-wholename"
+                        | "-iwholename"
+                        | "-regex"
+                        | "-iregex"
+                        | "-lname"
+                        | "-ilname"
+                )
+            });
             for root in &roots {
-                find_delete(w, root, args[i].span);
+                find_delete(w, root, args[i].span, picked);
             }
             outcome = Outcome::not(RuleId::ReadonlyFlagWrites, "\"find -delete\" deletes files");
         }
@@ -177,10 +193,28 @@ fn find_exec(w: &mut Walker, cmd: &Cmd, roots: &[Word], payload: &[Word], flag: 
     }
 }
 
-fn find_delete(w: &mut Walker, root: &Word, span: Span) {
+fn find_delete(w: &mut Walker, root: &Word, span: Span, picked: bool) {
     use crate::paths::{Place, place_of};
     match place_of(root, &w.cwds, w.ctx) {
-        Place::Inside | Place::Project(_) => {}
+        Place::Inside => {}
+        Place::Project(_) if picked => {}
+        Place::Project(p) => {
+            // `cd ..; find proj -delete`: the whole project, its git directory included.
+            let msg = format!(
+                "\"find {} -delete\" deletes the project itself ({})",
+                root.text,
+                p.display()
+            );
+            w.reason(Class::Dangerous, RuleId::RmProject, msg, span);
+        }
+        Place::Unknown if super::fs::relative_in_unknown_directory(w, root) => {
+            let msg = format!(
+                "\"find -delete\" under {}, a relative path after a change to a directory \
+                 that cannot be resolved statically (the project, its parent or home)",
+                root.text
+            );
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceOutside, msg, span);
+        }
         Place::Protected(index) => {
             super::protected_write(w, index, root, "\"find -delete\"", span);
         }

@@ -400,10 +400,19 @@ fn interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
                 format!("\"{prog}\" runs inline code that is not inspected"),
             )
         }
-        CodeSource::Module(m) => Outcome::not(
-            RuleId::ExecInterpreterCode,
-            format!("\"{prog}\" runs the module {}", m.text),
-        ),
+        CodeSource::Module(m) => {
+            // `python3 -m pip …` is pip, judged by pip's table (`pip config --user set` writes
+            // the user's configuration; attacker pass s26, r3c).
+            if !m.dynamic && matches!(m.text.as_str(), "pip" | "pip3") {
+                let mut argv = vec![Word::literal("pip", m.span)];
+                argv.extend(args[rest.min(args.len())..].iter().cloned());
+                run_payload(w, cmd, argv);
+            }
+            Outcome::not(
+                RuleId::ExecInterpreterCode,
+                format!("\"{prog}\" runs the module {}", m.text),
+            )
+        }
         CodeSource::File(f) => {
             // A script this command wrote earlier (`cat > x.py <<EOF … python3 x.py`), or
             // one whose text a process substitution gives (`python3 <(echo '…')`).

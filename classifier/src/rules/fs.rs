@@ -384,6 +384,16 @@ fn rm(w: &mut Walker, args: &[Word]) -> Outcome {
     writes("rm")
 }
 
+/// Whether `target` is a plain relative path and the shell's working directory is no longer
+/// known (`cd "$X"`, `printf -v d ..; cd $d`, `cd "$(git rev-parse --show-cdup)../"`): a tree
+/// deletion there may delete the project from its parent, or home (attacker pass s26, r3c).
+pub(crate) fn relative_in_unknown_directory(w: &Walker, target: &Word) -> bool {
+    !target.dynamic
+        && !target.text.starts_with('/')
+        && !target.text.starts_with('~')
+        && w.cwds.all_known().is_none()
+}
+
 pub(crate) fn rm_recursive_force(w: &mut Walker, target: &Word) {
     for alt in super::alternatives(w, target) {
         rm_recursive_force(w, &alt);
@@ -430,6 +440,13 @@ pub(crate) fn rm_recursive_force(w: &mut Walker, target: &Word) {
             let msg = format!(
                 "\"rm -rf {shown}\" deletes a directory the shell was in (or its parent), \
                  which is the project or outside it"
+            );
+            w.reason(Class::Dangerous, RuleId::RmRecursiveForceOutside, msg, span);
+        }
+        Place::Unknown if relative_in_unknown_directory(w, target) => {
+            let msg = format!(
+                "\"rm -rf {shown}\": a relative path after a change to a directory that cannot \
+                 be resolved statically (the project, its parent or home)"
             );
             w.reason(Class::Dangerous, RuleId::RmRecursiveForceOutside, msg, span);
         }

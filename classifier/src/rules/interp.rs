@@ -694,6 +694,19 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
             format!("the {prog} code reads files below the home directory, credential stores too");
         w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
+    // A path below home made by decoding hidden text (`open(os.environ['HOME'] +
+    // b64decode('Ly5zc2gvaWRfcnNh').decode())`, attacker pass s26, r3c): what it names is not
+    // in the code to judge, so it may be any store, or a start-up file.
+    let decoded_home_path = texts.iter().any(|l| {
+        l.home && l.api(DECODE_APIS) && (l.api(READ_APIS) || l.writes() || l.api(DESTROY_APIS))
+    });
+    if credential.is_none() && !reads_home_tree && decoded_home_path {
+        let msg = format!(
+            "the {prog} code reads or writes a path below the home directory that it decodes \
+             at run time: it may be a credential store or a start-up file"
+        );
+        w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
+    }
     let destroys = texts.iter().any(|l| l.api(DESTROY_APIS));
     let recursive = texts.iter().any(|l| l.api(RECURSIVE_DESTROY_APIS));
     if !(destroys || texts.iter().any(Lexed::writes)) {
@@ -722,6 +735,15 @@ pub(crate) fn names_credential_store(w: &mut Walker, text: &str, span: Span) -> 
         .credential(w)
         .or_else(|| (joined != text).then(|| Lexed::of(&joined).credential(w))?)
 }
+
+/// Calls that decode hidden text (base64, base32/85, hex, rot13, char codes).
+#[rustfmt::skip]
+const DECODE_APIS: &[&str] = &[
+    "b64decode", "standard_b64decode", "urlsafe_b64decode", "b32decode", "b16decode",
+    "a85decode", "b85decode", "decodebytes", "a2b_base64", "a2b_hex", "unhexlify", "fromhex",
+    "atob", "decode64", "base64_decode", "hex2bin", "str_rot13", "rot13", "fromCharCode",
+    "strict_decode64", "urlsafe_decode64",
+];
 
 /// Deleting calls (the last name of a dotted call: `shutil.rmtree`, `FileUtils.rm_rf`,
 /// `fs.rmSync`, Perl's `unlink`, PHP's `unlink`, Lua's `os.remove`, R's `file.remove`).
@@ -927,18 +949,18 @@ impl<'s> Lexed<'s> {
         if let Some((_, root)) = self.literals.iter().find(|(_, l)| is_root_literal(l)) {
             return Some(format!("\"{root}\""));
         }
-        if recursive {
-            if let Some((_, project)) = self.literals.iter().find(|(_, l)| is_project_literal(w, l))
-            {
-                return Some(format!("\"{project}\" (the project)"));
-            }
-            // `os.path.dirname(os.getcwd())`, `Path.cwd().parent`: above the project, which
-            // may be home itself (`rm -rf ..`).
-            if self.mentions(&["getcwd", "cwd", "pwd", "getwd"])
-                && self.mentions(&["dirname", "parent"])
-            {
-                return Some("the directory above the project".to_string());
-            }
+        if recursive
+            && let Some((_, project)) = self.literals.iter().find(|(_, l)| is_project_literal(w, l))
+        {
+            return Some(format!("\"{project}\" (the project)"));
+        }
+        // `os.path.dirname(os.getcwd())`, `Path.cwd().parent`: above the project, which may be
+        // home itself (`rm -rf ..`), and a write there may be its start-up files
+        // (`chr(46)+'bash'+'rc'`, attacker pass s26, r3c).
+        if self.mentions(&["getcwd", "cwd", "pwd", "getwd"])
+            && self.mentions(&["dirname", "parent"])
+        {
+            return Some("the directory above the project".to_string());
         }
         if destroys || Lang::of(prog).is_none() {
             // Python's and JavaScript's writes are judged by the grammar, path by path: a

@@ -38,6 +38,7 @@ pub(super) fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
     }
     run_command_options(w, sub, args);
     destructive(w, sub, args);
+    paths_written(w, sub, args);
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         let output_dir = match sub {
@@ -458,6 +459,61 @@ fn destructive(w: &mut Walker, sub: &str, args: &[Word]) {
 }
 
 /// The words after `--`, if there is one.
+/// The work-tree paths a subcommand writes from what git holds (attacker pass s26, r3c:
+/// `git checkout REF -- AGENTS.md` and `git update-index --cacheinfo …,AGENTS.md` then
+/// `git checkout -- AGENTS.md` wrote the person's instructions): each named path is judged as
+/// any write is, so a protected one is dangerous. `git apply`/`git am` write the paths their
+/// patch names, which only the patch shows: out of the work tree (`--unsafe-paths`, a
+/// `--directory` that climbs) they are dangerous.
+fn paths_written(w: &mut Walker, sub: &str, args: &[Word]) {
+    let paths: Vec<&Word> = match sub {
+        "checkout" => after_dashes(args).unwrap_or_default(),
+        "restore" => crate::rules::operands(args),
+        "update-index" => {
+            if args.iter().any(|a| long_is(&a.text, "--index-info")) {
+                let msg = "\"git update-index --index-info\" stages paths and contents read at \
+                           run time, which a checkout then writes";
+                w.reason(Class::Dangerous, RuleId::WriteProtected, msg, args[0].span);
+            }
+            let mut paths = Vec::new();
+            for (i, a) in args.iter().enumerate() {
+                if long_is(&a.text, "--cacheinfo") {
+                    match args.get(i + 1) {
+                        // `--cacheinfo MODE,SHA,PATH` or `--cacheinfo MODE SHA PATH`.
+                        Some(v) if v.text.contains(',') => paths.push(v),
+                        _ => paths.extend(args.get(i + 3)),
+                    }
+                }
+            }
+            paths
+        }
+        "apply" | "am" => {
+            for (i, a) in args.iter().enumerate() {
+                let climbs = |v: &str| v.starts_with('/') || v.split('/').any(|c| c == "..");
+                let directory = crate::rules::long_value(args, i, "--directory").map(value_text);
+                if long_is(&a.text, "--unsafe-paths") || directory.as_deref().is_some_and(climbs) {
+                    let msg = format!(
+                        "\"git {sub} {}\" writes the patch's paths outside the work tree",
+                        a.text
+                    );
+                    w.reason(Class::Dangerous, RuleId::WriteOutsideCwd, msg, a.span);
+                }
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    for path in paths {
+        let path = match path.text.rsplit_once(',') {
+            Some((_, name)) if sub == "update-index" => Word::literal(name, path.span),
+            _ => path.clone(),
+        };
+        if path.dynamic || !path.text.starts_with(':') {
+            check_write_target(w, &path, &format!("git {sub}"), path.span);
+        }
+    }
+}
+
 fn after_dashes(args: &[Word]) -> Option<Vec<&Word>> {
     let at = args.iter().position(|a| !a.dynamic && a.text == "--")?;
     Some(args[at + 1..].iter().collect())
