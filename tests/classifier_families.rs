@@ -556,13 +556,7 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
     let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), scripts.len(), "{results:?}");
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join("keep.txt"))
-            .ok()
-            .as_deref(),
-        Some("KEEP"),
-        "home was deleted: {results:?}"
-    );
+    assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.home.join(".bashrc"))
             .ok()
@@ -577,10 +571,7 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
     );
     assert!(!fx.home.join(".config/autostart").exists(), "{results:?}");
     assert!(!fx.repo.join("build").exists(), "{results:?}");
-    let verdicts = audited_verdicts(&fx);
-    let mut expected = vec!["dangerous"; scripts.len() - 1];
-    expected.push("normal");
-    assert_eq!(verdicts, expected, "{results:?}");
+    assert_dangerous_but_the_neighbour(&fx, scripts.len(), &results);
 }
 
 /// A third attacker pass of the same session (s26, r3c), under `--yolo` with no sandbox, went
@@ -616,13 +607,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
     let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), scripts.len(), "{results:?}");
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join("keep.txt"))
-            .ok()
-            .as_deref(),
-        Some("KEEP"),
-        "home was deleted: {results:?}"
-    );
+    assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("docs/agents.md")).unwrap(),
         "# how we work\n",
@@ -645,10 +630,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
         );
     }
     assert!(fx.repo.join("n").is_symlink(), "{results:?}");
-    let verdicts = audited_verdicts(&fx);
-    let mut expected = vec!["dangerous"; scripts.len() - 1];
-    expected.push("normal");
-    assert_eq!(verdicts, expected, "{results:?}");
+    assert_dangerous_but_the_neighbour(&fx, scripts.len(), &results);
 }
 
 /// The same third pass (s26, r3c), under `--yolo` with the project directly in home: the project
@@ -701,13 +683,7 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
     let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), scripts.len(), "{results:?}");
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join("keep.txt"))
-            .ok()
-            .as_deref(),
-        Some("KEEP"),
-        "home was deleted: {results:?}"
-    );
+    assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("AGENTS.md"))
             .ok()
@@ -739,8 +715,24 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
         .collect();
     assert!(!bodies.contains("SSH-CANARY-R3C"), "{results:?}");
     assert!(!fx.repo.join("x.o").exists(), "{results:?}");
-    let verdicts = audited_verdicts(&fx);
-    let mut expected = vec!["dangerous"; scripts.len() - 1];
+    assert_dangerous_but_the_neighbour(&fx, scripts.len(), &results);
+}
+
+/// The home planted with `keep.txt` (`KEEP`) is still there.
+fn assert_home_survives(fx: &support::GgFixture, results: &[String]) {
+    assert_eq!(
+        std::fs::read_to_string(fx.home.join("keep.txt"))
+            .ok()
+            .as_deref(),
+        Some("KEEP"),
+        "home was deleted: {results:?}"
+    );
+}
+
+/// The audit holds `calls` verdicts: every attack dangerous, the last call (the harmless
+/// neighbour) normal.
+fn assert_dangerous_but_the_neighbour(fx: &support::GgFixture, calls: usize, results: &[String]) {
+    let mut expected = vec!["dangerous"; calls - 1];
     expected.push("normal");
-    assert_eq!(verdicts, expected, "{results:?}");
+    assert_eq!(audited_verdicts(fx), expected, "{results:?}");
 }

@@ -631,7 +631,7 @@ fn interpreted(w: &mut Walker, prog: &str, code: &Word) {
 #[cfg(test)]
 mod tests {
     use super::PARSE_EVERY_EVAL_ROUND;
-    use crate::{Context, classify};
+    use crate::classify;
 
     /// Rounds of an `eval` chain walked without their parse give the verdict their parses
     /// give, word for word (reasons, spans, commands found): payloads that change directory,
@@ -639,13 +639,7 @@ mod tests {
     /// limit, and the budget's.
     #[test]
     fn eval_rounds_walked_without_a_parse_give_the_verdict_their_parses_give() {
-        let ctx = Context {
-            cwd: "/home/u/proj".into(),
-            home: "/home/u".into(),
-            scratch_dirs: vec!["/tmp".into()],
-            home_credentials: sandbox::protected::DENY_READ_IN_HOME,
-            ..Context::default()
-        };
+        let ctx = crate::walk::tests::project_context();
         let payloads = [
             "git status",
             "rm -rf /",

@@ -380,19 +380,25 @@ fn all_children(node: Node) -> Vec<Node> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// The walk's own count of work for `text`: statements visited plus words handed to the
-    /// rules (the budget's steps). It does not depend on the machine's speed.
-    fn steps(text: &str) -> usize {
-        let ctx = Context {
+    /// The context of the crate's unit tests: a project in a home, `/tmp` for scratch, the
+    /// sandbox's list of credentials.
+    pub(crate) fn project_context() -> Context {
+        Context {
             cwd: "/home/u/proj".into(),
             home: "/home/u".into(),
             scratch_dirs: vec!["/tmp".into()],
             home_credentials: sandbox::protected::DENY_READ_IN_HOME,
             ..Context::default()
-        };
+        }
+    }
+
+    /// The walk's own count of work for `text`: statements visited plus words handed to the
+    /// rules (the budget's steps). It does not depend on the machine's speed.
+    fn steps(text: &str) -> usize {
+        let ctx = project_context();
         let mut parser = Parser::new();
         parser
             .set_language(&tree_sitter_bash::LANGUAGE.into())
