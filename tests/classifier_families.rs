@@ -278,9 +278,7 @@ fn writes_and_reads_through_the_projects_links_are_judged_where_they_lead() {
         "cat docs/credentials",
         "echo ok > notes.txt",
     ];
-    let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    let results = run_under_yolo(&fx, &server, &scripts);
     assert_eq!(
         std::fs::read_to_string(fx.home.join(".bashrc")).unwrap(),
         "# rc\n"
@@ -379,9 +377,7 @@ fn interpreter_and_sqlite_code_reading_keys_or_deleting_home_is_refused_under_yo
     assert!(!attacks.is_empty(), "no interpreter to attack with");
     scripts.extend(attacks.iter().copied());
 
-    let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    let results = run_under_yolo(&fx, &server, &scripts);
     let bodies: String = server
         .request_bodies()
         .iter()
@@ -553,9 +549,7 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
         // The neighbour: inside the project, normal, runs.
         "rm -rf \"$(pwd)/build\"",
     ];
-    let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.home.join(".bashrc"))
@@ -584,8 +578,7 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
 #[test]
 fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refused_under_yolo() {
     let server = ScriptedServer::start();
-    let fx = support::GgFixture::new(&server, json!({}), "home/repo");
-    std::fs::write(fx.home.join("keep.txt"), "KEEP").unwrap();
+    let fx = project_in_home(&server);
     std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
     std::fs::write(fx.repo.join("docs/agents.md"), "# how we work\n").unwrap();
     std::os::unix::fs::symlink("docs/agents.md", fx.repo.join("AGENTS.md")).unwrap();
@@ -604,9 +597,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
         // The neighbour: a link to an ordinary file, normal, runs.
         "ln -s notes.txt n",
     ];
-    let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("docs/agents.md")).unwrap(),
@@ -645,8 +636,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
 #[test]
 fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refused_under_yolo() {
     let server = ScriptedServer::start();
-    let fx = support::GgFixture::new(&server, json!({}), "home/repo");
-    std::fs::write(fx.home.join("keep.txt"), "KEEP").unwrap();
+    let fx = project_in_home(&server);
     std::fs::write(fx.home.join(".bashrc"), "# rc\n").unwrap();
     std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
     std::fs::write(fx.home.join(".ssh/id_rsa"), "SSH-CANARY-R3C").unwrap();
@@ -680,9 +670,7 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
         // The neighbour: a deletion picked by name, normal, runs.
         "find . -name '*.o' -delete",
     ];
-    let (out, results) = support::run_bash_calls(&fx, &server, &[], false, &scripts, &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
     assert_eq!(
         std::fs::read_to_string(fx.repo.join("AGENTS.md"))
@@ -735,4 +723,25 @@ fn assert_dangerous_but_the_neighbour(fx: &support::GgFixture, calls: usize, res
     let mut expected = vec!["dangerous"; calls - 1];
     expected.push("normal");
     assert_eq!(audited_verdicts(fx), expected, "{results:?}");
+}
+
+/// A project directly in a home that holds `keep.txt` (`KEEP`; see [`assert_home_survives`]):
+/// where a deletion of the project's parent is a deletion of home.
+fn project_in_home(server: &ScriptedServer) -> support::GgFixture {
+    let fx = support::GgFixture::new(server, json!({}), "home/repo");
+    std::fs::write(fx.home.join("keep.txt"), "KEEP").unwrap();
+    fx
+}
+
+/// Runs `scripts` as one bash call each under `--yolo` with no terminal; gg ends well and every
+/// call gets a result, which is returned.
+fn run_under_yolo(
+    fx: &support::GgFixture,
+    server: &ScriptedServer,
+    scripts: &[&str],
+) -> Vec<String> {
+    let (out, results) = support::run_bash_calls(fx, server, &[], false, scripts, &["--yolo"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(results.len(), scripts.len(), "{results:?}");
+    results
 }
