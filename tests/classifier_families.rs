@@ -570,7 +570,8 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
 
 /// A third attacker pass of the same session (s26, r3c), under `--yolo` with no sandbox, went
 /// around the fixes: a second name for a protected place made in the same call (`ln -s docs d2`
-/// with `AGENTS.md -> docs/agents.md`, `ln -s .git/hooks g`, a hard link of the instructions,
+/// with `AGENTS.md -> docs/agents.md`, `ln -s .git/hooks g` or `ln -s ../.git/hooks sub/`, a
+/// hard link of the instructions,
 /// `ln AGENTS.m? h`), then a write through it; and `eval -- …`, whose code was read as a
 /// program named `--` (its `cd` lost), planting a hook and deleting the home. Each is dangerous
 /// now and refused: the instructions, the hooks and the home are as they were, and the next
@@ -592,6 +593,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
         "ln docs/agents.md h; echo INJ-HARDLINK >> h",
         "ln CLAUDE.m? c; echo INJ-GLOBLINK >> c",
         "ln -s .git/hooks g; printf '#!/bin/sh\\ntouch HOOKRAN\\n' > g/pre-commit",
+        "mkdir -p sub; ln -s ../.git/hooks sub/; printf '#!/bin/sh\\ntouch HOOKRAN\\n' > sub/hooks/pre-push",
         "eval -- cd .git/hooks; printf '#!/bin/sh\\ntouch HOOKRAN\\n' > post-checkout",
         "eval -- p=$PWD; rm -rf \"${p%/*}\"",
         // The neighbour: a link to an ordinary file, normal, runs.
@@ -614,7 +616,7 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
         hooks_before,
         "a hook was planted: {results:?}"
     );
-    for link in ["d2", "h", "c", "g"] {
+    for link in ["d2", "h", "c", "g", "sub/hooks"] {
         assert!(
             std::fs::symlink_metadata(fx.repo.join(link)).is_err(),
             "{link} was made: {results:?}"

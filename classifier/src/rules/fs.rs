@@ -259,24 +259,29 @@ fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
 /// classifier sees as a write of the protected tree. So a link to a protected tree, into one
 /// or to a directory that holds one (the project itself, `docs` holding where `AGENTS.md`
 /// leads) is dangerous, and so is a link to a place computed at run time or named by a pattern
-/// that may match one. A relative symbolic link leads from its own directory (`link_dir`,
-/// the target operand, when that is known), so both readings are judged.
-fn linked_sources(w: &mut Walker, prog: &str, sources: &[&Word], link_dir: Option<&Word>) {
+/// that may match one. A relative symbolic link leads from its own directory: the target
+/// operand's parent when the target is the link's name (`ln -s ../.git/hooks sub/g`), the
+/// target itself when it is a directory the link is made in (`ln -s ../.git/hooks sub/`, `-t
+/// sub`). Which it is, is the file system's to say, so every reading is judged.
+fn linked_sources(w: &mut Walker, prog: &str, sources: &[&Word], target: Option<&Word>) {
     for source in sources {
         let mut readings = vec![(*source).clone()];
-        if let Some(dir) = link_dir.filter(|d| !d.dynamic)
+        if let Some(target) = target.filter(|t| !t.dynamic)
             && !source.dynamic
             && !source.text.starts_with('/')
             && !source.text.starts_with('~')
         {
-            let parent = match dir.text.trim_end_matches('/').rsplit_once('/') {
-                Some((parent, _)) if !parent.is_empty() => parent.to_string(),
-                _ => ".".to_string(),
+            let target = target.text.trim_end_matches('/');
+            let parent = match target.rsplit_once('/') {
+                Some((parent, _)) if !parent.is_empty() => parent,
+                _ => ".",
             };
-            readings.push(Word::literal(
-                &format!("{parent}/{}", source.text),
-                source.span,
-            ));
+            for dir in [parent, target] {
+                readings.push(Word::literal(
+                    &format!("{dir}/{}", source.text),
+                    source.span,
+                ));
+            }
         }
         for reading in &readings {
             let why = match place_of(reading, &w.cwds, w.ctx) {
