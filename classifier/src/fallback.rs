@@ -35,7 +35,7 @@ pub(crate) fn scan(w: &mut Walker, text: &str, span: Span) -> Flow {
                     continue;
                 }
                 let nested = suffixes(w, &tokens, &input, span);
-                let mut out = rules::run(w, command(argv, &input, span));
+                let mut out = rules::run(w, Cmd::of_words(argv, input.clone(), span));
                 out.merge(&nested);
                 input = Flow { fed: true, ..out };
             }
@@ -140,18 +140,8 @@ fn suffixes(w: &mut Walker, tokens: &[String], input: &Flow, span: Span) -> Flow
             .map(|t| Word::literal(t, span))
             .collect();
         if !argv.is_empty() {
-            output.merge(&rules::run(w, command(argv, input, span)));
+            output.merge(&rules::run(w, Cmd::of_words(argv, input.clone(), span)));
         }
     }
     output
-}
-
-fn command(argv: Vec<Word>, input: &Flow, span: Span) -> Cmd {
-    Cmd {
-        argv,
-        assigns: Vec::new(),
-        redirects: Vec::new(),
-        input: input.clone(),
-        span,
-    }
 }

@@ -683,15 +683,10 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     // `getline < "FILE"`: the file is read like an operand, and judged like one (devices, other
     // processes' files, paths after `cd`).
     if !fx.reads.is_empty() {
-        let probe = Cmd {
-            argv: std::iter::once(Word::literal("cat", prog.span))
-                .chain(fx.reads.iter().map(|f| Word::literal(f, prog.span)))
-                .collect(),
-            assigns: Vec::new(),
-            redirects: Vec::new(),
-            input: Flow::default(),
-            span: prog.span,
-        };
+        let argv = std::iter::once(Word::literal("cat", prog.span))
+            .chain(fx.reads.iter().map(|f| Word::literal(f, prog.span)))
+            .collect();
+        let probe = Cmd::of_words(argv, Flow::default(), prog.span);
         let mut outcome = Outcome::read_only();
         super::redirects::check_device_reads(w, &probe, &mut outcome);
         if outcome.read_only != super::ReadOnly::Yes {

@@ -403,14 +403,7 @@ fn dynamic_name(w: &mut Walker, cmd: &Cmd) -> Flow {
         let mut argv = Vec::with_capacity(cmd.argv.len());
         argv.push(Word::literal(candidate, name.span));
         argv.extend_from_slice(&cmd.argv[1..]);
-        let probe = Cmd {
-            argv,
-            assigns: Vec::new(),
-            redirects: Vec::new(),
-            input: cmd.input.clone(),
-            span: cmd.span,
-        };
-        if probe_is_dangerous(w, probe) {
+        if probe_is_dangerous(w, Cmd::of_words(argv, cmd.input.clone(), cmd.span)) {
             let msg = format!("the computed command would be dangerous if it were \"{candidate}\"");
             w.reason(
                 Class::Dangerous,
@@ -459,13 +452,7 @@ fn run_payload_inner(w: &mut Walker, cmd: &Cmd, argv: Vec<Word>) -> (Flow, bool)
             .max(argv[0].span.0),
     );
     let shell = is_code_runner(&argv[0]);
-    let payload = Cmd {
-        argv,
-        assigns: Vec::new(),
-        redirects: Vec::new(),
-        input: cmd.input.clone(),
-        span,
-    };
+    let payload = Cmd::of_words(argv, cmd.input.clone(), span);
     let reasons = w.reasons.len();
     let flow = run(w, payload);
     let dangerous = w.reasons[reasons..]

@@ -39,13 +39,7 @@ pub(crate) fn trial_payloads(w: &mut Walker, cmd: &Cmd) {
         if TRIAL_PROGRAMS.contains(&name) || name.starts_with("mkfs") {
             trials += 1;
             w.keep_dangerous("in the arguments of an unknown program", |w| {
-                let probe = Cmd {
-                    argv: args[i..].to_vec(),
-                    assigns: Vec::new(),
-                    redirects: Vec::new(),
-                    input: cmd.input.clone(),
-                    span: cmd.span,
-                };
+                let probe = Cmd::of_words(args[i..].to_vec(), cmd.input.clone(), cmd.span);
                 run(w, probe);
             });
         } else if a.text.contains(' ')

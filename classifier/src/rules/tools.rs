@@ -73,14 +73,10 @@ fn runner_interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) {
         return;
     };
     w.keep_dangerous("run by a project runner", |w| {
-        let probe = Cmd {
-            argv: args[at..].to_vec(),
-            assigns: Vec::new(),
-            redirects: Vec::new(),
-            input: cmd.input.clone(),
-            span: cmd.span,
-        };
-        super::run(w, probe);
+        super::run(
+            w,
+            Cmd::of_words(args[at..].to_vec(), cmd.input.clone(), cmd.span),
+        );
     });
 }
 

@@ -93,3 +93,17 @@ pub(crate) struct Cmd {
     pub input: Flow,
     pub span: Span,
 }
+
+impl Cmd {
+    /// A command of `argv` alone (no assignment, no redirection) fed `input`: what a payload,
+    /// a probe or a re-read word list is given to the rules as.
+    pub(crate) fn of_words(argv: Vec<Word>, input: Flow, span: Span) -> Cmd {
+        Cmd {
+            argv,
+            assigns: Vec::new(),
+            redirects: Vec::new(),
+            input,
+            span,
+        }
+    }
+}

@@ -297,15 +297,8 @@ impl<'a> Walker<'a> {
             let before = self.cwds.clone();
             let child_flow = if self.spend(0, 1, span) {
                 self.tree_depth += 1;
-                let saved_feed = std::mem::replace(&mut self.procsub_feed, input.clone());
-                let cmd = Cmd {
-                    argv: words.iter().map(|w| Word::literal(w, span)).collect(),
-                    assigns: Vec::new(),
-                    redirects: Vec::new(),
-                    input: input.clone(),
-                    span,
-                };
-                self.procsub_feed = saved_feed;
+                let argv = words.iter().map(|w| Word::literal(w, span)).collect();
+                let cmd = Cmd::of_words(argv, input.clone(), span);
                 self.note_self_call(&cmd);
                 let child_flow = rules::run(self, cmd);
                 self.tree_depth -= 1;
