@@ -458,7 +458,6 @@ fn destructive(w: &mut Walker, sub: &str, args: &[Word]) {
     }
 }
 
-/// The words after `--`, if there is one.
 /// The work-tree paths a subcommand writes from what git holds (attacker pass s26, r3c:
 /// `git checkout REF -- AGENTS.md` and `git update-index --cacheinfo …,AGENTS.md` then
 /// `git checkout -- AGENTS.md` wrote the person's instructions): each named path is judged as
@@ -488,8 +487,8 @@ fn paths_written(w: &mut Walker, sub: &str, args: &[Word]) {
             paths
         }
         "apply" | "am" => {
+            let climbs = |v: &str| v.starts_with('/') || v.split('/').any(|c| c == "..");
             for (i, a) in args.iter().enumerate() {
-                let climbs = |v: &str| v.starts_with('/') || v.split('/').any(|c| c == "..");
                 let directory = crate::rules::long_value(args, i, "--directory").map(value_text);
                 if long_is(&a.text, "--unsafe-paths") || directory.as_deref().is_some_and(climbs) {
                     let msg = format!(
@@ -514,6 +513,7 @@ fn paths_written(w: &mut Walker, sub: &str, args: &[Word]) {
     }
 }
 
+/// The words after `--`, if there is one.
 fn after_dashes(args: &[Word]) -> Option<Vec<&Word>> {
     let at = args.iter().position(|a| !a.dynamic && a.text == "--")?;
     Some(args[at + 1..].iter().collect())
