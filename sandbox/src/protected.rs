@@ -778,10 +778,14 @@ pub fn git_entry_allowed(name: &str) -> bool {
 /// paths. A class (`*.code-workspace`) has no one path: it is left out here, and found by
 /// [`ProtectedPath::matches`] among the names a command created.
 pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '_ {
+    placeholder_entries().map(move |entry| root.join(entry.name))
+}
+
+/// The entries of [`PROTECTED_IN_ROOT`] that [`placeholders`] joins to a root.
+fn placeholder_entries() -> impl Iterator<Item = &'static ProtectedPath> {
     PROTECTED_IN_ROOT
         .iter()
         .filter(|entry| entry.bind == Bind::Placeholder && !entry.is_class())
-        .map(move |entry| root.join(entry.name))
 }
 
 /// A placeholder of a project that is a symbolic link leading to a place inside the project
@@ -805,9 +809,7 @@ pub fn where_placeholders_lead(root: &Path) -> Vec<LinkedPlaceholder> {
     let Ok(canonical_root) = std::fs::canonicalize(root) else {
         return Vec::new();
     };
-    PROTECTED_IN_ROOT
-        .iter()
-        .filter(|entry| entry.bind == Bind::Placeholder && !entry.is_class())
+    placeholder_entries()
         .filter_map(|entry| {
             let path = root.join(entry.name);
             let meta = std::fs::symlink_metadata(&path).ok()?;

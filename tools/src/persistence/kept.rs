@@ -200,7 +200,7 @@ impl Kept {
                 match std::fs::canonicalize(root.join(&rel))
                     .ok()
                     .zip(canonical_root.as_deref())
-                    .and_then(|(target, root)| pinned_links::inside(root, &target))
+                    .and_then(|(target, root)| sandbox::protected::inside_project(root, &target))
                 {
                     Some(target) => target,
                     None => continue,

@@ -44,10 +44,6 @@ impl LedTo {
     }
 }
 
-/// Where a link leads inside the project: the one test the file tools and the classifier use
-/// too ([`sandbox::protected::inside_project`]).
-pub(super) use sandbox::protected::inside_project as inside;
-
 /// The placeholders and the links on the way to the `core.hooksPath` directory that are links
 /// now.
 pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
@@ -68,7 +64,7 @@ pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
                 .filter(|r| {
                     canonical_root
                         .as_deref()
-                        .and_then(|root| inside(root, r))
+                        .and_then(|root| sandbox::protected::inside_project(root, r))
                         .is_some()
                 })
                 .and_then(LedTo::of);
