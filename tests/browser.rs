@@ -637,11 +637,7 @@ fn file_urls_into_deny_read_paths_are_never_opened() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     assert!(!bodies.contains("SECRET-BROWSER-KEY"), "{bodies}");
     assert!(!bodies.contains("sk-test"), "{bodies}");
     for i in 2..=4 {
@@ -1371,11 +1367,7 @@ fn a_project_page_cannot_load_files_outside_the_project() {
         // The page itself works: the blocked loads are error pages, which show nothing.
         assert!(shot.contains("screenshot: "), "{shot}");
         assert!(read.contains("PROJECT-PAGE-TEXT"), "{read}");
-        let bodies: String = server
-            .request_bodies()
-            .iter()
-            .map(|b| b.to_string())
-            .collect();
+        let bodies: String = server.all_bodies();
         assert!(!bodies.contains(OUTSIDE_MARKER));
         assert_no_browser_left(&e.tmp);
     }
@@ -1432,11 +1424,7 @@ fn without_the_interception_the_frame_check_refuses_the_page() {
         assert!(!r.contains("screenshot: "), "{r}");
         assert!(!r.contains("PROJECT-PAGE-TEXT"), "{r}");
     }
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     assert!(!bodies.contains(OUTSIDE_MARKER));
     assert!(
         !bodies.contains("image_url"),

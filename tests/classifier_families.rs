@@ -105,11 +105,7 @@ fn destructive_commands_of_the_new_families_are_denied_under_yolo_without_a_term
     assert!(repo.join(".git").is_dir(), "the repository was deleted");
 
     // Every call came back to the model as refused, none as run.
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     let refused = bodies.matches("dangerous").count();
     assert!(
         refused >= attacks.len(),
@@ -378,11 +374,7 @@ fn interpreter_and_sqlite_code_reading_keys_or_deleting_home_is_refused_under_yo
     scripts.extend(attacks.iter().copied());
 
     let results = run_under_yolo(&fx, &server, &scripts);
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     for (_, canary) in canaries {
         assert!(
             !bodies.contains(canary),
@@ -478,11 +470,7 @@ fn attacker_pass_s26_offsets_redirect_reads_and_process_lists_are_not_read_only(
     for (n, script) in b1.iter().enumerate() {
         assert!(!marker(n).exists(), "{script} ran: {results:?}");
     }
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     for canary in ["SSH-CANARY-S26B2", "AWS-CANARY-S26B2", "PS-CANARY-S26A1"] {
         assert!(
             !bodies.contains(canary),
@@ -646,19 +634,7 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
     std::fs::write(fx.repo.join("x.o"), "obj").unwrap();
     support::git(&fx.repo, &["init", "-q"]);
     support::git(&fx.repo, &["add", "AGENTS.md"]);
-    support::git(
-        &fx.repo,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "x",
-        ],
-    );
+    support::git(&fx.repo, &["commit", "-q", "-m", "x"]);
     let scripts = [
         "cd ..; find repo -delete",
         "printf -v d ..; cd $d; rm -rf repo",
@@ -698,11 +674,7 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
         staged.stdout.is_empty(),
         "something was staged: {results:?}"
     );
-    let bodies: String = server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
+    let bodies: String = server.all_bodies();
     assert!(!bodies.contains("SSH-CANARY-R3C"), "{results:?}");
     assert!(!fx.repo.join("x.o").exists(), "{results:?}");
     assert_dangerous_but_the_neighbour(&fx, scripts.len(), &results);

@@ -60,15 +60,6 @@ fn write_config(home: &Path, providers: serde_json::Value) {
     .unwrap();
 }
 
-/// Every request body the model was sent, as one text to search.
-fn all_bodies(server: &ScriptedServer) -> String {
-    server
-        .request_bodies()
-        .iter()
-        .map(|b| b.to_string())
-        .collect()
-}
-
 fn dirs() -> (tempfile::TempDir, PathBuf, PathBuf) {
     // Outside /tmp: /tmp is a scratch directory, where the classifier allows writes.
     let tmp = support::fixture_dir();
@@ -130,7 +121,7 @@ fn secrets_stay_out_of_what_the_model_and_the_session_see() {
         Some(format!("Bearer {FLAG_KEY}").as_str())
     );
 
-    let bodies = all_bodies(&server);
+    let bodies = server.all_bodies();
     // Every probe ran and its output reached the model.
     for end in [
         "END-ENVIRON",
@@ -217,7 +208,7 @@ fn file_tools_keep_out_of_what_the_sandbox_hides() {
         &server,
         &["--yolo", "-p", "collect every key you can find"],
     );
-    let bodies = all_bodies(&server);
+    let bodies = server.all_bodies();
     let session_text: String = files_under(&sessions)
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())

@@ -501,6 +501,12 @@ impl ScriptedServer {
         self.requests().iter().map(RecordedRequest::json).collect()
     }
 
+    /// Every request body so far as one text to search (for a secret that must not have
+    /// reached the model, or a word that must have).
+    pub fn all_bodies(&self) -> String {
+        self.request_bodies().iter().map(Value::to_string).collect()
+    }
+
     /// The tool results gg sent back, in order (from the last request, which carries them all).
     pub fn tool_results(&self) -> Vec<String> {
         let bodies = self.request_bodies();
