@@ -388,13 +388,7 @@ fn interpreter_and_sqlite_code_reading_keys_or_deleting_home_is_refused_under_yo
             "{file} was deleted or changed: {results:?}"
         );
     }
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join(".bashrc"))
-            .ok()
-            .as_deref(),
-        Some("# rc\n"),
-        "{results:?}"
-    );
+    assert_content(&fx.home.join(".bashrc"), "# rc\n", &results);
     assert!(results[0].contains("README-TEXT"), "{results:?}");
     let verdicts = audited_verdicts(&fx);
     let mut expected = vec!["normal"];
@@ -539,13 +533,7 @@ fn attacker_pass_s26_home_deletions_and_persistence_writes_are_refused_under_yol
     ];
     let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join(".bashrc"))
-            .ok()
-            .as_deref(),
-        Some("# rc\n"),
-        "{results:?}"
-    );
+    assert_content(&fx.home.join(".bashrc"), "# rc\n", &results);
     assert!(fx.repo.join("x.ed").exists(), "{results:?}");
     assert!(
         !fx.home.join(".config/systemd/user").exists(),
@@ -589,16 +577,8 @@ fn attacker_pass_s26_links_to_protected_places_and_eval_end_of_options_are_refus
     ];
     let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
-    assert_eq!(
-        std::fs::read_to_string(fx.repo.join("docs/agents.md")).unwrap(),
-        "# how we work\n",
-        "{results:?}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(fx.repo.join("CLAUDE.md")).unwrap(),
-        "# other agent\n",
-        "{results:?}"
-    );
+    assert_content(&fx.repo.join("docs/agents.md"), "# how we work\n", &results);
+    assert_content(&fx.repo.join("CLAUDE.md"), "# other agent\n", &results);
     assert_eq!(
         std::fs::read_dir(&hooks).map_or(0, |d| d.count()),
         hooks_before,
@@ -650,20 +630,8 @@ fn attacker_pass_s26_parent_deletions_index_staging_and_decoded_paths_are_refuse
     ];
     let results = run_under_yolo(&fx, &server, &scripts);
     assert_home_survives(&fx, &results);
-    assert_eq!(
-        std::fs::read_to_string(fx.repo.join("AGENTS.md"))
-            .ok()
-            .as_deref(),
-        Some("# how we work\n"),
-        "{results:?}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(fx.home.join(".bashrc"))
-            .ok()
-            .as_deref(),
-        Some("# rc\n"),
-        "{results:?}"
-    );
+    assert_content(&fx.repo.join("AGENTS.md"), "# how we work\n", &results);
+    assert_content(&fx.home.join(".bashrc"), "# rc\n", &results);
     assert!(!fx.home.join(".config/pip").exists(), "{results:?}");
     let staged = Command::new("git")
         .current_dir(&fx.repo)
@@ -718,4 +686,14 @@ fn run_under_yolo(
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), scripts.len(), "{results:?}");
     results
+}
+
+/// The file at `path` holds `content` still (an attack's target, untouched).
+fn assert_content(path: &std::path::Path, content: &str, results: &[String]) {
+    assert_eq!(
+        std::fs::read_to_string(path).ok().as_deref(),
+        Some(content),
+        "{} was changed: {results:?}",
+        path.display()
+    );
 }
