@@ -46,13 +46,129 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             }
             Outcome::not(RuleId::ReadonlyNotAllowListed, "\"ed\" edits files")
         }
-        "cpio" => Outcome::not(
-            RuleId::ReadonlyNotAllowListed,
-            format!("\"{prog}\" writes files"),
-        ),
+        "cpio" => cpio(w, cmd, prog),
+        "pax" => pax(w, cmd),
+        "bsdtar" => bsdtar(w, cmd),
         _ => return None,
     };
     Some(outcome)
+}
+
+/// The mode letters of an archiver's bundled short options (`-idmv`, `-rw`), up to the first
+/// one that takes a value (`takes_value`), and the long options as written.
+fn archiver_flags(args: &[Word], takes_value: &str) -> (String, Vec<String>) {
+    let mut letters = String::new();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let t = args[i].text.as_str();
+        if t == "--" {
+            break;
+        }
+        if let Some(name) = t.strip_prefix("--") {
+            long.push(name.split_once('=').map_or(name, |(n, _)| n).to_string());
+        } else if let Some(bundle) = t.strip_prefix('-').filter(|b| !b.is_empty()) {
+            for (at, c) in bundle.char_indices() {
+                letters.push(c);
+                if takes_value.contains(c) {
+                    // The value is the rest of the bundle or the next word.
+                    if at + c.len_utf8() == bundle.len() {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    (letters, long)
+}
+
+/// `cpio -i` (copy-in) writes each member where its name says: GNU cpio keeps absolute names
+/// and `..` unless told `--no-absolute-filenames`, so an archive the model wrote reaches
+/// `~/.bashrc`. `cpio -p DIR` (pass-through) writes into DIR; `-D`, `-F`, `-O` are checked with
+/// the other tools' output options.
+fn cpio(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    let args = &cmd.argv[1..];
+    let (letters, long) = archiver_flags(args, "CDEFHIMORs");
+    let has_long = |name: &str| long.iter().any(|l| l == name);
+    if (letters.contains('i') || has_long("extract")) && !has_long("no-absolute-filenames") {
+        let msg = format!(
+            "\"{prog} -i\" writes members with absolute or \"..\" names wherever they say \
+             (without --no-absolute-filenames)"
+        );
+        w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
+    }
+    if (letters.contains('p') || has_long("pass-through"))
+        && let Some(dir) = operands(args).last()
+    {
+        check_write_target(w, dir, &format!("{prog} -p"), dir.span);
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        format!("\"{prog}\" writes files"),
+    )
+}
+
+/// `pax -r` extracts members where their names say, absolute ones included (POSIX keeps them;
+/// only `-s` can rewrite them, which gg does not follow); `pax -rw … DIR` copies into DIR.
+fn pax(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    let (letters, _) = archiver_flags(args, "bfopsxBDEGTU");
+    let read = letters.contains('r');
+    let write = letters.contains('w');
+    if read && write {
+        if let Some(dir) = operands(args).last() {
+            check_write_target(w, dir, "pax -rw", dir.span);
+        }
+    } else if read {
+        let msg = "\"pax -r\" writes members with absolute names wherever they say";
+        w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        "\"pax\" is not on the read-only list",
+    )
+}
+
+/// `bsdtar -x` with `-P` (`--absolute-paths`, `--insecure`) keeps absolute names and `..`, and
+/// `-s` renames members anywhere; `-C DIR` extracts into DIR.
+fn bsdtar(w: &mut Walker, cmd: &Cmd) -> Outcome {
+    let args = &cmd.argv[1..];
+    // The first word may be a bundle without its dash (`bsdtar xPf a.tar`).
+    let (mut letters, long) = archiver_flags(args, "bCfIsTWX");
+    if let Some(first) = args.first().filter(|a| !a.text.starts_with('-')) {
+        letters.push_str(&first.text);
+    }
+    let has_long = |name: &str| long.iter().any(|l| l == name);
+    if letters.contains('x') || has_long("extract") {
+        let absolute = letters.contains('P') || has_long("absolute-paths") || has_long("insecure");
+        let renames = letters.contains('s');
+        if absolute || renames {
+            let msg = "\"bsdtar -x\" with -P or -s writes members wherever their names say";
+            w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
+        }
+        let mut i = 0;
+        while i < args.len() {
+            let t = args[i].text.as_str();
+            let dir = if matches!(t, "-C" | "--cd" | "--directory") {
+                i += 1;
+                args.get(i).cloned()
+            } else {
+                t.strip_prefix("--cd=")
+                    .or_else(|| t.strip_prefix("--directory="))
+                    .map(|v| Word::literal(v, args[i].span))
+            };
+            if let Some(dir) = dir {
+                check_write_target(w, &dir, "bsdtar -x -C", dir.span);
+            }
+            i += 1;
+        }
+    }
+    Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        "\"bsdtar\" is not on the read-only list",
+    )
 }
 
 /// `patch [FILE]`: FILE, or the files the patch names (`+++ path`, with `-pN` components

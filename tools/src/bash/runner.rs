@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use classifier::Class;
 use policies::Mode;
+use sandbox::Level;
 use tokio_util::sync::CancellationToken;
 
 use crate::bash::{self, SetupError};
@@ -239,33 +240,36 @@ impl CommandRunner {
             args: bash::shell_args(script),
             env,
         };
-        // What a sandboxed command may not leave behind although no mount can cover it
-        // (persistence vectors: `.envrc`, a new `.git/commondir`, a planted submodule's git
+        // What a command may not leave behind although no mount covers it (persistence
+        // vectors: `.envrc`, a new `.git/commondir`, a hook, a planted submodule's git
         // directory, …) is looked at before it starts (a served command runs as soon as it is
-        // handed over) and moved aside after it. A command run read-only can create nothing.
-        let swept = matches!(self.sandbox, SandboxSetting::On { .. })
-            && !(class == Class::ReadOnly && self.enforce_read_only);
-        let before = if swept {
-            // At the landlock level the project's `.gg` is writable to commands (Landlock
-            // cannot carve it out of the project), so the sweep keeps a copy and puts it back,
-            // and a `.gg` too large to keep refuses the command there.
-            let gg_writable = self
-                .confining_backend()
+        // handed over) and moved aside or put back after it ([`Sweep::decide`]).
+        let before = match Sweep::decide(
+            class,
+            matches!(self.sandbox, SandboxSetting::On { .. }),
+            self.enforce_read_only,
+            self.confining_backend()
                 .ok()
                 .and_then(|backend| sandbox::level_for(backend).ok())
-                .is_some_and(|(level, _)| level == sandbox::Level::Landlock);
-            match crate::persistence::Before::look(
+                .map(|(level, _)| level),
+        ) {
+            Sweep::Not => None,
+            Sweep::Project { protected_writable } => match crate::persistence::Before::look(
                 self.cwd(),
                 Arc::clone(&self.project_dirs),
-                gg_writable,
+                protected_writable,
             ) {
                 Ok(before) => Some(before),
-                Err(refused) => {
+                Err(refused) if self.sandboxed() => {
                     return Outcome::error(format!("sandbox could not be set up: {refused}"));
                 }
-            }
-        } else {
-            None
+                Err(refused) => {
+                    return Outcome::error(format!(
+                        "the command was not run: {refused}; with --sandbox at the bubblewrap \
+                         level they are read-only to commands and need no copy"
+                    ));
+                }
+            },
         };
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
@@ -491,6 +495,52 @@ impl CommandRunner {
             notes,
             read_only: false,
         })
+    }
+}
+
+/// Whether a command's effects on the project's persistence vectors are compared before and
+/// after it, and how.
+#[derive(Debug, PartialEq, Eq)]
+enum Sweep {
+    /// It runs read-only (the kernel refuses its writes), or a person confirmed it as dangerous
+    /// without `--sandbox` (they were shown what it writes and why that is dangerous).
+    Not,
+    /// Looked at; `protected_writable`: nothing keeps the command from writing the protected
+    /// entries that exist (`.gg`, `AGENTS.md`, `.vscode/`, …), so a copy of each is kept to put
+    /// back what it changes (the landlock level, which cannot carve them out, and no level).
+    Project { protected_writable: bool },
+}
+
+impl Sweep {
+    /// `level`: the one this session's commands get, `None` when none could be chosen.
+    ///
+    /// A command that runs on the host unconfined is swept too: a normal command's verdict
+    /// says nothing of what its data writes (`tar xf`, `patch`, `git apply` of a file the model
+    /// wrote can make `.git/hooks/pre-commit` or `.envrc`), and what the classifier got wrong
+    /// is caught here, at run time, whatever it was.
+    fn decide(
+        class: Class,
+        sandboxed: bool,
+        enforce_read_only: bool,
+        level: Option<Level>,
+    ) -> Self {
+        let confining = level.filter(|l| *l != Level::None);
+        // Read-only verdicts run in the read-only sandbox where a level exists; the test-hooks
+        // baseline that trusts them (`enforce_read_only` off) is not swept either, being the
+        // measure of a turn without any of gg's protections.
+        let runs_read_only =
+            class == Class::ReadOnly && (confining.is_some() || !enforce_read_only);
+        if runs_read_only {
+            return Sweep::Not;
+        }
+        if !sandboxed && class == Class::Dangerous {
+            return Sweep::Not;
+        }
+        let confined = sandboxed && confining.is_some();
+        Sweep::Project {
+            protected_writable: !confined
+                || confining.is_some_and(|l| !matches!(l, Level::Bwrap | Level::Seatbelt)),
+        }
     }
 }
 
@@ -802,6 +852,78 @@ impl CommandRunner {
         {
             let _ = (which, invocation, policy, command_policy, backend);
             (None, Vec::new())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEPT: Sweep = Sweep::Project {
+        protected_writable: true,
+    };
+    const LOOKED_AT: Sweep = Sweep::Project {
+        protected_writable: false,
+    };
+
+    #[test]
+    fn read_only_commands_are_swept_only_where_nothing_confines_them() {
+        for level in [Level::Bwrap, Level::Landlock, Level::Seatbelt] {
+            for sandboxed in [false, true] {
+                let sweep = Sweep::decide(Class::ReadOnly, sandboxed, true, Some(level));
+                assert_eq!(sweep, Sweep::Not, "{level:?} {sandboxed}");
+            }
+        }
+        for level in [None, Some(Level::None)] {
+            for sandboxed in [false, true] {
+                let sweep = Sweep::decide(Class::ReadOnly, sandboxed, true, level);
+                assert_eq!(sweep, KEPT, "{level:?} {sandboxed}");
+            }
+        }
+        // The benchmark's baseline: read-only verdicts trusted, as before they were enforced.
+        assert_eq!(
+            Sweep::decide(Class::ReadOnly, false, false, None),
+            Sweep::Not
+        );
+    }
+
+    #[test]
+    fn unconfined_commands_are_swept_with_copies_of_what_they_could_change() {
+        for level in [
+            None,
+            Some(Level::None),
+            Some(Level::Bwrap),
+            Some(Level::Landlock),
+        ] {
+            assert_eq!(Sweep::decide(Class::Normal, false, true, level), KEPT);
+            // A level that could not be set up runs a --sandbox command unconfined.
+            if level.is_none_or(|l| l == Level::None) {
+                assert_eq!(Sweep::decide(Class::Normal, true, true, level), KEPT);
+            }
+        }
+        // A person confirmed it, shown what it writes and why that is dangerous.
+        assert_eq!(
+            Sweep::decide(Class::Dangerous, false, true, Some(Level::Bwrap)),
+            Sweep::Not
+        );
+    }
+
+    #[test]
+    fn sandboxed_commands_are_swept_as_their_level_needs() {
+        for class in [Class::Normal, Class::Dangerous] {
+            assert_eq!(
+                Sweep::decide(class, true, true, Some(Level::Bwrap)),
+                LOOKED_AT
+            );
+            assert_eq!(
+                Sweep::decide(class, true, true, Some(Level::Seatbelt)),
+                LOOKED_AT
+            );
+            assert_eq!(
+                Sweep::decide(class, true, true, Some(Level::Landlock)),
+                KEPT
+            );
         }
     }
 }
