@@ -581,7 +581,7 @@ fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
     pty.expect("> ");
     pty.send("make another\r");
     let unconfined = pty.expect("second done");
-    assert!(unconfined.contains("· sandbox off ·"), "{unconfined}");
+    assert!(unconfined.contains("· sandbox guard ·"), "{unconfined}");
     pty.expect("> ");
     pty.send("/audit\r");
     pty.expect("sandbox: on -> off (changed in the session)");
@@ -602,7 +602,7 @@ fn the_sandbox_and_network_switch_between_turns_and_loosening_is_audited() {
         .collect();
     assert_eq!(levels.len(), 2, "{levels:?}");
     assert_ne!(levels[0], "off", "the first call ran sandboxed: {levels:?}");
-    assert_eq!(levels[1], "off", "{levels:?}");
+    assert_eq!(levels[1], "guard", "{levels:?}");
     // Tightening (sandbox on, network off) is shown but not audited; loosening is.
     let changes: Vec<(String, String, String)> = session_entries(&home.join("sessions"))
         .iter()

@@ -551,8 +551,15 @@ fn a_nested_gg_inherits_its_parents_mode_as_a_ceiling() {
     server.push(Reply::tool_call(
         "outer",
         "bash",
-        &json!({"command": format!("{gg_bin} --yolo -p inner 2>&1; echo nested-exit $?"), "writes": true})
-            .to_string(),
+        // The person's `~/.gg` (its keys, its sessions) is out of any command's reach (the
+        // nested gg fails to read it: `a_nested_gg_cannot_take_the_persons_keys`), so this one is
+        // given a home, a provider and a session directory of its own.
+        &json!({"command": format!(
+            "HOME=$PWD/nested-home OPENAI_API_KEY=sk-test OPENAI_BASE_URL={} \
+             GG_SESSION_DIR=nested-sessions {gg_bin} --yolo -p inner 2>&1; echo nested-exit $?",
+            server.base_url()
+        ), "writes": true})
+        .to_string(),
     ));
     server.push(Reply::tool_call(
         "inner",
@@ -573,19 +580,43 @@ fn a_nested_gg_inherits_its_parents_mode_as_a_ceiling() {
         "{outer}"
     );
     assert!(outer.contains("nested-exit 0"), "{outer}");
-    // The nested session (under the fixture's ~/.gg/sessions: GG_* never reach commands)
-    // recorded its call in mode never.
+    // The nested session recorded its call in mode never.
     let audit = std::process::Command::new(gg_bin)
         .current_dir(&fx.repo)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &fx.home)
+        .env("GG_SESSION_DIR", fx.repo.join("nested-sessions"))
         .args(["audit", "--json"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&audit.stdout);
     assert!(text.contains("\"mode\":\"never\""), "{text}");
     assert!(!text.contains("\"mode\":\"yolo\""), "{text}");
+}
+
+/// A gg started by a command without `--sandbox` runs under the guard, so it cannot read the
+/// person's configuration (their keys) any more than the command itself could: it says so and
+/// stops, after the ceiling's note.
+#[test]
+fn a_nested_gg_cannot_take_the_persons_keys() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let gg_bin = env!("CARGO_BIN_EXE_gg");
+    let (out, results) = run_calls(
+        &fx,
+        &server,
+        &[],
+        &[&format!("{gg_bin} -p inner 2>&1; echo nested-exit $?")],
+        &["--yolo"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        results[0].contains("config.json: Permission denied")
+            && results[0].contains("nested-exit 2")
+            && results[0].contains("sandbox level: guard"),
+        "{results:?}"
+    );
 }
 
 /// `gg sandbox --self-test` proves each protection at each level with canaries: every row of a
@@ -2024,6 +2055,92 @@ fn what_an_unconfined_command_unpacks_or_patches_into_persistence_vectors_is_und
             assert!(
                 !marks.join(name).exists(),
                 "{mode:?}: the person's git ran the {name} plant: {results:?}"
+            );
+        }
+    }
+}
+
+/// Without `--sandbox` a normal command runs on the host, unasked under `--yolo` and
+/// `--approval never`, and a classifier's verdict of "normal" is only a reading of its words: an
+/// attacker pass sent `~/.ssh/id_rsa` to the model through a path in a variable, `find | xargs
+/// grep` and a loop, and appended to `~/.bashrc` through `sys.argv` and `$(cd ~; pwd)`. Every
+/// such command now runs under the guard where Landlock is enforced: the one policy's secrets
+/// are unreadable and unwritable, the home's start-up files read-only and nothing new made at
+/// its top; the same command's ordinary work (the project, an existing `~/.cache`) still goes
+/// through.
+#[test]
+fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_files() {
+    assert!(
+        available_levels().contains(&"landlock"),
+        "the guard needs Landlock, which this machine does not enforce"
+    );
+    for mode in [&["--yolo"][..], &["--approval", "never"][..]] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let key = "guard-canary-ssh-7f3a";
+        let token = "guard-canary-web-91c2";
+        std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+        std::fs::write(fx.home.join(".ssh/id_rsa"), key).unwrap();
+        std::fs::write(
+            fx.home.join(".gg/web.json"),
+            format!("{{\"token\": \"{token}\"}}"),
+        )
+        .unwrap();
+        let person_bashrc = "# the person's\n";
+        std::fs::write(fx.home.join(".bashrc"), person_bashrc).unwrap();
+        std::fs::create_dir_all(fx.home.join(".cache")).unwrap();
+        std::fs::write(fx.repo.join("README.md"), "readme\n").unwrap();
+        let py = python();
+        let scripts = [
+            format!("X=~/.ssh/id_rsa {py} -c \"import os;print(open(os.environ['X']).read())\""),
+            "find ../ -type f | xargs grep -h guard-canary-".to_string(),
+            "read f <<< ~/.gg/web.json; cp $f out.txt; cat out.txt".to_string(),
+            format!("{py} -c \"import sys;open(sys.argv[1],'a').write('echo PWNED')\" ~/.bashrc"),
+            "cp README.md \"$(cd ~; pwd)/.zshrc\"".to_string(),
+            format!(
+                "X=~/.ssh {py} -c \"import os;open(os.environ['X']+'/authorized_keys','a').write('k')\""
+            ),
+            format!(
+                "echo ok > made-here.txt && X=~/.cache {py} -c \"import os;open(os.environ['X']+'/x','w').write('c')\" \
+                 && grep NoNewPrivs /proc/self/status && echo done"
+            ),
+        ];
+        let scripts: Vec<&str> = scripts.iter().map(String::as_str).collect();
+        let (out, results) = run_calls(&fx, &server, &[], &scripts, mode);
+        assert!(out.status.success(), "{mode:?}: {out:?}");
+        assert_eq!(results.len(), scripts.len(), "{mode:?}: {results:?}");
+        let bodies = server.all_bodies();
+        for canary in [key, token] {
+            assert!(
+                !bodies.contains(canary),
+                "{mode:?}: {canary} reached the model: {results:?}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(fx.home.join(".bashrc")).unwrap(),
+            person_bashrc,
+            "{mode:?}: {results:?}"
+        );
+        assert!(!fx.home.join(".zshrc").exists(), "{mode:?}: {results:?}");
+        assert!(
+            !fx.home.join(".ssh/authorized_keys").exists(),
+            "{mode:?}: {results:?}"
+        );
+        // The ordinary work of the last command, and the guard it ran under.
+        assert!(
+            fx.repo.join("made-here.txt").exists(),
+            "{mode:?}: {results:?}"
+        );
+        assert!(fx.home.join(".cache/x").exists(), "{mode:?}: {results:?}");
+        let last = &results[scripts.len() - 1];
+        assert!(
+            last.contains("NoNewPrivs:\t1") && last.contains("done"),
+            "{mode:?}: {last}"
+        );
+        for result in &results {
+            assert!(
+                result.contains("classified normal; sandbox level: guard"),
+                "{mode:?}: {result}"
             );
         }
     }

@@ -355,7 +355,8 @@ fn writes_true_makes_the_call_normal() {
     )
     .unwrap();
     assert_eq!(row["audit"]["classification"]["verdict"], "normal", "{row}");
-    assert_eq!(row["audit"]["sandbox"]["level"], "off", "{row}");
+    // Without --sandbox: on the host, under the guard.
+    assert_eq!(row["audit"]["sandbox"]["level"], "guard", "{row}");
 }
 
 /// With `--sandbox`, a read-only command runs in the session's workspace sandbox restricted

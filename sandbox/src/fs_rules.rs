@@ -81,6 +81,15 @@ pub struct LandlockPlan {
     /// of its own that refuses them (filters stack, as Landlock rulesets do).
     #[serde(default)]
     pub no_sockets: bool,
+    /// The guard of a command gg runs without a sandbox ([`guard_plan`]): what `read_only`'s
+    /// split grants in full gets every right ([`writable_rights`]), not only reading, so the
+    /// command may write wherever it could before but where `deny_read` and `keep` lie.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub everywhere_writable: bool,
+    /// Paths left readable but not writable, granted around as a hidden path is: the directory
+    /// holding one is list-only, so nothing can be made, removed or renamed in it either.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keep: Vec<PathBuf>,
 }
 
 /// A terminal a command already holds on one of its standard descriptors.
@@ -128,6 +137,29 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf], host_dev: bool) -> Landlo
         scoped: true,
         deny_read: policy.deny_read.clone(),
         no_sockets: !policy.workdir_writable,
+        everywhere_writable: false,
+        keep: Vec::new(),
+    }
+}
+
+/// The guard of a command gg runs without a sandbox (`sandbox::guard`): every right everywhere
+/// it had them before, but `deny_read` hidden and `keep` read-only, with nothing made, removed
+/// or renamed in a directory that holds either. No network rule, no scoping: such a command may
+/// listen, connect and signal as any program of the person's.
+pub fn guard_plan(deny_read: Vec<PathBuf>, keep: Vec<PathBuf>) -> LandlockPlan {
+    LandlockPlan {
+        read_only: vec![PathBuf::from("/")],
+        read_write: Vec::new(),
+        devices: Vec::new(),
+        devices_only: None,
+        own_terminals: Vec::new(),
+        deny_tcp: false,
+        connect_tcp: Vec::new(),
+        scoped: false,
+        deny_read,
+        no_sockets: false,
+        everywhere_writable: true,
+        keep,
     }
 }
 
@@ -312,13 +344,26 @@ fn prepare_at(
         .collect();
     // The device directory is granted around like a hidden path, then listed on its own and
     // its devices granted one by one below.
+    // What `keep` names under a hidden path stays hidden: no read grant reaches it.
+    let keep: Vec<PathBuf> = plan
+        .keep
+        .iter()
+        .filter(|k| !plan.deny_read.iter().any(|d| k.starts_with(d)))
+        .cloned()
+        .collect();
     let hidden: Vec<PathBuf> = plan
         .deny_read
         .iter()
         .chain(&plan.devices_only)
+        .chain(&keep)
         .cloned()
         .collect();
     let mut grants = grants(&plan.read_only, &hidden);
+    let full_rights = if plan.everywhere_writable {
+        writable_rights(abi)
+    } else {
+        AccessFs::from_read(abi)
+    };
     grants.list_only.extend(plan.devices_only.iter().cloned());
     let terminals = plan.own_terminals.iter().map(|t| {
         let mut rights: BitFlags<AccessFs> = AccessFs::IoctlDev.into();
@@ -337,11 +382,8 @@ fn prepare_at(
     seen.append(&mut grants.listed);
     let ruleset = ruleset
         .create()?
-        .add_rules(listed_entry_rules(
-            &grants.full,
-            AccessFs::from_read(abi),
-            abi,
-        ))?
+        .add_rules(listed_entry_rules(&grants.full, full_rights, abi))?
+        .add_rules(listed_entry_rules(&keep, AccessFs::from_read(abi), abi))?
         .add_rules(listed_entry_rules(
             &grants.list_only,
             AccessFs::ReadDir.into(),
@@ -559,6 +601,8 @@ mod tests {
             scoped: false,
             deny_read: vec![root.join("home/.ssh")],
             no_sockets: false,
+            everywhere_writable: false,
+            keep: Vec::new(),
         };
         (t, root, plan)
     }
@@ -714,6 +758,8 @@ mod tests {
                 std::fs::canonicalize(home.join(".aws")).unwrap(),
             ],
             no_sockets: false,
+            everywhere_writable: false,
+            keep: Vec::new(),
         };
         let prepared = std::sync::Mutex::new(Some(prepare_at(&plan, later()).unwrap()));
         let prepared = std::sync::Arc::new(prepared);
@@ -792,6 +838,8 @@ mod tests {
             scoped: false,
             deny_read: Vec::new(),
             no_sockets: false,
+            everywhere_writable: false,
+            keep: Vec::new(),
         };
         let prepared = std::sync::Arc::new(std::sync::Mutex::new(Some(
             prepare_at(&plan, later()).unwrap(),

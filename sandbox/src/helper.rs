@@ -51,6 +51,11 @@ pub struct HelperConfig {
     /// Allow `socket(AF_UNIX)` although the network is isolated ([`crate::Policy::local_sockets`]).
     #[serde(default)]
     pub local_sockets: bool,
+    /// The guard of a command run without a sandbox ([`crate::guard`]): the Landlock ruleset
+    /// only (with `no_new_privs`, which it needs), no seccomp filter, capabilities kept, no
+    /// session or reaper of its own; refuses to run when Landlock is not enforced.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
 }
 
 pub use crate::error::HelperError;
@@ -107,7 +112,7 @@ mod imp {
     use super::{HelperConfig, HelperError, PROBE_ARG, PROBE_OK};
     use crate::fs_rules::{self, LandlockPlan};
     use crate::policy::Network;
-    use crate::restrict::{close_inherited_fds, kill_all_children, restrict};
+    use crate::restrict::{close_inherited_fds, kill_all_children, restrict, restrict_landlock};
     use crate::seccomp;
 
     pub fn run(args: Vec<OsString>) -> Result<ExitCode, HelperError> {
@@ -139,6 +144,22 @@ mod imp {
         }
         let program = &args[2];
         let program_args = &args[3..];
+        if config.guard {
+            close_inherited_fds()?;
+            restrict_landlock(fs_rules::prepare(&config.landlock), true)?;
+            let err = Command::new(program).args(program_args).exec();
+            eprintln!(
+                "gg guard: cannot execute {}: {err}",
+                program.to_string_lossy()
+            );
+            return Ok(ExitCode::from(
+                if err.kind() == std::io::ErrorKind::NotFound {
+                    127
+                } else {
+                    126
+                },
+            ));
+        }
         // Build everything that can fail before restricting anything.
         let mut filters =
             seccomp::programs_with(config.network, config.local_sockets, config.standalone)
@@ -223,6 +244,8 @@ mod imp {
             scoped: true,
             deny_read: Vec::new(),
             no_sockets: false,
+            everywhere_writable: false,
+            keep: Vec::new(),
         };
         let abi = fs_rules::kernel_abi().unwrap_or(0);
         let enforcement = restrict(&plan, false, &filters)?;

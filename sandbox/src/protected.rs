@@ -883,6 +883,103 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
     ".mysql_history", ".sqlite_history", ".rediscli_history", ".lesshst",
 ];
 
+/// What the guard of a command run without a sandbox keeps read-only in the home directory
+/// (see `sandbox::guard`), besides every dot-file at its top: what a shell, a session, git or an
+/// editor reads and runs later, outside any sandbox, named where it may not exist yet. Each one
+/// also makes the directory holding it list-only to the command: nothing new at the home's top,
+/// in `~/.config` or in `~/.local`, so a start-up file absent today cannot be made either.
+pub const KEPT_IN_HOME: &[&str] = &[
+    // Shells and sessions.
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".inputrc",
+    ".pam_environment",
+    ".xprofile",
+    ".xsession",
+    ".xsessionrc",
+    ".xinitrc",
+    ".config/fish",
+    ".config/environment.d",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/upstart",
+    ".local/bin",
+    "bin",
+    // Tools that run what their configuration names.
+    ".gitconfig",
+    ".config/git",
+    ".vimrc",
+    ".gvimrc",
+    ".exrc",
+    ".vim",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".tmux.conf",
+    ".screenrc",
+    ".curlrc",
+    ".wgetrc",
+    ".pdbrc",
+    ".pythonrc",
+    ".irbrc",
+    ".Rprofile",
+    ".mailcap",
+];
+
+/// The home's entries the guard keeps read-only ([`KEPT_IN_HOME`], and every dot-file at the
+/// top of `home`, the canonical file where one is a link), as absolute paths.
+pub fn kept_in_home(home: &Path) -> Vec<std::path::PathBuf> {
+    let mut kept: Vec<std::path::PathBuf> = KEPT_IN_HOME.iter().map(|rel| home.join(rel)).collect();
+    for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
+        let is_dot = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if !is_dot || kind.is_dir() {
+            continue;
+        }
+        let path = entry.path();
+        if kind.is_symlink() {
+            // Granted where it leads: a dotfiles repository's file stays read-only too.
+            if let Ok(target) = std::fs::canonicalize(&path)
+                && target.is_file()
+                && !kept.contains(&target)
+            {
+                kept.push(target);
+            }
+        }
+        if !kept.contains(&path) {
+            kept.push(path);
+        }
+    }
+    // The named ones that are links: where they lead, too.
+    let targets: Vec<std::path::PathBuf> = KEPT_IN_HOME
+        .iter()
+        .map(|rel| home.join(rel))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    for target in targets {
+        if !kept.contains(&target) && target != home && !home.starts_with(&target) {
+            kept.push(target);
+        }
+    }
+    kept
+}
+
 /// Whether writing `relative` (a path relative to a writable root, symlinks already resolved)
 /// changes a protected entry, and which: a top-level entry, or an entry protected
 /// [anywhere](ProtectedPath::anywhere) as any component (a nested repository's hooks run as
@@ -1577,5 +1674,35 @@ mod tests {
     fn the_first_entry_is_the_git_directory() {
         assert_eq!(PROTECTED_IN_ROOT[0].name, ".git");
         assert_eq!(PROTECTED_IN_ROOT[0].bind, Bind::GitDir);
+    }
+}
+
+#[cfg(test)]
+mod kept_in_home_tests {
+    use super::*;
+
+    #[test]
+    fn every_dot_file_at_the_top_and_where_a_linked_one_leads_is_kept_but_not_dot_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::write(home.join(".unknownrc"), "x").unwrap();
+        std::fs::write(home.join("notes.txt"), "x").unwrap();
+        std::fs::create_dir_all(home.join(".cache")).unwrap();
+        std::fs::create_dir_all(home.join("dotfiles")).unwrap();
+        std::fs::write(home.join("dotfiles/bashrc"), "x").unwrap();
+        std::os::unix::fs::symlink("dotfiles/bashrc", home.join(".bashrc")).unwrap();
+        let kept = kept_in_home(&home);
+        for path in [
+            ".unknownrc",
+            ".bashrc",
+            "dotfiles/bashrc",
+            ".zshenv",
+            ".config/git",
+        ] {
+            assert!(kept.contains(&home.join(path)), "{path}: {kept:?}");
+        }
+        for path in ["notes.txt", ".cache", "dotfiles"] {
+            assert!(!kept.contains(&home.join(path)), "{path}: {kept:?}");
+        }
     }
 }

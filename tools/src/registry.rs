@@ -92,6 +92,9 @@ pub struct SandboxRun {
     pub level: Option<sandbox::Level>,
     /// Run under the read-only policy.
     pub read_only: bool,
+    /// Run without a sandbox under the guard (`sandbox::guard`: secrets hidden, the home's
+    /// start-up files read-only); `level` is `None` then.
+    pub guarded: bool,
     pub warning: Option<String>,
 }
 
@@ -100,6 +103,7 @@ impl SandboxRun {
     /// read-only: what the audit and the events say.
     pub fn level_text(&self) -> String {
         match self.level {
+            None if self.guarded => "guard".to_string(),
             None => "off".to_string(),
             Some(level) if self.read_only => format!("{}{READ_ONLY_SUFFIX}", level.as_str()),
             Some(level) => level.as_str().to_string(),
@@ -110,7 +114,7 @@ impl SandboxRun {
     /// bubblewrap without the read-only policy.
     pub fn worth_saying(&self) -> bool {
         match self.level {
-            None => false,
+            None => self.guarded,
             Some(sandbox::Level::Bwrap) => self.read_only,
             Some(_) => true,
         }
@@ -333,6 +337,7 @@ mod tests {
         let run = |level, read_only| SandboxRun {
             level,
             read_only,
+            guarded: false,
             warning: None,
         };
         let cases = [

@@ -271,6 +271,8 @@ mod tests {
                 scoped: true,
                 deny_read: vec!["/root/.ssh".into()],
                 no_sockets: false,
+                everywhere_writable: false,
+                keep: Vec::new(),
             },
             tmpdir: Some("/tmp".into()),
             program: "/bin/sh".into(),

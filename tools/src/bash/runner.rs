@@ -49,6 +49,8 @@ pub struct CommandRunner {
     enforce_read_only: bool,
     /// The session said once that no level can enforce read-only here.
     read_only_unenforced_said: std::sync::atomic::AtomicBool,
+    /// Whether the session said that commands without `--sandbox` run unguarded here.
+    guard_unavailable_said: std::sync::atomic::AtomicBool,
     /// The proof of the level this session's commands run at (`sandbox::self_test`): started
     /// with the warm-up, awaited by the first confined command.
     self_test: Arc<tokio::sync::OnceCell<SelfTest>>,
@@ -101,6 +103,7 @@ impl CommandRunner {
             read_only_server: served.then(|| Arc::new(sandbox::server::SessionServer::new())),
             enforce_read_only: enforce_read_only(),
             read_only_unenforced_said: std::sync::atomic::AtomicBool::new(false),
+            guard_unavailable_said: std::sync::atomic::AtomicBool::new(false),
             self_test: Arc::new(tokio::sync::OnceCell::new()),
             person_present: false,
             self_test_said: std::sync::atomic::AtomicBool::new(false),
@@ -274,7 +277,7 @@ impl CommandRunner {
         let confined = if class == Class::ReadOnly && self.enforce_read_only {
             self.confine_read_only(invocation).await
         } else {
-            self.confine_workspace(invocation).await
+            self.confine_workspace(invocation, class).await
         };
         let Confined {
             launch,
@@ -284,6 +287,7 @@ impl CommandRunner {
             network_mode,
             notes,
             read_only,
+            guarded,
         } = match confined {
             Ok(c) => c,
             Err(e) => return Outcome::error(format!("sandbox could not be set up: {e}")),
@@ -319,6 +323,7 @@ impl CommandRunner {
             sandbox: Some(SandboxRun {
                 level,
                 read_only,
+                guarded,
                 warning,
             }),
             network_mode,
@@ -427,6 +432,7 @@ impl CommandRunner {
                 network_mode: None,
                 notes,
                 read_only: false,
+                guarded: false,
             });
         }
         Ok(Confined {
@@ -437,7 +443,67 @@ impl CommandRunner {
             network_mode,
             notes,
             read_only: true,
+            guarded: false,
         })
+    }
+
+    /// How a command runs without `--sandbox`: on the host, under the guard where Landlock is
+    /// enforced (`sandbox::guard`: the one policy's secrets hidden, the home's start-up files
+    /// and top level read-only), so that a verdict of "normal" on words that hide a secret read
+    /// or a `~/.bashrc` write cannot act on it. A command a person confirmed as dangerous runs
+    /// as they saw it, unguarded. Where the guard cannot be set up the command runs unconfined,
+    /// and the session says why once.
+    fn guarded(&self, invocation: &sandbox::Invocation, class: Class) -> Confined {
+        let unconfined = |notes: Vec<String>| Confined {
+            launch: Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
+            level: None,
+            warning: None,
+            scope: None,
+            network_mode: None,
+            notes,
+            read_only: false,
+            guarded: false,
+        };
+        // A read-only verdict reaches here only as the test-hooks baseline that trusts it.
+        if class != Class::Normal || !guard_wanted() {
+            return unconfined(Vec::new());
+        }
+        #[cfg(target_os = "linux")]
+        let setup = self
+            .sandbox_policy()
+            .map_err(|e| e.to_string())
+            .and_then(|policy| {
+                sandbox::guard(invocation, self.cwd(), &policy.deny_read).map_err(|e| e.to_string())
+            });
+        #[cfg(not(target_os = "linux"))]
+        let setup: Result<std::process::Command, String> =
+            Err("the guard needs Linux's Landlock".to_string());
+        match setup {
+            Ok(command) => Confined {
+                launch: Launch::Command(Box::new(command), None),
+                level: None,
+                warning: None,
+                scope: None,
+                network_mode: None,
+                notes: Vec::new(),
+                read_only: false,
+                guarded: true,
+            },
+            Err(why) => {
+                let first = !self
+                    .guard_unavailable_said
+                    .swap(true, std::sync::atomic::Ordering::SeqCst);
+                unconfined(if first {
+                    vec![format!(
+                        "[gg: commands run without --sandbox are not guarded here ({why}): \
+                         nothing but the classifier keeps them from gg's secrets and the \
+                         home's start-up files; run gg with --sandbox to confine them]"
+                    )]
+                } else {
+                    Vec::new()
+                })
+            }
+        }
     }
 
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
@@ -445,20 +511,10 @@ impl CommandRunner {
     async fn confine_workspace(
         &self,
         invocation: sandbox::Invocation,
+        class: Class,
     ) -> Result<Confined, SetupError> {
         let network = match &self.sandbox {
-            SandboxSetting::Off => {
-                let command = invocation.unsandboxed(self.cwd());
-                return Ok(Confined {
-                    launch: Launch::Command(Box::new(command), None),
-                    level: None,
-                    warning: None,
-                    scope: None,
-                    network_mode: None,
-                    notes: Vec::new(),
-                    read_only: false,
-                });
-            }
+            SandboxSetting::Off => return Ok(self.guarded(&invocation, class)),
             SandboxSetting::On { network, .. } => network,
         };
         let backend = self.confining_backend()?;
@@ -494,6 +550,7 @@ impl CommandRunner {
             network_mode,
             notes,
             read_only: false,
+            guarded: false,
         })
     }
 }
@@ -601,6 +658,17 @@ fn enforce_read_only() -> bool {
     true
 }
 
+/// Whether commands run without `--sandbox` get the guard. Always in release builds; a
+/// test-hooks build lets the benchmark and the tests of what the classifier alone decides run
+/// them bare (`GG_TEST_UNGUARDED=1`).
+fn guard_wanted() -> bool {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_UNGUARDED").is_some_and(|v| v == "1") {
+        return false;
+    }
+    true
+}
+
 /// The line a read-only command's output gets when it failed the way a refused write or
 /// connection fails, so the model knows why and what to do.
 const READ_ONLY_REFUSED: &str = "\n[gg: ran read-only: writes and network are refused; if the \
@@ -621,6 +689,8 @@ struct Confined {
     notes: Vec<String>,
     /// Run under the read-only policy.
     read_only: bool,
+    /// Run unconfined but under the guard (`sandbox::guard`).
+    guarded: bool,
 }
 
 impl Confined {
@@ -641,6 +711,7 @@ impl Confined {
             network_mode,
             notes,
             read_only,
+            guarded: false,
         }
     }
 }
