@@ -891,11 +891,14 @@ fn open_check_classes_targets_as_the_open_tool_does() {
     let e = env();
     let server = ScriptedServer::start();
     let client = daemon(&e, &server, &[]);
-    let public = client.ok("open.check", json!({"target": "https://docs.rs"}));
-    assert_eq!(public["target"], "https://docs.rs/");
+    let public = client.ok("open.check", json!({"target": "https://crates.io"}));
+    assert_eq!(public["target"], "https://crates.io/");
     assert_eq!(public["class"], "normal", "{public}");
     for dangerous in [
-        "https://user:pw@docs.rs/",
+        "https://user:pw@crates.io/",
+        // Off the network allow-list: the path and the name carry data too.
+        "https://docs.rs",
+        "https://collector.example/SECRET",
         "http://192.168.1.1/",
         "https://collector.example/?d=SECRET",
         "ssh://host",

@@ -334,6 +334,89 @@ fn kb_add_and_library_add_refuse_secrets_behind_links() {
     }
 }
 
+/// A knowledge base's stored root is walked again at every refresh (an attacker pass): a
+/// command that replaces the indexed `notes` by a link to `~/.ssh` gets nothing indexed from
+/// there by the person's next `gg kb add --name n`, and `kb_search` finds no key.
+#[test]
+fn a_kb_root_re_pointed_at_a_secret_is_not_walked_again() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
+    std::fs::write(fx.home.join(".ssh/id_rsa"), "SSH-KEY-CANARY\n").unwrap();
+    std::fs::create_dir_all(fx.repo.join("notes")).unwrap();
+    std::fs::write(fx.repo.join("notes/a.md"), "# A\nplain notes\n").unwrap();
+    let gg = |args: &[&str]| fx.gg().args(args).output().unwrap();
+    let added = gg(&["kb", "add", "notes", "--name", "n", "--no-embed"]);
+    assert!(added.status.success(), "{added:?}");
+    std::fs::rename(fx.repo.join("notes"), fx.repo.join("notes.old")).unwrap();
+    std::os::unix::fs::symlink(fx.home.join(".ssh"), fx.repo.join("notes")).unwrap();
+    let refreshed = gg(&["kb", "add", "--name", "n", "--no-embed"]);
+    let said = String::from_utf8_lossy(&refreshed.stderr).to_string()
+        + &String::from_utf8_lossy(&refreshed.stdout);
+    assert!(
+        said.contains("not the directory that was added"),
+        "{refreshed:?}"
+    );
+    let search = gg(&["kb", "search", "--name", "n", "SSH"]);
+    assert!(
+        !String::from_utf8_lossy(&search.stdout).contains("SSH-KEY-CANARY"),
+        "{search:?}"
+    );
+    for entry in walk(&fx.home.join(".gg/kb")) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap_or_default()).to_string();
+        assert!(
+            !text.contains("SSH-KEY-CANARY"),
+            "{} holds the key",
+            entry.display()
+        );
+    }
+}
+
+/// gg's own state and credential stores moved out of the home by a variable are hidden as the
+/// home's are (an attacker pass): a session directory outside `~/.gg` (`GG_SESSION_DIR`) holds
+/// other projects' prompts, and `XDG_CONFIG_HOME` moves `gh`'s token. A read-only `grep -r` and
+/// `cat` (run read-only, at the bwrap level), a normal command under the guard and the `grep`
+/// tool find neither.
+#[test]
+fn session_directories_and_relocated_credential_stores_are_hidden() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    let other = fx.sessions.join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("s.jsonl"), "{\"prompt\": \"SESSION-CANARY\"}\n").unwrap();
+    let xdg = fx.tmp.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("gh")).unwrap();
+    std::fs::write(xdg.join("gh/hosts.yml"), "oauth_token: XDG-GH-CANARY\n").unwrap();
+    let sessions = fx.sessions.display().to_string();
+    let hosts = xdg.join("gh/hosts.yml").display().to_string();
+    server.push(Reply::tool_call(
+        "c0",
+        "bash",
+        &json!({"command": format!("grep -rh CANARY {sessions}; cat {hosts}")}).to_string(),
+    ));
+    server.push(Reply::tool_call(
+        "c1",
+        "bash",
+        &json!({"command": format!("X={hosts} {} -c \"import os;print(open(os.environ['X']).read())\"", python()), "writes": true}).to_string(),
+    ));
+    server.push(Reply::text(&["done"]));
+    let out = fx
+        .gg()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args(["--yolo", "-p", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bodies = server.all_bodies();
+    for canary in ["SESSION-CANARY", "XDG-GH-CANARY"] {
+        assert!(
+            !bodies.contains(canary),
+            "{canary} reached the model: {:?}",
+            server.tool_results()
+        );
+    }
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -2143,5 +2226,74 @@ fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_f
                 "{mode:?}: {result}"
             );
         }
+    }
+}
+
+/// A work-tree file the repository's configuration includes (`include.path =
+/// ../team.gitconfig`, a common way to share settings) is `.git/config` to git (an attacker
+/// pass): the write tool and a command naming it are dangerous, and what an opaque script writes
+/// there is moved aside after it, unconfined and at each level, so the person's `git status`
+/// runs nothing.
+#[test]
+fn a_config_the_repository_includes_is_protected_as_its_config() {
+    let mut runs: Vec<Vec<&str>> = vec![vec!["--yolo"]];
+    let levels = available_levels();
+    for _ in &levels {
+        runs.push(vec!["--yolo", "--sandbox"]);
+    }
+    for (i, flags) in runs.iter().enumerate() {
+        let level = if i == 0 { None } else { Some(levels[i - 1]) };
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        support::git(&fx.repo, &["init", "-q"]);
+        support::git(&fx.repo, &["config", "include.path", "../team.gitconfig"]);
+        let mark = fx.tmp.path().join("fsmonitor-ran");
+        let planted = format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            mark.display()
+        );
+        std::fs::write(
+            fx.repo.join("tool.py"),
+            format!("open('team.gitconfig', 'w').write({planted:?})\n"),
+        )
+        .unwrap();
+        server.push(Reply::tool_call(
+            "c0",
+            "write",
+            &json!({"path": "team.gitconfig", "content": planted}).to_string(),
+        ));
+        server.push(Reply::tool_call(
+            "c1",
+            "bash",
+            &json!({"command": format!("printf '%s' '{planted}' > team.gitconfig")}).to_string(),
+        ));
+        server.push(Reply::tool_call(
+            "c2",
+            "bash",
+            &json!({"command": format!("{} tool.py && echo done", python()), "writes": true})
+                .to_string(),
+        ));
+        server.push(Reply::text(&["done"]));
+        let mut cmd = fx.gg();
+        if let Some(level) = level {
+            cmd.env("GG_SANDBOX_BACKEND", level);
+        }
+        let out = cmd.args(flags).args(["-p", "go"]).output().unwrap();
+        assert!(out.status.success(), "{flags:?} {level:?}: {out:?}");
+        let results = server.tool_results();
+        assert_eq!(results.len(), 3, "{level:?}: {results:?}");
+        assert!(
+            results[0].contains("dangerous") && results[0].contains("includes"),
+            "{level:?}: {results:?}"
+        );
+        assert!(
+            results[1].contains("classified dangerous"),
+            "{level:?}: {results:?}"
+        );
+        assert!(results[2].contains("done"), "{level:?}: {results:?}");
+        let left = std::fs::read_to_string(fx.repo.join("team.gitconfig")).unwrap_or_default();
+        assert!(!left.contains("fsmonitor"), "{level:?}: {left} {results:?}");
+        fx.host_git(&fx.repo, &["status"]);
+        assert!(!mark.exists(), "{level:?}: git ran the plant: {results:?}");
     }
 }

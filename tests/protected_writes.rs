@@ -501,3 +501,35 @@ fn writes_through_a_protected_link_or_to_where_it_leads_are_dangerous_in_every_m
         }
     }
 }
+
+/// A project without `.git` made a bare repository by the file tools (an attacker pass):
+/// `HEAD`, `objects/…`, then `refs/…` completes what git takes for a git directory at the
+/// project's root, whose `config` git then obeys (a pager ran at the person's `git branch`).
+/// The write that completes it is dangerous, as it is for a directory below the top.
+#[test]
+fn the_file_tools_cannot_make_the_projects_root_a_git_directory() {
+    for flags in [&["--yolo"][..], &["--approval", "never"][..]] {
+        let r = repo();
+        std::fs::remove_dir_all(r.root.join(".git")).unwrap();
+        for (path, content) in [
+            ("HEAD", "ref: refs/heads/main\n"),
+            ("objects/info/keep", ""),
+        ] {
+            let result = one_call(
+                &r,
+                flags,
+                "write",
+                json!({"path": path, "content": content}),
+            );
+            assert!(!result.contains("denied"), "{path}: {result}");
+        }
+        let result = one_call(
+            &r,
+            flags,
+            "write",
+            json!({"path": "refs/heads/keep", "content": ""}),
+        );
+        assert_dangerous_denial(&result, "a git directory");
+        assert!(!r.root.join("refs").exists(), "{result}");
+    }
+}

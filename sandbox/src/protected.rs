@@ -883,6 +883,88 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
     ".mysql_history", ".sqlite_history", ".rediscli_history", ".lesshst",
 ];
 
+/// Credential stores a variable moves out of the home (`XDG_CONFIG_HOME=/srv/cfg` puts `gh`'s
+/// token in `/srv/cfg/gh/hosts.yml`): each variable, and what of it is secret: `""` for all of
+/// what it names (a directory or a file; a `:`-separated list for `KUBECONFIG`), else the entry
+/// below it. `XDG_CONFIG_HOME` and `XDG_DATA_HOME` take the home list's `.config/` and
+/// `.local/share/` entries ([`relocated_credential_stores`]).
+pub const RELOCATED_CREDENTIALS: &[(&str, &str)] = &[
+    ("GNUPGHOME", ""),
+    ("GH_CONFIG_DIR", ""),
+    ("DOCKER_CONFIG", ""),
+    ("PASSWORD_STORE_DIR", ""),
+    ("AZURE_CONFIG_DIR", ""),
+    ("CLOUDSDK_CONFIG", ""),
+    ("KUBECONFIG", ""),
+    ("AWS_SHARED_CREDENTIALS_FILE", ""),
+    ("AWS_CONFIG_FILE", ""),
+    ("GOOGLE_APPLICATION_CREDENTIALS", ""),
+    ("NETRC", ""),
+    ("NPM_CONFIG_USERCONFIG", ""),
+    ("npm_config_userconfig", ""),
+    ("REGISTRY_AUTH_FILE", ""),
+    ("RCLONE_CONFIG", ""),
+    ("TF_CLI_CONFIG_FILE", ""),
+    ("PGPASSFILE", ""),
+    ("SOPS_AGE_KEY_FILE", ""),
+    ("VAULT_CONFIG_PATH", ""),
+    ("HISTFILE", ""),
+    ("CARGO_HOME", "credentials"),
+    ("CARGO_HOME", "credentials.toml"),
+    ("CODEX_HOME", "auth.json"),
+    ("CLAUDE_CONFIG_DIR", ".credentials.json"),
+];
+
+/// The credential stores that variables (read through `var`) move out of `home`, as absolute
+/// paths; a variable naming `/`, the home or a directory above it names no store and is left
+/// out (hiding it would hide everything).
+pub fn relocated_credential_stores(
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    home: Option<&Path>,
+) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<std::path::PathBuf> = Vec::new();
+    let mut add = |path: std::path::PathBuf| {
+        let too_wide = path == Path::new("/") || home.is_some_and(|h| h.starts_with(&path));
+        if path.is_absolute() && !too_wide && !found.contains(&path) {
+            found.push(path);
+        }
+    };
+    for (name, below) in RELOCATED_CREDENTIALS {
+        let Some(value) = var(name).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let values: Vec<std::path::PathBuf> = if *name == "KUBECONFIG" {
+            std::env::split_paths(&value).collect()
+        } else {
+            vec![std::path::PathBuf::from(value)]
+        };
+        for value in values {
+            add(if below.is_empty() {
+                value
+            } else {
+                value.join(below)
+            });
+        }
+    }
+    for (name, prefix) in [
+        ("XDG_CONFIG_HOME", ".config/"),
+        ("XDG_DATA_HOME", ".local/share/"),
+    ] {
+        let Some(base) = var(name)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+        else {
+            continue;
+        };
+        for rel in DENY_READ_IN_HOME {
+            if let Some(rest) = rel.strip_prefix(prefix) {
+                add(base.join(rest));
+            }
+        }
+    }
+    found
+}
+
 /// What the guard of a command run without a sandbox keeps read-only in the home directory
 /// (see `sandbox::guard`), besides every dot-file at its top: what a shell, a session, git or an
 /// editor reads and runs later, outside any sandbox, named where it may not exist yet. Each one
@@ -1044,7 +1126,11 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
         .as_os_str()
         .to_os_string();
     for dir in target.ancestors().skip(1) {
-        if !dir.starts_with(root) || dir == root {
+        // The root itself too where it has no `.git` (an attacker pass made the project a bare
+        // repository with the file tools: `HEAD`, `objects/`, `refs/` and a `config` with a
+        // pager); with one, git takes `.git` and never the root.
+        let top = dir == root;
+        if !dir.starts_with(root) || (top && std::fs::symlink_metadata(root.join(".git")).is_ok()) {
             break;
         }
         let present =
@@ -1054,8 +1140,16 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
             return Some(format!(
                 "inside {}, a git directory (HEAD with objects and refs, or with a commondir): \
                  git obeys its config and hooks, running programs on the host",
-                dir.strip_prefix(root).unwrap_or(dir).display()
+                if top {
+                    Path::new(".")
+                } else {
+                    dir.strip_prefix(root).unwrap_or(dir)
+                }
+                .display()
             ));
+        }
+        if top {
+            break;
         }
         child = dir
             .file_name()
@@ -1095,6 +1189,16 @@ pub fn planted(root: &Path, relative: &Path, home: Option<&Path>) -> Option<Stri
             "inside the repository's hooks directory ({}, git's core.hooksPath): git runs them \
              on the host",
             hooks.strip_prefix(root).unwrap_or(&hooks).display()
+        ));
+    }
+    if let Some(included) = included_configs(root)
+        .into_iter()
+        .find(|included| target == *included)
+    {
+        return Some(format!(
+            "{}, which the repository's git configuration includes: git obeys it as it obeys \
+             .git/config, running the programs it names",
+            included.strip_prefix(root).unwrap_or(&included).display()
         ));
     }
     // Compared canonical: `root` is, and a home reached through a symlink (`/home -> usr/home`)
@@ -1190,6 +1294,105 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     }
     // Joined to `root` as given, which the caller joins paths to.
     Some(root.join(relative))
+}
+
+/// The files inside `root`'s work tree that the repository's git configuration includes
+/// (`[include] path =`, `[includeIf "…"] path =`, whatever the condition, followed through the
+/// files they name, as git does, ten deep), present or not: git obeys them as it obeys
+/// `.git/config` (an attacker pass wrote `core.fsmonitor` into `team.gitconfig`, which the
+/// person's `include.path = ../team.gitconfig` named). Not those inside the git directory,
+/// protected by name.
+pub fn included_configs(root: &Path) -> Vec<std::path::PathBuf> {
+    let Some(git_dir) = pointed_git_dir(root).or_else(|| {
+        std::fs::symlink_metadata(root.join(".git"))
+            .is_ok_and(|m| m.is_dir())
+            .then(|| root.join(".git"))
+    }) else {
+        return Vec::new();
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let Ok(real_root) = std::fs::canonicalize(root) else {
+        return Vec::new();
+    };
+    let real_git = std::fs::canonicalize(&git_dir).unwrap_or(git_dir.clone());
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    let mut found = Vec::new();
+    let mut queue: Vec<(std::path::PathBuf, usize)> = vec![
+        (git_dir.join("config"), 0),
+        (git_dir.join("config.worktree"), 0),
+    ];
+    while let Some((file, depth)) = queue.pop() {
+        if depth > 10 || seen.contains(&file) {
+            continue;
+        }
+        seen.push(file.clone());
+        if depth > 0 {
+            // Where it really lies (its directory resolved; the file itself may not exist).
+            let real = match (file.parent(), file.file_name()) {
+                (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+                    .map(|d| d.join(name))
+                    .unwrap_or_else(|_| file.clone()),
+                _ => file.clone(),
+            };
+            if !real.starts_with(&real_git)
+                && let Ok(below) = real.strip_prefix(&real_root)
+            {
+                let path = root.join(below);
+                if !found.contains(&path) {
+                    found.push(path);
+                }
+            }
+        }
+        let Ok(text) = read_settings_text(&file) else {
+            continue;
+        };
+        let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for include in include_paths(&text) {
+            let target = if let Some(rest) = include.strip_prefix("~/") {
+                match &home {
+                    Some(h) => h.join(rest),
+                    None => continue,
+                }
+            } else {
+                base.join(&include)
+            };
+            queue.push((target, depth + 1));
+        }
+    }
+    found
+}
+
+/// The values of `path` in `[include]` and `[includeIf …]` sections of a git configuration
+/// text (quotes removed; enough of git's syntax for the paths people write).
+fn include_paths(text: &str) -> Vec<String> {
+    let mut in_include = false;
+    let mut paths = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let name = header
+                .split(|c: char| c == ']' || c == '"' || c.is_whitespace() || c == '.')
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            in_include = name == "include" || name == "includeif";
+            continue;
+        }
+        if !in_include {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim().eq_ignore_ascii_case("path") {
+            let value = value.split(['#', ';']).next().unwrap_or("").trim();
+            let value = value.trim_matches('"');
+            if !value.is_empty() {
+                paths.push(value.to_string());
+            }
+        }
+    }
+    paths
 }
 
 /// Whether [`read_regular`] follows a symbolic link at the path's last component.

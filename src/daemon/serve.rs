@@ -77,6 +77,7 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     let telegram = super::telegram::ggd_channel(&flags, &config, &home, &cwd)?;
     let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
+    crate::app::hide_session_root(&session_root);
     init_logging();
     let sandboxed = flags.sandbox || config.sandbox;
     let (network, explicit) =

@@ -586,6 +586,7 @@ impl Bot {
         let options = &self.options;
         let root =
             paths::root_from_env(options.session_dir.as_deref()).map_err(|e| e.to_string())?;
+        crate::app::hide_session_root(&root);
         let dir = paths::project_dir(&root, &options.workspace).map_err(|e| e.to_string())?;
         let mut session = Session::create(&dir, &options.workspace.display().to_string())
             .map_err(|e| e.to_string())?;

@@ -173,6 +173,7 @@ impl Before {
         if let Some(hooks) = hooks_path {
             git_files.push(GitFiles::look_hooks(hooks));
         }
+        git_files.extend(GitFiles::look_included(root));
         // Built at the first sandboxed command of the session (one walk). After that, what
         // changed since the last command is taken in now (record only) where inotify says what
         // that is; without it the sweep alone tells the command's changes by their change time.
@@ -500,7 +501,7 @@ struct GitFiles {
     hooks_dir: PathBuf,
     /// `config` and `config.worktree`: what was there (`None`: absent) and its text (links
     /// followed, as git reads it).
-    configs: Vec<(&'static str, Option<(Content, String)>)>,
+    configs: Vec<(PathBuf, Option<(Content, String)>)>,
     /// The hooks other than git's `*.sample` templates (which git never runs); none when the
     /// directory was absent.
     hooks: Option<Vec<(OsString, Content)>>,
@@ -574,6 +575,16 @@ impl Content {
     }
 }
 
+/// A configuration file as it was before a command: `None` when absent, else what it was and
+/// its text (links followed, as git reads it; anything but a regular file reads as empty).
+fn config_as_it_was(path: PathBuf) -> (PathBuf, Option<(Content, String)>) {
+    let was = Content::of(&path).map(|content| {
+        let text = read_regular(&path, true).ok().flatten().unwrap_or_default();
+        (content, String::from_utf8_lossy(&text).into_owned())
+    });
+    (path, was)
+}
+
 impl GitFiles {
     fn look(dir: &Path) -> GitFiles {
         GitFiles::look_at(dir, &["config", "config.worktree"], dir.join("hooks"))
@@ -590,15 +601,8 @@ impl GitFiles {
         let configs = config_names
             .iter()
             .copied()
-            .map(|name| {
-                let path = dir.join(name);
-                // Links followed, as git reads it; anything but a regular file reads as empty.
-                let was = Content::of(&path).map(|content| {
-                    let text = read_regular(&path, true).ok().flatten().unwrap_or_default();
-                    (content, String::from_utf8_lossy(&text).into_owned())
-                });
-                (name, was)
-            })
+            .map(|name| dir.join(name))
+            .map(config_as_it_was)
             .collect();
         // Listed through a link, as git follows one. A hooks directory that is absent (or a
         // link that leads nowhere yet) has no hooks: whatever appears there is the command's
@@ -618,6 +622,20 @@ impl GitFiles {
         }
     }
 
+    /// The work-tree files the repository's configuration includes
+    /// (`sandbox::protected::included_configs`): git obeys them as it obeys `.git/config`, and
+    /// no mount covers them at either level, so each is compared as a config is; one absent
+    /// before that the command made to run a program is moved aside.
+    fn look_included(root: &Path) -> Option<GitFiles> {
+        let included = sandbox::protected::included_configs(root);
+        (!included.is_empty()).then(|| GitFiles {
+            dir: root.to_path_buf(),
+            hooks_dir: root.join(".git").join("hooks"),
+            configs: included.into_iter().map(config_as_it_was).collect(),
+            hooks: None,
+        })
+    }
+
     /// After the command: puts back a configuration it changed to run a program, and moves
     /// aside the hooks it made or changed; a line about each.
     fn sweep(&self, root: &Path) -> Vec<String> {
@@ -625,10 +643,19 @@ impl GitFiles {
         let mut restore = |path: PathBuf, why: String, before: Option<&Content>| {
             lines.push(move_aside_and_put_back(root, &path, &why, before));
         };
-        for (name, was) in &self.configs {
-            // An absent one that appears is the allow-list's (a new name).
-            let Some((content, text)) = was else { continue };
-            let path = self.dir.join(name);
+        for (path, was) in &self.configs {
+            let path = path.clone();
+            // An absent one that appears is the allow-list's (a new name) in the git
+            // directory; an included work-tree file made to run a program goes.
+            let Some((content, text)) = was else {
+                if self.hooks.is_none()
+                    && let Ok(Some(bytes)) = read_regular(&path, true)
+                    && let Some(why) = added_program("", &String::from_utf8_lossy(&bytes))
+                {
+                    restore(path, why, None);
+                }
+                continue;
+            };
             let now = match Content::of(&path) {
                 Some(now) if now != *content => now,
                 _ => continue,

@@ -151,9 +151,50 @@ pub fn add_secret_file(path: &std::path::Path) {
     }
 }
 
-/// The files recorded by [`add_secret_file`].
+/// The files recorded by [`add_secret_file`], and the credential stores this process's
+/// environment moves out of the home (`XDG_CONFIG_HOME`, `GNUPGHOME`, `KUBECONFIG`, …:
+/// `sandbox::protected::relocated_credential_stores`, read once): every actor hides them as it
+/// hides the home's own.
 pub fn secret_files() -> Vec<std::path::PathBuf> {
-    SECRET_FILES.lock().map(|f| f.clone()).unwrap_or_default()
+    static RELOCATED: OnceLock<Vec<std::path::PathBuf>> = OnceLock::new();
+    let relocated = RELOCATED.get_or_init(|| {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        sandbox::protected::relocated_credential_stores(
+            |name| std::env::var_os(name),
+            home.as_deref(),
+        )
+        .into_iter()
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        .collect()
+    });
+    let mut files = SECRET_FILES.lock().map(|f| f.clone()).unwrap_or_default();
+    for path in relocated {
+        if !files.contains(path) {
+            files.push(path.clone());
+        }
+    }
+    files
+}
+
+/// Records a directory of gg's own private state that lies outside `~/.gg` (a session directory
+/// moved by `GG_SESSION_DIR` or `--session-dir`: past prompts and tool outputs): it joins the
+/// deny-read policy of every actor, as `~/.gg` does. Not one that holds `cwd` or the home (it
+/// would hide the project), nor `/`.
+pub fn add_private_dir(path: &std::path::Path, cwd: &std::path::Path) {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+    let holds_cwd_or_home =
+        cwd.starts_with(&path) || home.as_deref().is_some_and(|h| h.starts_with(&path));
+    let under_gg_home = home
+        .as_deref()
+        .is_some_and(|h| path.starts_with(h.join(".gg")));
+    if !path.is_absolute() || holds_cwd_or_home || under_gg_home {
+        return;
+    }
+    add_secret_file(&path);
 }
 
 /// Whether the variable `name=value` must not reach a child: a secret name, or a value with a

@@ -351,6 +351,18 @@ pub fn protected_trees(cwd: &Path) -> Vec<classifier::Protected> {
                     anywhere: false,
                 }),
         )
+        .chain(
+            sandbox::protected::included_configs(cwd)
+                .into_iter()
+                .map(|path| classifier::Protected {
+                    path,
+                    except: Vec::new(),
+                    why: "a file the repository's git configuration includes: git obeys it as \
+                          it obeys .git/config"
+                        .to_string(),
+                    anywhere: false,
+                }),
+        )
         .chain(sandbox::protected::hooks_dir(cwd).map(|hooks| {
             classifier::Protected {
                 path: hooks,

@@ -65,6 +65,27 @@ pub(super) fn walk(
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for root in roots {
+        // A stored root is walked again at every refresh: where it leads now is judged now. A
+        // root re-pointed since it was added (`notes` replaced by a link to `~/.ssh`), or one
+        // that now lies in a secret, is not walked; the canonical root is what was added.
+        match std::fs::canonicalize(root) {
+            Ok(real) if real == *root && !deny.iter().any(|d| real.starts_with(d)) => {}
+            Ok(real) => {
+                skipped.push((
+                    root.clone(),
+                    format!(
+                        "now leads to {}, not the directory that was added; add that by its own \
+                         path if it is meant (secrets are never indexed)",
+                        real.display()
+                    ),
+                ));
+                continue;
+            }
+            Err(e) => {
+                skipped.push((root.clone(), format!("cannot be read: {e}")));
+                continue;
+            }
+        }
         let mut builder = ignore::WalkBuilder::new(root);
         builder
             .hidden(true)
@@ -102,7 +123,17 @@ pub(super) fn walk(
             if !seen.insert(path.clone()) {
                 continue;
             }
-            // The roots are canonical and links are not followed, so a prefix is exact.
+            // The roots are canonical and links are not followed, so a prefix is exact; a
+            // directory on the way made a link since the walk listed it is caught by the real
+            // path.
+            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if real != path {
+                skipped.push((
+                    path,
+                    "reached through a link made after the walk".to_string(),
+                ));
+                continue;
+            }
             if deny.iter().any(|d| path.starts_with(d)) {
                 skipped.push((path, "a secret (hidden from every tool)".to_string()));
                 continue;

@@ -88,16 +88,13 @@ fn classify_url(url: url::Url, cwd: &Path) -> OpenTarget {
     }
 }
 
-/// The person's browser opens a URL outside the sandbox and the network policy, so a URL that
-/// carries data (a query or a fragment) to a host off the default network allow-list could send
-/// whatever the model read (`https://collector.example/?d=SECRET`): a person must see it first.
-/// Loopback hosts (the project's own dev server) are not data leaving the machine.
+/// The person's browser opens a URL outside the sandbox and the network policy, so a URL to a
+/// host off the default network allow-list could send whatever the model read: in a query or
+/// fragment (`https://collector.example/?d=SECRET`), and as well in its path
+/// (`/SECRET`) or its host name (`SECRET.collector.example`), which the collector's own logs
+/// hold (an attacker pass): a person must see it first. Loopback hosts (the project's own dev
+/// server) are not data leaving the machine.
 fn carries_data_off_the_allow_list(url: &url::Url) -> Option<String> {
-    let data =
-        url.query().is_some_and(|q| !q.is_empty()) || url.fragment().is_some_and(|f| !f.is_empty());
-    if !data {
-        return None;
-    }
     let host = url.host_str()?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -117,8 +114,8 @@ fn carries_data_off_the_allow_list(url: &url::Url) -> Option<String> {
         .is_ok();
     (!allowed).then(|| {
         format!(
-            "the URL carries data (a query or fragment) to {host}, which is not on the network \
-             allow-list; the browser would send it outside the sandbox"
+            "the URL goes to {host}, which is not on the network allow-list: its path, query and \
+             host name would reach that host from the browser, outside the sandbox"
         )
     })
 }
@@ -268,7 +265,11 @@ mod tests {
     fn urls_by_host() {
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path();
-        assert_eq!(class_of("https://docs.rs/tokio", cwd), Class::Normal);
+        assert_eq!(
+            class_of("https://crates.io/crates/tokio", cwd),
+            Class::Normal
+        );
+        assert_eq!(class_of("https://docs.rs/tokio", cwd), Class::Dangerous);
         assert_eq!(class_of("http://localhost:3000/", cwd), Class::Normal);
         assert_eq!(class_of("http://127.0.0.1:8080/x", cwd), Class::Normal);
         assert_eq!(class_of("http://[::1]:8080/", cwd), Class::Normal);
@@ -283,6 +284,11 @@ mod tests {
             "http://167772161/", // 10.0.0.1 as one number
             "http://router.local/",
             "http://intranet/",
+            // Off the allow-list, data in the path or the name (an attacker pass) as much as
+            // in a query.
+            "https://evil.example.com/CANARY_PATH_EXFIL",
+            "https://canary-subdomain-exfil.evil.example.com/",
+            "https://evil.example.com/?d=CANARY",
             "https://user:pw@example.com/",
             "javascript:alert(1)",
             "ssh://host",
