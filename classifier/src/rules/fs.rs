@@ -55,7 +55,8 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
 }
 
 /// The mode letters of an archiver's bundled short options (`-idmv`, `-rw`), up to the first
-/// one that takes a value (`takes_value`), and the long options as written.
+/// one that takes a value (`takes_value`), and the long options as written (`--extr`, value
+/// cut off), to be matched with [`long_is`]: getopt takes any unambiguous prefix.
 fn archiver_flags(args: &[Word], takes_value: &str) -> (String, Vec<String>) {
     let mut letters = String::new();
     let mut long = Vec::new();
@@ -65,8 +66,8 @@ fn archiver_flags(args: &[Word], takes_value: &str) -> (String, Vec<String>) {
         if t == "--" {
             break;
         }
-        if let Some(name) = t.strip_prefix("--") {
-            long.push(name.split_once('=').map_or(name, |(n, _)| n).to_string());
+        if t.starts_with("--") {
+            long.push(t.split_once('=').map_or(t, |(n, _)| n).to_string());
         } else if let Some(bundle) = t.strip_prefix('-').filter(|b| !b.is_empty()) {
             for (at, c) in bundle.char_indices() {
                 letters.push(c);
@@ -91,15 +92,17 @@ fn archiver_flags(args: &[Word], takes_value: &str) -> (String, Vec<String>) {
 fn cpio(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     let args = &cmd.argv[1..];
     let (letters, long) = archiver_flags(args, "CDEFHIMORs");
-    let has_long = |name: &str| long.iter().any(|l| l == name);
-    if (letters.contains('i') || has_long("extract")) && !has_long("no-absolute-filenames") {
+    let has_long = |full: &str| long.iter().any(|l| long_is(l, full));
+    // The exemption only as written in full: a prefix may be another option's.
+    let kept_below = long.iter().any(|l| l == "--no-absolute-filenames");
+    if (letters.contains('i') || has_long("--extract")) && !kept_below {
         let msg = format!(
             "\"{prog} -i\" writes members with absolute or \"..\" names wherever they say \
              (without --no-absolute-filenames)"
         );
         w.reason(Class::Dangerous, RuleId::ArchiveOutside, msg, cmd.span);
     }
-    if (letters.contains('p') || has_long("pass-through"))
+    if (letters.contains('p') || has_long("--pass-through"))
         && let Some(dir) = operands(args).last()
     {
         check_write_target(w, dir, &format!("{prog} -p"), dir.span);
@@ -140,9 +143,10 @@ fn bsdtar(w: &mut Walker, cmd: &Cmd) -> Outcome {
     if let Some(first) = args.first().filter(|a| !a.text.starts_with('-')) {
         letters.push_str(&first.text);
     }
-    let has_long = |name: &str| long.iter().any(|l| l == name);
-    if letters.contains('x') || has_long("extract") {
-        let absolute = letters.contains('P') || has_long("absolute-paths") || has_long("insecure");
+    let has_long = |full: &str| long.iter().any(|l| long_is(l, full));
+    if letters.contains('x') || has_long("--extract") {
+        let absolute =
+            letters.contains('P') || has_long("--absolute-paths") || has_long("--insecure");
         let renames = letters.contains('s');
         if absolute || renames {
             let msg = "\"bsdtar -x\" with -P or -s writes members wherever their names say";
@@ -151,13 +155,14 @@ fn bsdtar(w: &mut Walker, cmd: &Cmd) -> Outcome {
         let mut i = 0;
         while i < args.len() {
             let t = args[i].text.as_str();
-            let dir = if matches!(t, "-C" | "--cd" | "--directory") {
+            let directory = t == "-C" || long_is(t, "--cd") || long_is(t, "--directory");
+            let dir = if !directory {
+                None
+            } else if let Some((_, value)) = t.split_once('=') {
+                Some(Word::literal(value, args[i].span))
+            } else {
                 i += 1;
                 args.get(i).cloned()
-            } else {
-                t.strip_prefix("--cd=")
-                    .or_else(|| t.strip_prefix("--directory="))
-                    .map(|v| Word::literal(v, args[i].span))
             };
             if let Some(dir) = dir {
                 check_write_target(w, &dir, "bsdtar -x -C", dir.span);
