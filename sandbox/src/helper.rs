@@ -147,18 +147,7 @@ mod imp {
         if config.guard {
             close_inherited_fds()?;
             restrict_landlock(fs_rules::prepare(&config.landlock), true)?;
-            let err = Command::new(program).args(program_args).exec();
-            eprintln!(
-                "gg guard: cannot execute {}: {err}",
-                program.to_string_lossy()
-            );
-            return Ok(ExitCode::from(
-                if err.kind() == std::io::ErrorKind::NotFound {
-                    127
-                } else {
-                    126
-                },
-            ));
+            return Ok(exec(Command::new(program).args(program_args)));
         }
         // Build everything that can fail before restricting anything.
         let mut filters =
@@ -215,19 +204,22 @@ mod imp {
         if let Some(tmp) = &config.tmpdir {
             cmd.env("TMPDIR", tmp);
         }
+        Ok(exec(&mut cmd))
+    }
+
+    /// Replaces this process with `cmd`; returns only when that fails, with the status a shell
+    /// gives: 127 when the command does not exist, 126 when it cannot be executed.
+    fn exec(cmd: &mut Command) -> ExitCode {
         let err = cmd.exec();
         eprintln!(
             "gg sandbox: cannot execute {}: {err}",
-            program.to_string_lossy()
+            cmd.get_program().to_string_lossy()
         );
-        // As shells do: 127 when the command does not exist, 126 when it cannot be executed.
-        Ok(ExitCode::from(
-            if err.kind() == std::io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            },
-        ))
+        ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        })
     }
 
     fn probe() -> Result<ExitCode, HelperError> {

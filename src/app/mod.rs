@@ -33,12 +33,15 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     builder.build()
 }
 
-/// A session root outside `~/.gg` (`GG_SESSION_DIR`, `--session-dir`) holds what `~/.gg/sessions`
-/// would: past prompts and tool outputs. It joins every actor's deny-read policy for this
-/// process (an attacker pass read another project's session through a read-only `grep -r` and
-/// the `grep` tool), unless it holds the working directory or the home.
-pub fn hide_session_root(root: &std::path::Path) {
+/// The session root a run writes to (`flag`, else `GG_SESSION_DIR`, else `~/.gg/sessions`).
+/// One outside `~/.gg` holds what `~/.gg/sessions` would: past prompts and tool outputs. It
+/// joins every actor's deny-read policy for this process (an attacker pass read another
+/// project's session through a read-only `grep -r` and the `grep` tool), unless it holds the
+/// working directory or the home.
+pub fn session_root(flag: Option<&std::path::Path>) -> crate::session::Result<std::path::PathBuf> {
+    let root = crate::session::paths::root_from_env(flag)?;
     if let Ok(cwd) = std::env::current_dir() {
-        tools::secrets::add_private_dir(root, &cwd);
+        tools::secrets::add_private_dir(&root, &cwd);
     }
+    Ok(root)
 }

@@ -43,9 +43,7 @@ impl SessionFlags {
     /// The session root, which joins every actor's deny-read policy where it lies outside
     /// `~/.gg` (`tools::secrets::add_private_dir`).
     pub fn root(&self) -> Result<PathBuf, String> {
-        let root = paths::root_from_env(self.session_dir.as_deref()).map_err(|e| e.to_string())?;
-        crate::app::hide_session_root(&root);
-        Ok(root)
+        crate::app::session_root(self.session_dir.as_deref()).map_err(|e| e.to_string())
     }
 }
 

@@ -75,9 +75,8 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     let config = Config::load(&home).map_err(Failure::Failed)?;
     // Read now, so that a missing or bad token stops ggd before it serves anything.
     let telegram = super::telegram::ggd_channel(&flags, &config, &home, &cwd)?;
-    let session_root = crate::session::paths::root_from_env(flags.session_dir.as_deref())
+    let session_root = crate::app::session_root(flags.session_dir.as_deref())
         .map_err(|e| Failure::Failed(e.to_string()))?;
-    crate::app::hide_session_root(&session_root);
     init_logging();
     let sandboxed = flags.sandbox || config.sandbox;
     let (network, explicit) =

@@ -98,9 +98,8 @@ impl ConversationExecutor {
                 .map_err(error)?;
         }
         let sandbox = SandboxSetting::with_network(job.sandbox, network);
-        let root =
-            paths::root_from_env(self.session_dir.as_deref()).map_err(|e| error(e.to_string()))?;
-        crate::app::hide_session_root(&root);
+        let root = crate::app::session_root(self.session_dir.as_deref())
+            .map_err(|e| error(e.to_string()))?;
         let dir = paths::project_dir(&root, &cwd).map_err(|e| error(e.to_string()))?;
         let mut session =
             Session::create(&dir, &cwd.display().to_string()).map_err(|e| error(e.to_string()))?;

@@ -585,8 +585,7 @@ impl Bot {
     fn create_session(&self, chat: i64) -> Result<Session, String> {
         let options = &self.options;
         let root =
-            paths::root_from_env(options.session_dir.as_deref()).map_err(|e| e.to_string())?;
-        crate::app::hide_session_root(&root);
+            crate::app::session_root(options.session_dir.as_deref()).map_err(|e| e.to_string())?;
         let dir = paths::project_dir(&root, &options.workspace).map_err(|e| e.to_string())?;
         let mut session = Session::create(&dir, &options.workspace.display().to_string())
             .map_err(|e| e.to_string())?;

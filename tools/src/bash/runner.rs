@@ -424,16 +424,11 @@ impl CommandRunner {
             if first {
                 notes.push(READ_ONLY_UNENFORCED.to_string());
             }
-            return Ok(Confined {
-                launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
-                level: None,
-                warning: None,
-                scope: None,
-                network_mode: None,
+            return Ok(Confined::on_host(
+                Launch::Command(Box::new(parts.command), Some(parts.guard)),
                 notes,
-                read_only: false,
-                guarded: false,
-            });
+                false,
+            ));
         }
         Ok(Confined {
             launch: Launch::Command(Box::new(parts.command), Some(parts.guard)),
@@ -454,15 +449,12 @@ impl CommandRunner {
     /// as they saw it, unguarded. Where the guard cannot be set up the command runs unconfined,
     /// and the session says why once.
     fn guarded(&self, invocation: &sandbox::Invocation, class: Class) -> Confined {
-        let unconfined = |notes: Vec<String>| Confined {
-            launch: Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
-            level: None,
-            warning: None,
-            scope: None,
-            network_mode: None,
-            notes,
-            read_only: false,
-            guarded: false,
+        let unconfined = |notes: Vec<String>| {
+            Confined::on_host(
+                Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
+                notes,
+                false,
+            )
         };
         // A read-only verdict reaches here only as the test-hooks baseline that trusts it.
         if class != Class::Normal || !guard_wanted() {
@@ -479,16 +471,9 @@ impl CommandRunner {
         let setup: Result<std::process::Command, String> =
             Err("the guard needs Linux's Landlock".to_string());
         match setup {
-            Ok(command) => Confined {
-                launch: Launch::Command(Box::new(command), None),
-                level: None,
-                warning: None,
-                scope: None,
-                network_mode: None,
-                notes: Vec::new(),
-                read_only: false,
-                guarded: true,
-            },
+            Ok(command) => {
+                Confined::on_host(Launch::Command(Box::new(command), None), Vec::new(), true)
+            }
             Err(why) => {
                 let first = !self
                     .guard_unavailable_said
@@ -694,6 +679,21 @@ struct Confined {
 }
 
 impl Confined {
+    /// A command run on the host, under no sandbox level: unconfined, or under the guard
+    /// (`guarded`).
+    fn on_host(launch: Launch, notes: Vec<String>, guarded: bool) -> Confined {
+        Confined {
+            launch,
+            level: None,
+            warning: None,
+            scope: None,
+            network_mode: None,
+            notes,
+            read_only: false,
+            guarded,
+        }
+    }
+
     /// A command the session's server took.
     #[cfg(target_os = "linux")]
     fn served(
