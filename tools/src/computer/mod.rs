@@ -519,8 +519,13 @@ mod tests {
             Ok(Class::Normal)
         );
         assert_eq!(
-            class("open", r#"{"target":"https://docs.rs"}"#),
+            class("open", r#"{"target":"https://crates.io"}"#),
             Ok(Class::Normal)
+        );
+        // Off the network allow-list: what the URL carries reaches that host.
+        assert_eq!(
+            class("open", r#"{"target":"https://docs.rs"}"#),
+            Ok(Class::Dangerous)
         );
         assert_eq!(
             class("open", r#"{"target":"/etc/passwd"}"#),
