@@ -53,11 +53,15 @@ enum Mode {
     PerCommand,
     /// No `--sandbox`: the read-only sandbox's server at this level (how `true` runs by default).
     ReadOnly(&'static str),
+    /// No `--sandbox`, the calls asking to write (normal commands): on the host under the guard
+    /// (`sandbox::guard`), or, `false`, bare (the test-hooks knob `GG_TEST_UNGUARDED=1`). Both
+    /// are swept; the pair measures the guard alone.
+    Host { guarded: bool },
 }
 
 fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
     let server = ScriptedServer::start();
-    let writes = matches!(mode, Mode::Server(_) | Mode::PerCommand);
+    let writes = matches!(mode, Mode::Server(_) | Mode::PerCommand | Mode::Host { .. });
     for i in 0..tool_calls() {
         server.push(Reply::tool_call(
             &format!("c{i}"),
@@ -77,6 +81,11 @@ fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
         }
         Mode::Server(level) => {
             cmd.arg("--sandbox").env("GG_SANDBOX_BACKEND", level);
+        }
+        Mode::Host { guarded } => {
+            if !guarded {
+                cmd.env("GG_TEST_UNGUARDED", "1");
+            }
         }
         Mode::PerCommand => {
             cmd.arg("--sandbox")
@@ -279,6 +288,7 @@ fn main() {
     let (mut plain, mut sandboxed) = (Vec::new(), Vec::new());
     let (mut ll_turn, mut per_command) = (Vec::new(), Vec::new());
     let (mut ro_bwrap, mut ro_landlock) = (Vec::new(), Vec::new());
+    let (mut host_bare, mut host_guarded) = (Vec::new(), Vec::new());
     let (mut bare, mut gg_bwrap) = (Vec::new(), Vec::new());
     let (mut bare_net, mut gg_allow) = (Vec::new(), Vec::new());
     let (mut none, mut landlock) = (Vec::new(), Vec::new());
@@ -299,6 +309,8 @@ fn main() {
             ro_bwrap.push(turn(&repo, &home, Mode::ReadOnly("bwrap")));
         }
         ro_landlock.push(turn(&repo, &home, Mode::ReadOnly("landlock")));
+        host_bare.push(turn(&repo, &home, Mode::Host { guarded: false }));
+        host_guarded.push(turn(&repo, &home, Mode::Host { guarded: true }));
         if bwrap {
             bare.push(timed(bare_bwrap(&repo, false)));
             gg_bwrap.push(timed(gg_sandbox(&repo, &home, "bwrap", "on")));
@@ -332,6 +344,18 @@ fn main() {
     report(
         "read-only enforced (no --sandbox), landlock level",
         &ro_landlock,
+    );
+    report("normal commands without --sandbox, swept, bare", &host_bare);
+    report(
+        "normal commands without --sandbox, swept, under the guard",
+        &host_guarded,
+    );
+    let (hb, hg) = (median(&host_bare), median(&host_guarded));
+    println!(
+        "the guard alone: {hg:.0} ms against {hb:.0} ms bare, ratio {:.2}, pair by pair {:.2} ({:.2} ms added per call)",
+        hg / hb,
+        paired_ratio(&host_guarded, &host_bare),
+        (hg - hb) / calls as f64
     );
     if bwrap {
         let (b, g) = (median(&bare), median(&gg_bwrap));

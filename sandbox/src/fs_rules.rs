@@ -488,6 +488,12 @@ impl Prepared {
         self.reusable
     }
 
+    /// A descriptor of the ruleset (a duplicate, close-on-exec) for a forked child to restrict
+    /// itself with before its exec (`crate::guard`); `None` when the kernel enforces none of it.
+    pub fn ruleset_fd(&self) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+        Ok(self.ruleset.try_clone()?.into())
+    }
+
     /// Applies it to the calling thread and its future children.
     pub fn restrict(self) -> Result<Enforcement, landlock::RulesetError> {
         let status = self.ruleset.restrict_self()?;

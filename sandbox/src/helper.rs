@@ -51,11 +51,6 @@ pub struct HelperConfig {
     /// Allow `socket(AF_UNIX)` although the network is isolated ([`crate::Policy::local_sockets`]).
     #[serde(default)]
     pub local_sockets: bool,
-    /// The guard of a command run without a sandbox ([`crate::guard`]): the Landlock ruleset
-    /// only (with `no_new_privs`, which it needs), no seccomp filter, capabilities kept, no
-    /// session or reaper of its own; refuses to run when Landlock is not enforced.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub guard: bool,
 }
 
 pub use crate::error::HelperError;
@@ -112,7 +107,7 @@ mod imp {
     use super::{HelperConfig, HelperError, PROBE_ARG, PROBE_OK};
     use crate::fs_rules::{self, LandlockPlan};
     use crate::policy::Network;
-    use crate::restrict::{close_inherited_fds, kill_all_children, restrict, restrict_landlock};
+    use crate::restrict::{close_inherited_fds, kill_all_children, restrict};
     use crate::seccomp;
 
     pub fn run(args: Vec<OsString>) -> Result<ExitCode, HelperError> {
@@ -144,11 +139,6 @@ mod imp {
         }
         let program = &args[2];
         let program_args = &args[3..];
-        if config.guard {
-            close_inherited_fds()?;
-            restrict_landlock(fs_rules::prepare(&config.landlock), true)?;
-            return Ok(exec(Command::new(program).args(program_args)));
-        }
         // Build everything that can fail before restricting anything.
         let mut filters =
             seccomp::programs_with(config.network, config.local_sockets, config.standalone)

@@ -20,6 +20,8 @@ pub mod bwrap;
 mod error;
 #[cfg(target_os = "linux")]
 pub mod fs_rules;
+#[cfg(target_os = "linux")]
+mod guard;
 pub mod helper;
 mod helper_image;
 pub mod inherit;
@@ -44,6 +46,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[cfg(target_os = "linux")]
+pub use guard::guard;
 pub use helper_image::{HELPER_BINARY, SELF_HELPER_ENV};
 #[cfg(target_os = "linux")]
 pub use helper_image::{HelperImage, helper_image};
@@ -395,7 +399,6 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 tmpdir: None,
                 forward: forward(policy),
                 local_sockets: policy.local_sockets,
-                guard: false,
             };
             let exe = helper_exe()?;
             let inner_argv = helper_argv(exe.as_os_str(), &config, &program, &args)?;
@@ -433,7 +436,6 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
                 tmpdir: Some(temp.clone()),
                 forward: None,
                 local_sockets: false,
-                guard: false,
             };
             cleanup.set_temp_dir(temp);
             refuse_unhideable(&config.landlock)?;
@@ -479,63 +481,6 @@ pub fn wrap(inner: Invocation, policy: &Policy, backend: Backend) -> Result<Wrap
         explain,
         cleanup,
     })
-}
-
-/// A command gg runs without a sandbox (a normal command without `--sandbox`), under the guard
-/// every such command gets where Landlock is enforced: it may do all it could do unconfined but
-/// read or write `deny_read` (the one policy's secrets, as the sandbox hides them), or write
-/// what [`protected::kept_in_home`] keeps (the home's start-up and configuration files, its top
-/// level, `~/.config`'s and `~/.local`'s): a parser's verdict of "normal" then cannot send
-/// `~/.ssh/id_rsa` to the model or plant `~/.bashrc`, whatever the command's words hide.
-/// `Err` where Landlock is not enforced here.
-#[cfg(target_os = "linux")]
-pub fn guard(
-    inner: &Invocation,
-    cwd: &Path,
-    deny_read: &[PathBuf],
-) -> Result<Command, SandboxError> {
-    PROBE
-        .landlock()
-        .as_ref()
-        .map_err(|reason| SandboxError::Unavailable {
-            backend: "landlock",
-            reason: reason.clone(),
-        })?;
-    let keep = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .and_then(|h| std::fs::canonicalize(h).ok())
-        .map(|home| {
-            let mut keep = protected::kept_in_home(&home);
-            // A project inside the home's configuration (`~/.config` kept as a dotfiles
-            // repository) is the person's to work on: what lies in it is the sweep's to judge,
-            // and keeping it would leave the project's own top read-only. A project at or
-            // above the home is not such a project.
-            if let Ok(cwd) = std::fs::canonicalize(cwd)
-                && !home.starts_with(&cwd)
-            {
-                keep.retain(|k| !k.starts_with(&cwd));
-            }
-            keep
-        })
-        .unwrap_or_default();
-    let config = helper::HelperConfig {
-        landlock: fs_rules::guard_plan(deny_read.to_vec(), keep),
-        network: Network::On,
-        standalone: false,
-        tmpdir: None,
-        forward: None,
-        local_sockets: false,
-        guard: true,
-    };
-    let exe = standalone_helper_exe()?;
-    let argv = helper_argv(exe.as_os_str(), &config, &inner.program, &inner.args)?;
-    let mut c = Command::new(&argv[0]);
-    c.args(&argv[1..])
-        .current_dir(cwd)
-        .env_clear()
-        .envs(inner.env.iter().map(|(k, v)| (k, v)));
-    Ok(c)
 }
 
 /// The level [`wrap`] gives a command that asks for `backend` here, and why stronger levels

@@ -1,0 +1,247 @@
+//! The guard of a command gg runs without a sandbox (a normal command without `--sandbox`):
+//! the one policy's secrets hidden and the home's start-up files read-only, by a Landlock
+//! ruleset the command applies to itself between gg's fork and its exec.
+//!
+//! Why in gg's own child rather than through the helper: the ruleset of such a command grants
+//! every right on every entry of `/` and of each directory on the way down to what it hides
+//! (about a hundred rules, each an `open` of the entry), and the helper built it anew for every
+//! command: 4–5 ms of a command that may take one. Built once here and reused while the tree it
+//! was built from is unchanged ([`fs_rules::Prepared::is_current`], a `stat` per path), what
+//! each command pays is a duplicate of the ruleset's descriptor and two system calls in the
+//! child, as the landlock level's session server does for its commands.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::SandboxError;
+use crate::fs_rules::{self, LandlockPlan, Prepared};
+use crate::probe::{Availability, PROBE, ProbeError};
+use crate::{Invocation, protected};
+
+/// The last guard's plan and its ruleset: the plan changes when the session's secrets or the
+/// home's kept entries do, the ruleset when the tree under it does.
+static LAST: Mutex<Option<(LandlockPlan, Prepared)>> = Mutex::new(None);
+
+/// `inner` as a command that runs on the host under the guard: it may do all it could do
+/// unconfined but read or write `deny_read` (the one policy's secrets, as the sandbox hides
+/// them), or write what [`protected::kept_in_home`] keeps (the home's start-up and
+/// configuration files, its top level, `~/.config`'s and `~/.local`'s): a parser's verdict of
+/// "normal" then cannot send `~/.ssh/id_rsa` to the model or plant `~/.bashrc`, whatever the
+/// command's words hide. `no_new_privs` is set (Landlock needs it); no seccomp filter, the
+/// capabilities and the network as they were. `Err` where Landlock is not enforced here.
+pub fn guard(
+    inner: &Invocation,
+    cwd: &Path,
+    deny_read: &[PathBuf],
+) -> Result<Command, SandboxError> {
+    PROBE
+        .landlock()
+        .as_ref()
+        .map_err(|reason| SandboxError::Unavailable {
+            backend: "landlock",
+            reason: reason.clone(),
+        })?;
+    restricting(
+        inner,
+        cwd,
+        fs_rules::guard_plan(deny_read.to_vec(), kept(cwd)),
+    )
+}
+
+/// `inner` in `cwd`, restricting itself with `plan`'s ruleset before its exec.
+fn restricting(
+    inner: &Invocation,
+    cwd: &Path,
+    plan: LandlockPlan,
+) -> Result<Command, SandboxError> {
+    let ruleset = ruleset_for(plan)?;
+    let mut command = Command::new(&inner.program);
+    command
+        .args(&inner.args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(inner.env.iter().map(|(k, v)| (k, v)));
+    let fd = ruleset.as_raw_fd();
+    // SAFETY: the closure runs in the forked child before its exec, where only
+    // async-signal-safe work is sound: it makes three system calls with integer arguments and
+    // allocates nothing (the error it may return is built from the errno alone). `fd` stays
+    // open in the child until the exec: the closure owns `ruleset`, which the parent's
+    // `Command` keeps until the spawn is over.
+    unsafe {
+        command.pre_exec(move || {
+            let _owned = &ruleset;
+            restrict_self(fd)
+        });
+    }
+    Ok(command)
+}
+
+/// What the guard keeps read-only in the home ([`protected::kept_in_home`]).
+fn kept(cwd: &Path) -> Vec<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .and_then(|h| std::fs::canonicalize(h).ok())
+        .map(|home| {
+            let mut keep = protected::kept_in_home(&home);
+            // A project inside the home's configuration (`~/.config` kept as a dotfiles
+            // repository) is the person's to work on: what lies in it is the sweep's to judge,
+            // and keeping it would leave the project's own top read-only. A project at or
+            // above the home is not such a project.
+            if let Ok(cwd) = std::fs::canonicalize(cwd)
+                && !home.starts_with(&cwd)
+            {
+                keep.retain(|k| !k.starts_with(&cwd));
+            }
+            keep
+        })
+        .unwrap_or_default()
+}
+
+/// A descriptor of `plan`'s ruleset: the last one built when it is for the same plan and still
+/// current, else a new one (kept for the next command where it may serve more than one).
+fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let reuse = last
+        .as_ref()
+        .is_some_and(|(built_for, prepared)| *built_for == plan && prepared.is_current());
+    if !reuse {
+        *last = None;
+        let prepared = fs_rules::prepare(&plan)
+            .map_err(|e| SandboxError::Setup(format!("the guard's Landlock ruleset: {e}")))?;
+        *last = Some((plan, prepared));
+    }
+    let fd = last
+        .as_ref()
+        .map(|(_, prepared)| prepared.ruleset_fd())
+        .transpose()
+        .map_err(|e| SandboxError::Setup(format!("the guard's Landlock ruleset: {e}")))?
+        .flatten();
+    if last
+        .as_ref()
+        .is_some_and(|(_, prepared)| !prepared.is_reusable())
+    {
+        *last = None;
+    }
+    fd.ok_or_else(|| SandboxError::Unavailable {
+        backend: "landlock",
+        reason: ProbeError::Kernel("the guard's ruleset is not enforced by this kernel".into()),
+    })
+}
+
+/// In the forked child: `no_new_privs`, the ruleset, and every inherited descriptor above 2
+/// marked close-on-exec (a leaked descriptor keeps whatever rights it was opened with, whatever
+/// Landlock says; std and gg's libraries open theirs close-on-exec already, so a kernel too
+/// old for the flag, before 5.11, is no hole).
+fn restrict_self(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: landlock_restrict_self on a ruleset descriptor this process holds, no flags.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: close_range with the close-on-exec flag only marks descriptors; it closes none.
+    let _ = unsafe { libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as i32) };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// True (the test is skipped, said on stderr) when this kernel has no Landlock, unless
+    /// `GG_REQUIRE_SANDBOX_LEVELS` names the landlock level: then the test fails.
+    fn landlock_unavailable() -> bool {
+        let Err(reason) = fs_rules::kernel_abi() else {
+            return false;
+        };
+        let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
+        assert!(
+            !required.split(',').any(|l| l.trim() == "landlock"),
+            "GG_REQUIRE_SANDBOX_LEVELS has landlock but it is unavailable: {reason:?}"
+        );
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("SKIP the guard's test: no Landlock here ({reason:?})\n").as_bytes(),
+        );
+        true
+    }
+
+    fn run(program: &str, args: &[&Path], cwd: &Path, deny: &[PathBuf]) -> std::process::Output {
+        let inner = Invocation {
+            program: program.into(),
+            args: args.iter().map(|a| a.as_os_str().to_owned()).collect(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        };
+        // What `guard` runs once the level is known to work (its probe starts the helper,
+        // which this test binary is not); the home's kept files are not this test's.
+        let plan = fs_rules::guard_plan(deny.to_vec(), Vec::new());
+        restricting(&inner, cwd, plan).unwrap().output().unwrap()
+    }
+
+    /// The ruleset is shared between commands: each one, the first or a later one, is kept out
+    /// of the secret, reads its sibling, writes the project; an entry made between two commands
+    /// is judged by the tree as it is then (a ruleset gone stale is built again), and a
+    /// descriptor gg holds open is not inherited past the exec.
+    #[test]
+    fn every_guarded_command_is_kept_out_of_secrets_by_the_shared_ruleset() {
+        if landlock_unavailable() {
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let secret_dir = root.join("home/.ssh");
+        std::fs::create_dir_all(&secret_dir).unwrap();
+        std::fs::write(secret_dir.join("key"), "SECRET").unwrap();
+        std::fs::write(root.join("home/notes"), "notes").unwrap();
+        let project = root.join("project");
+        std::fs::create_dir(&project).unwrap();
+        let deny = [secret_dir.clone()];
+        for round in 0..3 {
+            let key = run("cat", &[&secret_dir.join("key")], &project, &deny);
+            assert!(
+                !key.status.success() && !String::from_utf8_lossy(&key.stdout).contains("SECRET"),
+                "round {round}: {key:?}"
+            );
+            let notes = run("cat", &[&root.join("home/notes")], &project, &deny);
+            assert_eq!(notes.stdout, b"notes", "round {round}: {notes:?}");
+            let made = project.join(format!("made-{round}"));
+            let touch = run("touch", &[&made], &project, &deny);
+            assert!(
+                touch.status.success() && made.exists(),
+                "round {round}: {touch:?}"
+            );
+        }
+        // Made after the ruleset: under a directory on the way to the secret (list-only in a
+        // stale ruleset), readable once the ruleset is built from the tree as it is now.
+        std::fs::create_dir(root.join("home/later")).unwrap();
+        std::fs::write(root.join("home/later/file"), "later").unwrap();
+        let later = run("cat", &[&root.join("home/later/file")], &project, &deny);
+        assert_eq!(later.stdout, b"later", "{later:?}");
+        let key = run("cat", &[&secret_dir.join("key")], &project, &deny);
+        assert!(!key.status.success(), "{key:?}");
+        // A descriptor of the secret opened in gg (without close-on-exec) is not the command's.
+        let open = std::fs::File::open(secret_dir.join("key")).unwrap();
+        let fd = open.as_raw_fd();
+        // SAFETY: fcntl on a descriptor this test owns, clearing its close-on-exec flag.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+        let script = format!("cat <&{fd}");
+        let via_fd = run(
+            "sh",
+            &[Path::new("-c"), Path::new(&script)],
+            &project,
+            &deny,
+        );
+        assert!(
+            !String::from_utf8_lossy(&via_fd.stdout).contains("SECRET"),
+            "{via_fd:?}"
+        );
+    }
+}
