@@ -9,7 +9,10 @@
 //!    command (`GG_SANDBOX_NO_SERVER=1`, the fallback path); and the turn as it runs by default,
 //!    `true` being read-only, in the read-only sandbox without `--sandbox`, at both levels. The
 //!    unconfined baseline is the test-hooks knob `GG_TEST_READ_ONLY_UNENFORCED=1` (read-only
-//!    commands run unconfined, as before read-only was enforced), hence the feature;
+//!    commands run unconfined, as before read-only was enforced), hence the feature; and a turn
+//!    of normal commands without `--sandbox` (the calls marked `"writes": true`), on the host
+//!    under the guard (`sandbox::guard`) against the same turn with the guard off
+//!    (`GG_TEST_UNGUARDED=1`): the guard's cost per call;
 //! 2. `gg sandbox -- true` as a whole process against a bare hardened `bwrap … true` (the probe
 //!    result is cached across processes, see `sandbox::probe`);
 //! 3. `gg sandbox --backend landlock -- true` against `gg sandbox --backend none -- true` (the
