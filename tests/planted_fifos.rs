@@ -104,6 +104,11 @@ fn an_instructions_link_out_of_its_directory_is_not_read() {
     std::fs::create_dir_all(fx.repo.join("sub")).unwrap();
     std::fs::write(fx.repo.join("sub/CLAUDE.md"), "SIBLING-RULES").unwrap();
     std::os::unix::fs::symlink("CLAUDE.md", fx.repo.join("sub/AGENTS.md")).unwrap();
+    // gg's own directory is exempt from the credential check, not from this: its personal
+    // instructions as a link to ggd's token beside them.
+    std::fs::create_dir_all(fx.home.join(".gg")).unwrap();
+    std::fs::write(fx.home.join(".gg/web.json"), "GGD-TOKEN-CANARY").unwrap();
+    std::os::unix::fs::symlink("web.json", fx.home.join(".gg/AGENTS.md")).unwrap();
     server.push(Reply::text(&["done"]));
     let mut cmd = fx.gg();
     cmd.current_dir(fx.repo.join("sub")).args(["-p", "go"]);
@@ -113,6 +118,10 @@ fn an_instructions_link_out_of_its_directory_is_not_read() {
     assert!(
         !sent.contains("SSH-KEY-CANARY"),
         "the key reached the model"
+    );
+    assert!(
+        !sent.contains("GGD-TOKEN-CANARY"),
+        "ggd's token reached the model through ~/.gg/AGENTS.md"
     );
     assert!(
         sent.contains("SIBLING-RULES"),

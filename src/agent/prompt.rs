@@ -156,7 +156,8 @@ pub fn hidden_in_instructions(home: &Path, cwd: &Path, context_files: bool) -> V
 /// Reads an instructions or skill file as the file tools read: opened beneath its own
 /// directory, so a link may lead to a sibling or below (`AGENTS.md -> CLAUDE.md`) but never out
 /// (`AGENTS.md -> ~/.ssh/id_rsa` put the key in the system prompt, read by gg's own unconfined
-/// process); never in a credential store (`hidden`; gg's own `~/.gg/AGENTS.md` excepted);
+/// process); never in a credential store (`hidden`; gg's own `~/.gg/AGENTS.md` excepted, and
+/// read only where it is a file, not a link to its neighbours);
 /// without waiting on a FIFO; regular files only. `Ok(None)`: absent, or refused (logged). Over
 /// `limit` bytes is an error.
 pub(crate) fn read_instructions(
@@ -174,6 +175,16 @@ pub(crate) fn read_instructions(
     };
     if !path.starts_with(home.join(".gg")) {
         workspace.set_hidden(hidden.clone());
+    } else if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        // gg's own directory is exempt from the credential check (it is hidden from every
+        // actor but gg), so what lies beside `~/.gg/AGENTS.md` (ggd's token, the provider
+        // configuration) would reach the prompt through a link to it: the person's own
+        // instructions are a file there, never a link.
+        tracing::warn!(
+            "instructions {} not read: a link in gg's own directory",
+            path.display()
+        );
+        return Ok(None);
     }
     let opened = workspace
         .confine(name)
