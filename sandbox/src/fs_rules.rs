@@ -148,18 +148,31 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf], host_dev: bool) -> Landlo
 /// listen, connect and signal as any program of the person's.
 pub fn guard_plan(deny_read: Vec<PathBuf>, keep: Vec<PathBuf>) -> LandlockPlan {
     LandlockPlan {
-        read_only: vec![PathBuf::from("/")],
-        read_write: Vec::new(),
-        devices: Vec::new(),
-        devices_only: None,
-        own_terminals: Vec::new(),
-        deny_tcp: false,
-        connect_tcp: Vec::new(),
-        scoped: false,
         deny_read,
-        no_sockets: false,
         everywhere_writable: true,
         keep,
+        ..LandlockPlan::read_only_root()
+    }
+}
+
+impl LandlockPlan {
+    /// Everything readable, nothing writable, no device, network or scope rule, nothing
+    /// hidden or kept: where the other plans start from.
+    pub fn read_only_root() -> LandlockPlan {
+        LandlockPlan {
+            read_only: vec![PathBuf::from("/")],
+            read_write: Vec::new(),
+            devices: Vec::new(),
+            devices_only: None,
+            own_terminals: Vec::new(),
+            deny_tcp: false,
+            connect_tcp: Vec::new(),
+            scoped: false,
+            deny_read: Vec::new(),
+            no_sockets: false,
+            everywhere_writable: false,
+            keep: Vec::new(),
+        }
     }
 }
 

@@ -216,18 +216,9 @@ mod imp {
         let filters =
             seccomp::programs(Network::Off).map_err(|e| HelperError::Seccomp(e.to_string()))?;
         let plan = LandlockPlan {
-            read_only: vec!["/".into()],
-            read_write: Vec::new(),
-            devices: Vec::new(),
-            devices_only: None,
-            own_terminals: Vec::new(),
             deny_tcp: true,
-            connect_tcp: Vec::new(),
             scoped: true,
-            deny_read: Vec::new(),
-            no_sockets: false,
-            everywhere_writable: false,
-            keep: Vec::new(),
+            ..LandlockPlan::read_only_root()
         };
         let abi = fs_rules::kernel_abi().unwrap_or(0);
         let enforcement = restrict(&plan, false, &filters)?;
