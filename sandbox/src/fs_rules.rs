@@ -544,7 +544,7 @@ pub fn kernel_abi() -> Result<i64, crate::ProbeError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -612,16 +612,8 @@ mod tests {
         let plan = LandlockPlan {
             read_only: vec![root.clone()],
             read_write: vec![root.join("w")],
-            devices: Vec::new(),
-            devices_only: None,
-            own_terminals: Vec::new(),
-            deny_tcp: false,
-            connect_tcp: Vec::new(),
-            scoped: false,
             deny_read: vec![root.join("home/.ssh")],
-            no_sockets: false,
-            everywhere_writable: false,
-            keep: Vec::new(),
+            ..LandlockPlan::read_only_root()
         };
         (t, root, plan)
     }
@@ -659,7 +651,7 @@ mod tests {
 
     /// True (the test is skipped) when this kernel has no Landlock, unless
     /// `GG_REQUIRE_SANDBOX_LEVELS` names the landlock level: then the test fails.
-    fn landlock_unavailable() -> bool {
+    pub(crate) fn landlock_unavailable() -> bool {
         if kernel_abi().is_ok() {
             return false;
         }
@@ -763,22 +755,12 @@ mod tests {
         symlink(home.join(".ssh/key"), home.join("keylink")).unwrap();
         symlink("notes", home.join("notes-link")).unwrap();
         let plan = LandlockPlan {
-            read_only: vec![PathBuf::from("/")],
-            read_write: Vec::new(),
-            devices: Vec::new(),
-            devices_only: None,
-            own_terminals: Vec::new(),
-            deny_tcp: false,
-            connect_tcp: Vec::new(),
-            scoped: false,
             // As the policy renders them: canonical, so `~/.aws` is its target.
             deny_read: vec![
                 home.join(".ssh"),
                 std::fs::canonicalize(home.join(".aws")).unwrap(),
             ],
-            no_sockets: false,
-            everywhere_writable: false,
-            keep: Vec::new(),
+            ..LandlockPlan::read_only_root()
         };
         let prepared = std::sync::Mutex::new(Some(prepare_at(&plan, later()).unwrap()));
         let prepared = std::sync::Arc::new(prepared);
@@ -847,18 +829,9 @@ mod tests {
         std::fs::write(dev.join("pts/0"), "TYPED-SECRET").unwrap();
         std::fs::write(dev.join("sda"), "DISK-SECRET").unwrap();
         let plan = LandlockPlan {
-            read_only: vec![PathBuf::from("/")],
-            read_write: Vec::new(),
             devices: vec![dev.join("null")],
             devices_only: Some(dev.clone()),
-            own_terminals: Vec::new(),
-            deny_tcp: false,
-            connect_tcp: Vec::new(),
-            scoped: false,
-            deny_read: Vec::new(),
-            no_sockets: false,
-            everywhere_writable: false,
-            keep: Vec::new(),
+            ..LandlockPlan::read_only_root()
         };
         let prepared = std::sync::Arc::new(std::sync::Mutex::new(Some(
             prepare_at(&plan, later()).unwrap(),

@@ -155,24 +155,7 @@ fn restrict_self(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// True (the test is skipped, said on stderr) when this kernel has no Landlock, unless
-    /// `GG_REQUIRE_SANDBOX_LEVELS` names the landlock level: then the test fails.
-    fn landlock_unavailable() -> bool {
-        let Err(reason) = fs_rules::kernel_abi() else {
-            return false;
-        };
-        let required = std::env::var("GG_REQUIRE_SANDBOX_LEVELS").unwrap_or_default();
-        assert!(
-            !required.split(',').any(|l| l.trim() == "landlock"),
-            "GG_REQUIRE_SANDBOX_LEVELS has landlock but it is unavailable: {reason:?}"
-        );
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("SKIP the guard's test: no Landlock here ({reason:?})\n").as_bytes(),
-        );
-        true
-    }
+    use crate::fs_rules::tests::landlock_unavailable;
 
     fn run(program: &str, args: &[&Path], cwd: &Path, deny: &[PathBuf]) -> std::process::Output {
         let inner = Invocation {
