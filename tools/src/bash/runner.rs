@@ -446,9 +446,15 @@ impl CommandRunner {
     /// enforced (`sandbox::guard`: the one policy's secrets hidden, the home's start-up files
     /// and top level read-only), so that a verdict of "normal" on words that hide a secret read
     /// or a `~/.bashrc` write cannot act on it. A command a person confirmed as dangerous runs
-    /// as they saw it, unguarded. Where the guard cannot be set up the command runs unconfined,
-    /// and the session says why once.
-    fn guarded(&self, invocation: &sandbox::Invocation, class: Class) -> Confined {
+    /// as they saw it, unguarded. Where Landlock is not enforced the command runs unconfined,
+    /// and the session says why once; where it is but the guard's ruleset or the policy it
+    /// hides cannot be built, the command is refused (fail closed: what the guard would have
+    /// kept from it is unknown).
+    fn guarded(
+        &self,
+        invocation: &sandbox::Invocation,
+        class: Class,
+    ) -> Result<Confined, SetupError> {
         let unconfined = |notes: Vec<String>| {
             Confined::on_host(
                 Launch::Command(Box::new(invocation.unsandboxed(self.cwd())), None),
@@ -458,19 +464,21 @@ impl CommandRunner {
         };
         // A read-only verdict reaches here only as the test-hooks baseline that trusts it.
         if class != Class::Normal || !guard_wanted() {
-            return unconfined(Vec::new());
+            return Ok(unconfined(Vec::new()));
         }
         #[cfg(target_os = "linux")]
-        let setup = self
-            .sandbox_policy()
-            .map_err(|e| e.to_string())
-            .and_then(|policy| {
-                sandbox::guard(invocation, self.cwd(), &policy.deny_read).map_err(|e| e.to_string())
-            });
+        let setup = {
+            let policy = self.sandbox_policy()?;
+            match sandbox::guard(invocation, self.cwd(), &policy.deny_read) {
+                Ok(command) => Ok(command),
+                Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
+                Err(e) => return Err(SetupError::Sandbox(e)),
+            }
+        };
         #[cfg(not(target_os = "linux"))]
         let setup: Result<std::process::Command, String> =
             Err("the guard needs Linux's Landlock".to_string());
-        match setup {
+        Ok(match setup {
             Ok(command) => {
                 Confined::on_host(Launch::Command(Box::new(command), None), Vec::new(), true)
             }
@@ -488,7 +496,7 @@ impl CommandRunner {
                     Vec::new()
                 })
             }
-        }
+        })
     }
 
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
@@ -499,7 +507,7 @@ impl CommandRunner {
         class: Class,
     ) -> Result<Confined, SetupError> {
         let network = match &self.sandbox {
-            SandboxSetting::Off => return Ok(self.guarded(&invocation, class)),
+            SandboxSetting::Off => return self.guarded(&invocation, class),
             SandboxSetting::On { network, .. } => network,
         };
         let backend = self.confining_backend()?;
