@@ -292,7 +292,7 @@ fn all_operands(w: &mut Walker, prog: &str, args: &[Word], skip: usize) -> Outco
     ops.retain(|o| !is_value_of(args, o, value_opts));
     if prog == "mv" {
         // The last operand (or `-t DIR`) may be a directory the others move into.
-        match target_directory(args) {
+        match target_directory(prog, args) {
             Some(dir) => into_directory(w, prog, &dir, &ops),
             None if ops.len() > 1 => {
                 into_directory(w, prog, ops[ops.len() - 1], &ops[..ops.len() - 1])
@@ -312,27 +312,85 @@ fn is_value_of(args: &[Word], word: &Word, opts: &[&str]) -> bool {
         .any(|p| std::ptr::eq(&p[1], word) && opts.contains(&p[0].text.as_str()))
 }
 
-/// The directory of `-t DIR` or `--target-directory[=]DIR` (cp, mv, install, ln), the last
-/// given.
-fn target_directory(args: &[Word]) -> Option<Word> {
-    let mut explicit = None;
-    for (i, a) in args.iter().enumerate() {
-        if a.text == "-t" {
-            explicit = args.get(i + 1).cloned();
-        } else if let Some(v) = long_value(args, i, "--target-directory") {
-            explicit = Some(Word {
-                text: value_text(v),
-                ..v.clone()
-            });
-        }
+/// Options of cp, mv, install and ln (GNU coreutils) that take a value, in the next word or
+/// attached (`-S~`, `--suffix=~`). Optional values (`--backup[=C]`, `--preserve[=L]`) are only
+/// ever attached, so those are read as flags.
+fn copy_value_options(prog: &str) -> &'static [&'static str] {
+    match prog {
+        "install" => &[
+            "-t",
+            "-S",
+            "-g",
+            "-m",
+            "-o",
+            "--target-directory",
+            "--suffix",
+            "--group",
+            "--mode",
+            "--owner",
+            "--strip-program",
+        ],
+        "cp" => &[
+            "-t",
+            "-S",
+            "--target-directory",
+            "--suffix",
+            "--sparse",
+            "--no-preserve",
+        ],
+        _ => &["-t", "-S", "--target-directory", "--suffix"],
     }
-    explicit
+}
+
+/// Whether getopt reads `word` as an option word: a literal `-x`, or a computed word whose
+/// known start is one (`-t"$D"`).
+fn option_like(word: &Word) -> bool {
+    word.is_option() || (word.dynamic && word.prefix.len() > 1 && word.prefix.starts_with('-'))
+}
+
+/// cp, mv, install and ln read as getopt reads them: the directory of `-t DIR`, `-tDIR`,
+/// `-vt DIR`, `--target-directory=DIR` or any unambiguous abbreviation (`--target=DIR`, `--t
+/// DIR`), the last given, and the operands (option values are not operands; after `--`
+/// everything is one).
+fn copy_arguments<'w>(prog: &str, args: &'w [Word]) -> (Option<Word>, Vec<&'w Word>) {
+    let with_value = copy_value_options(prog);
+    let mut explicit = None;
+    let mut ops = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let word = &args[i];
+        if !word.dynamic && word.text == "--" {
+            ops.extend(&args[i + 1..]);
+            break;
+        }
+        if !option_like(word) {
+            ops.push(word);
+            i += 1;
+            continue;
+        }
+        let (opts, used) = split_option(args, i, with_value);
+        for opt in opts {
+            if opt.name == "-t" || opt.name == "--target-directory" {
+                // A computed value keeps its source text: the target is then unknown.
+                explicit = Some(
+                    opt.value
+                        .unwrap_or_else(|| Word::computed("", "", word.span)),
+                );
+            }
+        }
+        i += used;
+    }
+    (explicit, ops)
+}
+
+/// The directory of `-t DIR` (every spelling getopt accepts; see [`copy_arguments`]).
+fn target_directory(prog: &str, args: &[Word]) -> Option<Word> {
+    copy_arguments(prog, args).0
 }
 
 fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
-    let explicit = target_directory(args);
+    let (explicit, ops) = copy_arguments(prog, args);
     let has_explicit = explicit.is_some();
-    let ops = operands(args);
     let directory_mode = prog == "install"
         && args
             .iter()
