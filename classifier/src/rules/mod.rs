@@ -105,6 +105,14 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if let Some(argv) = expand::braced_command(w, &cmd) {
         return run(w, Cmd { argv, ..cmd });
     }
+    if let Some(argv) = output::response_file_argv(&cmd) {
+        // The input is used up as arguments; the command reads nothing more from it.
+        let input = Flow {
+            fed: true,
+            ..Flow::default()
+        };
+        return run(w, Cmd { argv, input, ..cmd });
+    }
     record(w, &cmd);
     if let Some(first) = cmd.argv.first().filter(|f| !f.dynamic) {
         crate::evaluation::check_command(w, &cmd, basename(&first.text));

@@ -240,7 +240,7 @@ const NEVER_OPENS_OPERANDS: &[&str] = &[
 
 /// Programs that read more arguments, file names among them, from `@FILE` (binutils, compilers).
 #[rustfmt::skip]
-const RESPONSE_FILES: &[&str] = &[
+pub(super) const RESPONSE_FILES: &[&str] = &[
     "strings", "readelf", "objdump", "nm", "size", "addr2line", "c++filt", "ar", "ranlib",
     "objcopy", "strip", "elfedit", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac",
     "java",
@@ -641,4 +641,31 @@ fn dirname_of(path: &str) -> String {
             }
         }
     }
+}
+
+/// `strings @/dev/stdin <<< ~/.ssh/id_rsa`: a program that reads more arguments from `@FILE`,
+/// with FILE its standard input and that input known, is the command with those words in
+/// place of `@FILE` (split at blanks as libiberty's `buildargv` does, quotes removed). `None`
+/// when nothing is to be spliced.
+pub(super) fn response_file_argv(cmd: &Cmd) -> Option<Vec<Word>> {
+    let first = cmd.argv.first().filter(|f| !f.dynamic)?;
+    if !RESPONSE_FILES.contains(&super::basename(&first.text)) {
+        return None;
+    }
+    let text = cmd.input.text.as_ref()?;
+    let at = cmd.argv.iter().position(|a| {
+        !a.dynamic
+            && matches!(
+                a.text.as_str(),
+                "@/dev/stdin" | "@/dev/fd/0" | "@/proc/self/fd/0" | "@/proc/thread-self/fd/0"
+            )
+    })?;
+    let span = cmd.argv[at].span;
+    let words = text
+        .split_whitespace()
+        .map(|w| Word::literal(&w.replace(['\'', '"', '\\'], ""), span));
+    let mut argv = cmd.argv[..at].to_vec();
+    argv.extend(words);
+    argv.extend(cmd.argv[at + 1..].iter().cloned());
+    Some(argv)
 }

@@ -46,6 +46,15 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if names_process_secrets_at(w, word) {
         return true;
     }
+    if word.dynamic
+        && super::alternatives(w, word)
+            .iter()
+            .any(|alternative| names_credentials(w, alternative))
+    {
+        // A loop variable, an array element, a variable `read` from known input or assigned
+        // in a branch: any of its values.
+        return true;
+    }
     if word.dynamic {
         // The known prefix with anything after it, and the source text as written, where the
         // parts that matter may follow the computed one (`/proc/$$/root/home/u/.ssh/id_rsa`).

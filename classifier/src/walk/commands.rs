@@ -266,10 +266,14 @@ impl Walker<'_> {
             // `a[$(cmd)]=1`: the subscript is evaluated (arithmetic, substitutions) first.
             self.statement(name_node, &Flow::default());
         }
-        let value = match node.child_by_field_name("value") {
+        let value_node = node.child_by_field_name("value");
+        let value = match value_node {
             Some(v) => self.single_word(v),
             None => Word::literal("", self.span_of(node)),
         };
+        let array_values = value_node
+            .filter(|v| v.kind() == "array")
+            .map(|v| self.static_elements(v));
         // `x+=y` appends to the old value (an array element for an array, a sum for an integer).
         let append = self
             .source(name_node.end_byte(), node.end_byte())
@@ -285,6 +289,13 @@ impl Walker<'_> {
                     self.vars.insert(name.clone(), v);
                 }
                 Some(v) => {
+                    // `x[1]=~/.ssh/id_rsa`: the element is also one of the values `"${x[@]}"`
+                    // may give.
+                    if let Some((base, _)) = name.split_once('[') {
+                        let maybe = self.maybe_vars.entry(base.to_string()).or_default();
+                        maybe.push(v.clone());
+                        maybe.truncate(super::MAX_MAYBE_VALUES);
+                    }
                     let maybe = self.maybe_vars.entry(name.clone()).or_default();
                     if let Some(old) = self.vars.remove(&name) {
                         maybe.push(old);
@@ -296,9 +307,35 @@ impl Walker<'_> {
                     self.vars.remove(&name);
                 }
             }
+            if let Some(elements) = array_values {
+                // `x=(~/.ssh/id_rsa a)`: computed as a word, but `"${x[@]}"`, `${x[0]}` may
+                // give any element.
+                let maybe = self.maybe_vars.entry(name.clone()).or_default();
+                if !append {
+                    maybe.clear();
+                }
+                maybe.extend(elements);
+                maybe.truncate(super::MAX_MAYBE_VALUES);
+            }
             rules::check_assignment(self, &name, &value);
         }
         Some((name, value))
+    }
+
+    /// The static values among the elements of an array literal `(a b …)`. Elements with
+    /// substitutions are left out: their commands were walked with the assignment already, and
+    /// their values are not known.
+    fn static_elements(&mut self, array: Node) -> Vec<String> {
+        let mut values = Vec::new();
+        for element in named_children(array) {
+            let text = self.node_text(element);
+            if ["$(", "`", "<(", ">("].iter().any(|s| text.contains(s)) {
+                continue;
+            }
+            let words = self.words(element);
+            values.extend(words.into_iter().filter(|w| !w.dynamic).map(|w| w.text));
+        }
+        values
     }
 
     /// `export`, `local`, `declare`, `readonly`, `typeset`, `unset`.
