@@ -636,6 +636,8 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
             w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, prog.span);
         }
     }
+    // `ENVIRON["X"]` with X holding a credential store's path.
+    super::interp::environment_credential_lookup(w, "awk", &prog.text, prog.span);
     let fx = awk_effects(&prog.text);
     if (fx.system || fx.pipe) && cmd.input.untrusted() {
         let msg = "the awk program runs commands while reading downloaded or decoded input";

@@ -347,7 +347,26 @@ impl Walker<'_> {
                 .node_text(node)
                 .split_whitespace()
                 .any(|w| w.starts_with("-f"));
+        // `export X`, `readonly X`: only attributes change, the value stays (and an exported
+        // credential path reaches what the script runs next); `local X`, `declare X` may make
+        // a new, empty variable.
+        let keeps = matches!(
+            node.child(0).map(|c| self.node_text(c)),
+            Some("export" | "readonly")
+        );
+        // `export X=~/.kube/config`, `declare -x X=…`: every program run after gets the path.
+        let exports = matches!(
+            node.child(0).map(|c| self.node_text(c)),
+            Some("export" | "declare" | "typeset")
+        ) && (self.node_text(node).starts_with("export")
+            || self
+                .node_text(node)
+                .split_whitespace()
+                .any(|w| w.starts_with('-') && w.contains('x')));
         let forget = |w: &mut Self, name: &str| {
+            if keeps {
+                return;
+            }
             w.maybe_vars.remove(name);
             if unsets && w.conditional == 0 {
                 w.vars.insert(name.to_string(), String::new());
@@ -362,11 +381,18 @@ impl Walker<'_> {
             match child.kind() {
                 "variable_assignment" => {
                     if let Some((name, value)) = self.assignment(child, true) {
+                        if exports {
+                            rules::environment_credential(self, &name, &value);
+                        }
                         argv.push(Word::literal(&format!("{name}={}", value.text), value.span));
                     }
                 }
                 "variable_name" => {
                     let name = self.node_text(child).to_string();
+                    if exports && let Some(value) = self.vars.get(&name).cloned() {
+                        let value = Word::literal(&value, self.span_of(child));
+                        rules::environment_credential(self, &name, &value);
+                    }
                     forget(self, &name);
                     argv.push(Word::literal(&name, self.span_of(child)));
                 }
