@@ -37,6 +37,12 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     // The directories `-C`, `--git-dir` and `--work-tree` name: where a writing subcommand
     // writes.
     let mut git_dirs: Vec<Word> = Vec::new();
+    // The work trees and git directories named (`--work-tree`, `--git-dir`, `-c
+    // core.worktree=…`), each with the directories it is relative to: a writing subcommand
+    // writes there.
+    let mut work_trees: Vec<(Word, Cwds)> = Vec::new();
+    // `-c init.templateDir=…`: the template `git init`/`git clone` copies hooks from.
+    let mut template: Option<Word> = None;
     let mut i = 0;
     while i < args.len() && args[i].is_option() {
         // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
@@ -47,7 +53,38 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             {
                 git_dirs.push(value.clone());
             }
+            if matches!(opt.name.as_str(), "--git-dir" | "--work-tree") {
+                let value = opt
+                    .value
+                    .clone()
+                    .unwrap_or_else(|| Word::computed("", "", args[i].span));
+                work_trees.push((value, dirs.clone()));
+            }
+            if opt.name == "-c"
+                && let Some(value) = &opt.value
+            {
+                let (key, setting) = value.text.split_once('=').unwrap_or((&value.text, ""));
+                match key.to_ascii_lowercase().as_str() {
+                    "core.worktree" => {
+                        let tree = Word {
+                            text: setting.to_string(),
+                            prefix: value.prefix.split_once('=').map_or("", |(_, v)| v).into(),
+                            ..value.clone()
+                        };
+                        work_trees.push((tree, dirs.clone()));
+                    }
+                    "init.templatedir" if !setting.is_empty() || value.dynamic => {
+                        template = Some(value.clone());
+                    }
+                    _ => {}
+                }
+            }
             if opt.name == "-C" {
+                // Judged lexically as well: `git -C ..` is the project's parent, although git
+                // resolving `..` physically leaves its configuration unread.
+                if let Some(value) = &opt.value {
+                    work_trees.push((value.clone(), dirs.clone()));
+                }
                 dirs = change_directory(w, &dirs, opt.value.as_ref());
                 if !same_repository(w, &dirs) {
                     not_read_only.get_or_insert(Outcome::not(
@@ -74,6 +111,22 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     };
     let sub_args = &args[i + 1..];
     let outcome = subcommand(w, sub.text.as_str(), sub_args);
+    if let Some(value) = template.filter(|_| matches!(sub.text.as_str(), "init" | "clone")) {
+        let msg = format!(
+            "\"git -c {}\" makes \"git {}\" install that template's hooks, which run on later \
+             git commands",
+            value.text, sub.text
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitConfigOverrideProgram,
+            msg,
+            value.span,
+        );
+    }
+    if outcome.read_only != super::ReadOnly::Yes {
+        work_tree_outside(w, &sub.text, &dirs, &work_trees, cmd.span);
+    }
     // The directory a subcommand creates or fills, judged from where git runs (after `-C`):
     // `git clone URL ~/.config/systemd/user` plants units, `git init ~` makes `~/.git`. Only
     // the places whose content runs later count (a sibling worktree, `../wt`, is ordinary).
@@ -107,6 +160,42 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
     }
     Some(outcome)
+}
+
+/// A subcommand that is not read-only writes in its work tree and git directory (a checkout,
+/// a stash, a pull, a reset, hooks run from there): where git runs (after `cd` and `-C`), a
+/// `--work-tree`/`--git-dir`/`-c core.worktree=` it is given, and `GIT_WORK_TREE`/`GIT_DIR`
+/// in its environment. Each is judged as a write target: outside the project (`cd ~ && git
+/// stash`, `git -C .. checkout .`, `GIT_WORK_TREE=~ git checkout -- .`) it is dangerous, as
+/// writing there with any other program is; computed, it is not read-only.
+fn work_tree_outside(
+    w: &mut Walker,
+    sub: &str,
+    dirs: &Cwds,
+    named: &[(Word, Cwds)],
+    span: crate::Span,
+) {
+    let what = format!("git {sub} (its work tree or git directory)");
+    let saved = w.cwds.clone();
+    for (tree, relative_to) in named {
+        w.cwds = relative_to.clone();
+        super::check_write_target(w, tree, &what, tree.span);
+    }
+    w.cwds = dirs.clone();
+    for name in ["GIT_WORK_TREE", "GIT_DIR"] {
+        if let Some(value) = w.vars.get(name).cloned() {
+            let tree = Word::literal(&value, span);
+            super::check_write_target(w, &tree, &what, span);
+        }
+    }
+    if let Some((known, _)) = dirs.all_known() {
+        let known: Vec<_> = known.to_vec();
+        for dir in known {
+            let here = Word::literal(&dir.to_string_lossy(), span);
+            super::check_write_target(w, &here, &what, span);
+        }
+    }
+    w.cwds = saved;
 }
 
 /// A directory git creates or fills at `target`: dangerous in a protected tree, at home or
