@@ -30,6 +30,7 @@ mod secrets;
 mod speculative;
 mod system;
 mod tools;
+mod vimscript;
 mod wrappers;
 
 use crate::ids::RuleId;
