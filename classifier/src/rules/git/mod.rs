@@ -110,7 +110,15 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         return Some(Outcome::read_only());
     };
     let sub_args = &args[i + 1..];
+    // The subcommand's paths are relative to where git runs (`git -C sub checkout HEAD --
+    // ../.git/hooks/x` writes the hooks). Where `-C` made that unknown (a `..`, a computed
+    // directory), they keep the script's directory, whose judgement is the closest known.
+    let script_dirs = w.cwds.clone();
+    if dirs.all_known().is_some() {
+        w.cwds = dirs.clone();
+    }
     let outcome = subcommand(w, sub.text.as_str(), sub_args);
+    w.cwds = script_dirs;
     if let Some(value) = template.filter(|_| matches!(sub.text.as_str(), "init" | "clone")) {
         let msg = format!(
             "\"git -c {}\" makes \"git {}\" install that template's hooks, which run on later \
