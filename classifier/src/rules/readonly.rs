@@ -156,12 +156,25 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             // variable (or array) is computed for the rules, but each line and each field of
             // it is still tried, so `read -r f <<< ~/.ssh/id_rsa; cat "$f"` is judged as `cat
             // ~/.ssh/id_rsa` is.
+            // Fields split at blanks and at the characters of an `IFS` set for this command or
+            // earlier (`IFS=: read -r a b <<< "x:$HOME/.aws/credentials"`).
+            let ifs: String = cmd
+                .assigns
+                .iter()
+                .filter(|(n, _)| n == "IFS")
+                .filter_map(|(_, v)| v.known().map(str::to_string))
+                .chain(w.vars.get("IFS").cloned())
+                .collect();
             let maybe = w.maybe_vars.entry(name.text.clone()).or_default();
             maybe.extend(old);
             for line in text.lines() {
                 let line = line.trim();
                 maybe.push(line.to_string());
-                maybe.extend(line.split_whitespace().map(str::to_string));
+                maybe.extend(
+                    line.split(|c: char| c.is_whitespace() || ifs.contains(c))
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_string),
+                );
             }
             maybe.dedup();
             maybe.truncate(crate::walk::MAX_MAYBE_VALUES);

@@ -370,8 +370,9 @@ impl Walker<'_> {
         flow
     }
 
-    /// The static values of the word list of `for NAME in WORDS` (globs as patterns). Words
-    /// with substitutions are left out: reading them again would run their commands twice in
+    /// The static values of the word list of `for NAME in WORDS` (globs as patterns; a word
+    /// computed after a known start as that start and `*`). Words with substitutions are left
+    /// out: reading them again would run their commands twice in
     /// the walk, and their values are not known anyway.
     fn loop_values(&mut self, node: Node) -> Vec<String> {
         let mut values = Vec::new();
@@ -386,8 +387,14 @@ impl Walker<'_> {
             {
                 continue;
             }
-            let words = self.words(value);
-            values.extend(words.into_iter().filter(|w| !w.dynamic).map(|w| w.text));
+            for word in self.words(value) {
+                if !word.dynamic {
+                    values.push(word.text);
+                } else if !word.prefix.is_empty() {
+                    // `~/.ssh/$k`: some name below the known start.
+                    values.push(format!("{}*", word.prefix));
+                }
+            }
         }
         values
     }
