@@ -21,12 +21,30 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         | "joe" | "jmacs" | "jstar" | "rjoe" | "jed" | "mcedit" | "ne" | "mg" | "zile" | "jove"
         | "vis" | "dte" | "amp" | "kibi" | "elvis" | "nvi" | "levee" | "le" => {
             if matches!(prog, "emacs" | "emacs-nox") {
-                emacs_code(w, &cmd.argv[1..]);
+                emacs_code(w, &cmd.argv[1..], false);
             }
             edited_files(w, &cmd.argv[1..], &[], prog);
             Outcome::not(
                 RuleId::ReadonlyNotAllowListed,
                 format!("\"{prog}\" is an editor: it writes the files it is given"),
+            )
+        }
+        "emacsclient" => {
+            // `emacsclient -e EXPR…` evaluates in the person's running Emacs, outside any
+            // sandbox; `emacsclient FILE` opens FILE there for editing.
+            if emacs_code(w, &cmd.argv[1..], true) {
+                let msg = "\"emacsclient -e\" evaluates Lisp in the person's running Emacs, \
+                           a process outside any sandbox gg sets up";
+                w.reason(Class::Dangerous, RuleId::ExecInterpreterCode, msg, cmd.span);
+                return Some(Outcome::not(
+                    RuleId::ExecInterpreterCode,
+                    "\"emacsclient -e\" evaluates Lisp in a running Emacs",
+                ));
+            }
+            edited_files(w, &cmd.argv[1..], EMACSCLIENT_WITH_VALUE, prog);
+            Outcome::not(
+                RuleId::ReadonlyNotAllowListed,
+                "\"emacsclient\" opens files in a running Emacs, which writes them",
             )
         }
         "man" => man(w, cmd),
@@ -483,6 +501,20 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
         .iter()
         .find(|a| !a.is_option() && !a.text.starts_with('+'))
         .cloned();
+    // `--remote-send KEYS`, `--remote-expr EXPR` act in the person's running vim server, a
+    // process outside any sandbox gg sets up (`--remote FILE` only opens a file there, judged
+    // as any file operand is).
+    if let Some(remote) = args
+        .iter()
+        .take_while(|a| a.dynamic || a.text != "--")
+        .find(|a| matches!(a.text.as_str(), "--remote-send" | "--remote-expr"))
+    {
+        let msg = format!(
+            "\"{prog} {}\" makes the person's running vim do it, outside any sandbox",
+            remote.text
+        );
+        w.reason(Class::Dangerous, RuleId::ExecEditorShell, msg, remote.span);
+    }
     // `ex f`, `vim -es f` read ex commands from their input.
     if let Some(text) = &cmd.input.text {
         for line in text.lines() {
@@ -529,10 +561,37 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     )
 }
 
+/// emacsclient's options that take the next word as their value.
+#[rustfmt::skip]
+const EMACSCLIENT_WITH_VALUE: &[&str] = &[
+    "-a", "--alternate-editor", "-s", "--socket-name", "-f", "--server-file", "-d", "--display",
+    "-T", "--tramp", "-F", "--frame-parameters",
+];
+
 /// `emacs --eval EXPR` (`-eval`, `--eval=EXPR`, also in `-batch`/`--batch`) evaluates Lisp;
 /// `-l FILE`/`--load`, `--script FILE` and `-f FUNCTION`/`--funcall` run Lisp from a file or
-/// a function: code execution either way.
-fn emacs_code(w: &mut Walker, args: &[Word]) {
+/// a function: code execution either way. For emacsclient (`client`), `-e`/`--eval` makes
+/// every operand an expression; returns whether it did.
+fn emacs_code(w: &mut Walker, args: &[Word], client: bool) -> bool {
+    if client {
+        let evaluates = args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| a.text == "-e" || long_is(&a.text, "--eval"));
+        if evaluates {
+            let mut i = 0;
+            while i < args.len() {
+                let a = &args[i];
+                i += 1;
+                if EMACSCLIENT_WITH_VALUE.contains(&a.text.as_str()) {
+                    i += 1;
+                } else if !a.is_option() {
+                    super::vimscript::emacs_lisp(w, a, a.span);
+                }
+            }
+        }
+        return evaluates;
+    }
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -565,6 +624,7 @@ fn emacs_code(w: &mut Walker, args: &[Word]) {
             w.reason(Class::Normal, RuleId::ExecInterpreterCode, msg, a.span);
         }
     }
+    false
 }
 
 fn man(w: &mut Walker, cmd: &Cmd) -> Outcome {

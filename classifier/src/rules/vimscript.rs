@@ -576,31 +576,45 @@ pub(crate) fn emacs_lisp(w: &mut Walker, code: &Word, span: Span) {
             shell(w, &words.join(" "), span);
         }
     }
-    for function in [
-        "write-region",
-        "delete-file",
-        "delete-directory",
-        "copy-file",
-        "rename-file",
-        "make-symbolic-link",
+    // Files: Lisp writes in too many ways to list (`write-region`, `with-temp-file`,
+    // `find-file` then `save-buffer`, `copy-file`, `f-write-text` …). Code that has any
+    // writing or deleting form writes, for all this reading knows, every path its strings
+    // name.
+    let writes = [
+        "write",
+        "save-buffer",
+        "with-temp-file",
         "append-to-file",
-        "write-file",
+        "copy-",
+        "rename-",
+        "delete-",
         "make-directory",
-    ] {
-        let mut rest = text;
-        while let Some(at) = rest.find(function) {
-            rest = &rest[at + function.len()..];
-            let form = rest.split(')').next().unwrap_or("");
-            let strings = lisp_strings(form);
-            if strings.is_empty() {
-                let msg = format!("emacs ({function} …) writes a file whose name is computed");
-                w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, span);
-            }
-            for path in strings {
-                target(w, &path, &format!("emacs ({function})"), span);
-            }
+        "make-symbolic-link",
+        "add-name-to-file",
+        "set-file-",
+        "f-append",
+        "f-move",
+        "f-copy",
+        "f-touch",
+        "f-mkdir",
+        "dired-",
+        "shell-command",
+    ]
+    .iter()
+    .any(|form| text.contains(form));
+    if writes {
+        for path in lisp_strings(text).iter().filter(|s| looks_like_path(s)) {
+            target(w, path, "emacs Lisp", span);
         }
     }
+}
+
+/// Whether a string literal of code may be a file name (`~/.bashrc`, `/etc/x`, `../x`,
+/// `out/a.txt`) rather than text (`"hi there"`).
+fn looks_like_path(text: &str) -> bool {
+    !text.is_empty()
+        && !text.contains(char::is_whitespace)
+        && (text.starts_with(['/', '~', '.', '$']) || text.contains('/'))
 }
 
 /// The double-quoted string literals of Lisp text (backslash escapes).
