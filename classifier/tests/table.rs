@@ -1615,7 +1615,7 @@ fn unconfined_paths_no_check_can_see_are_not_read_only() {
         ("cat docs/credentials", N),
         ("strings @list.txt", N),
         ("strings @/dev/stdin <<< ~/.ssh/id_rsa", D),
-        ("sort --files0-from=- <<< ~/.ssh/id_rsa", N),
+        ("sort --files0-from=- <<< ~/.ssh/id_rsa", D),
         ("wc --files0-from=names", N),
         ("strings a.out", R),
         ("cat README.md", R),

@@ -144,6 +144,7 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if first.text.contains('/') {
         path_invoked(w, first);
     }
+    output::names_from_input(w, &cmd, &prog);
     let policy_allowed = apply_policy(w, &cmd, &prog);
     // `X=… sh -c '… $X …'`, `X=… python3 -c '…os.environ["X"]…'`: what the command runs sees
     // the values of its prefix assignments.
