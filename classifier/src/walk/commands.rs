@@ -357,7 +357,7 @@ impl Walker<'_> {
         // `export X=~/.kube/config`, `declare -x X=…`: every program run after gets the path.
         let exports = matches!(
             node.child(0).map(|c| self.node_text(c)),
-            Some("export" | "declare" | "typeset")
+            Some("export" | "declare" | "typeset" | "local")
         ) && (self.node_text(node).starts_with("export")
             || self
                 .node_text(node)
