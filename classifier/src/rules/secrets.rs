@@ -400,6 +400,14 @@ pub(crate) fn names_process_secrets_at(w: &Walker, word: &Word) -> bool {
     if names_process_secrets(word) {
         return true;
     }
+    if word.dynamic
+        && super::alternatives(w, word)
+            .iter()
+            .any(|alternative| names_process_secrets_at(w, alternative))
+    {
+        // `for p in /proc/[0-9]*; do cat $p/environ; done`: any value of the variable.
+        return true;
+    }
     let text = word.text.trim_matches(['"', '\'']);
     // Cheap first: only a path through `/proc` can name a process's files.
     let relative = !text.starts_with(['/', '~']);
