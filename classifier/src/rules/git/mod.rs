@@ -40,7 +40,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     // The work trees and git directories named (`--work-tree`, `--git-dir`, `-c
     // core.worktree=…`), each with the directories it is relative to: a writing subcommand
     // writes there.
-    let mut work_trees: Vec<(Word, Cwds)> = Vec::new();
+    let mut work_trees: Vec<(Word, Cwds, bool)> = Vec::new();
     // `-c init.templateDir=…`: the template `git init`/`git clone` copies hooks from.
     let mut template: Option<Word> = None;
     let mut i = 0;
@@ -58,7 +58,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                     .value
                     .clone()
                     .unwrap_or_else(|| Word::computed("", "", args[i].span));
-                work_trees.push((value, dirs.clone()));
+                work_trees.push((value, dirs.clone(), opt.name == "--git-dir"));
             }
             if opt.name == "-c"
                 && let Some(value) = &opt.value
@@ -71,7 +71,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                             prefix: value.prefix.split_once('=').map_or("", |(_, v)| v).into(),
                             ..value.clone()
                         };
-                        work_trees.push((tree, dirs.clone()));
+                        work_trees.push((tree, dirs.clone(), false));
                     }
                     "init.templatedir" if !setting.is_empty() || value.dynamic => {
                         template = Some(value.clone());
@@ -83,7 +83,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 // Judged lexically as well: `git -C ..` is the project's parent, although git
                 // resolving `..` physically leaves its configuration unread.
                 if let Some(value) = &opt.value {
-                    work_trees.push((value.clone(), dirs.clone()));
+                    work_trees.push((value.clone(), dirs.clone(), false));
                 }
                 dirs = change_directory(w, &dirs, opt.value.as_ref());
                 if !same_repository(w, &dirs) {
@@ -180,20 +180,24 @@ fn work_tree_outside(
     w: &mut Walker,
     sub: &str,
     dirs: &Cwds,
-    named: &[(Word, Cwds)],
+    named: &[(Word, Cwds, bool)],
     span: crate::Span,
 ) {
     let what = format!("git {sub} (its work tree or git directory)");
     let saved = w.cwds.clone();
-    for (tree, relative_to) in named {
+    for (tree, relative_to, git_dir) in named {
         w.cwds = relative_to.clone();
-        super::check_write_target(w, tree, &what, tree.span);
+        if !(*git_dir && own_git_dir(w, tree)) {
+            super::check_write_target(w, tree, &what, tree.span);
+        }
     }
     w.cwds = dirs.clone();
     for name in ["GIT_WORK_TREE", "GIT_DIR"] {
         if let Some(value) = w.vars.get(name).cloned() {
             let tree = Word::literal(&value, span);
-            super::check_write_target(w, &tree, &what, span);
+            if !(name == "GIT_DIR" && own_git_dir(w, &tree)) {
+                super::check_write_target(w, &tree, &what, span);
+            }
         }
     }
     if let Some((known, _)) = dirs.all_known() {
@@ -204,6 +208,17 @@ fn work_tree_outside(
         }
     }
     w.cwds = saved;
+}
+
+/// Whether `dir` is the project's own git directory (`--git-dir=.git`, `GIT_DIR=.git`): git
+/// writing there is what every writing git command does, not a write into a protected tree.
+fn own_git_dir(w: &Walker, dir: &Word) -> bool {
+    if dir.dynamic || !w.ctx.cwd.is_absolute() {
+        return false;
+    }
+    let own = paths::normalize(&w.ctx.cwd.join(".git"));
+    let resolved = paths::resolve_all(dir, &w.cwds, w.ctx);
+    !resolved.is_empty() && resolved.iter().all(|p| *p == own)
 }
 
 /// A directory git creates or fills at `target`: dangerous in a protected tree, at home or
