@@ -305,6 +305,13 @@ impl Walker<'_> {
                 }
                 None => {
                     self.vars.remove(&name);
+                    // `g=$f`, `f=${x[0]}`: a copy of a variable with possible values has them.
+                    let copied = rules::alternatives(self, &value);
+                    if !copied.is_empty() {
+                        let maybe = self.maybe_vars.entry(name.clone()).or_default();
+                        maybe.extend(copied.into_iter().map(|w| w.text));
+                        maybe.truncate(super::MAX_MAYBE_VALUES);
+                    }
                 }
             }
             if let Some(elements) = array_values {

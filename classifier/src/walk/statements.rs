@@ -388,8 +388,12 @@ impl Walker<'_> {
                 continue;
             }
             for word in self.words(value) {
+                let copied = crate::rules::alternatives(self, &word);
                 if !word.dynamic {
                     values.push(word.text);
+                } else if !copied.is_empty() {
+                    // `"${x[@]}"`, `$f`: the values the variable may hold.
+                    values.extend(copied.into_iter().map(|w| w.text));
                 } else if !word.prefix.is_empty() {
                     // `~/.ssh/$k`: some name below the known start.
                     values.push(format!("{}*", word.prefix));
