@@ -396,9 +396,19 @@ impl Walker<'_> {
                 }
                 "variable_name" => {
                     let name = self.node_text(child).to_string();
-                    if exports && let Some(value) = self.vars.get(&name).cloned() {
-                        let value = Word::literal(&value, self.span_of(child));
-                        rules::environment_credential(self, &name, &value);
+                    if exports {
+                        // The value it holds, or any it may hold (`read -r X <<< …; export X`).
+                        let values: Vec<String> = self
+                            .vars
+                            .get(&name)
+                            .into_iter()
+                            .chain(self.maybe_vars.get(&name).into_iter().flatten())
+                            .cloned()
+                            .collect();
+                        for value in values {
+                            let value = Word::literal(&value, self.span_of(child));
+                            rules::environment_credential(self, &name, &value);
+                        }
                     }
                     forget(self, &name);
                     argv.push(Word::literal(&name, self.span_of(child)));
