@@ -2175,13 +2175,18 @@ fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_f
         std::fs::write(fx.repo.join("README.md"), "readme\n").unwrap();
         let py = python();
         let scripts = [
-            format!("X=~/.ssh/id_rsa {py} -c \"import os;print(open(os.environ['X']).read())\""),
+            // Forms the classifier cannot see through (a directory computed at run time, a name
+            // split by quotes): those it can see (`X=~/.ssh/id_rsa {py} …`, `read f <<<
+            // ~/.gg/web.json`) are dangerous since s29 and never reach the guard unasked.
+            format!(
+                "X=\"$(cd ~; pwd)/.ss\"h/id_\"rsa\" {py} -c \"import os;print(open(os.environ['X']).read())\""
+            ),
             "find ../ -type f | xargs grep -h guard-canary-".to_string(),
-            "read f <<< ~/.gg/web.json; cp $f out.txt; cat out.txt".to_string(),
+            "read f <<< \"$(cd ~; pwd)/.gg/web.json\"; cp $f out.txt; cat out.txt".to_string(),
             format!("{py} -c \"import sys;open(sys.argv[1],'a').write('echo PWNED')\" ~/.bashrc"),
             "cp README.md \"$(cd ~; pwd)/.zshrc\"".to_string(),
             format!(
-                "X=~/.ssh {py} -c \"import os;open(os.environ['X']+'/authorized_keys','a').write('k')\""
+                "X=\"$(cd ~; pwd)/.ss\"h {py} -c \"import os;open(os.environ['X']+'/authorized_keys','a').write('k')\""
             ),
             format!(
                 "echo ok > made-here.txt && X=~/.cache {py} -c \"import os;open(os.environ['X']+'/x','w').write('c')\" \

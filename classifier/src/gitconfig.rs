@@ -191,6 +191,9 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
                     | "alternaterefscommand"
             ) || (key == "worktree" && worktree_leaves_the_repository(entry.value.as_deref()))
         }
+        // `init.templateDir`: `git init` (also run again in an existing repository) and `git
+        // clone` copy the template's `hooks/`, which then run.
+        "init" => key == "templatedir",
         "diff" if sub => matches!(key, "textconv" | "command"),
         // `tar.<format>.command` filters `git archive`'s output; `trailer.<token>.cmd` runs
         // for `git commit --trailer` and `git interpret-trailers`.

@@ -2,7 +2,7 @@
 //! `tar --checkpoint-action`, `vim -c '!…'`, `man -H`, `rg --pre`, `awk 'system(…)'`.
 
 use super::args::split_option_with;
-use super::exec::{embedded_shell_commands, join_spans, quoted_prefix, shell_strings};
+use super::exec::{embedded_shell_commands, join_spans, quoted_prefix};
 use super::scripts::awk_effects;
 use super::{
     Outcome, check_write_target, long_is, long_value, run_code, run_payload, short_has, value_text,
@@ -20,10 +20,31 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         "emacs" | "emacs-nox" | "nano" | "rnano" | "pico" | "micro" | "kak" | "hx" | "helix"
         | "joe" | "jmacs" | "jstar" | "rjoe" | "jed" | "mcedit" | "ne" | "mg" | "zile" | "jove"
         | "vis" | "dte" | "amp" | "kibi" | "elvis" | "nvi" | "levee" | "le" => {
+            if matches!(prog, "emacs" | "emacs-nox") {
+                emacs_code(w, &cmd.argv[1..], false);
+            }
             edited_files(w, &cmd.argv[1..], &[], prog);
             Outcome::not(
                 RuleId::ReadonlyNotAllowListed,
                 format!("\"{prog}\" is an editor: it writes the files it is given"),
+            )
+        }
+        "emacsclient" => {
+            // `emacsclient -e EXPR…` evaluates in the person's running Emacs, outside any
+            // sandbox; `emacsclient FILE` opens FILE there for editing.
+            if emacs_code(w, &cmd.argv[1..], true) {
+                let msg = "\"emacsclient -e\" evaluates Lisp in the person's running Emacs, \
+                           a process outside any sandbox gg sets up";
+                w.reason(Class::Dangerous, RuleId::ExecInterpreterCode, msg, cmd.span);
+                return Some(Outcome::not(
+                    RuleId::ExecInterpreterCode,
+                    "\"emacsclient -e\" evaluates Lisp in a running Emacs",
+                ));
+            }
+            edited_files(w, &cmd.argv[1..], EMACSCLIENT_WITH_VALUE, prog);
+            Outcome::not(
+                RuleId::ReadonlyNotAllowListed,
+                "\"emacsclient\" opens files in a running Emacs, which writes them",
             )
         }
         "man" => man(w, cmd),
@@ -476,25 +497,52 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
     let prog = cmd.argv.first().map_or("vim", |p| super::basename(&p.text));
     edited_files(w, args, VIM_WITH_VALUE, prog);
+    let file = args
+        .iter()
+        .find(|a| !a.is_option() && !a.text.starts_with('+'))
+        .cloned();
+    // `--remote-send KEYS`, `--remote-expr EXPR` act in the person's running vim server, a
+    // process outside any sandbox gg sets up (`--remote FILE` only opens a file there, judged
+    // as any file operand is).
+    if let Some(remote) = args
+        .iter()
+        .take_while(|a| a.dynamic || a.text != "--")
+        .find(|a| matches!(a.text.as_str(), "--remote-send" | "--remote-expr"))
+    {
+        let msg = format!(
+            "\"{prog} {}\" makes the person's running vim do it, outside any sandbox",
+            remote.text
+        );
+        w.reason(Class::Dangerous, RuleId::ExecEditorShell, msg, remote.span);
+    }
     // `ex f`, `vim -es f` read ex commands from their input.
     if let Some(text) = &cmd.input.text {
-        let file = args.iter().find(|a| !a.is_option()).cloned();
-        super::fs::ed_script(w, text, file.as_ref(), cmd.span, "ex");
+        for line in text.lines() {
+            super::vimscript::ex_line(w, line, file.as_ref(), cmd.span);
+        }
     }
-    for (i, a) in args.iter().enumerate() {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if !a.dynamic && a.text == "--" {
+            break;
+        }
+        // `-c CMD`, `-cCMD` (vim takes the rest of the word), `--cmd CMD`, `+CMD`.
         let command = match a.text.as_str() {
-            "-c" | "--cmd" => args.get(i + 1),
-            t if t.starts_with('+') && t.len() > 1 => Some(a),
+            "-c" | "--cmd" => {
+                i += 1;
+                args.get(i - 1).cloned()
+            }
+            t if t.starts_with("-c") && t.len() > 2 && !a.dynamic => Some(super::args::tail(a, 2)),
+            t if t.starts_with('+') && t.len() > 1 => Some(super::args::tail(a, 1)),
+            t if VIM_WITH_VALUE.contains(&t) => {
+                i += 1;
+                None
+            }
             _ => None,
         };
         let Some(c) = command else { continue };
-        let text = c
-            .text
-            .trim_start_matches('+')
-            .trim_start_matches(':')
-            .to_string();
-        let shell_cmd = text.split_once('!').map(|(_, after)| after.to_string());
-        let shell_cmd = shell_cmd.or_else(|| shell_strings(&text).into_iter().next());
         if c.dynamic {
             w.reason(
                 Class::Normal,
@@ -502,18 +550,81 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 "editor command computed at run time",
                 c.span,
             );
-        } else if let Some(sc) = shell_cmd {
-            program_option(w, &sc, c.span, RuleId::ExecEditorShell, "editor command");
-        } else {
-            // `-c 'w ~/.bashrc'` writes where the command says.
-            let file = args.iter().find(|a| !a.is_option()).cloned();
-            super::fs::ed_script(w, &text, file.as_ref(), c.span, "ex");
+            continue;
         }
+        // `-c 'w ~/.bashrc'` writes where the command says, `-c '!cmd'` runs cmd.
+        super::vimscript::ex_line(w, &c.text, file.as_ref(), c.span);
     }
     Outcome::not(
         RuleId::ReadonlyNotAllowListed,
         "editors are not on the read-only list",
     )
+}
+
+/// emacsclient's options that take the next word as their value.
+#[rustfmt::skip]
+const EMACSCLIENT_WITH_VALUE: &[&str] = &[
+    "-a", "--alternate-editor", "-s", "--socket-name", "-f", "--server-file", "-d", "--display",
+    "-T", "--tramp", "-F", "--frame-parameters",
+];
+
+/// `emacs --eval EXPR` (`-eval`, `--eval=EXPR`, also in `-batch`/`--batch`) evaluates Lisp;
+/// `-l FILE`/`--load`, `--script FILE` and `-f FUNCTION`/`--funcall` run Lisp from a file or
+/// a function: code execution either way. For emacsclient (`client`), `-e`/`--eval` makes
+/// every operand an expression; returns whether it did.
+fn emacs_code(w: &mut Walker, args: &[Word], client: bool) -> bool {
+    if client {
+        let evaluates = args
+            .iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| a.text == "-e" || long_is(&a.text, "--eval"));
+        if evaluates {
+            let mut i = 0;
+            while i < args.len() {
+                let a = &args[i];
+                i += 1;
+                if EMACSCLIENT_WITH_VALUE.contains(&a.text.as_str()) {
+                    i += 1;
+                } else if !a.is_option() {
+                    super::vimscript::emacs_lisp(w, a, a.span);
+                }
+            }
+        }
+        return evaluates;
+    }
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let t = a.text.as_str();
+        let name = t.split_once('=').map_or(t, |(n, _)| n);
+        let long = name.trim_start_matches('-');
+        let value = match t.split_once('=') {
+            Some(_) if t.starts_with("--") => Some(super::args::tail(a, name.len() + 1)),
+            _ => args.get(i).cloned(),
+        };
+        if !(a.is_option() && long.len() > 1 || t == "-l" || t == "-f") {
+            continue;
+        }
+        if matches!(long, "eval" | "execute") {
+            if !t.contains('=') {
+                i += 1;
+            }
+            if let Some(code) = value {
+                super::vimscript::emacs_lisp(w, &code, code.span);
+            }
+        } else if matches!(
+            long,
+            "l" | "load" | "script" | "scriptload" | "f" | "funcall" | "x"
+        ) {
+            if !t.contains('=') {
+                i += 1;
+            }
+            let msg = format!("\"emacs {t}\" runs Lisp code");
+            w.reason(Class::Normal, RuleId::ExecInterpreterCode, msg, a.span);
+        }
+    }
+    false
 }
 
 fn man(w: &mut Walker, cmd: &Cmd) -> Outcome {
@@ -636,6 +747,8 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
             w.reason(Class::Dangerous, RuleId::ExecEmbeddedShell, msg, prog.span);
         }
     }
+    // `ENVIRON["X"]` with X holding a credential store's path.
+    super::interp::environment_credential_lookup(w, "awk", &prog.text, prog.span);
     let fx = awk_effects(&prog.text);
     if (fx.system || fx.pipe) && cmd.input.untrusted() {
         let msg = "the awk program runs commands while reading downloaded or decoded input";

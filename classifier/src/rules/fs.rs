@@ -176,31 +176,62 @@ fn bsdtar(w: &mut Walker, cmd: &Cmd) -> Outcome {
     )
 }
 
+/// GNU patch's options that take a value (attached, `-oFILE`, or in the next word; long ones
+/// also after `=` and in any unambiguous abbreviation).
+#[rustfmt::skip]
+const PATCH_VALUE: &[&str] = &[
+    "-B", "-d", "-D", "-F", "-g", "-i", "-o", "-p", "-r", "-V", "-Y", "-z",
+    "--prefix", "--directory", "--ifdef", "--fuzz", "--get", "--input", "--output", "--strip",
+    "--reject-file", "--version-control", "--basename-prefix", "--suffix", "--quoting-style",
+    "--reject-format",
+];
+
 /// `patch [FILE]`: FILE, or the files the patch names (`+++ path`, with `-pN` components
-/// removed; without `-p`, GNU patch uses the base name) when its text is known.
+/// removed; without `-p`, GNU patch uses the base name) when its text is known; all of them
+/// in the directory of `-d DIR` (`-dDIR`, `--directory=DIR`, `--dir=DIR`), which is itself a
+/// write target. `-o FILE`, `-r FILE` and the backup prefix `-B PREFIX` are written too.
 fn patch(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
     let mut strip: Option<usize> = None;
-    let mut i = 0;
+    let mut directory: Option<Word> = None;
+    let mut written: Vec<(Word, String)> = Vec::new();
     let mut ops = Vec::new();
+    let mut i = 0;
     while i < args.len() {
-        let t = args[i].text.as_str();
-        if let Some(n) = t.strip_prefix("-p").or_else(|| t.strip_prefix("--strip=")) {
-            strip = if n.is_empty() {
-                i += 1;
-                args.get(i).and_then(|v| v.text.parse().ok())
-            } else {
-                n.parse().ok()
-            };
-        } else if matches!(
-            t,
-            "-i" | "-o" | "-d" | "-r" | "-D" | "-B" | "-F" | "-V" | "-Y" | "-z"
-        ) {
-            i += 1;
-        } else if !args[i].is_option() {
-            ops.push(&args[i]);
+        let a = &args[i];
+        if !a.dynamic && a.text == "--" {
+            ops.extend(&args[i + 1..]);
+            break;
         }
-        i += 1;
+        if !option_like(a) {
+            ops.push(a);
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(args, i, PATCH_VALUE);
+        i += used;
+        for opt in parsed {
+            let value = opt.value.unwrap_or_else(|| Word::computed("", "", a.span));
+            match opt.name.as_str() {
+                "-p" | "--strip" => strip = value.text.parse().ok(),
+                "-d" | "--directory" => directory = Some(value),
+                // `-o -` writes to standard output.
+                "-o" | "--output" | "-r" | "--reject-file" | "-B" | "--prefix"
+                    if value.dynamic || value.text != "-" =>
+                {
+                    written.push((value, format!("patch {}", opt.name)));
+                }
+                _ => {}
+            }
+        }
+    }
+    for (target, what) in &written {
+        check_write_target(w, target, what, target.span);
+    }
+    let saved = w.cwds.clone();
+    if let Some(dir) = &directory {
+        check_write_target(w, dir, "patch -d", dir.span);
+        w.cwds = w.cwds.after_cd(Some(dir), w.ctx);
     }
     if let Some(file) = ops.first() {
         check_write_target(w, file, "patch", file.span);
@@ -220,6 +251,7 @@ fn patch(w: &mut Walker, cmd: &Cmd) -> Outcome {
             check_write_target(w, &Word::literal(&target, cmd.span), "patch", cmd.span);
         }
     }
+    w.cwds = saved;
     Outcome::not(RuleId::ReadonlyNotAllowListed, "\"patch\" writes files")
 }
 
@@ -292,7 +324,7 @@ fn all_operands(w: &mut Walker, prog: &str, args: &[Word], skip: usize) -> Outco
     ops.retain(|o| !is_value_of(args, o, value_opts));
     if prog == "mv" {
         // The last operand (or `-t DIR`) may be a directory the others move into.
-        match target_directory(args) {
+        match target_directory(prog, args) {
             Some(dir) => into_directory(w, prog, &dir, &ops),
             None if ops.len() > 1 => {
                 into_directory(w, prog, ops[ops.len() - 1], &ops[..ops.len() - 1])
@@ -312,27 +344,85 @@ fn is_value_of(args: &[Word], word: &Word, opts: &[&str]) -> bool {
         .any(|p| std::ptr::eq(&p[1], word) && opts.contains(&p[0].text.as_str()))
 }
 
-/// The directory of `-t DIR` or `--target-directory[=]DIR` (cp, mv, install, ln), the last
-/// given.
-fn target_directory(args: &[Word]) -> Option<Word> {
-    let mut explicit = None;
-    for (i, a) in args.iter().enumerate() {
-        if a.text == "-t" {
-            explicit = args.get(i + 1).cloned();
-        } else if let Some(v) = long_value(args, i, "--target-directory") {
-            explicit = Some(Word {
-                text: value_text(v),
-                ..v.clone()
-            });
-        }
+/// Options of cp, mv, install and ln (GNU coreutils) that take a value, in the next word or
+/// attached (`-S~`, `--suffix=~`). Optional values (`--backup[=C]`, `--preserve[=L]`) are only
+/// ever attached, so those are read as flags.
+fn copy_value_options(prog: &str) -> &'static [&'static str] {
+    match prog {
+        "install" => &[
+            "-t",
+            "-S",
+            "-g",
+            "-m",
+            "-o",
+            "--target-directory",
+            "--suffix",
+            "--group",
+            "--mode",
+            "--owner",
+            "--strip-program",
+        ],
+        "cp" => &[
+            "-t",
+            "-S",
+            "--target-directory",
+            "--suffix",
+            "--sparse",
+            "--no-preserve",
+        ],
+        _ => &["-t", "-S", "--target-directory", "--suffix"],
     }
-    explicit
+}
+
+/// Whether getopt reads `word` as an option word: a literal `-x`, or a computed word whose
+/// known start is one (`-t"$D"`).
+pub(crate) fn option_like(word: &Word) -> bool {
+    word.is_option() || (word.dynamic && word.prefix.len() > 1 && word.prefix.starts_with('-'))
+}
+
+/// cp, mv, install and ln read as getopt reads them: the directory of `-t DIR`, `-tDIR`,
+/// `-vt DIR`, `--target-directory=DIR` or any unambiguous abbreviation (`--target=DIR`, `--t
+/// DIR`), the last given, and the operands (option values are not operands; after `--`
+/// everything is one).
+fn copy_arguments<'w>(prog: &str, args: &'w [Word]) -> (Option<Word>, Vec<&'w Word>) {
+    let with_value = copy_value_options(prog);
+    let mut explicit = None;
+    let mut ops = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let word = &args[i];
+        if !word.dynamic && word.text == "--" {
+            ops.extend(&args[i + 1..]);
+            break;
+        }
+        if !option_like(word) {
+            ops.push(word);
+            i += 1;
+            continue;
+        }
+        let (opts, used) = split_option(args, i, with_value);
+        for opt in opts {
+            if opt.name == "-t" || opt.name == "--target-directory" {
+                // A computed value keeps its source text: the target is then unknown.
+                explicit = Some(
+                    opt.value
+                        .unwrap_or_else(|| Word::computed("", "", word.span)),
+                );
+            }
+        }
+        i += used;
+    }
+    (explicit, ops)
+}
+
+/// The directory of `-t DIR` (every spelling getopt accepts; see [`copy_arguments`]).
+fn target_directory(prog: &str, args: &[Word]) -> Option<Word> {
+    copy_arguments(prog, args).0
 }
 
 fn destination(w: &mut Walker, prog: &str, args: &[Word]) -> Outcome {
-    let explicit = target_directory(args);
+    let (explicit, ops) = copy_arguments(prog, args);
     let has_explicit = explicit.is_some();
-    let ops = operands(args);
     let directory_mode = prog == "install"
         && args
             .iter()
@@ -456,7 +546,45 @@ fn into_directory(w: &mut Walker, prog: &str, dir: &Word, sources: &[&Word]) {
     }
 }
 
+/// rsync options that name a local file or directory it writes (`--log-file`, `--write-batch`,
+/// `--only-write-batch`, `--backup-dir`, `--partial-dir`, `--temp-dir`/`-T`), with the short
+/// options that take a value so a cluster is read right; `--partial` and `--backup` are flags,
+/// not abbreviations of the `-dir` options.
+#[rustfmt::skip]
+const RSYNC_VALUE: &[&str] = &[
+    "-T", "-e", "-f", "-M", "-B", "--log-file", "--write-batch", "--only-write-batch",
+    "--backup-dir", "--partial-dir", "--temp-dir",
+];
+
 fn rsync(w: &mut Walker, args: &[Word]) -> Outcome {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if !a.dynamic && a.text == "--" {
+            break;
+        }
+        if !a.is_option() {
+            i += 1;
+            continue;
+        }
+        let (parsed, used) =
+            super::args::split_option_with(args, i, RSYNC_VALUE, &["--partial", "--backup"]);
+        i += used;
+        for opt in parsed {
+            if matches!(
+                opt.name.as_str(),
+                "-T" | "--log-file"
+                    | "--write-batch"
+                    | "--only-write-batch"
+                    | "--backup-dir"
+                    | "--partial-dir"
+                    | "--temp-dir"
+            ) {
+                let target = opt.value.unwrap_or_else(|| Word::computed("", "", a.span));
+                check_write_target(w, &target, &format!("rsync {}", opt.name), target.span);
+            }
+        }
+    }
     let ops = operands(args);
     if let Some(dest) = ops.last().filter(|d| !is_remote(d)) {
         check_write_target(w, dest, "rsync", dest.span);

@@ -684,6 +684,9 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
         let msg = format!("the {prog} code names the credential store {path}: it can read it");
         w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
+    if credential.is_none() {
+        environment_credential_lookup(w, prog, code, span);
+    }
     // `os.walk(os.path.expanduser("~"))` with `open`, Perl's `find(…, $ENV{HOME})`: every file
     // below home, like `grep -r x ~`.
     let reads_home_tree = texts
@@ -721,6 +724,41 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
         let verb = if destroys { "deletes" } else { "writes" };
         let msg = format!("the {prog} code {verb} files and names {target}");
         w.reason(Class::Dangerous, RuleId::ExecInterpreterEffect, msg, span);
+    }
+}
+
+/// Code that reads the environment (`os.environ["X"]`, `os.getenv`, `process.env.X`, Perl's
+/// `$ENV{X}`, Ruby's `ENV["X"]`, awk's `ENVIRON["X"]`) and names a variable the script (or
+/// the command's own `X=…` prefix) gave a credential store's path: the code reads the store
+/// through the variable. Judged lexically, every name in the code against the variables
+/// known to hold a path, so a lookup written any way is found; a name that merely appears
+/// there is asked about too (fail closed).
+pub(crate) fn environment_credential_lookup(w: &mut Walker, prog: &str, code: &str, span: Span) {
+    if !(code.contains("env") || code.contains("ENV")) {
+        return;
+    }
+    let mut seen = std::collections::HashSet::new();
+    let found = code
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|name| !name.is_empty() && !matches!(*name, "HOME" | "PWD" | "OLDPWD"))
+        .filter(|name| seen.insert(*name))
+        .find_map(|name| {
+            let values = w.vars.get(name).into_iter().chain(
+                w.maybe_vars
+                    .get(name)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default(),
+            );
+            values
+                .filter(|value| super::secrets::names_credentials(w, &Word::literal(value, span)))
+                .map(|value| (name.to_string(), value.clone()))
+                .next()
+        });
+    if let Some((name, value)) = found {
+        let msg = format!(
+            "the {prog} code reads the environment and names {name}, which holds the path of              the credential store {value}: it can read it"
+        );
+        w.reason(Class::Dangerous, RuleId::SecretsCredentialFile, msg, span);
     }
 }
 

@@ -30,6 +30,7 @@ mod secrets;
 mod speculative;
 mod system;
 mod tools;
+mod vimscript;
 mod wrappers;
 
 use crate::ids::RuleId;
@@ -105,6 +106,14 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if let Some(argv) = expand::braced_command(w, &cmd) {
         return run(w, Cmd { argv, ..cmd });
     }
+    if let Some(argv) = output::response_file_argv(&cmd) {
+        // The input is used up as arguments; the command reads nothing more from it.
+        let input = Flow {
+            fed: true,
+            ..Flow::default()
+        };
+        return run(w, Cmd { argv, input, ..cmd });
+    }
     record(w, &cmd);
     if let Some(first) = cmd.argv.first().filter(|f| !f.dynamic) {
         crate::evaluation::check_command(w, &cmd, basename(&first.text));
@@ -119,6 +128,9 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
             continue;
         }
         check_assignment(w, name, value);
+        if !cmd.argv.is_empty() {
+            environment_credential(w, name, value);
+        }
     }
     check_redirects(w, &cmd);
     let Some(first) = cmd.argv.first() else {
@@ -132,8 +144,13 @@ pub(crate) fn run(w: &mut Walker, cmd: Cmd) -> Flow {
     if first.text.contains('/') {
         path_invoked(w, first);
     }
+    output::names_from_input(w, &cmd, &prog);
     let policy_allowed = apply_policy(w, &cmd, &prog);
+    // `X=… sh -c '… $X …'`, `X=… python3 -c '…os.environ["X"]…'`: what the command runs sees
+    // the values of its prefix assignments.
+    let saved = enter_environment(w, &cmd.assigns);
     let mut outcome = dispatch(w, &cmd, &prog);
+    leave_environment(w, saved);
     computed_options(&mut outcome, &cmd, &prog);
     check_device_reads(w, &cmd, &mut outcome);
     if let ReadOnly::No { rule, message } = &outcome.read_only
@@ -510,6 +527,57 @@ const LOADER_VARS: &[&str] = &[
 ];
 
 /// Checks an assignment (statement-level or command prefix) for variables that change what runs.
+/// `KUBECONFIG=~/.kube/config python3 x.py`, `env X=~/.ssh/id_rsa node x.js`: a credential
+/// store's path in a program's environment is handed to that program as an argument naming it
+/// is (`--kubeconfig ~/.kube/config`), and whatever code the program runs can look it up.
+pub(crate) fn environment_credential(w: &mut Walker, name: &str, value: &Word) {
+    if names_credentials(w, value) {
+        let msg = format!(
+            "{name}= hands the program the path of a credential store ({}); it can read it",
+            value.text
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::SecretsCredentialFile,
+            msg,
+            value.span,
+        );
+    }
+}
+
+/// The variables a command's environment assignments (`X=v cmd`, `env X=v cmd`) set for what
+/// the command runs, put in place: each static value replaces the script's, each computed one
+/// makes the variable unknown. `HOME`, `PWD` and `OLDPWD` keep the script's values (`~` and
+/// paths are resolved with them; a child shell resets `PWD` anyway). Returns what
+/// [`leave_environment`] restores.
+pub(crate) fn enter_environment(
+    w: &mut Walker,
+    assigns: &[(String, Word)],
+) -> Vec<(String, Option<String>)> {
+    let mut saved = Vec::new();
+    for (name, value) in assigns {
+        if name.contains('[') || matches!(name.as_str(), "HOME" | "PWD" | "OLDPWD") {
+            continue;
+        }
+        saved.push((name.clone(), w.vars.get(name).cloned()));
+        match value.known() {
+            Some(text) => w.vars.insert(name.clone(), text.to_string()),
+            None => w.vars.remove(name),
+        };
+    }
+    saved
+}
+
+/// Undoes [`enter_environment`], last assignment first (`X=a X=b cmd` restores the first).
+pub(crate) fn leave_environment(w: &mut Walker, saved: Vec<(String, Option<String>)>) {
+    for (name, old) in saved.into_iter().rev() {
+        match old {
+            Some(value) => w.vars.insert(name, value),
+            None => w.vars.remove(&name),
+        };
+    }
+}
+
 pub(crate) fn check_assignment(w: &mut Walker, name: &str, value: &Word) {
     // `PATH[0]=/tmp` sets PATH itself (element 0 of a scalar); `BASH_CMDS[ls]=x` one entry.
     let name = name.split_once('[').map_or(name, |(n, _)| n);

@@ -76,6 +76,17 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
 fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     let args = &cmd.argv[1..];
     exfiltration(w, cmd, prog);
+    if matches!(prog, "curl" | "wget") {
+        for (target, content) in curl_wget_writes(prog, args) {
+            if target.text == "-" && !target.dynamic {
+                continue;
+            }
+            check_write_target(w, &target, prog, target.span);
+            if content {
+                remember_download(w, &target);
+            }
+        }
+    }
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         let output = if t == "-o"
@@ -131,6 +142,106 @@ fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
         download: true,
         ..Flow::default()
     })
+}
+
+/// curl's and wget's options that take a value, short (curl's as in its manual, wget's as
+/// getopt reads them) and long, so a cluster (`-so FILE`, `-so/x`) and an attached value
+/// (`-oFILE`, `--output=FILE`) are read as the programs read them.
+#[rustfmt::skip]
+const CURL_VALUE: &[&str] = &[
+    "-A", "-b", "-c", "-C", "-d", "-D", "-e", "-E", "-F", "-H", "-K", "-m", "-o", "-P", "-Q",
+    "-r", "-T", "-t", "-u", "-U", "-w", "-x", "-X", "-y", "-Y", "-z",
+    "--output", "--output-dir", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
+    "--stderr", "--etag-save", "--libcurl", "--hsts", "--alt-svc", "--config",
+];
+#[rustfmt::skip]
+const WGET_VALUE: &[&str] = &[
+    "-O", "-o", "-a", "-P", "-e", "-i", "-B", "-t", "-T", "-w", "-Q", "-U", "-l", "-A", "-R",
+    "-D", "-X", "-I",
+    "--output-document", "--output-file", "--append-output", "--directory-prefix",
+    "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file", "--execute",
+];
+
+/// The files curl or wget write besides standard output, in every spelling their parsers
+/// accept, each with whether it receives the downloaded content (`-o`, `-O`): `curl -o/-oFILE/
+/// --output[=]FILE`, `--output-dir`, `-D/--dump-header`, `-c/--cookie-jar`, `--trace`,
+/// `--trace-ascii`, `--stderr`, `--etag-save`, `--libcurl`, `--hsts`, `--alt-svc`; `wget
+/// -O/--output-document`, `-o/--output-file`, `-a/--append-output`, `-P/--directory-prefix`,
+/// `--save-cookies`, `--warc-file`, `--rejected-log`, `--hsts-file`, and the same settings
+/// given as wgetrc commands (`-e output_document=FILE`).
+fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
+    let with_value = if prog == "curl" {
+        CURL_VALUE
+    } else {
+        WGET_VALUE
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if !super::fs::option_like(a) {
+            i += 1;
+            continue;
+        }
+        if a.text == "--" && !a.dynamic {
+            break;
+        }
+        let (parsed, used) = super::args::split_option(args, i, with_value);
+        i += used;
+        for opt in parsed {
+            let Some(value) = opt.value else { continue };
+            let content = match (prog, opt.name.as_str()) {
+                ("curl", "-o" | "--output" | "--output-dir")
+                | ("wget", "-O" | "--output-document" | "-P" | "--directory-prefix") => true,
+                ("curl", "-D" | "-c")
+                | (
+                    "curl",
+                    "--dump-header" | "--cookie-jar" | "--trace" | "--trace-ascii" | "--stderr"
+                    | "--etag-save" | "--libcurl" | "--hsts" | "--alt-svc",
+                )
+                | ("wget", "-o" | "-a")
+                | (
+                    "wget",
+                    "--output-file" | "--append-output" | "--save-cookies" | "--warc-file"
+                    | "--rejected-log" | "--hsts-file",
+                ) => false,
+                ("wget", "-e" | "--execute") => {
+                    if let Some(target) = wgetrc_write(&value) {
+                        out.push(target);
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            out.push((value, content));
+        }
+    }
+    out
+}
+
+/// The file a wgetrc command (`wget -e CMD`) makes wget write: `output_document`, `logfile`,
+/// `dir_prefix`, `save_cookies`, `warc_file`, `rejected_log`, `hsts_file` (wget ignores `_`
+/// and `-` in the name and its case).
+fn wgetrc_write(command: &Word) -> Option<(Word, bool)> {
+    let (name, value) = command.text.split_once('=')?;
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let content = match name.as_str() {
+        "outputdocument" | "dirprefix" => true,
+        "logfile" | "savecookies" | "warcfile" | "rejectedlog" | "hstsfile" => false,
+        _ => return None,
+    };
+    let value = value.trim();
+    let word = if command.dynamic {
+        Word::computed(value, "", command.span)
+    } else {
+        Word::literal(value, command.span)
+    };
+    Some((word, content))
 }
 
 /// Records a file a download tool writes, so that running it later is recognised.

@@ -240,7 +240,7 @@ const NEVER_OPENS_OPERANDS: &[&str] = &[
 
 /// Programs that read more arguments, file names among them, from `@FILE` (binutils, compilers).
 #[rustfmt::skip]
-const RESPONSE_FILES: &[&str] = &[
+pub(super) const RESPONSE_FILES: &[&str] = &[
     "strings", "readelf", "objdump", "nm", "size", "addr2line", "c++filt", "ar", "ranlib",
     "objcopy", "strip", "elfedit", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "javac",
     "java",
@@ -640,5 +640,101 @@ fn dirname_of(path: &str) -> String {
                 parent.into()
             }
         }
+    }
+}
+
+/// `strings @/dev/stdin <<< ~/.ssh/id_rsa`: a program that reads more arguments from `@FILE`,
+/// with FILE its standard input and that input known, is the command with those words in
+/// place of `@FILE` (split at blanks as libiberty's `buildargv` does, quotes removed). `None`
+/// when nothing is to be spliced.
+pub(super) fn response_file_argv(cmd: &Cmd) -> Option<Vec<Word>> {
+    let first = cmd.argv.first().filter(|f| !f.dynamic)?;
+    if !RESPONSE_FILES.contains(&super::basename(&first.text)) {
+        return None;
+    }
+    let text = cmd.input.text.as_ref()?;
+    let at = cmd.argv.iter().position(|a| {
+        !a.dynamic
+            && matches!(
+                a.text.as_str(),
+                "@/dev/stdin" | "@/dev/fd/0" | "@/proc/self/fd/0" | "@/proc/thread-self/fd/0"
+            )
+    })?;
+    let span = cmd.argv[at].span;
+    let words = text
+        .split_whitespace()
+        .map(|w| Word::literal(&w.replace(['\'', '"', '\\'], ""), span));
+    let mut argv = cmd.argv[..at].to_vec();
+    argv.extend(words);
+    argv.extend(cmd.argv[at + 1..].iter().cloned());
+    Some(argv)
+}
+
+/// Whether `prog ARGS` reads the names of files to open from its standard input: `tar -T -`
+/// (`--files-from=-`, `/dev/stdin`), `cpio -o`/`-p`, `zip -@`, `pax -w` with no operand,
+/// `--files0-from=-` (sort, wc, du), `rsync --files-from=-`, `file -f -`.
+fn reads_names_from_input(prog: &str, args: &[Word]) -> bool {
+    let stdin = |v: &str| matches!(v, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let valued = |short: &str, long: &str| {
+        args.iter().enumerate().any(|(i, a)| {
+            let t = a.text.as_str();
+            let next = || args.get(i + 1).is_some_and(|n| stdin(&n.text));
+            (!short.is_empty() && t == short && next())
+                || (!short.is_empty() && t.strip_prefix(short).is_some_and(stdin))
+                || t.split_once('=')
+                    .is_some_and(|(n, v)| n.len() > 3 && long.starts_with(n) && stdin(v))
+                || (t.len() > 3 && long.starts_with(t) && next())
+        })
+    };
+    match prog {
+        "tar" | "bsdtar" | "gtar" => valued("-T", "--files-from"),
+        "rsync" => valued("", "--files-from"),
+        "sort" | "wc" | "du" => valued("", "--files0-from"),
+        "file" => valued("-f", "--files-from"),
+        "zip" => args
+            .iter()
+            .any(|a| a.text == "-@" || a.text == "--names-stdin"),
+        "cpio" => args.iter().any(|a| {
+            a.is_option()
+                && (!a.text.starts_with("--") && (a.text.contains('o') || a.text.contains('p'))
+                    || super::long_is(&a.text, "--create")
+                    || super::long_is(&a.text, "--pass-through"))
+        }),
+        "pax" => {
+            args.iter().any(|a| a.is_option() && a.text.contains('w'))
+                && !super::operands(args)
+                    .iter()
+                    .any(|o| !o.text.starts_with('-'))
+        }
+        _ => false,
+    }
+}
+
+/// `tar -cf out.tar -T - <<< ~/.ssh/id_rsa`, `zip out.zip -@ <<< ~/.ssh/id_rsa`: a program
+/// that reads the names of the files it opens from its input, with that input known, reads
+/// each name given there; one that names a credential store is a credential read.
+pub(super) fn names_from_input(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    let Some(text) = &cmd.input.text else {
+        return;
+    };
+    if !reads_names_from_input(prog, cmd.argv.get(1..).unwrap_or_default()) {
+        return;
+    }
+    let named = text
+        .split(['\n', '\0'])
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .find(|name| names_credentials(w, &Word::literal(name, cmd.span)));
+    if let Some(name) = named {
+        let msg = format!(
+            "\"{prog}\" reads the names of the files it opens from its input, which names the \
+             credential file {name}"
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::SecretsCredentialFile,
+            msg,
+            cmd.span,
+        );
     }
 }

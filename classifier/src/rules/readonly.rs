@@ -148,7 +148,37 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
         let value = Word::computed("<input>", "", name.span);
         super::check_assignment(w, &name.text, &value);
-        w.vars.remove(&name.text);
+        let old = w.vars.remove(&name.text);
+        if prog != "printf"
+            && let Some(text) = &cmd.input.text
+        {
+            // The input is known (`<<< ~/.aws/credentials`, a heredoc, `echo … |`): the
+            // variable (or array) is computed for the rules, but each line and each field of
+            // it is still tried, so `read -r f <<< ~/.ssh/id_rsa; cat "$f"` is judged as `cat
+            // ~/.ssh/id_rsa` is.
+            // Fields split at blanks and at the characters of an `IFS` set for this command or
+            // earlier (`IFS=: read -r a b <<< "x:$HOME/.aws/credentials"`).
+            let ifs: String = cmd
+                .assigns
+                .iter()
+                .filter(|(n, _)| n == "IFS")
+                .filter_map(|(_, v)| v.known().map(str::to_string))
+                .chain(w.vars.get("IFS").cloned())
+                .collect();
+            let maybe = w.maybe_vars.entry(name.text.clone()).or_default();
+            maybe.extend(old);
+            for line in text.lines() {
+                let line = line.trim();
+                maybe.push(line.to_string());
+                maybe.extend(
+                    line.split(|c: char| c.is_whitespace() || ifs.contains(c))
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_string),
+                );
+            }
+            maybe.dedup();
+            maybe.truncate(crate::walk::MAX_MAYBE_VALUES);
+        }
     }
     if let Some(code) = callback {
         // `mapfile -C CODE` evaluates CODE every few lines.

@@ -240,8 +240,9 @@ pub(crate) fn check_redirects(w: &mut Walker, cmd: &Cmd) {
     }
 }
 
-/// The values a computed word may take when it is just a variable assigned in branches
-/// (`"$D"`, `${D}/x`): each possibility as a literal word.
+/// The values a computed word may take when it is just a variable assigned in branches, a
+/// loop variable, an array or a variable `read` from known input (`"$D"`, `${D}/x`,
+/// `"${x[@]}"`): each possibility as a literal word.
 pub(crate) fn alternatives(w: &Walker, word: &Word) -> Vec<Word> {
     if !word.dynamic || !word.prefix.is_empty() {
         return Vec::new();
@@ -266,7 +267,12 @@ pub(crate) fn alternatives(w: &Walker, word: &Word) -> Vec<Word> {
     if suffix.contains(['$', '`', '"', '\'']) {
         return Vec::new();
     }
-    let Some(values) = w.maybe_vars.get(name) else {
+    // `${x[@]}`, `${x[0]}`: any element of an array the script listed.
+    let values = w.maybe_vars.get(name).or_else(|| {
+        name.split_once('[')
+            .and_then(|(base, _)| w.maybe_vars.get(base))
+    });
+    let Some(values) = values else {
         return Vec::new();
     };
     values

@@ -46,6 +46,15 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     if names_process_secrets_at(w, word) {
         return true;
     }
+    if word.dynamic
+        && super::alternatives(w, word)
+            .iter()
+            .any(|alternative| names_credentials(w, alternative))
+    {
+        // A loop variable, an array element, a variable `read` from known input or assigned
+        // in a branch: any of its values.
+        return true;
+    }
     if word.dynamic {
         // The known prefix with anything after it, and the source text as written, where the
         // parts that matter may follow the computed one (`/proc/$$/root/home/u/.ssh/id_rsa`).
@@ -389,6 +398,14 @@ pub(crate) fn pattern_may_hold_credentials(w: &Walker, text: &str, computed: boo
 /// `/proc/self/root/proc/1/environ` as the kernel resolves it.
 pub(crate) fn names_process_secrets_at(w: &Walker, word: &Word) -> bool {
     if names_process_secrets(word) {
+        return true;
+    }
+    if word.dynamic
+        && super::alternatives(w, word)
+            .iter()
+            .any(|alternative| names_process_secrets_at(w, alternative))
+    {
+        // `for p in /proc/[0-9]*; do cat $p/environ; done`: any value of the variable.
         return true;
     }
     let text = word.text.trim_matches(['"', '\'']);

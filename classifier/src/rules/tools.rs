@@ -818,12 +818,23 @@ fn report_paths(w: &mut Walker, prog: &str, args: &[Word]) {
             .iter()
             .find(|f| f.trim_start_matches('-') == bare && name.starts_with('-'))
         else {
-            // Attached short form: `-o/etc/x`.
-            if let Some(v) = t
-                .strip_prefix("-o")
-                .filter(|v| !v.is_empty() && flags.contains(&"-o") && !t.starts_with("--"))
-            {
-                check_write_target(w, &Word::literal(v, a.span), &format!("{prog} -o"), a.span);
+            // Attached short form, as getopt reads it: `-o/etc/x`, `csplit -f/etc/x` (only
+            // `-o` for the programs with parsers of their own, which read `-out…` as a name).
+            let attached = flags.iter().find(|f| {
+                f.len() == 2
+                    && !t.starts_with("--")
+                    && t.len() > 2
+                    && t.starts_with(**f)
+                    && (**f == "-o" || !matches!(prog, "openssl" | "go"))
+            });
+            if let Some(flag) = attached {
+                let v = &t[2..];
+                check_write_target(
+                    w,
+                    &Word::literal(v, a.span),
+                    &format!("{prog} {flag}"),
+                    a.span,
+                );
             }
             continue;
         };

@@ -193,6 +193,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     }
     let start = payload_start(spec, args);
     other_readings(w, cmd, &args[..start]);
+    let mut environment = Vec::new();
     for a in &args[..start] {
         if spec.assignments
             && let Some((name, value)) = a
@@ -207,8 +208,27 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
                 ..a.clone()
             };
             super::check_assignment(w, name, &value);
+            super::environment_credential(w, name, &value);
+            environment.push((name.to_string(), value));
         }
     }
+    // `env X=… sh -c '… $X …'`: the payload sees the values env sets.
+    let saved = super::enter_environment(w, &environment);
+    let outcome = payload_outcome(w, cmd, prog, spec, start);
+    super::leave_environment(w, saved);
+    outcome
+}
+
+/// The rest of [`run`]: the wrapper's special options and its payload (`start` in the
+/// arguments), run with the wrapper's environment in place.
+fn payload_outcome(
+    w: &mut Walker,
+    cmd: &Cmd,
+    prog: &str,
+    spec: &Spec,
+    start: usize,
+) -> Option<Outcome> {
+    let args = &cmd.argv[1..];
     let extra = special_options(w, cmd, prog, &args[..start]);
     if let Some(outcome) = extra {
         return Some(outcome);

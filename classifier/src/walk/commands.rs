@@ -266,10 +266,14 @@ impl Walker<'_> {
             // `a[$(cmd)]=1`: the subscript is evaluated (arithmetic, substitutions) first.
             self.statement(name_node, &Flow::default());
         }
-        let value = match node.child_by_field_name("value") {
+        let value_node = node.child_by_field_name("value");
+        let value = match value_node {
             Some(v) => self.single_word(v),
             None => Word::literal("", self.span_of(node)),
         };
+        let array_values = value_node
+            .filter(|v| v.kind() == "array")
+            .map(|v| self.static_elements(v));
         // `x+=y` appends to the old value (an array element for an array, a sum for an integer).
         let append = self
             .source(name_node.end_byte(), node.end_byte())
@@ -285,6 +289,13 @@ impl Walker<'_> {
                     self.vars.insert(name.clone(), v);
                 }
                 Some(v) => {
+                    // `x[1]=~/.ssh/id_rsa`: the element is also one of the values `"${x[@]}"`
+                    // may give.
+                    if let Some((base, _)) = name.split_once('[') {
+                        let maybe = self.maybe_vars.entry(base.to_string()).or_default();
+                        maybe.push(v.clone());
+                        maybe.truncate(super::MAX_MAYBE_VALUES);
+                    }
                     let maybe = self.maybe_vars.entry(name.clone()).or_default();
                     if let Some(old) = self.vars.remove(&name) {
                         maybe.push(old);
@@ -294,11 +305,44 @@ impl Walker<'_> {
                 }
                 None => {
                     self.vars.remove(&name);
+                    // `g=$f`, `f=${x[0]}`: a copy of a variable with possible values has them.
+                    let copied = rules::alternatives(self, &value);
+                    if !copied.is_empty() {
+                        let maybe = self.maybe_vars.entry(name.clone()).or_default();
+                        maybe.extend(copied.into_iter().map(|w| w.text));
+                        maybe.truncate(super::MAX_MAYBE_VALUES);
+                    }
                 }
+            }
+            if let Some(elements) = array_values {
+                // `x=(~/.ssh/id_rsa a)`: computed as a word, but `"${x[@]}"`, `${x[0]}` may
+                // give any element.
+                let maybe = self.maybe_vars.entry(name.clone()).or_default();
+                if !append {
+                    maybe.clear();
+                }
+                maybe.extend(elements);
+                maybe.truncate(super::MAX_MAYBE_VALUES);
             }
             rules::check_assignment(self, &name, &value);
         }
         Some((name, value))
+    }
+
+    /// The static values among the elements of an array literal `(a b …)`. Elements with
+    /// substitutions are left out: their commands were walked with the assignment already, and
+    /// their values are not known.
+    fn static_elements(&mut self, array: Node) -> Vec<String> {
+        let mut values = Vec::new();
+        for element in named_children(array) {
+            let text = self.node_text(element);
+            if ["$(", "`", "<(", ">("].iter().any(|s| text.contains(s)) {
+                continue;
+            }
+            let words = self.words(element);
+            values.extend(words.into_iter().filter(|w| !w.dynamic).map(|w| w.text));
+        }
+        values
     }
 
     /// `export`, `local`, `declare`, `readonly`, `typeset`, `unset`.
@@ -310,7 +354,26 @@ impl Walker<'_> {
                 .node_text(node)
                 .split_whitespace()
                 .any(|w| w.starts_with("-f"));
+        // `export X`, `readonly X`: only attributes change, the value stays (and an exported
+        // credential path reaches what the script runs next); `local X`, `declare X` may make
+        // a new, empty variable.
+        let keeps = matches!(
+            node.child(0).map(|c| self.node_text(c)),
+            Some("export" | "readonly")
+        );
+        // `export X=~/.kube/config`, `declare -x X=…`: every program run after gets the path.
+        let exports = matches!(
+            node.child(0).map(|c| self.node_text(c)),
+            Some("export" | "declare" | "typeset" | "local")
+        ) && (self.node_text(node).starts_with("export")
+            || self
+                .node_text(node)
+                .split_whitespace()
+                .any(|w| w.starts_with('-') && w.contains('x')));
         let forget = |w: &mut Self, name: &str| {
+            if keeps {
+                return;
+            }
             w.maybe_vars.remove(name);
             if unsets && w.conditional == 0 {
                 w.vars.insert(name.to_string(), String::new());
@@ -325,11 +388,28 @@ impl Walker<'_> {
             match child.kind() {
                 "variable_assignment" => {
                     if let Some((name, value)) = self.assignment(child, true) {
+                        if exports {
+                            rules::environment_credential(self, &name, &value);
+                        }
                         argv.push(Word::literal(&format!("{name}={}", value.text), value.span));
                     }
                 }
                 "variable_name" => {
                     let name = self.node_text(child).to_string();
+                    if exports {
+                        // The value it holds, or any it may hold (`read -r X <<< …; export X`).
+                        let values: Vec<String> = self
+                            .vars
+                            .get(&name)
+                            .into_iter()
+                            .chain(self.maybe_vars.get(&name).into_iter().flatten())
+                            .cloned()
+                            .collect();
+                        for value in values {
+                            let value = Word::literal(&value, self.span_of(child));
+                            rules::environment_credential(self, &name, &value);
+                        }
+                    }
                     forget(self, &name);
                     argv.push(Word::literal(&name, self.span_of(child)));
                 }

@@ -28,6 +28,11 @@ pub(crate) use flow::{Cmd, Flow, Redirect, Vars};
 /// How many times command text may be re-parsed (`bash -c`, `eval`, heredocs to shells …).
 pub(crate) const MAX_REPARSE_DEPTH: usize = 8;
 
+/// How many possible values a variable keeps in [`Walker::maybe_vars`] from one construct that
+/// lists them (a `for` word list, the lines of a here-string, an array): enough for any list
+/// written by hand, bounded so a generated one cannot make every later word cost more.
+pub(crate) const MAX_MAYBE_VALUES: usize = 64;
+
 /// Walk state and results for one classification.
 pub(crate) struct Walker<'a> {
     pub ctx: &'a Context,

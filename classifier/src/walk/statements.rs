@@ -350,7 +350,15 @@ impl Walker<'_> {
         }
         if let Some(var) = node.child_by_field_name("variable") {
             let name = self.node_text(var).to_string();
-            self.vars.remove(&name);
+            let values = self.loop_values(node);
+            let old = self.vars.remove(&name);
+            // The variable takes each listed value in turn (and keeps its old one when the
+            // list is empty): computed for the rules, but each value is still tried, so `for f
+            // in ~/.ssh/id_rsa; do cat "$f"; done` is judged as `cat ~/.ssh/id_rsa` is.
+            let maybe = self.maybe_vars.entry(name).or_default();
+            maybe.extend(old);
+            maybe.extend(values);
+            maybe.truncate(super::MAX_MAYBE_VALUES);
         }
         let before = self.cwds.clone();
         self.conditional += 1;
@@ -360,6 +368,39 @@ impl Walker<'_> {
             self.cwds = Cwds::unknown();
         }
         flow
+    }
+
+    /// The static values of the word list of `for NAME in WORDS` (globs as patterns; a word
+    /// computed after a known start as that start and `*`). Words with substitutions are left
+    /// out: reading them again would run their commands twice in
+    /// the walk, and their values are not known anyway.
+    fn loop_values(&mut self, node: Node) -> Vec<String> {
+        let mut values = Vec::new();
+        for value in node.children_by_field_name("value", &mut node.walk()) {
+            if [
+                "command_substitution",
+                "process_substitution",
+                "arithmetic_expansion",
+            ]
+            .iter()
+            .any(|kind| value.kind() == *kind || has_descendant(value, kind))
+            {
+                continue;
+            }
+            for word in self.words(value) {
+                let copied = crate::rules::alternatives(self, &word);
+                if !word.dynamic {
+                    values.push(word.text);
+                } else if !copied.is_empty() {
+                    // `"${x[@]}"`, `$f`: the values the variable may hold.
+                    values.extend(copied.into_iter().map(|w| w.text));
+                } else if !word.prefix.is_empty() {
+                    // `~/.ssh/$k`: some name below the known start.
+                    values.push(format!("{}*", word.prefix));
+                }
+            }
+        }
+        values
     }
 
     /// `for ((init; cond; update))`: the header is arithmetic. The initializer runs once, before

@@ -37,6 +37,12 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     // The directories `-C`, `--git-dir` and `--work-tree` name: where a writing subcommand
     // writes.
     let mut git_dirs: Vec<Word> = Vec::new();
+    // The work trees and git directories named (`--work-tree`, `--git-dir`, `-c
+    // core.worktree=…`), each with the directories it is relative to: a writing subcommand
+    // writes there.
+    let mut work_trees: Vec<(Word, Cwds, bool)> = Vec::new();
+    // `-c init.templateDir=…`: the template `git init`/`git clone` copies hooks from.
+    let mut template: Option<Word> = None;
     let mut i = 0;
     while i < args.len() && args[i].is_option() {
         // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
@@ -47,7 +53,38 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
             {
                 git_dirs.push(value.clone());
             }
+            if matches!(opt.name.as_str(), "--git-dir" | "--work-tree") {
+                let value = opt
+                    .value
+                    .clone()
+                    .unwrap_or_else(|| Word::computed("", "", args[i].span));
+                work_trees.push((value, dirs.clone(), opt.name == "--git-dir"));
+            }
+            if opt.name == "-c"
+                && let Some(value) = &opt.value
+            {
+                let (key, setting) = value.text.split_once('=').unwrap_or((&value.text, ""));
+                match key.to_ascii_lowercase().as_str() {
+                    "core.worktree" => {
+                        let tree = Word {
+                            text: setting.to_string(),
+                            prefix: value.prefix.split_once('=').map_or("", |(_, v)| v).into(),
+                            ..value.clone()
+                        };
+                        work_trees.push((tree, dirs.clone(), false));
+                    }
+                    "init.templatedir" if !setting.is_empty() || value.dynamic => {
+                        template = Some(value.clone());
+                    }
+                    _ => {}
+                }
+            }
             if opt.name == "-C" {
+                // Judged lexically as well: `git -C ..` is the project's parent, although git
+                // resolving `..` physically leaves its configuration unread.
+                if let Some(value) = &opt.value {
+                    work_trees.push((value.clone(), dirs.clone(), false));
+                }
                 dirs = change_directory(w, &dirs, opt.value.as_ref());
                 if !same_repository(w, &dirs) {
                     not_read_only.get_or_insert(Outcome::not(
@@ -73,7 +110,31 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         return Some(Outcome::read_only());
     };
     let sub_args = &args[i + 1..];
+    // The subcommand's paths are relative to where git runs (`git -C sub checkout HEAD --
+    // ../.git/hooks/x` writes the hooks). Where `-C` made that unknown (a `..`, a computed
+    // directory), they keep the script's directory, whose judgement is the closest known.
+    let script_dirs = w.cwds.clone();
+    if dirs.all_known().is_some() {
+        w.cwds = dirs.clone();
+    }
     let outcome = subcommand(w, sub.text.as_str(), sub_args);
+    w.cwds = script_dirs;
+    if let Some(value) = template.filter(|_| matches!(sub.text.as_str(), "init" | "clone")) {
+        let msg = format!(
+            "\"git -c {}\" makes \"git {}\" install that template's hooks, which run on later \
+             git commands",
+            value.text, sub.text
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitConfigOverrideProgram,
+            msg,
+            value.span,
+        );
+    }
+    if outcome.read_only != super::ReadOnly::Yes {
+        work_tree_outside(w, &sub.text, &dirs, &work_trees, cmd.span);
+    }
     // The directory a subcommand creates or fills, judged from where git runs (after `-C`):
     // `git clone URL ~/.config/systemd/user` plants units, `git init ~` makes `~/.git`. Only
     // the places whose content runs later count (a sibling worktree, `../wt`, is ordinary).
@@ -107,6 +168,57 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
     }
     Some(outcome)
+}
+
+/// A subcommand that is not read-only writes in its work tree and git directory (a checkout,
+/// a stash, a pull, a reset, hooks run from there): where git runs (after `cd` and `-C`), a
+/// `--work-tree`/`--git-dir`/`-c core.worktree=` it is given, and `GIT_WORK_TREE`/`GIT_DIR`
+/// in its environment. Each is judged as a write target: outside the project (`cd ~ && git
+/// stash`, `git -C .. checkout .`, `GIT_WORK_TREE=~ git checkout -- .`) it is dangerous, as
+/// writing there with any other program is; computed, it is not read-only.
+fn work_tree_outside(
+    w: &mut Walker,
+    sub: &str,
+    dirs: &Cwds,
+    named: &[(Word, Cwds, bool)],
+    span: crate::Span,
+) {
+    let what = format!("git {sub} (its work tree or git directory)");
+    let saved = w.cwds.clone();
+    for (tree, relative_to, git_dir) in named {
+        w.cwds = relative_to.clone();
+        if !(*git_dir && own_git_dir(w, tree)) {
+            super::check_write_target(w, tree, &what, tree.span);
+        }
+    }
+    w.cwds = dirs.clone();
+    for name in ["GIT_WORK_TREE", "GIT_DIR"] {
+        if let Some(value) = w.vars.get(name).cloned() {
+            let tree = Word::literal(&value, span);
+            if !(name == "GIT_DIR" && own_git_dir(w, &tree)) {
+                super::check_write_target(w, &tree, &what, span);
+            }
+        }
+    }
+    if let Some((known, _)) = dirs.all_known() {
+        let known: Vec<_> = known.to_vec();
+        for dir in known {
+            let here = Word::literal(&dir.to_string_lossy(), span);
+            super::check_write_target(w, &here, &what, span);
+        }
+    }
+    w.cwds = saved;
+}
+
+/// Whether `dir` is the project's own git directory (`--git-dir=.git`, `GIT_DIR=.git`): git
+/// writing there is what every writing git command does, not a write into a protected tree.
+fn own_git_dir(w: &Walker, dir: &Word) -> bool {
+    if dir.dynamic || !w.ctx.cwd.is_absolute() {
+        return false;
+    }
+    let own = paths::normalize(&w.ctx.cwd.join(".git"));
+    let resolved = paths::resolve_all(dir, &w.cwds, w.ctx);
+    !resolved.is_empty() && resolved.iter().all(|p| *p == own)
 }
 
 /// A directory git creates or fills at `target`: dangerous in a protected tree, at home or

@@ -39,6 +39,10 @@ pub(super) fn subcommand(w: &mut Walker, sub: &str, args: &[Word]) -> Outcome {
     run_command_options(w, sub, args);
     destructive(w, sub, args);
     paths_written(w, sub, args);
+    if let Some(outcome) = files_written(w, sub, args) {
+        return outcome;
+    }
+    templates_and_persisted_config(w, sub, args);
     for (i, a) in args.iter().enumerate() {
         let t = a.text.as_str();
         let output_dir = match sub {
@@ -579,4 +583,166 @@ fn tag(args: &[Word]) -> Outcome {
         return Outcome::not(RuleId::GitTagChange, "\"git tag\" with computed arguments");
     }
     Outcome::read_only()
+}
+
+/// Subcommands that write files or directories named by an option or operand, as getopt (git's
+/// parse-options: attached or separate values, unambiguous long prefixes) reads them:
+/// `checkout-index --prefix=DIR/` checks files out under DIR, `bundle create FILE` writes FILE,
+/// `bugreport -o DIR` writes a report into DIR. Each is a write target.
+fn files_written(w: &mut Walker, sub: &str, args: &[Word]) -> Option<Outcome> {
+    let (with_value, wanted): (&[&str], &[&str]) = match sub {
+        "checkout-index" => (&["--prefix", "--stage"], &["--prefix"]),
+        "bugreport" => (
+            &["-o", "--output-directory", "-s", "--suffix"],
+            &["-o", "--output-directory"],
+        ),
+        "bundle" if args.first().is_some_and(|a| a.text == "create") => {
+            let file = args[1..].iter().find(|a| !a.is_option() || a.text == "-");
+            match file {
+                Some(f) if f.text != "-" => {
+                    check_write_target(w, f, "git bundle create", f.span);
+                }
+                Some(_) => {}
+                None => {
+                    let msg = "\"git bundle create\" with no file named".to_string();
+                    w.reason(Class::Normal, RuleId::WriteUnknownTarget, msg, args[0].span);
+                }
+            }
+            return Some(Outcome::not(
+                RuleId::ReadonlyFlagWrites,
+                "\"git bundle create\" writes a file",
+            ));
+        }
+        _ => return None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        if !args[i].is_option() && !args[i].prefix.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        if args[i].text == "--" {
+            break;
+        }
+        let (parsed, used) = split_option(args, i, with_value);
+        for opt in parsed {
+            if !wanted.contains(&opt.name.as_str()) {
+                continue;
+            }
+            let target = opt
+                .value
+                .unwrap_or_else(|| Word::computed("", "", args[i].span));
+            check_write_target(w, &target, &format!("git {sub} {}", opt.name), target.span);
+        }
+        i += used;
+    }
+    Some(Outcome::not(
+        RuleId::ReadonlyNotAllowListed,
+        format!("\"git {sub}\" writes files"),
+    ))
+}
+
+/// `git init`/`git clone` copy a template directory into the new repository's git directory:
+/// its `hooks/` then run on the next commit, checkout or merge, so naming one (`--template=DIR`,
+/// `GIT_TEMPLATE_DIR`, `-c init.templateDir=…` given to git itself or to clone) is running
+/// code from there. `git clone -c KEY=VALUE` writes the setting into the new repository's
+/// config, where a program-running key (`core.sshCommand`, `core.fsmonitor`, `core.hooksPath`,
+/// an alias …) runs on every later git command there.
+fn templates_and_persisted_config(w: &mut Walker, sub: &str, args: &[Word]) {
+    if !matches!(sub, "init" | "clone") {
+        return;
+    }
+    let span = crate::rules::exec::join_spans(args);
+    if let Some(dir) = w.vars.get("GIT_TEMPLATE_DIR").filter(|d| !d.is_empty()) {
+        let msg = format!(
+            "GIT_TEMPLATE_DIR={dir} makes \"git {sub}\" install that template's hooks, which \
+             run on later git commands"
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitConfigOverrideProgram,
+            msg,
+            span,
+        );
+    }
+    const WITH_VALUE: &[&str] = &[
+        "--template",
+        "-c",
+        "--config",
+        "-o",
+        "--origin",
+        "-b",
+        "--branch",
+        "-u",
+        "--upload-pack",
+        "--reference",
+        "--reference-if-able",
+        "--separate-git-dir",
+        "--depth",
+        "--shallow-since",
+        "--shallow-exclude",
+        "--server-option",
+        "-j",
+        "--jobs",
+        "--filter",
+        "--bundle-uri",
+        "--initial-branch",
+        "--object-format",
+        "--ref-format",
+        "--shared",
+    ];
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.text == "--" && !a.dynamic {
+            break;
+        }
+        if !(a.is_option() || (a.dynamic && a.prefix.starts_with('-'))) {
+            i += 1;
+            continue;
+        }
+        let (parsed, used) = split_option(args, i, WITH_VALUE);
+        for opt in parsed {
+            let value = opt.value.as_ref();
+            match opt.name.as_str() {
+                "--template" if value.is_some_and(|v| v.dynamic || !v.text.is_empty()) => {
+                    let shown = value.map_or("", |v| v.text.as_str());
+                    let msg = format!(
+                        "\"git {sub} --template={shown}\" installs that template's hooks, which \
+                         run on later git commands"
+                    );
+                    w.reason(
+                        Class::Dangerous,
+                        RuleId::GitConfigOverrideProgram,
+                        msg,
+                        a.span,
+                    );
+                }
+                "-c" | "--config" if sub == "clone" => {
+                    let setting = value.map_or(String::new(), |v| v.text.clone());
+                    let (key, val) = setting.split_once('=').unwrap_or((&setting, "true"));
+                    let entry = super::config::dotted_entry(key, Some(val));
+                    let persists_program = value.is_none_or(|v| v.dynamic)
+                        || entry.as_ref().is_none_or(|e| {
+                            crate::gitconfig::runs_program(e)
+                                || (e.section == "init" && e.key == "templatedir")
+                        });
+                    if persists_program {
+                        let msg = format!(
+                            "\"git clone -c {setting}\" writes a setting that runs programs (or \
+                             one that cannot be read) into the new repository's config"
+                        );
+                        w.reason(
+                            Class::Dangerous,
+                            RuleId::GitConfigOverrideProgram,
+                            msg,
+                            a.span,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += used;
+    }
 }
