@@ -609,6 +609,42 @@ pub(crate) fn starts_with_as_text(path: &Path, prefix: &Path) -> bool {
             .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
 }
 
+/// Whether a path whose names are `names` (a normal path's, in order) may start with `place`
+/// normalised against any directory, judged by `place`'s last name alone: when `place` ends in
+/// a plain name (not `.`, `..` or a `/`), that name is the last of its normal form, so a path
+/// starting with that form has it among its names. `false` only when that rules it out; `true`
+/// when it does not, or when `place` does not end in a plain name.
+///
+/// Why: the caller's list of nested repositories may hold a thousand places and more, all
+/// checked for every git command run in another directory. Most places end in a name the
+/// directory does not have at all, and this test finds that from the place's last few bytes,
+/// without checking the whole place for normality or normalising it.
+pub(crate) fn may_lead_to(place: &Path, names: &[&[u8]]) -> bool {
+    let bytes = place.as_os_str().as_encoded_bytes();
+    let last = match bytes.iter().rposition(|&b| b == b'/') {
+        Some(cut) => &bytes[cut + 1..],
+        None => bytes,
+    };
+    if matches!(last, b"" | b"." | b"..") {
+        return true;
+    }
+    names.contains(&last)
+}
+
+/// What lies below `parent` in `path` (two normal paths, as bytes), as `path.strip_prefix(parent)`
+/// gives it: `None` when `path` is not at or below `parent`, the empty text when it is
+/// `parent`, else the names after it (no `/` at either end).
+pub(crate) fn below_as_text<'a>(path: &'a [u8], parent: &[u8]) -> Option<&'a [u8]> {
+    if parent == b"/" {
+        return path.strip_prefix(b"/");
+    }
+    match path.strip_prefix(parent)? {
+        [] => Some(&[]),
+        [b'/', rest @ ..] => Some(rest),
+        _ => None,
+    }
+}
+
 /// Where `path` lands. Only the caller's working directory is safe, not one the script `cd`s to.
 fn assess(path: &Path, ctx: &Context) -> Place {
     if path == Path::new("/") {
@@ -619,10 +655,12 @@ fn assess(path: &Path, ctx: &Context) -> Place {
     {
         return Place::HomeOrAbove(path.to_path_buf());
     }
+    // Asked once for all the trees (see `Protected::covers_known`).
+    let path_normal = is_normal(path);
     for (index, tree) in ctx.protected.iter().enumerate() {
         // Replacing or deleting an ancestor of a protected tree replaces the tree too, but the
         // ancestors are the project and home, which have rules of their own.
-        if tree.covers(path) {
+        if tree.covers_known(path, path_normal) {
             return Place::Protected(index);
         }
     }
@@ -704,6 +742,70 @@ mod tests {
             // A prefix of the same path, so that matches are tried as well as misses.
             let cut = a.len() / 2;
             check_normal_forms(&a, &a[..cut]);
+        }
+    }
+
+    /// `may_lead_to` says no only where a normal `dir` cannot start with `place` normalised
+    /// against `start` (as `rules::git::same_repository` asks it).
+    fn check_may_lead_to(start: &str, place: &str, dir: &str) {
+        let dir = normalize(Path::new(dir));
+        let names: Vec<&[u8]> = dir
+            .as_os_str()
+            .as_encoded_bytes()
+            .split(|&b| b == b'/')
+            .filter(|n| !n.is_empty())
+            .collect();
+        let leads = dir.starts_with(normalize(&Path::new(start).join(place)));
+        if leads {
+            assert!(
+                may_lead_to(Path::new(place), &names),
+                "{start:?} {place:?} {dir:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn may_lead_to_cases() {
+        let places = [
+            "",
+            "/",
+            ".",
+            "..",
+            "a",
+            "b",
+            "a/",
+            "a/.",
+            "a/..",
+            "/a/b",
+            "/a//b",
+            "/a/./b",
+            "/a/b/../c",
+            "a/b",
+            "../a",
+            "/x/../a/b",
+            "/a/b/",
+        ];
+        let dirs = ["/", "/a", "/a/b", "/a/b/c", "/s/a", "/s/a/b", "/s/b", "/c"];
+        for place in places {
+            for dir in dirs {
+                check_may_lead_to("/s", place, dir);
+            }
+        }
+        assert!(!may_lead_to(Path::new("/w/target/debug"), &[b"w", b"sub"]));
+        assert!(may_lead_to(Path::new("/w/sub"), &[b"w", b"sub"]));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn may_lead_to_agrees(
+            start in "/[ab]{0,2}(/[ab.]{1,2}){0,2}",
+            place in "[ab./]{0,10}",
+            dir in "/[ab./]{0,10}",
+        ) {
+            check_may_lead_to(&start, &place, &dir);
+            // A directory that the place does lead to, so that matches are tried too.
+            let lands = normalize(&Path::new(&start).join(&place));
+            check_may_lead_to(&start, &place, &format!("{}/{dir}", lands.display()));
         }
     }
 

@@ -243,7 +243,20 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         // (as the caller's are: `start.join(h)` is `h` then, and normalising it changes nothing)
         // is compared as text, without a copy; any other as before.
         let dir_normal = paths::is_normal(dir);
+        // The names of `dir` (normal: what lies between its `/`s), for the test below.
+        let names: Vec<&[u8]> = if dir_normal {
+            dir.as_os_str()
+                .as_encoded_bytes()
+                .split(|&b| b == b'/')
+                .filter(|n| !n.is_empty())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let nested = hazards.iter().any(|h| {
+            if dir_normal && !paths::may_lead_to(h, &names) {
+                return false;
+            }
             if dir_normal && paths::is_normal(h) {
                 paths::starts_with_as_text(dir, h)
             } else {
@@ -253,8 +266,12 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         // Exceptions (the agent area) included: git there is not trusted either.
         let protected = ctx.protected.iter().any(|tree| {
             !tree.path.is_absolute()
-                || dir.starts_with(paths::normalized(&tree.path))
-                || tree.covers(dir)
+                || if dir_normal && paths::is_normal(&tree.path) {
+                    paths::starts_with_as_text(dir, &tree.path)
+                } else {
+                    dir.starts_with(paths::normalized(&tree.path))
+                }
+                || tree.covers_known(dir, dir_normal)
         });
         let word = Word::literal(&dir.to_string_lossy(), (0, 0));
         inside && !nested && !protected && !super::names_credentials(w, &word)
