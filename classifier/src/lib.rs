@@ -202,9 +202,10 @@ impl Protected {
             None => return None,
         };
         let text = path.as_os_str().as_encoded_bytes();
+        // The `*` first: most names are not a class, and need no UTF-8 check.
         if let Some(ending) = name
+            .and_then(|n| n.strip_prefix(b"*"))
             .and_then(|n| std::str::from_utf8(n).ok())
-            .and_then(|n| n.strip_prefix('*'))
         {
             // As `class_covers` (below): the names below the parent.
             let Some(below) = parent.and_then(|p| paths::below_as_text(text, p)) else {

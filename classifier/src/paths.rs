@@ -481,6 +481,16 @@ const SYSTEM_LINKS: &[(&str, &str)] = &[
 /// link (`docs/../.aws` with `docs -> ~/.cache` is `~/.aws`); then the project's links are
 /// followed.
 pub(crate) fn normalize_through_links(path: &Path, ctx: &Context) -> PathBuf {
+    // A normal path has no `..` for a link to change (see `is_normal`): it is its own
+    // normal form, and only the links below are followed.
+    if is_normal(path) {
+        return follow_links(path.to_path_buf(), ctx);
+    }
+    normalize_through_links_by_components(path, ctx)
+}
+
+/// [`normalize_through_links`] name by name, for any path.
+fn normalize_through_links_by_components(path: &Path, ctx: &Context) -> PathBuf {
     let mut out = PathBuf::from("/");
     let mut hops = 0;
     for comp in path.components() {
@@ -541,6 +551,17 @@ pub(crate) fn follow_links(mut path: PathBuf, ctx: &Context) -> PathBuf {
 
 /// Removes `.` and resolves `..` lexically; never climbs above `/`.
 pub(crate) fn normalize(path: &Path) -> PathBuf {
+    // A normal path is its own normal form (see `is_normal`): one copy instead of a push per
+    // name. The caller's directories (home, the working directory) are normalised on every
+    // check that compares with them.
+    if is_normal(path) {
+        return path.to_path_buf();
+    }
+    normalize_by_components(path)
+}
+
+/// [`normalize`] name by name, for any path.
+fn normalize_by_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for comp in path.components() {
         match comp {
@@ -708,7 +729,8 @@ mod tests {
     fn check_normal_forms(a: &str, b: &str) {
         for text in [a, b] {
             let path = Path::new(text);
-            let full = normalize(path);
+            let full = normalize_by_components(path);
+            assert_eq!(normalize(path), full, "{text:?}");
             assert_eq!(normalized(path).as_ref(), full.as_path(), "{text:?}");
             assert_eq!(
                 is_normal(path),
@@ -722,6 +744,19 @@ mod tests {
         }
     }
 
+    /// `normalize_through_links` takes a normal path as it is (but for its links), as the
+    /// reading name by name does.
+    fn check_through_links(text: &str) {
+        let mut c = ctx();
+        c.links = vec![("/a/b".into(), "/b".into()), ("/l".into(), "/a/.b".into())];
+        let path = Path::new(text);
+        assert_eq!(
+            normalize_through_links(path, &c),
+            normalize_through_links_by_components(path, &c),
+            "{text:?}"
+        );
+    }
+
     #[test]
     fn normal_forms() {
         let cases = [
@@ -729,6 +764,7 @@ mod tests {
             "a/b", "/ab", "/a/b", "/a/bc", "/a.b", "/..", "/.a", "/a/..b", "/...", "/a/...",
         ];
         for a in cases {
+            check_through_links(a);
             for b in cases {
                 check_normal_forms(a, b);
             }
@@ -742,6 +778,8 @@ mod tests {
             // A prefix of the same path, so that matches are tried as well as misses.
             let cut = a.len() / 2;
             check_normal_forms(&a, &a[..cut]);
+            check_through_links(&a);
+            check_through_links(&format!("/{b}"));
         }
     }
 
