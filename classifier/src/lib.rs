@@ -170,16 +170,26 @@ impl Protected {
     /// anywhere, in one of its name below the same parent; never below an exception. A last
     /// component `*ENDING` (`*.code-workspace`) names a class: any name with that ending.
     pub fn covers(&self, path: &Path) -> bool {
-        self.covers_known(path, paths::is_normal(path))
+        self.covers_known(path, &paths::Names::of(path))
     }
 
-    /// [`Protected::covers`], told whether `path` [`paths::is_normal`] (the caller checks once
-    /// for all the trees it asks about). When it is, and the tree's paths are normal too (the
-    /// caller's are), the answer is worked out on the text, without parsing either path into
-    /// components or copying it: this runs for every written path and every tree, two dozen
-    /// trees per path.
-    pub(crate) fn covers_known(&self, path: &Path, path_normal: bool) -> bool {
-        if path_normal && let Some(answer) = self.covers_as_text(path) {
+    /// [`Protected::covers`], told what `path` is made of (the caller works it out once for
+    /// all the trees it asks about). When `path` is normal, and the tree's paths are normal
+    /// too (the caller's are), the answer is worked out on the text, without parsing either
+    /// path into components or copying it: this runs for every written path and every tree,
+    /// two dozen trees per path.
+    pub(crate) fn covers_known(&self, path: &Path, names: &paths::Names) -> bool {
+        // Inside the tree or (anywhere) below one of its name, `path` has the tree's last name
+        // among its own; most trees' names are not, which the names alone show. Not for a
+        // class (`*.code-workspace`), whose members' names only end like it.
+        let last = self.path.as_os_str().as_encoded_bytes();
+        let last = last.rsplit(|&b| b == b'/').next().unwrap_or(last);
+        if !last.starts_with(b"*") && !paths::may_lead_to(&self.path, &names.names) {
+            return false;
+        }
+        if names.normal
+            && let Some(answer) = self.covers_as_text(path)
+        {
             return answer;
         }
         self.covers_by_components(path)

@@ -630,10 +630,32 @@ pub(crate) fn starts_with_as_text(path: &Path, prefix: &Path) -> bool {
             .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
 }
 
-/// Whether a path whose names are `names` (a normal path's, in order) may start with `place`
-/// normalised against any directory, judged by `place`'s last name alone: when `place` ends in
-/// a plain name (not `.`, `..` or a `/`), that name is the last of its normal form, so a path
-/// starting with that form has it among its names. `false` only when that rules it out; `true`
+/// What the checks that compare one path with many ask of it, worked out once: whether it
+/// [`is_normal`], and its names (the text between its `/`s, `.` and `..` included when it
+/// is not normal; what [`may_lead_to`] takes).
+pub(crate) struct Names<'a> {
+    pub normal: bool,
+    pub names: Vec<&'a [u8]>,
+}
+
+impl<'a> Names<'a> {
+    pub fn of(path: &'a Path) -> Names<'a> {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        Names {
+            normal: is_normal(path),
+            names: bytes
+                .split(|&b| b == b'/')
+                .filter(|n| !n.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// Whether a path whose names are `names` (see [`Names`]) may start with `place` normalised
+/// against any directory, judged by `place`'s last name alone: when `place` ends in a plain
+/// name (not `.`, `..` or a `/`), that name is the last of its normal form, so a path starting
+/// with that form has it among its names (a path's every name as `Path::components` reads it
+/// is among the text between its `/`s). `false` only when that rules it out; `true`
 /// when it does not, or when `place` does not end in a plain name.
 ///
 /// Why: the caller's list of nested repositories may hold a thousand places and more, all
@@ -676,12 +698,12 @@ fn assess(path: &Path, ctx: &Context) -> Place {
     {
         return Place::HomeOrAbove(path.to_path_buf());
     }
-    // Asked once for all the trees (see `Protected::covers_known`).
-    let path_normal = is_normal(path);
+    // Worked out once for all the trees (see `Protected::covers_known`).
+    let names = Names::of(path);
     for (index, tree) in ctx.protected.iter().enumerate() {
         // Replacing or deleting an ancestor of a protected tree replaces the tree too, but the
         // ancestors are the project and home, which have rules of their own.
-        if tree.covers_known(path, path_normal) {
+        if tree.covers_known(path, &names) {
             return Place::Protected(index);
         }
     }

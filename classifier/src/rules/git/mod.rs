@@ -242,19 +242,11 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         // runs for every git command in another directory: a place that is absolute and normal
         // (as the caller's are: `start.join(h)` is `h` then, and normalising it changes nothing)
         // is compared as text, without a copy; any other as before.
-        let dir_normal = paths::is_normal(dir);
-        // The names of `dir` (normal: what lies between its `/`s), for the test below.
-        let names: Vec<&[u8]> = if dir_normal {
-            dir.as_os_str()
-                .as_encoded_bytes()
-                .split(|&b| b == b'/')
-                .filter(|n| !n.is_empty())
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // Whether `dir` is normal, and its names, for the tests below.
+        let names = paths::Names::of(dir);
+        let dir_normal = names.normal;
         let nested = hazards.iter().any(|h| {
-            if dir_normal && !paths::may_lead_to(h, &names) {
+            if dir_normal && !paths::may_lead_to(h, &names.names) {
                 return false;
             }
             if dir_normal && paths::is_normal(h) {
@@ -271,7 +263,7 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
                 } else {
                     dir.starts_with(paths::normalized(&tree.path))
                 }
-                || tree.covers_known(dir, dir_normal)
+                || tree.covers_known(dir, &names)
         });
         let word = Word::literal(&dir.to_string_lossy(), (0, 0));
         inside && !nested && !protected && !super::names_credentials(w, &word)
