@@ -12,7 +12,8 @@
 //! the reference for end-to-end checks.
 //!
 //! `GG_VERDICTS_ROUNDS=N` classifies the input N times and prints only the last round (for
-//! profiling); `GG_VERDICTS_NO_NESTED=1` leaves `nested_git` out.
+//! profiling); `GG_VERDICTS_TIMES=1` prints each distinct command's time instead, slowest
+//! first; `GG_VERDICTS_NO_NESTED=1` leaves `nested_git` out.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a tool: failing loudly is the point
 
 use std::collections::VecDeque;
@@ -35,6 +36,41 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1)
         .max(1);
+    if std::env::var_os("GG_VERDICTS_TIMES").is_some() {
+        // Each distinct command's time (the fastest of `rounds` runs), slowest first, instead
+        // of the verdicts: where a set's time goes.
+        let mut seen = std::collections::BTreeMap::new();
+        for command in &commands {
+            seen.entry(command.as_str()).or_insert(u128::MAX);
+        }
+        for _ in 0..rounds {
+            for (command, best) in seen.iter_mut() {
+                let started = std::time::Instant::now();
+                std::hint::black_box(classify(command, &ctx).ok());
+                *best = (*best).min(started.elapsed().as_nanos());
+            }
+        }
+        let mut times: Vec<(u128, &str)> = seen.into_iter().map(|(c, t)| (t, c)).collect();
+        times.sort_by(|a, b| b.cmp(a));
+        let total: u128 = times.iter().map(|t| t.0).sum();
+        println!(
+            "total {} µs over {} distinct commands",
+            total / 1000,
+            times.len()
+        );
+        for (t, c) in times {
+            println!(
+                "{:>8} ns  {}",
+                t,
+                c.escape_debug()
+                    .to_string()
+                    .chars()
+                    .take(120)
+                    .collect::<String>()
+            );
+        }
+        return;
+    }
     for _ in 1..rounds {
         for command in &commands {
             std::hint::black_box(classify(command, &ctx).ok());
