@@ -184,7 +184,7 @@ impl Protected {
         // class (`*.code-workspace`), whose members' names only end like it.
         let last = self.path.as_os_str().as_encoded_bytes();
         let last = last.rsplit(|&b| b == b'/').next().unwrap_or(last);
-        if !last.starts_with(b"*") && !paths::may_lead_to(&self.path, &names.names) {
+        if last.first() != Some(&b'*') && !paths::may_lead_to(&self.path, &names.names) {
             return false;
         }
         if names.normal
