@@ -170,6 +170,89 @@ impl Protected {
     /// anywhere, in one of its name below the same parent; never below an exception. A last
     /// component `*ENDING` (`*.code-workspace`) names a class: any name with that ending.
     pub fn covers(&self, path: &Path) -> bool {
+        self.covers_known(path, &paths::Names::of(path))
+    }
+
+    /// [`Protected::covers`], told what `path` is made of (the caller works it out once for
+    /// all the trees it asks about). When `path` is normal, and the tree's paths are normal
+    /// too (the caller's are), the answer is worked out on the text, without parsing either
+    /// path into components or copying it: this runs for every written path and every tree,
+    /// two dozen trees per path.
+    pub(crate) fn covers_known(&self, path: &Path, names: &paths::Names) -> bool {
+        // Inside the tree or (anywhere) below one of its name, `path` has the tree's last name
+        // among its own; most trees' names are not, which the names alone show. Not for a
+        // class (`*.code-workspace`), whose members' names only end like it.
+        let last = self.path.as_os_str().as_encoded_bytes();
+        let last = last.rsplit(|&b| b == b'/').next().unwrap_or(last);
+        if last.first() != Some(&b'*') && !paths::may_lead_to(&self.path, &names.names) {
+            return false;
+        }
+        if names.normal
+            && let Some(answer) = self.covers_as_text(path)
+        {
+            return answer;
+        }
+        self.covers_by_components(path)
+    }
+
+    /// [`Protected::covers`] for a normal `path`, on the text: `None` when some path of the
+    /// tree is not normal (then only the component-wise reading applies). The names of a normal
+    /// path are what lies between its `/`s, so "a component is `name`" is "a `/`-separated
+    /// segment is `name`", and `starts_with` is [`paths::starts_with_as_text`].
+    fn covers_as_text(&self, path: &Path) -> Option<bool> {
+        let root = self.path.as_os_str().as_encoded_bytes();
+        if !paths::is_normal(&self.path) || !self.except.iter().all(|e| paths::is_normal(e)) {
+            return None;
+        }
+        // A normal path is absolute; its last name follows its last `/` (none for `/`).
+        let (parent, name) = match root.iter().rposition(|&b| b == b'/') {
+            _ if root == b"/" => (None, None),
+            Some(0) => (Some(&b"/"[..]), Some(&root[1..])),
+            Some(cut) => (Some(&root[..cut]), Some(&root[cut + 1..])),
+            None => return None,
+        };
+        let text = path.as_os_str().as_encoded_bytes();
+        // The `*` first: most names are not a class, and need no UTF-8 check.
+        if let Some(ending) = name
+            .and_then(|n| n.strip_prefix(b"*"))
+            .and_then(|n| std::str::from_utf8(n).ok())
+        {
+            // As `class_covers` (below): the names below the parent.
+            let Some(below) = parent.and_then(|p| paths::below_as_text(text, p)) else {
+                return Some(false);
+            };
+            let of_class = |c: &[u8]| {
+                c.len() >= ending.len()
+                    && c[c.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
+            };
+            let mut names = below.split(|&b| b == b'/').filter(|c| !c.is_empty());
+            return Some(if self.anywhere {
+                names.any(of_class)
+            } else {
+                names.next().is_some_and(of_class)
+            });
+        }
+        let inside = paths::starts_with_as_text(path, &self.path)
+            || self.anywhere
+                && parent.zip(name).is_some_and(|(parent, name)| {
+                    paths::below_as_text(text, parent).is_some_and(|below| {
+                        below
+                            .split(|&b| b == b'/')
+                            .filter(|c| !c.is_empty())
+                            .any(|c| c == name)
+                    })
+                });
+        Some(
+            inside
+                && !self
+                    .except
+                    .iter()
+                    .any(|e| paths::starts_with_as_text(path, e)),
+        )
+    }
+
+    /// [`Protected::covers`] component by component, for any paths.
+    fn covers_by_components(&self, path: &Path) -> bool {
         if !self.path.is_absolute() {
             return false;
         }
@@ -408,4 +491,111 @@ pub fn classify(command: &str, ctx: &Context) -> Result<Verdict, ClassifyError> 
 /// allows).
 pub fn is_read_only_program(program: &str) -> bool {
     rules::is_read_only_program(program)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(path: &str, except: &[&str], anywhere: bool) -> Protected {
+        Protected {
+            path: path.into(),
+            except: except.iter().map(PathBuf::from).collect(),
+            why: String::new(),
+            anywhere,
+        }
+    }
+
+    /// The text reading of `covers` gives the component-wise answer whenever it gives one, and
+    /// gives one whenever the paths are normal.
+    fn check_covers(tree: &Protected, path: &str) {
+        let path = Path::new(path);
+        let by_components = tree.covers_by_components(path);
+        if paths::is_normal(path) {
+            let as_text = tree.covers_as_text(path);
+            if paths::is_normal(&tree.path) && tree.except.iter().all(|e| paths::is_normal(e)) {
+                assert_eq!(as_text, Some(by_components), "{tree:?} {path:?}");
+            } else {
+                assert_eq!(as_text, None, "{tree:?} {path:?}");
+            }
+        }
+        assert_eq!(tree.covers(path), by_components, "{tree:?} {path:?}");
+    }
+
+    #[test]
+    fn covers_as_text_cases() {
+        let trees = [
+            tree("/p/.git", &[], true),
+            tree("/p/.gg", &["/p/.gg/agent"], true),
+            tree("/p/.bashrc", &[], false),
+            tree("/p/*.code-workspace", &[], false),
+            tree("/p/*.code-workspace", &[], true),
+            tree("/*.x", &[], true),
+            tree("/", &[], false),
+            tree("/.git", &[], true),
+            tree("/p/./.git", &[], true),
+            tree("/p/.gg/", &["/p/.gg/agent"], false),
+            tree("p/.git", &[], true),
+        ];
+        let paths = [
+            "/",
+            "/p",
+            "/p/.git",
+            "/p/.git/config",
+            "/p/.gitx",
+            "/p/sub/.git/hooks/x",
+            "/q/.git",
+            "/p/.gg/agent",
+            "/p/.gg/agent/notes",
+            "/p/.gg/agentx",
+            "/p/.gg/policy.toml",
+            "/p/sub/.gg/agent/x",
+            "/p/.bashrc",
+            "/p/sub/.bashrc",
+            "/p/A.Code-Workspace",
+            "/p/sub/a.code-workspace",
+            "/p/.code-workspace",
+            "/a.x/b",
+            "/.git",
+            "/p//.git",
+            "/p/./.git",
+            "/p/sub/../.git",
+            "/p/.git/",
+        ];
+        for t in &trees {
+            for p in paths {
+                check_covers(t, p);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn covers_as_text_agrees(
+            root in "/[ab*./]{0,8}",
+            except in proptest::collection::vec("/[ab./]{0,10}", 0..3),
+            anywhere: bool,
+            path in "/[ab*./]{0,12}",
+        ) {
+            let except: Vec<&str> = except.iter().map(String::as_str).collect();
+            let t = tree(&root, &except, anywhere);
+            check_covers(&t, &path);
+            // A path at or below the tree, so that matches are tried as well as misses.
+            check_covers(&t, &format!("{root}/{path}"));
+            check_covers(&t, &format!("{root}{path}"));
+            // The same tree with normal paths (the caller's are), where the text reading
+            // answers: most generated roots are not normal.
+            let normal = |p: &str| paths::normalize(Path::new(p)).to_string_lossy().into_owned();
+            let except: Vec<String> = except.iter().map(|e| normal(e)).collect();
+            let except: Vec<&str> = except.iter().map(String::as_str).collect();
+            let root = normal(&root);
+            let t = tree(&root, &except, anywhere);
+            check_covers(&t, &path);
+            check_covers(&t, &normal(&format!("{root}/{path}")));
+            check_covers(&t, &normal(&format!("{root}{path}")));
+            if let Some(e) = except.first() {
+                check_covers(&t, &normal(&format!("{e}/{path}")));
+            }
+        }
+    }
 }

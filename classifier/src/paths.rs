@@ -481,6 +481,16 @@ const SYSTEM_LINKS: &[(&str, &str)] = &[
 /// link (`docs/../.aws` with `docs -> ~/.cache` is `~/.aws`); then the project's links are
 /// followed.
 pub(crate) fn normalize_through_links(path: &Path, ctx: &Context) -> PathBuf {
+    // A normal path has no `..` for a link to change (see `is_normal`): it is its own
+    // normal form, and only the links below are followed.
+    if is_normal(path) {
+        return follow_links(path.to_path_buf(), ctx);
+    }
+    normalize_through_links_by_components(path, ctx)
+}
+
+/// [`normalize_through_links`] name by name, for any path.
+fn normalize_through_links_by_components(path: &Path, ctx: &Context) -> PathBuf {
     let mut out = PathBuf::from("/");
     let mut hops = 0;
     for comp in path.components() {
@@ -541,6 +551,17 @@ pub(crate) fn follow_links(mut path: PathBuf, ctx: &Context) -> PathBuf {
 
 /// Removes `.` and resolves `..` lexically; never climbs above `/`.
 pub(crate) fn normalize(path: &Path) -> PathBuf {
+    // A normal path is its own normal form (see `is_normal`): one copy instead of a push per
+    // name. The caller's directories (home, the working directory) are normalised on every
+    // check that compares with them.
+    if is_normal(path) {
+        return path.to_path_buf();
+    }
+    normalize_by_components(path)
+}
+
+/// [`normalize`] name by name, for any path.
+fn normalize_by_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for comp in path.components() {
         match comp {
@@ -609,6 +630,64 @@ pub(crate) fn starts_with_as_text(path: &Path, prefix: &Path) -> bool {
             .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
 }
 
+/// What the checks that compare one path with many ask of it, worked out once: whether it
+/// [`is_normal`], and its names (the text between its `/`s, `.` and `..` included when it
+/// is not normal; what [`may_lead_to`] takes).
+pub(crate) struct Names<'a> {
+    pub normal: bool,
+    pub names: Vec<&'a [u8]>,
+}
+
+impl<'a> Names<'a> {
+    pub fn of(path: &'a Path) -> Names<'a> {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        Names {
+            normal: is_normal(path),
+            names: bytes
+                .split(|&b| b == b'/')
+                .filter(|n| !n.is_empty())
+                .collect(),
+        }
+    }
+}
+
+/// Whether a path whose names are `names` (see [`Names`]) may start with `place` normalised
+/// against any directory, judged by `place`'s last name alone: when `place` ends in a plain
+/// name (not `.`, `..` or a `/`), that name is the last of its normal form, so a path starting
+/// with that form has it among its names (a path's every name as `Path::components` reads it
+/// is among the text between its `/`s). `false` only when that rules it out; `true`
+/// when it does not, or when `place` does not end in a plain name.
+///
+/// Why: the caller's list of nested repositories may hold a thousand places and more, all
+/// checked for every git command run in another directory. Most places end in a name the
+/// directory does not have at all, and this test finds that from the place's last few bytes,
+/// without checking the whole place for normality or normalising it.
+pub(crate) fn may_lead_to(place: &Path, names: &[&[u8]]) -> bool {
+    let bytes = place.as_os_str().as_encoded_bytes();
+    let last = match bytes.iter().rposition(|&b| b == b'/') {
+        Some(cut) => &bytes[cut + 1..],
+        None => bytes,
+    };
+    if matches!(last, b"" | b"." | b"..") {
+        return true;
+    }
+    names.contains(&last)
+}
+
+/// What lies below `parent` in `path` (two normal paths, as bytes), as `path.strip_prefix(parent)`
+/// gives it: `None` when `path` is not at or below `parent`, the empty text when it is
+/// `parent`, else the names after it (no `/` at either end).
+pub(crate) fn below_as_text<'a>(path: &'a [u8], parent: &[u8]) -> Option<&'a [u8]> {
+    if parent == b"/" {
+        return path.strip_prefix(b"/");
+    }
+    match path.strip_prefix(parent)? {
+        [] => Some(&[]),
+        [b'/', rest @ ..] => Some(rest),
+        _ => None,
+    }
+}
+
 /// Where `path` lands. Only the caller's working directory is safe, not one the script `cd`s to.
 fn assess(path: &Path, ctx: &Context) -> Place {
     if path == Path::new("/") {
@@ -619,10 +698,12 @@ fn assess(path: &Path, ctx: &Context) -> Place {
     {
         return Place::HomeOrAbove(path.to_path_buf());
     }
+    // Worked out once for all the trees (see `Protected::covers_known`).
+    let names = Names::of(path);
     for (index, tree) in ctx.protected.iter().enumerate() {
         // Replacing or deleting an ancestor of a protected tree replaces the tree too, but the
         // ancestors are the project and home, which have rules of their own.
-        if tree.covers(path) {
+        if tree.covers_known(path, &names) {
             return Place::Protected(index);
         }
     }
@@ -670,7 +751,8 @@ mod tests {
     fn check_normal_forms(a: &str, b: &str) {
         for text in [a, b] {
             let path = Path::new(text);
-            let full = normalize(path);
+            let full = normalize_by_components(path);
+            assert_eq!(normalize(path), full, "{text:?}");
             assert_eq!(normalized(path).as_ref(), full.as_path(), "{text:?}");
             assert_eq!(
                 is_normal(path),
@@ -684,6 +766,19 @@ mod tests {
         }
     }
 
+    /// `normalize_through_links` takes a normal path as it is (but for its links), as the
+    /// reading name by name does.
+    fn check_through_links(text: &str) {
+        let mut c = ctx();
+        c.links = vec![("/a/b".into(), "/b".into()), ("/l".into(), "/a/.b".into())];
+        let path = Path::new(text);
+        assert_eq!(
+            normalize_through_links(path, &c),
+            normalize_through_links_by_components(path, &c),
+            "{text:?}"
+        );
+    }
+
     #[test]
     fn normal_forms() {
         let cases = [
@@ -691,6 +786,7 @@ mod tests {
             "a/b", "/ab", "/a/b", "/a/bc", "/a.b", "/..", "/.a", "/a/..b", "/...", "/a/...",
         ];
         for a in cases {
+            check_through_links(a);
             for b in cases {
                 check_normal_forms(a, b);
             }
@@ -704,6 +800,72 @@ mod tests {
             // A prefix of the same path, so that matches are tried as well as misses.
             let cut = a.len() / 2;
             check_normal_forms(&a, &a[..cut]);
+            check_through_links(&a);
+            check_through_links(&format!("/{b}"));
+        }
+    }
+
+    /// `may_lead_to` says no only where a normal `dir` cannot start with `place` normalised
+    /// against `start` (as `rules::git::same_repository` asks it).
+    fn check_may_lead_to(start: &str, place: &str, dir: &str) {
+        let dir = normalize(Path::new(dir));
+        let names: Vec<&[u8]> = dir
+            .as_os_str()
+            .as_encoded_bytes()
+            .split(|&b| b == b'/')
+            .filter(|n| !n.is_empty())
+            .collect();
+        let leads = dir.starts_with(normalize(&Path::new(start).join(place)));
+        if leads {
+            assert!(
+                may_lead_to(Path::new(place), &names),
+                "{start:?} {place:?} {dir:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn may_lead_to_cases() {
+        let places = [
+            "",
+            "/",
+            ".",
+            "..",
+            "a",
+            "b",
+            "a/",
+            "a/.",
+            "a/..",
+            "/a/b",
+            "/a//b",
+            "/a/./b",
+            "/a/b/../c",
+            "a/b",
+            "../a",
+            "/x/../a/b",
+            "/a/b/",
+        ];
+        let dirs = ["/", "/a", "/a/b", "/a/b/c", "/s/a", "/s/a/b", "/s/b", "/c"];
+        for place in places {
+            for dir in dirs {
+                check_may_lead_to("/s", place, dir);
+            }
+        }
+        assert!(!may_lead_to(Path::new("/w/target/debug"), &[b"w", b"sub"]));
+        assert!(may_lead_to(Path::new("/w/sub"), &[b"w", b"sub"]));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn may_lead_to_agrees(
+            start in "/[ab]{0,2}(/[ab.]{1,2}){0,2}",
+            place in "[ab./]{0,10}",
+            dir in "/[ab./]{0,10}",
+        ) {
+            check_may_lead_to(&start, &place, &dir);
+            // A directory that the place does lead to, so that matches are tried too.
+            let lands = normalize(&Path::new(&start).join(&place));
+            check_may_lead_to(&start, &place, &format!("{}/{dir}", lands.display()));
         }
     }
 

@@ -354,8 +354,13 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         // runs for every git command in another directory: a place that is absolute and normal
         // (as the caller's are: `start.join(h)` is `h` then, and normalising it changes nothing)
         // is compared as text, without a copy; any other as before.
-        let dir_normal = paths::is_normal(dir);
+        // Whether `dir` is normal, and its names, for the tests below.
+        let names = paths::Names::of(dir);
+        let dir_normal = names.normal;
         let nested = hazards.iter().any(|h| {
+            if dir_normal && !paths::may_lead_to(h, &names.names) {
+                return false;
+            }
             if dir_normal && paths::is_normal(h) {
                 paths::starts_with_as_text(dir, h)
             } else {
@@ -365,8 +370,12 @@ pub(crate) fn same_repository(w: &Walker, dirs: &Cwds) -> bool {
         // Exceptions (the agent area) included: git there is not trusted either.
         let protected = ctx.protected.iter().any(|tree| {
             !tree.path.is_absolute()
-                || dir.starts_with(paths::normalized(&tree.path))
-                || tree.covers(dir)
+                || if dir_normal && paths::is_normal(&tree.path) {
+                    paths::starts_with_as_text(dir, &tree.path)
+                } else {
+                    dir.starts_with(paths::normalized(&tree.path))
+                }
+                || tree.covers_known(dir, &names)
         });
         let word = Word::literal(&dir.to_string_lossy(), (0, 0));
         inside && !nested && !protected && !super::names_credentials(w, &word)
