@@ -193,6 +193,41 @@ pub(crate) fn split_args<'w>(
     })
 }
 
+/// Whether getopt reads `word` as an option word: a literal `-x`, or a computed word whose
+/// known start is one (`-t"$D"`).
+pub(crate) fn option_like(word: &Word) -> bool {
+    word.is_option() || (word.dynamic && word.prefix.len() > 1 && word.prefix.starts_with('-'))
+}
+
+/// [`split_args`] as a program that ends its options at `--` reads its words: every word after
+/// a literal `--` is an operand, and a computed word whose known start is an option is an
+/// option word ([`option_like`]).
+pub(crate) fn getopt_args<'w>(
+    args: &'w [Word],
+    with_value: &'w [&'w str],
+) -> impl Iterator<Item = Arg<'w>> {
+    let mut i = 0;
+    let mut options_ended = false;
+    std::iter::from_fn(move || {
+        let word = args.get(i)?;
+        if !options_ended && !word.dynamic && word.text == "--" {
+            options_ended = true;
+            i += 1;
+            return args.get(i).map(|next| {
+                i += 1;
+                Arg::Operand(next)
+            });
+        }
+        if options_ended || !option_like(word) {
+            i += 1;
+            return Some(Arg::Operand(word));
+        }
+        let (options, used) = split_option(args, i, with_value);
+        i += used;
+        Some(Arg::Options(word, options))
+    })
+}
+
 /// A program's option table, for the positive models of read-only programs: every option the
 /// program accepts that is known to be harmless, plus the risky ones the caller wants to see.
 /// Anything else is reported as [`Item::Unknown`], which callers treat as not read-only.

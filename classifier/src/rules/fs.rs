@@ -2,7 +2,7 @@
 //! A target outside the working and scratch directories is dangerous; `rm -rf` aimed at `/`,
 //! home or above has rules of its own.
 
-use super::args::split_option;
+use super::args::{Arg, getopt_args, split_option};
 use super::basename;
 use super::escapes::program_option;
 use super::scripts::sed_effects;
@@ -196,20 +196,14 @@ fn patch(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let mut directory: Option<Word> = None;
     let mut written: Vec<(Word, String)> = Vec::new();
     let mut ops = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        if !a.dynamic && a.text == "--" {
-            ops.extend(&args[i + 1..]);
-            break;
-        }
-        if !option_like(a) {
-            ops.push(a);
-            i += 1;
-            continue;
-        }
-        let (parsed, used) = split_option(args, i, PATCH_VALUE);
-        i += used;
+    for arg in getopt_args(args, PATCH_VALUE) {
+        let (a, parsed) = match arg {
+            Arg::Operand(op) => {
+                ops.push(op);
+                continue;
+            }
+            Arg::Options(a, parsed) => (a, parsed),
+        };
         for opt in parsed {
             let value = opt.value.unwrap_or_else(|| Word::computed("", "", a.span));
             match opt.name.as_str() {
@@ -374,12 +368,6 @@ fn copy_value_options(prog: &str) -> &'static [&'static str] {
     }
 }
 
-/// Whether getopt reads `word` as an option word: a literal `-x`, or a computed word whose
-/// known start is one (`-t"$D"`).
-pub(crate) fn option_like(word: &Word) -> bool {
-    word.is_option() || (word.dynamic && word.prefix.len() > 1 && word.prefix.starts_with('-'))
-}
-
 /// cp, mv, install and ln read as getopt reads them: the directory of `-t DIR`, `-tDIR`,
 /// `-vt DIR`, `--target-directory=DIR` or any unambiguous abbreviation (`--target=DIR`, `--t
 /// DIR`), the last given, and the operands (option values are not operands; after `--`
@@ -388,19 +376,14 @@ fn copy_arguments<'w>(prog: &str, args: &'w [Word]) -> (Option<Word>, Vec<&'w Wo
     let with_value = copy_value_options(prog);
     let mut explicit = None;
     let mut ops = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let word = &args[i];
-        if !word.dynamic && word.text == "--" {
-            ops.extend(&args[i + 1..]);
-            break;
-        }
-        if !option_like(word) {
-            ops.push(word);
-            i += 1;
-            continue;
-        }
-        let (opts, used) = split_option(args, i, with_value);
+    for arg in getopt_args(args, with_value) {
+        let (word, opts) = match arg {
+            Arg::Operand(op) => {
+                ops.push(op);
+                continue;
+            }
+            Arg::Options(word, opts) => (word, opts),
+        };
         for opt in opts {
             if opt.name == "-t" || opt.name == "--target-directory" {
                 // A computed value keeps its source text: the target is then unknown.
@@ -410,7 +393,6 @@ fn copy_arguments<'w>(prog: &str, args: &'w [Word]) -> (Option<Word>, Vec<&'w Wo
                 );
             }
         }
-        i += used;
     }
     (explicit, ops)
 }

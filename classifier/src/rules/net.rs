@@ -176,18 +176,10 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
         WGET_VALUE
     };
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        if !super::fs::option_like(a) {
-            i += 1;
+    for arg in super::args::getopt_args(args, with_value) {
+        let super::args::Arg::Options(_, parsed) = arg else {
             continue;
-        }
-        if a.text == "--" && !a.dynamic {
-            break;
-        }
-        let (parsed, used) = super::args::split_option(args, i, with_value);
-        i += used;
+        };
         for opt in parsed {
             let Some(value) = opt.value else { continue };
             let content = match (prog, opt.name.as_str()) {
