@@ -104,29 +104,19 @@ fn kept(cwd: &Path) -> Vec<PathBuf> {
 /// A descriptor of `plan`'s ruleset: the last one built when it is for the same plan and still
 /// current, else a new one (kept for the next command where it may serve more than one).
 fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
+    let setup = |e: &dyn std::fmt::Display| {
+        SandboxError::Setup(format!("the guard's Landlock ruleset: {e}"))
+    };
     let mut last = LAST
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let reuse = last
-        .as_ref()
-        .is_some_and(|(built_for, prepared)| *built_for == plan && prepared.is_current());
-    if !reuse {
-        *last = None;
-        let prepared = fs_rules::prepare(&plan)
-            .map_err(|e| SandboxError::Setup(format!("the guard's Landlock ruleset: {e}")))?;
+    let prepared = match last.take() {
+        Some((built_for, prepared)) if built_for == plan && prepared.is_current() => prepared,
+        _ => fs_rules::prepare(&plan).map_err(|e| setup(&e))?,
+    };
+    let fd = prepared.ruleset_fd().map_err(|e| setup(&e))?;
+    if prepared.is_reusable() {
         *last = Some((plan, prepared));
-    }
-    let fd = last
-        .as_ref()
-        .map(|(_, prepared)| prepared.ruleset_fd())
-        .transpose()
-        .map_err(|e| SandboxError::Setup(format!("the guard's Landlock ruleset: {e}")))?
-        .flatten();
-    if last
-        .as_ref()
-        .is_some_and(|(_, prepared)| !prepared.is_reusable())
-    {
-        *last = None;
     }
     fd.ok_or_else(|| SandboxError::Unavailable {
         backend: "landlock",
