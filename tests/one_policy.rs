@@ -2234,6 +2234,47 @@ fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_f
     }
 }
 
+/// Where Landlock is enforced but the guard's ruleset cannot be built (the test-hooks knob
+/// `GG_TEST_GUARD_RULESET_FAILS` makes the build fail, as an unreadable directory on the way
+/// to a secret would), a normal command without `--sandbox` is refused with the reason, in
+/// every mode that would run it unasked: what the guard would have kept from it is unknown, so
+/// it must not run unguarded. A read-only command still runs (read-only, at its own level).
+#[test]
+fn a_normal_command_is_refused_when_its_guard_cannot_be_built() {
+    assert!(
+        available_levels().contains(&"landlock"),
+        "the guard needs Landlock, which this machine does not enforce"
+    );
+    for mode in [&["--yolo"][..], &["--approval", "never"][..]] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let scripts = [
+            "echo ran > made-unguarded.txt",
+            "touch \"$(cd ~; pwd)/.zshrc\"",
+        ];
+        let (out, results) = run_calls(
+            &fx,
+            &server,
+            &[("GG_TEST_GUARD_RULESET_FAILS", "1")],
+            &scripts,
+            mode,
+        );
+        assert!(out.status.success(), "{mode:?}: {out:?}");
+        assert_eq!(results.len(), scripts.len(), "{mode:?}: {results:?}");
+        assert!(
+            !fx.repo.join("made-unguarded.txt").exists(),
+            "{mode:?}: {results:?}"
+        );
+        assert!(!fx.home.join(".zshrc").exists(), "{mode:?}: {results:?}");
+        for result in &results {
+            assert!(
+                result.contains("the guard's Landlock ruleset: injected failure"),
+                "{mode:?}: {result}"
+            );
+        }
+    }
+}
+
 /// A work-tree file the repository's configuration includes (`include.path =
 /// ../team.gitconfig`, a common way to share settings) is `.git/config` to git (an attacker
 /// pass): the write tool and a command naming it are dangerous, and what an opaque script writes

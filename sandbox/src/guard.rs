@@ -21,9 +21,16 @@ use crate::fs_rules::{self, LandlockPlan, Prepared};
 use crate::probe::{Availability, PROBE, ProbeError};
 use crate::{Invocation, protected};
 
-/// The last guard's plan and its ruleset: the plan changes when the session's secrets or the
-/// home's kept entries do, the ruleset when the tree under it does.
-static LAST: Mutex<Option<(LandlockPlan, Prepared)>> = Mutex::new(None);
+/// The rulesets kept for the next commands, most recently used last, each with the plan it was
+/// built for: the plan changes when a session's secrets or the home's kept entries do, the
+/// ruleset when the tree under it does. More than one, because ggd runs sessions side by side
+/// whose secrets differ (a session's `--api-key-file` joins its own list): with one kept
+/// ruleset they would take turns rebuilding it for every command.
+static KEPT: Mutex<Vec<(LandlockPlan, Prepared)>> = Mutex::new(Vec::new());
+
+/// How many plans' rulesets [`KEPT`] holds: a descriptor and a stamp per path each, so a
+/// handful covers the sessions a daemon runs at once without holding much.
+const KEPT_PLANS: usize = 4;
 
 /// `inner` as a command that runs on the host under the guard: it may do all it could do
 /// unconfined but read or write `deny_read` (the one policy's secrets, as the sandbox hides
@@ -101,22 +108,37 @@ fn kept(cwd: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// A descriptor of `plan`'s ruleset: the last one built when it is for the same plan and still
-/// current, else a new one (kept for the next command where it may serve more than one).
+/// A descriptor of `plan`'s ruleset: a kept one when it is for the same plan and still current,
+/// else a new one (kept for the next command where it may serve more than one).
 fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
     let setup = |e: &dyn std::fmt::Display| {
         SandboxError::Setup(format!("the guard's Landlock ruleset: {e}"))
     };
-    let mut last = LAST
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_GUARD_RULESET_FAILS").is_some_and(|v| v == "1") {
+        return Err(setup(&"injected failure (GG_TEST_GUARD_RULESET_FAILS)"));
+    }
+    let mut kept = KEPT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let prepared = match last.take() {
-        Some((built_for, prepared)) if built_for == plan && prepared.is_current() => prepared,
-        _ => fs_rules::prepare(&plan).map_err(|e| setup(&e))?,
+    let build = |plan: &LandlockPlan| {
+        #[cfg(test)]
+        tests::BUILT.with(|built| built.set(built.get() + 1));
+        fs_rules::prepare(plan).map_err(|e| setup(&e))
+    };
+    let prepared = match kept.iter().position(|(built_for, _)| *built_for == plan) {
+        Some(at) => match kept.remove(at) {
+            (_, prepared) if prepared.is_current() => prepared,
+            _ => build(&plan)?,
+        },
+        None => build(&plan)?,
     };
     let fd = prepared.ruleset_fd().map_err(|e| setup(&e))?;
     if prepared.is_reusable() {
-        *last = Some((plan, prepared));
+        if kept.len() == KEPT_PLANS {
+            kept.remove(0);
+        }
+        kept.push((plan, prepared));
     }
     fd.ok_or_else(|| SandboxError::Unavailable {
         backend: "landlock",
@@ -146,6 +168,73 @@ fn restrict_self(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::fs_rules::tests::landlock_unavailable;
+
+    thread_local! {
+        /// How many rulesets this thread's guarded commands built (kept ones reused are not
+        /// counted).
+        pub(super) static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The two tests that count builds share `/var/tmp` (not `/tmp`, where the other tests make
+    /// their directories all the time: a change in a directory on the way to a secret rightly
+    /// makes the next command build again), one at a time.
+    static SETTLED: Mutex<()> = Mutex::new(());
+
+    /// A directory for a test whose ruleset must be kept, and the lock that keeps the other
+    /// such test from changing `/var/tmp` meanwhile.
+    fn settled_root() -> (
+        std::sync::MutexGuard<'static, ()>,
+        tempfile::TempDir,
+        PathBuf,
+    ) {
+        let serial = SETTLED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let t = tempfile::tempdir_in("/var/tmp").unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        (serial, t, root)
+    }
+
+    /// Waits until nothing under `root` or on the way to it changed in the last seconds, so a
+    /// ruleset built from it is kept ([`crate::watch::Stamp::recent`]: an inode's change time
+    /// cannot be set back).
+    fn let_settle(root: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let newest = walk_dirs(root)
+            .iter()
+            .chain(
+                root.ancestors()
+                    .skip(1)
+                    .map(Path::to_path_buf)
+                    .collect::<Vec<_>>()
+                    .iter(),
+            )
+            .map(|d| {
+                let m = std::fs::metadata(d).unwrap();
+                m.mtime().max(m.ctime())
+            })
+            .max()
+            .unwrap();
+        while std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+            <= newest + 3
+        {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+
+    fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
+        let mut dirs = vec![dir.to_path_buf()];
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.extend(walk_dirs(&path));
+            }
+        }
+        dirs
+    }
 
     fn run(program: &str, args: &[&Path], cwd: &Path, deny: &[PathBuf]) -> std::process::Output {
         let inner = Invocation {
@@ -216,5 +305,86 @@ mod tests {
             !String::from_utf8_lossy(&via_fd.stdout).contains("SECRET"),
             "{via_fd:?}"
         );
+    }
+
+    /// A kept ruleset serves the next command only while the tree it was built from is
+    /// unchanged: on a settled tree (so the ruleset is kept at all), an entry made after it,
+    /// under a directory on the way to the secret (list-only in the kept ruleset), is readable
+    /// by the next command, which a stale ruleset would refuse; and the commands between built
+    /// nothing new.
+    #[test]
+    fn a_kept_ruleset_is_built_again_once_its_tree_changed() {
+        if landlock_unavailable() {
+            return;
+        }
+        let (_serial, _t, root) = settled_root();
+        let secret_dir = root.join("home/.ssh");
+        std::fs::create_dir_all(&secret_dir).unwrap();
+        std::fs::write(secret_dir.join("key"), "SECRET").unwrap();
+        let project = root.join("project");
+        std::fs::create_dir(&project).unwrap();
+        let deny = [secret_dir.clone()];
+        let_settle(&root);
+        let built = BUILT.with(std::cell::Cell::get);
+        for _ in 0..3 {
+            let key = run("cat", &[&secret_dir.join("key")], &project, &deny);
+            assert!(!key.status.success(), "{key:?}");
+        }
+        assert_eq!(
+            BUILT.with(std::cell::Cell::get),
+            built + 1,
+            "kept and reused"
+        );
+        std::fs::create_dir(root.join("home/later")).unwrap();
+        std::fs::write(root.join("home/later/file"), "later").unwrap();
+        let later = run("cat", &[&root.join("home/later/file")], &project, &deny);
+        assert_eq!(later.stdout, b"later", "{later:?}");
+        assert_eq!(BUILT.with(std::cell::Cell::get), built + 2, "built again");
+    }
+
+    /// Sessions whose secrets differ (ggd runs them side by side) each keep their ruleset:
+    /// commands alternating between two plans build each once, each keeps its own secret
+    /// hidden, and no more than [`KEPT_PLANS`] are held.
+    #[test]
+    fn sessions_with_different_secrets_keep_their_own_rulesets() {
+        if landlock_unavailable() {
+            return;
+        }
+        let (_serial, _t, root) = settled_root();
+        let project = root.join("project");
+        std::fs::create_dir(&project).unwrap();
+        let secrets: Vec<PathBuf> = (0..KEPT_PLANS + 2)
+            .map(|i| {
+                let file = root.join(format!("secret-{i}"));
+                std::fs::write(&file, format!("SECRET-{i}")).unwrap();
+                file
+            })
+            .collect();
+        let_settle(&root);
+        let built = BUILT.with(std::cell::Cell::get);
+        for round in 0..3 {
+            for (i, secret) in secrets[..2].iter().enumerate() {
+                let own = run("cat", &[secret], &project, std::slice::from_ref(secret));
+                assert!(!own.status.success(), "round {round}, plan {i}: {own:?}");
+                let other = &secrets[1 - i];
+                let theirs = run("cat", &[other], &project, std::slice::from_ref(secret));
+                assert_eq!(
+                    theirs.stdout,
+                    format!("SECRET-{}", 1 - i).as_bytes(),
+                    "round {round}, plan {i}: {theirs:?}"
+                );
+            }
+        }
+        assert_eq!(BUILT.with(std::cell::Cell::get), built + 2);
+        for secret in &secrets {
+            run("true", &[], &project, std::slice::from_ref(secret));
+        }
+        let held = KEPT
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(plan, _)| plan.deny_read.iter().any(|d| d.starts_with(&root)))
+            .count();
+        assert!(held <= KEPT_PLANS, "{held}");
     }
 }
