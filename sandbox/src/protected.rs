@@ -1273,6 +1273,10 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     if std::fs::metadata(root.join(".git/config")).is_ok_and(|m| !m.is_file()) {
         return None;
     }
+    let git_variables = std::env::vars_os().any(|(name, _)| moves_git_configuration(&name));
+    if hooks_are_the_git_dirs_own(root, &|name| std::env::var_os(name), git_variables) {
+        return None;
+    }
     let text = git_output_within(
         std::process::Command::new("git").arg("-C").arg(root).args([
             "rev-parse",
@@ -1294,6 +1298,129 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     }
     // Joined to `root` as given, which the caller joins paths to.
     Some(root.join(relative))
+}
+
+/// Whether git at `root` can only answer `rev-parse --git-path hooks` with the git directory's
+/// own `hooks` (protected by name, so [`hooks_dir`] has nothing to add), proven without starting
+/// git: no configuration file git reads mentions `hooksPath`, and nothing could bring in one
+/// that is not read here. Asking git costs a process (1–2 ms, the largest piece of gg's own part
+/// of `gg sandbox -- true`), and nearly every repository sets no hooks directory.
+///
+/// Every doubt answers false, and git is asked: a `GIT_*` variable (`GIT_CONFIG_*`, `GIT_DIR`
+/// and the like move or add configuration), a `.git` that is not a plain directory or has a
+/// `commondir` (worktrees, planted layouts), any `include`/`includeIf` or `worktreeConfig` in a
+/// file git reads (more files), a file that cannot be read, a `PATH` with a relative entry
+/// before git, or a `git` not installed as `PREFIX/bin/git`. git reads its system file at
+/// `/etc/gitconfig` for the prefix `/usr`, else `PREFIX/etc/gitconfig` (its Makefile's rule);
+/// both are read here whatever the prefix. Then the global files (`~/.gitconfig` and
+/// `$XDG_CONFIG_HOME/git/config`, or `~/.config/git/config`) and `.git/config`. A key cannot be
+/// split across lines, so the word's absence is the key's.
+fn hooks_are_the_git_dirs_own(
+    root: &Path,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    git_variables: bool,
+) -> bool {
+    if git_variables {
+        return false;
+    }
+    let git_dir = root.join(".git");
+    if !std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir())
+        || std::fs::symlink_metadata(git_dir.join("commondir")).is_ok()
+    {
+        return false;
+    }
+    let Some(home) = var("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute())
+    else {
+        return false;
+    };
+    let xdg_config = match var("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+        Some(x) if Path::new(&x).is_absolute() => std::path::PathBuf::from(x),
+        Some(_) => return false,
+        None => home.join(".config"),
+    };
+    let Some(prefix) = git_prefix(var("PATH")) else {
+        return false;
+    };
+    let system = if prefix == Path::new("/usr") {
+        None
+    } else {
+        Some(prefix.join("etc/gitconfig"))
+    };
+    [
+        Some(std::path::PathBuf::from("/etc/gitconfig")),
+        system,
+        Some(home.join(".gitconfig")),
+        Some(xdg_config.join("git/config")),
+        Some(git_dir.join("config")),
+    ]
+    .into_iter()
+    .flatten()
+    .all(|file| says_nothing_of_hooks(&file))
+}
+
+/// Whether a variable of this name may change which configuration git reads or what it holds
+/// (`GIT_CONFIG_*`, `GIT_DIR`, `GIT_COMMON_DIR` …): every `GIT_*` but those known only to pick
+/// an editor, pager, transport helper or identity.
+fn moves_git_configuration(name: &std::ffi::OsStr) -> bool {
+    const HARMLESS: &[&str] = &[
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_MERGE_AUTOEDIT",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+    ];
+    name.as_encoded_bytes().starts_with(b"GIT_")
+        && !HARMLESS.iter().any(|h| name == std::ffi::OsStr::new(h))
+}
+
+/// The prefix of the `git` a command named `git` starts (`/usr` for `/usr/bin/git`): the first
+/// one on `path`, resolved; `None` where that is not certain.
+fn git_prefix(path: Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in std::env::split_paths(&path?) {
+        if !dir.is_absolute() {
+            return None;
+        }
+        let candidate = dir.join("git");
+        match std::fs::metadata(&candidate) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {
+                let real = std::fs::canonicalize(&candidate).ok()?;
+                let bin = real.parent()?;
+                return (bin.file_name()? == "bin").then(|| bin.parent().map(Path::to_path_buf))?;
+            }
+            _ => continue,
+        }
+    }
+    None
+}
+
+/// Whether the git configuration file at `path` is absent, or a readable file that names no
+/// hooks directory and brings in no other file.
+fn says_nothing_of_hooks(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        ),
+        Ok(m) if !m.is_file() || m.len() > SETTINGS_LIMIT => false,
+        Ok(_) => std::fs::read(path).is_ok_and(|text| {
+            let text = text.to_ascii_lowercase();
+            ["hookspath", "include", "worktreeconfig"]
+                .iter()
+                .all(|word| !text.windows(word.len()).any(|w| w == word.as_bytes()))
+        }),
+    }
 }
 
 /// The files inside `root`'s work tree that the repository's git configuration includes
@@ -1582,6 +1709,190 @@ mod tests {
     /// Settings files are regular files: a FIFO (which would block the open) and a device
     /// (whose open may do something) are refused, through a link too, and a long file is an
     /// error, not a partial read.
+    /// The hooks question answered without git agrees with git: wherever it says "the git
+    /// directory's own", git says `.git/hooks`; every way a configuration sets or brings in a
+    /// hooks directory (each checked to move git's answer) or moves the configuration makes it
+    /// ask git; and a repository without a setting is answered (else it saves nothing), where
+    /// this machine's system configuration is quiet.
+    #[test]
+    fn hooks_answered_without_git_agree_with_git() {
+        let path = std::env::var_os("PATH").unwrap();
+        let system_quiet = says_nothing_of_hooks(Path::new("/etc/gitconfig"))
+            && git_prefix(Some(path.clone()))
+                .is_some_and(|p| says_nothing_of_hooks(&p.join("etc/gitconfig")));
+        let hooks_set = "[core]\n\thooksPath = .githooks\n";
+        // (name, files to write relative to the case's directory, XDG_CONFIG_HOME, GIT_* set,
+        // whether git's answer moves)
+        #[allow(clippy::type_complexity)]
+        let cases: &[(&str, &[(&str, &str)], Option<&str>, bool, bool)] = &[
+            ("plain", &[], None, false, false),
+            (
+                "plain, other settings",
+                &[(
+                    "home/.gitconfig",
+                    "[user]\n\tname = x\n[core]\n\tpager = less\n",
+                )],
+                None,
+                false,
+                false,
+            ),
+            (
+                "local",
+                &[("repo/.git/config", hooks_set)],
+                None,
+                false,
+                true,
+            ),
+            (
+                "local, other case",
+                &[("repo/.git/config", "[CORE]\n\tHOOKSPATH = .githooks\n")],
+                None,
+                false,
+                true,
+            ),
+            (
+                "global",
+                &[("home/.gitconfig", hooks_set)],
+                None,
+                false,
+                true,
+            ),
+            (
+                "home's config dir",
+                &[("home/.config/git/config", hooks_set)],
+                None,
+                false,
+                true,
+            ),
+            (
+                "XDG_CONFIG_HOME",
+                &[("xdg/git/config", hooks_set)],
+                Some("xdg"),
+                false,
+                true,
+            ),
+            (
+                "local include",
+                &[
+                    (
+                        "repo/.git/config",
+                        "[include]\n\tpath = ../team.gitconfig\n",
+                    ),
+                    ("repo/team.gitconfig", hooks_set),
+                ],
+                None,
+                false,
+                true,
+            ),
+            (
+                "global includeIf",
+                &[
+                    (
+                        "home/.gitconfig",
+                        "[includeIf \"gitdir:/\"]\n\tpath = ~/more.gitconfig\n",
+                    ),
+                    ("home/more.gitconfig", hooks_set),
+                ],
+                None,
+                false,
+                true,
+            ),
+            (
+                "worktree config",
+                &[
+                    (
+                        "repo/.git/config",
+                        "[extensions]\n\tworktreeConfig = true\n[core]\n\trepositoryformatversion = 1\n",
+                    ),
+                    ("repo/.git/config.worktree", hooks_set),
+                ],
+                None,
+                false,
+                true,
+            ),
+            ("a GIT_ variable", &[], None, true, false),
+        ];
+        for (name, files, xdg, git_variables, moves) in cases {
+            let t = tempfile::tempdir().unwrap();
+            let dir = std::fs::canonicalize(t.path()).unwrap();
+            let (home, repo) = (dir.join("home"), dir.join("repo"));
+            std::fs::create_dir_all(&home).unwrap();
+            let git = |args: &[&str]| {
+                let mut c = std::process::Command::new("git");
+                c.env_clear()
+                    .env("HOME", &home)
+                    .env("PATH", &path)
+                    .args(args);
+                if let Some(x) = xdg {
+                    c.env("XDG_CONFIG_HOME", dir.join(x));
+                }
+                c.output().unwrap()
+            };
+            assert!(
+                git(&["init", "-q", repo.to_str().unwrap()])
+                    .status
+                    .success()
+            );
+            for (file, text) in *files {
+                let file = dir.join(file);
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                let mut old = std::fs::read_to_string(&file).unwrap_or_default();
+                old.push_str(text);
+                std::fs::write(&file, old).unwrap();
+            }
+            let var = |n: &str| match n {
+                "HOME" => Some(home.clone().into_os_string()),
+                "PATH" => Some(path.clone()),
+                "XDG_CONFIG_HOME" => xdg.map(|x| dir.join(x).into_os_string()),
+                _ => None,
+            };
+            let answered = hooks_are_the_git_dirs_own(&repo, &var, *git_variables);
+            let said = git(&[
+                "-C",
+                repo.to_str().unwrap(),
+                "rev-parse",
+                "--git-path",
+                "hooks",
+            ]);
+            let said = String::from_utf8_lossy(&said.stdout).trim_end().to_string();
+            if answered {
+                assert_eq!(said, ".git/hooks", "{name}");
+            }
+            assert_eq!(
+                said != ".git/hooks",
+                *moves,
+                "{name}: the case does what it says: {said}"
+            );
+            if !moves && !git_variables && system_quiet {
+                assert!(answered, "{name}: answered without git");
+            }
+            if *moves || *git_variables {
+                assert!(!answered, "{name}: git must be asked");
+            }
+        }
+        // A `.git` file (a worktree's) and a `commondir`: git is asked.
+        let t = tempfile::tempdir().unwrap();
+        let repo = t.path().join("wt");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        let var = |n: &str| {
+            (n == "PATH")
+                .then(|| path.clone())
+                .or_else(|| (n == "HOME").then(|| t.path().as_os_str().to_owned()))
+        };
+        assert!(!hooks_are_the_git_dirs_own(&repo, &var, false));
+        std::fs::remove_file(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(repo.join(".git/commondir"), "../../main/.git\n").unwrap();
+        assert!(!hooks_are_the_git_dirs_own(&repo, &var, false));
+        // Variables that pick an editor or an identity do not move the configuration.
+        assert!(!moves_git_configuration(std::ffi::OsStr::new("GIT_EDITOR")));
+        assert!(moves_git_configuration(std::ffi::OsStr::new(
+            "GIT_CONFIG_GLOBAL"
+        )));
+        assert!(moves_git_configuration(std::ffi::OsStr::new("GIT_DIR")));
+    }
+
     #[test]
     fn settings_are_read_from_regular_files_only() {
         let dir = tempfile::tempdir().unwrap();
