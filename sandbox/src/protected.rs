@@ -1362,26 +1362,33 @@ fn hooks_are_the_git_dirs_own(
 
 /// Whether a variable of this name may change which configuration git reads or what it holds
 /// (`GIT_CONFIG_*`, `GIT_DIR`, `GIT_COMMON_DIR` …): every `GIT_*` but those known only to pick
-/// an editor, pager, transport helper or identity.
+/// an editor, pager, transport setting, trace or identity (`GIT_SSL_CAINFO` is set by many
+/// systems' profiles).
 fn moves_git_configuration(name: &std::ffi::OsStr) -> bool {
     const HARMLESS: &[&str] = &[
         "GIT_EDITOR",
         "GIT_SEQUENCE_EDITOR",
         "GIT_PAGER",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
         "GIT_ASKPASS",
         "GIT_TERMINAL_PROMPT",
         "GIT_MERGE_AUTOEDIT",
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_AUTHOR_DATE",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "GIT_COMMITTER_DATE",
+        "GIT_MERGE_VERBOSITY",
     ];
-    name.as_encoded_bytes().starts_with(b"GIT_")
-        && !HARMLESS.iter().any(|h| name == std::ffi::OsStr::new(h))
+    const HARMLESS_FAMILIES: &[&str] = &[
+        "GIT_SSH",
+        "GIT_SSL_",
+        "GIT_HTTP_",
+        "GIT_CURL_",
+        "GIT_TRACE",
+        "GIT_AUTHOR_",
+        "GIT_COMMITTER_",
+    ];
+    let Some(name) = name.to_str() else {
+        return name.as_encoded_bytes().starts_with(b"GIT_");
+    };
+    name.starts_with("GIT_")
+        && !HARMLESS.contains(&name)
+        && !HARMLESS_FAMILIES.iter().any(|f| name.starts_with(f))
 }
 
 /// The prefix of the `git` a command named `git` starts (`/usr` for `/usr/bin/git`): the first
@@ -1886,11 +1893,26 @@ mod tests {
         std::fs::write(repo.join(".git/commondir"), "../../main/.git\n").unwrap();
         assert!(!hooks_are_the_git_dirs_own(&repo, &var, false));
         // Variables that pick an editor or an identity do not move the configuration.
-        assert!(!moves_git_configuration(std::ffi::OsStr::new("GIT_EDITOR")));
+        for harmless in [
+            "GIT_EDITOR",
+            "GIT_SSL_CAINFO",
+            "GIT_SSH_COMMAND",
+            "GIT_AUTHOR_NAME",
+        ] {
+            assert!(!moves_git_configuration(std::ffi::OsStr::new(harmless)));
+        }
         assert!(moves_git_configuration(std::ffi::OsStr::new(
             "GIT_CONFIG_GLOBAL"
         )));
-        assert!(moves_git_configuration(std::ffi::OsStr::new("GIT_DIR")));
+        for moving in [
+            "GIT_DIR",
+            "GIT_CONFIG",
+            "GIT_CONFIG_COUNT",
+            "GIT_COMMON_DIR",
+            "GIT_X",
+        ] {
+            assert!(moves_git_configuration(std::ffi::OsStr::new(moving)));
+        }
     }
 
     #[test]
