@@ -325,18 +325,7 @@ pub(crate) fn sourced_script(
         }
         return;
     }
-    if super::net::was_downloaded(w, script) {
-        let msg = format!(
-            "vim runs {}, downloaded earlier in this script",
-            script.text
-        );
-        w.reason(
-            Class::Dangerous,
-            RuleId::DownloadThenExecute,
-            msg,
-            script.span,
-        );
-    }
+    super::exec::runs_downloaded(w, script, "vim");
     let msg = format!(
         "vim runs the script {}, whose content is not inspected",
         script.text
