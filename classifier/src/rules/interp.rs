@@ -761,8 +761,12 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
     MARKERS.iter().any(|marker| {
         code.match_indices(marker).any(|(at, _)| {
-            let before_ok = !code[..at].ends_with(name_char);
             let rest = &code[at + marker.len()..];
+            // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
+            let in_text = |c: char| matches!(c, '"' | '\'' | '/');
+            let before_ok = !code[..at].ends_with(name_char)
+                && !(marker.starts_with("ENV")
+                    && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
             // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
             // `ENV` it is a method over all of them (`ENV.to_h`).
             let properties = *marker == "process.env";
