@@ -536,6 +536,19 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             }
             t if t.starts_with("-c") && t.len() > 2 && !a.dynamic => Some(super::args::tail(a, 2)),
             t if t.starts_with('+') && t.len() > 1 => Some(super::args::tail(a, 1)),
+            // `-S FILE` (a session or any script), `-u FILE` (the vimrc), `-U FILE` (the
+            // gvimrc) run vim script; `-u NONE`, `NORC`, `DEFAULTS` name none.
+            "-S" | "-u" | "-U" => {
+                i += 1;
+                if let Some(script) = args
+                    .get(i - 1)
+                    .filter(|s| !matches!(s.text.as_str(), "NONE" | "NORC" | "DEFAULTS" | ""))
+                {
+                    let input = &cmd.input;
+                    super::vimscript::sourced_script(w, script, Some(input), file.as_ref(), 0);
+                }
+                None
+            }
             t if VIM_WITH_VALUE.contains(&t) => {
                 i += 1;
                 None

@@ -233,6 +233,18 @@ fn script_file(w: &mut Walker, file: &Word, prog: &str) -> Outcome {
         let text = text.clone();
         run_code(w, &text, file.span, &Flow::default());
     }
+    runs_downloaded(w, file, prog);
+    Outcome::not(
+        RuleId::ExecScriptFile,
+        format!(
+            "\"{prog}\" runs the script {}, whose content is not inspected",
+            file.text
+        ),
+    )
+}
+
+/// `prog` runs the script `file`: one a download tool wrote earlier in the script is dangerous.
+pub(crate) fn runs_downloaded(w: &mut Walker, file: &Word, prog: &str) {
     if super::net::was_downloaded(w, file) {
         let msg = format!(
             "\"{prog}\" runs {}, downloaded earlier in this script",
@@ -245,13 +257,6 @@ fn script_file(w: &mut Walker, file: &Word, prog: &str) -> Outcome {
             file.span,
         );
     }
-    Outcome::not(
-        RuleId::ExecScriptFile,
-        format!(
-            "\"{prog}\" runs the script {}, whose content is not inspected",
-            file.text
-        ),
-    )
 }
 
 /// Code read from standard input: a heredoc or echoed text is read; downloads are dangerous.

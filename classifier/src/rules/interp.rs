@@ -687,6 +687,7 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
     if credential.is_none() {
         environment_credential_lookup(w, prog, code, span);
     }
+    environment_sent_out(w, prog, code, &texts, span);
     // `os.walk(os.path.expanduser("~"))` with `open`, Perl's `find(…, $ENV{HOME})`: every file
     // below home, like `grep -r x ~`.
     let reads_home_tree = texts
@@ -726,6 +727,93 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
         w.reason(Class::Dangerous, RuleId::ExecInterpreterEffect, msg, span);
     }
 }
+
+/// Code that takes the whole environment (`dict(os.environ)`, `JSON.stringify(process.env)`,
+/// `ENV.to_h`, `%ENV`, PHP's `getenv()`, a lookup with a computed key, `/proc/self/environ`)
+/// and reaches the network (a URL, or a networking module or call): it can send every secret
+/// the environment holds, as `env | curl -d @- …` does.
+fn environment_sent_out(w: &mut Walker, prog: &str, code: &str, lexed: &[Lexed], span: Span) {
+    if !reads_whole_environment(code) {
+        return;
+    }
+    if !(code.contains("://") || lexed.iter().any(|l| l.mentions(NETWORK_NAMES))) {
+        return;
+    }
+    let msg = format!("the {prog} code takes the whole environment and reaches the network");
+    w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, span);
+}
+
+/// Whether `code` takes the whole environment rather than named variables: `os.environ`,
+/// `process.env`, `Deno.env`, Ruby's and Perl's `ENV`, awk's `ENVIRON`, PHP's `$_ENV`, and
+/// `getenv` not followed by a quoted name (`process.env.HOME`, `os.environ["HOME"]`,
+/// `os.getenv('X')`, `$ENV{X}` are lookups); a computed key (`os.environ[k]`) may be any.
+pub(crate) fn reads_whole_environment(code: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "environ",
+        "environb",
+        "process.env",
+        "Deno.env",
+        "ENV",
+        "ENVIRON",
+        "getenv",
+        "$_ENV",
+    ];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    MARKERS.iter().any(|marker| {
+        code.match_indices(marker).any(|(at, _)| {
+            let rest = &code[at + marker.len()..];
+            // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
+            let in_text = |c: char| matches!(c, '"' | '\'' | '/');
+            let before_ok = !code[..at].ends_with(name_char)
+                && !(marker.starts_with("ENV")
+                    && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
+            // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
+            // `ENV` it is a method over all of them (`ENV.to_h`).
+            let properties = *marker == "process.env";
+            before_ok && !rest.starts_with(name_char) && !names_one_variable(rest, properties)
+        })
+    })
+}
+
+/// Whether what follows an environment name looks up one variable by a literal name: an
+/// index, a call or Perl's braces with a quoted name first (`["X"]`, `.get('X')`, `("X")`,
+/// `{'X'}`), Perl's `{X}`, or, where `properties` are variables, a property (`.HOME`) that is
+/// not a call.
+fn names_one_variable(rest: &str, properties: bool) -> bool {
+    let quoted = |t: &str| t.trim_start().starts_with(['"', '\'', '`']);
+    let rest = rest.trim_start();
+    if let Some(inside) = rest.strip_prefix(['[', '(']) {
+        return quoted(inside);
+    }
+    if let Some(inside) = rest.strip_prefix('{') {
+        let name_end = inside
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inside.len());
+        return quoted(inside) || (name_end > 0 && inside[name_end..].starts_with('}'));
+    }
+    if let Some(property) = rest.strip_prefix('.') {
+        let name_end = property
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(property.len());
+        let after = property[name_end..].trim_start();
+        return name_end > 0
+            && match after.strip_prefix('(') {
+                Some(arguments) => quoted(arguments),
+                None => properties,
+            };
+    }
+    false
+}
+
+/// Names that reach the network in code: modules, classes and calls of Python, Node, Ruby,
+/// Perl and PHP, and programs a command string may run.
+#[rustfmt::skip]
+const NETWORK_NAMES: &[&str] = &[
+    "requests", "urllib", "urllib2", "urllib3", "urlopen", "httpx", "aiohttp", "socket",
+    "http", "https", "net", "dgram", "tls", "axios", "fetch", "XMLHttpRequest", "WebSocket",
+    "smtplib", "ftplib", "LWP", "Socket", "HTTP", "TCPSocket", "UDPSocket", "fsockopen",
+    "curl", "curl_exec", "wget", "nc", "ncat", "socat", "ssh", "scp",
+];
 
 /// Code that reads the environment (`os.environ["X"]`, `os.getenv`, `process.env.X`, Perl's
 /// `$ENV{X}`, Ruby's `ENV["X"]`, awk's `ENVIRON["X"]`) and names a variable the script (or

@@ -547,8 +547,10 @@ pub(crate) fn environment_credential(w: &mut Walker, name: &str, value: &Word) {
 
 /// The variables a command's environment assignments (`X=v cmd`, `env X=v cmd`) set for what
 /// the command runs, put in place: each static value replaces the script's, each computed one
-/// makes the variable unknown. `HOME`, `PWD` and `OLDPWD` keep the script's values (`~` and
-/// paths are resolved with them; a child shell resets `PWD` anyway). Returns what
+/// makes the variable unknown. `PWD` and `OLDPWD` keep the script's values (paths are resolved
+/// with them; a child shell resets `PWD` anyway). `HOME` is the command's too: the words were
+/// expanded already, and what it runs (`HOME=/home bash -c 'cat ~/u/.aws/credentials'`, vim,
+/// an interpreter's `expanduser`) expands `~` with the new value. Returns what
 /// [`leave_environment`] restores.
 pub(crate) fn enter_environment(
     w: &mut Walker,
@@ -556,7 +558,7 @@ pub(crate) fn enter_environment(
 ) -> Vec<(String, Option<String>)> {
     let mut saved = Vec::new();
     for (name, value) in assigns {
-        if name.contains('[') || matches!(name.as_str(), "HOME" | "PWD" | "OLDPWD") {
+        if name.contains('[') || matches!(name.as_str(), "PWD" | "OLDPWD") {
             continue;
         }
         saved.push((name.clone(), w.vars.get(name).cloned()));

@@ -74,8 +74,103 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
 }
 
 fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
+    if matches!(prog, "curl" | "wget") {
+        config_files(w, cmd, prog);
+    }
+    transfer(w, cmd, prog)
+}
+
+/// `curl -K FILE`/`--config FILE` and `wget --config=FILE` take options from a file. Where its
+/// text is visible (`curl -K - <<< 'output = ~/.bashrc'`, `-K <(printf …)`, a file written
+/// earlier in the script), each line is judged as the option it stands for, by the rules of the
+/// command line. A file whose text is not visible leaves the command normal, as any transfer.
+fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
+    let mut files = Vec::new();
+    for arg in super::args::getopt_args(&cmd.argv[1..], value_options(prog)) {
+        let super::args::Arg::Options(_, parsed) = arg else {
+            continue;
+        };
+        files.extend(parsed.into_iter().filter_map(|opt| {
+            let config = opt.name == "--config" || (prog == "curl" && opt.name == "-K");
+            opt.value.filter(|_| config)
+        }));
+    }
+    for file in files {
+        let Some(text) = super::output::visible_file_text(w, &cmd.input, &file) else {
+            continue;
+        };
+        let mut argv = vec![cmd.argv[0].clone()];
+        for line in text.lines() {
+            argv.extend(config_line_args(prog, line, file.span));
+        }
+        // Judged as options of the command itself; a config file the lines name in turn is not
+        // followed (it could name itself).
+        transfer(w, &Cmd::of_words(argv, Flow::default(), cmd.span), prog);
+    }
+}
+
+/// One line of a curl config file or a wgetrc as command-line words. curl: `# comment`,
+/// `name = value`, `name: value`, `name value` or `-o value`, a long name written with or
+/// without its dashes, a value in double quotes with backslash escapes. wgetrc: `name = value`,
+/// which `-e name=value` gives the same way.
+fn config_line_args(prog: &str, line: &str, span: crate::Span) -> Vec<Word> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Vec::new();
+    }
+    if prog == "wget" {
+        return vec![Word::literal("-e", span), Word::literal(line, span)];
+    }
+    let name_end = line
+        .find(|c: char| c.is_whitespace() || c == '=' || c == ':')
+        .unwrap_or(line.len());
+    let (name, rest) = line.split_at(name_end);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix(['=', ':']).map_or(rest, str::trim_start);
+    let option = if name.starts_with('-') {
+        name.to_string()
+    } else {
+        format!("--{name}")
+    };
+    let mut words = vec![Word::literal(&option, span)];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => unquote_config_value(quoted),
+        None => rest.split_whitespace().next().unwrap_or("").to_string(),
+    };
+    if !value.is_empty() {
+        words.push(Word::literal(&value, span));
+    }
+    words
+}
+
+/// The text of a double-quoted curl config value (after its opening quote): up to the closing
+/// quote, with `\\`, `\"`, `\t`, `\n`, `\r` and `\v` decoded as curl does.
+fn unquote_config_value(quoted: &str) -> String {
+    let mut out = String::new();
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('t') => out.push('\t'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('v') => out.push('\u{b}'),
+                Some(other) => out.push(other),
+                None => break,
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn transfer(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     let args = &cmd.argv[1..];
     exfiltration(w, cmd, prog);
+    if prog == "wget" {
+        wgetrc_sends(w, args);
+    }
     if matches!(prog, "curl" | "wget") {
         for (target, content) in curl_wget_writes(prog, args) {
             if target.text == "-" && !target.dynamic {
@@ -159,8 +254,16 @@ const WGET_VALUE: &[&str] = &[
     "-O", "-o", "-a", "-P", "-e", "-i", "-B", "-t", "-T", "-w", "-Q", "-U", "-l", "-A", "-R",
     "-D", "-X", "-I",
     "--output-document", "--output-file", "--append-output", "--directory-prefix",
-    "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file", "--execute",
+    "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file", "--execute", "--config",
 ];
+
+fn value_options(prog: &str) -> &'static [&'static str] {
+    if prog == "curl" {
+        CURL_VALUE
+    } else {
+        WGET_VALUE
+    }
+}
 
 /// The files curl or wget write besides standard output, in every spelling their parsers
 /// accept, each with whether it receives the downloaded content (`-o`, `-O`): `curl -o/-oFILE/
@@ -170,13 +273,8 @@ const WGET_VALUE: &[&str] = &[
 /// `--save-cookies`, `--warc-file`, `--rejected-log`, `--hsts-file`, and the same settings
 /// given as wgetrc commands (`-e output_document=FILE`).
 fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
-    let with_value = if prog == "curl" {
-        CURL_VALUE
-    } else {
-        WGET_VALUE
-    };
     let mut out = Vec::new();
-    for arg in super::args::getopt_args(args, with_value) {
+    for arg in super::args::getopt_args(args, value_options(prog)) {
         let super::args::Arg::Options(_, parsed) = arg else {
             continue;
         };
@@ -212,9 +310,20 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
 }
 
 /// The file a wgetrc command (`wget -e CMD`) makes wget write: `output_document`, `logfile`,
-/// `dir_prefix`, `save_cookies`, `warc_file`, `rejected_log`, `hsts_file` (wget ignores `_`
-/// and `-` in the name and its case).
+/// `dir_prefix`, `save_cookies`, `warc_file`, `rejected_log`, `hsts_file`.
 fn wgetrc_write(command: &Word) -> Option<(Word, bool)> {
+    let (name, value) = wgetrc_setting(command)?;
+    let content = match name.as_str() {
+        "outputdocument" | "dirprefix" => true,
+        "logfile" | "savecookies" | "warcfile" | "rejectedlog" | "hstsfile" => false,
+        _ => return None,
+    };
+    Some((value, content))
+}
+
+/// A wgetrc command `name = value` as its name (wget ignores `_` and `-` in it, and its case)
+/// and its value, computed when the command is.
+fn wgetrc_setting(command: &Word) -> Option<(String, Word)> {
     let (name, value) = command.text.split_once('=')?;
     let name: String = name
         .trim()
@@ -222,18 +331,42 @@ fn wgetrc_write(command: &Word) -> Option<(Word, bool)> {
         .filter(|c| *c != '_' && *c != '-')
         .collect::<String>()
         .to_ascii_lowercase();
-    let content = match name.as_str() {
-        "outputdocument" | "dirprefix" => true,
-        "logfile" | "savecookies" | "warcfile" | "rejectedlog" | "hstsfile" => false,
-        _ => return None,
-    };
     let value = value.trim();
     let word = if command.dynamic {
         Word::computed(value, "", command.span)
     } else {
         Word::literal(value, command.span)
     };
-    Some((word, content))
+    Some((name, word))
+}
+
+/// `wget -e post_file=FILE` (also `body_file`, and `input`, whose lines become the URLs
+/// requested): wget sends the file's content; a credential file there is sent out, as with
+/// `--post-file=FILE` on the command line.
+fn wgetrc_sends(w: &mut Walker, args: &[Word]) {
+    for arg in super::args::getopt_args(args, WGET_VALUE) {
+        let super::args::Arg::Options(_, parsed) = arg else {
+            continue;
+        };
+        for value in parsed
+            .into_iter()
+            .filter(|opt| matches!(opt.name.as_str(), "-e" | "--execute"))
+            .filter_map(|opt| opt.value)
+        {
+            let Some((name, file)) = wgetrc_setting(&value) else {
+                continue;
+            };
+            if matches!(name.as_str(), "postfile" | "bodyfile" | "input")
+                && names_credentials(w, &file)
+            {
+                let msg = format!(
+                    "\"wget -e {}\" sends the credential file {}",
+                    value.text, file.text
+                );
+                w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, value.span);
+            }
+        }
+    }
 }
 
 /// Records a file a download tool writes, so that running it later is recognised.

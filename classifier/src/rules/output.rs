@@ -425,6 +425,16 @@ pub(crate) fn written_text(w: &Walker, file: &Word) -> Option<String> {
         .map(|(_, t)| t.clone())
 }
 
+/// The text a program gets when it opens `file`, where the script shows it: the known input
+/// for `-`, `/dev/stdin` and its aliases (a heredoc, a here-string, `printf … |`), a process
+/// substitution's output (`<(printf …)`), or a file written earlier with known text.
+pub(crate) fn visible_file_text(w: &Walker, input: &Flow, file: &Word) -> Option<String> {
+    if super::tools::is_stdin(file) {
+        return input.text.clone();
+    }
+    file.flow.text.clone().or_else(|| written_text(w, file))
+}
+
 /// What `echo` or `printf` prints, when statically known.
 struct Printed {
     text: String,

@@ -709,6 +709,10 @@ pub(crate) fn prints_environment(prog: &str, args: &[Word]) -> bool {
         "awk" | "gawk" | "mawk" | "nawk" | "busybox" => {
             args.iter().any(|a| a.text.contains("ENVIRON"))
         }
+        // `python3 -c 'print(dict(os.environ))'`, `node -e 'console.log(process.env)'`.
+        _ if super::exec::is_interpreter(prog) => args
+            .iter()
+            .any(|a| !a.is_option() && super::interp::reads_whole_environment(&a.text)),
         _ => false,
     }
 }

@@ -81,7 +81,7 @@ fn runner_interpreter(w: &mut Walker, cmd: &Cmd, prog: &str) {
 }
 
 /// `-`, `/dev/stdin` and its aliases: the program reads that file from its input.
-fn is_stdin(word: &Word) -> bool {
+pub(crate) fn is_stdin(word: &Word) -> bool {
     !word.dynamic
         && matches!(
             word.text.as_str(),

@@ -195,6 +195,11 @@ fn ex_command<'t>(
         if !arg.is_empty() {
             read(w, arg, span);
         }
+        if is("source", 2) && !arg.is_empty() {
+            // `:so x.vim` after `echo '!rm -rf ~' > x.vim`: the script's lines are known.
+            let sourced = Word::literal(&expand(w, arg.trim()), span);
+            sourced_script(w, &sourced, None, file, depth + 1);
+        }
         let msg = format!("vim :{name} runs the script {arg}");
         w.reason(Class::Normal, RuleId::ExecInterpreterCode, msg, span);
         return next;
@@ -296,6 +301,36 @@ fn write(
     } else {
         target(w, path, &what, span);
     }
+}
+
+/// A vim script vim runs (`vim -S FILE`, `-u FILE`, `:source FILE`): where its text is
+/// visible (`-S <(printf …)`, a heredoc on `/dev/stdin`, a file written earlier in the script)
+/// its lines are read as ex commands; otherwise it runs code the classifier cannot see, which
+/// is normal, as `bash FILE` is, and dangerous when the script was downloaded earlier.
+/// `input` is what vim's standard input carries, where the command shows it.
+pub(crate) fn sourced_script(
+    w: &mut Walker,
+    script: &Word,
+    input: Option<&crate::walk::Flow>,
+    file: Option<&Word>,
+    depth: usize,
+) {
+    let text = match input {
+        Some(input) => super::output::visible_file_text(w, input, script),
+        None => super::written_text(w, script),
+    };
+    if let Some(text) = text {
+        for line in text.lines() {
+            ex_commands(w, line, file, script.span, depth);
+        }
+        return;
+    }
+    super::exec::runs_downloaded(w, script, "vim");
+    let msg = format!(
+        "vim runs the script {}, whose content is not inspected",
+        script.text
+    );
+    w.reason(Class::Normal, RuleId::ExecScriptFile, msg, script.span);
 }
 
 /// A file an ex command writes. vim expands `~` and environment variables in file names;

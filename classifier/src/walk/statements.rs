@@ -373,17 +373,20 @@ impl Walker<'_> {
     /// The static values of the word list of `for NAME in WORDS` (globs as patterns; a word
     /// computed after a known start as that start and `*`). Words with substitutions are left
     /// out: reading them again would run their commands twice in
-    /// the walk, and their values are not known anyway.
+    /// the walk, and their values are not known anyway. The exception is a substitution of
+    /// `echo` or `printf` of words alone (`$(echo ~/.ssh/id_rsa)`): its output is known, and
+    /// walking it twice costs nothing and finds nothing twice that matters.
     fn loop_values(&mut self, node: Node) -> Vec<String> {
         let mut values = Vec::new();
         for value in node.children_by_field_name("value", &mut node.walk()) {
-            if [
-                "command_substitution",
-                "process_substitution",
-                "arithmetic_expansion",
-            ]
-            .iter()
-            .any(|kind| value.kind() == *kind || has_descendant(value, kind))
+            if !self.only_prints_words(value)
+                && [
+                    "command_substitution",
+                    "process_substitution",
+                    "arithmetic_expansion",
+                ]
+                .iter()
+                .any(|kind| value.kind() == *kind || has_descendant(value, kind))
             {
                 continue;
             }
@@ -401,6 +404,34 @@ impl Walker<'_> {
             }
         }
         values
+    }
+
+    /// Whether `node` is `$(echo …)` or `$(printf …)` (backquoted or in double quotes too)
+    /// whose arguments hold no substitution of their own.
+    fn only_prints_words(&self, node: Node) -> bool {
+        let substitution = match node.kind() {
+            "command_substitution" => node,
+            "string" if node.named_child_count() == 1 => match node.named_child(0) {
+                Some(inner) if inner.kind() == "command_substitution" => inner,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let children = named_children(substitution);
+        let [command] = children.as_slice() else {
+            return false;
+        };
+        command.kind() == "command"
+            && command
+                .child_by_field_name("name")
+                .is_some_and(|name| matches!(self.node_text(name), "echo" | "printf"))
+            && ![
+                "command_substitution",
+                "process_substitution",
+                "arithmetic_expansion",
+            ]
+            .iter()
+            .any(|kind| has_descendant(*command, kind))
     }
 
     /// `for ((init; cond; update))`: the header is arithmetic. The initializer runs once, before

@@ -37,6 +37,13 @@ pub(super) fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Out
             word.span,
         );
     }
+    if entry.section == "core" && entry.key == "hookspath" {
+        hooks_directory(w, key, value, word);
+        return Outcome::not(
+            RuleId::GitConfigOverride,
+            format!("\"git -c {key}\" moves where git runs hooks from"),
+        );
+    }
     if gitconfig::runs_program(&entry) {
         let program = value.trim_start_matches('!').to_string();
         let (_, risky) = run_code(w, &program, word.span, &Flow::default());
@@ -59,6 +66,110 @@ pub(super) fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Out
         RuleId::GitConfigOverride,
         "\"git -c\" overrides configuration",
     )
+}
+
+/// `git -c core.hooksPath=DIR`: git then runs `DIR/pre-commit`, `DIR/post-checkout`,
+/// `DIR/reference-transaction` … on commits, checkouts, merges, pushes and any ref update, and
+/// none of them is named in the command. The repository's own `.git/hooks` is protected because
+/// of that, so any other directory, inside the project or not, is dangerous: a hook planted in
+/// `/tmp` or in a project file runs unseen. Only the repository's own hooks directory and
+/// `/dev/null` (the usual way to turn hooks off: no file can be found below it) are not.
+fn hooks_directory(w: &mut Walker, key: &str, value: &str, word: &Word) {
+    let dir = Word {
+        text: value.to_string(),
+        prefix: word.prefix.split_once('=').map_or("", |(_, v)| v).into(),
+        ..word.clone()
+    };
+    let resolved = crate::paths::resolve_all(&dir, &w.cwds, w.ctx);
+    let own_or_none = !resolved.is_empty()
+        && resolved.iter().all(|path| {
+            path == std::path::Path::new("/dev/null")
+                || w.cwds
+                    .known()
+                    .iter()
+                    .any(|cwd| *path == crate::paths::normalize(&cwd.join(".git/hooks")))
+        });
+    if own_or_none {
+        return;
+    }
+    let msg = format!(
+        "\"git -c {key}={value}\" makes git run hooks from {value}, programs the command does \
+         not show"
+    );
+    w.reason(
+        Class::Dangerous,
+        RuleId::GitConfigOverrideProgram,
+        msg,
+        word.span,
+    );
+}
+
+/// `GIT_CONFIG_COUNT=N` with `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` in git's
+/// environment, and `GIT_CONFIG_PARAMETERS` (git's own way of handing `-c` to the programs it
+/// runs): the same settings as `git -c KEY=VALUE`, judged the same way
+/// (`GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/tmp/h git commit`). A computed key or
+/// value is already not read-only (`env.program-override`).
+pub(super) fn environment_overrides(w: &mut Walker, span: crate::Span) {
+    let mut settings = w
+        .vars
+        .get("GIT_CONFIG_PARAMETERS")
+        .map(|text| quoted_parameters(text))
+        .unwrap_or_default();
+    let count = w
+        .vars
+        .get("GIT_CONFIG_COUNT")
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    // git reads as many pairs as the count says; past a hand-written handful, the rest are
+    // judged by `env.program-override` alone.
+    for n in 0..count.min(crate::walk::MAX_MAYBE_VALUES) {
+        if let (Some(key), Some(value)) = (
+            w.vars.get(&format!("GIT_CONFIG_KEY_{n}")),
+            w.vars.get(&format!("GIT_CONFIG_VALUE_{n}")),
+        ) {
+            settings.push(format!("{key}={value}"));
+        }
+    }
+    for setting in settings {
+        config_override(w, &setting, &Word::literal(&setting, span));
+    }
+}
+
+/// The settings of a `GIT_CONFIG_PARAMETERS` value as `key=value`: single-quoted words
+/// (`'\''` stands for a quote), each `'key'='value'` or `'key=value'`, separated by blanks.
+/// Where the text stops following that form git refuses it, so what came before is all.
+fn quoted_parameters(text: &str) -> Vec<String> {
+    let mut settings = Vec::new();
+    let mut rest = text.trim_start();
+    while let Some((key, after)) = single_quoted(rest) {
+        let (setting, after) = match after.strip_prefix('=').and_then(single_quoted) {
+            Some((value, after)) => (format!("{key}={value}"), after),
+            None => (key, after),
+        };
+        settings.push(setting);
+        rest = after.trim_start();
+        if settings.len() >= crate::walk::MAX_MAYBE_VALUES {
+            break;
+        }
+    }
+    settings
+}
+
+/// A shell single-quoted word at the start of `text` (`'a'\''b'` is `a'b`) and what follows.
+fn single_quoted(text: &str) -> Option<(String, &str)> {
+    let mut word = String::new();
+    let mut rest = text.strip_prefix('\'')?;
+    loop {
+        let (part, after) = rest.split_once('\'')?;
+        word.push_str(part);
+        match after.strip_prefix("\\''") {
+            Some(more) => {
+                word.push('\'');
+                rest = more;
+            }
+            None => return Some((word, after)),
+        }
+    }
 }
 
 pub(super) fn dotted_entry(key: &str, value: Option<&str>) -> Option<Entry> {

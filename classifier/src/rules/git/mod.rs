@@ -43,6 +43,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
     let mut work_trees: Vec<(Word, Cwds, bool)> = Vec::new();
     // `-c init.templateDir=…`: the template `git init`/`git clone` copies hooks from.
     let mut template: Option<Word> = None;
+    config::environment_overrides(w, cmd.span);
     let mut i = 0;
     while i < args.len() && args[i].is_option() {
         // `-ccore.pager=…` and `-C/dir` attach their values, as getopt allows.
