@@ -2143,6 +2143,16 @@ fn what_an_unconfined_command_unpacks_or_patches_into_persistence_vectors_is_und
     }
 }
 
+/// The modes in which a normal command without `--sandbox` runs unasked, so under the guard
+/// alone; the guard needs Landlock, which the README promises here.
+fn unasked_modes_under_the_guard() -> [&'static [&'static str]; 2] {
+    assert!(
+        available_levels().contains(&"landlock"),
+        "the guard needs Landlock, which this machine does not enforce"
+    );
+    [&["--yolo"], &["--approval", "never"]]
+}
+
 /// Without `--sandbox` a normal command runs on the host, unasked under `--yolo` and
 /// `--approval never`, and a classifier's verdict of "normal" is only a reading of its words: an
 /// attacker pass sent `~/.ssh/id_rsa` to the model through a path in a variable, `find | xargs
@@ -2153,11 +2163,7 @@ fn what_an_unconfined_command_unpacks_or_patches_into_persistence_vectors_is_und
 /// through.
 #[test]
 fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_files() {
-    assert!(
-        available_levels().contains(&"landlock"),
-        "the guard needs Landlock, which this machine does not enforce"
-    );
-    for mode in [&["--yolo"][..], &["--approval", "never"][..]] {
+    for mode in unasked_modes_under_the_guard() {
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "home/repo");
         let key = "guard-canary-ssh-7f3a";
@@ -2238,14 +2244,10 @@ fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_f
 /// `GG_TEST_GUARD_RULESET_FAILS` makes the build fail, as an unreadable directory on the way
 /// to a secret would), a normal command without `--sandbox` is refused with the reason, in
 /// every mode that would run it unasked: what the guard would have kept from it is unknown, so
-/// it must not run unguarded. A read-only command still runs (read-only, at its own level).
+/// it must not run unguarded.
 #[test]
 fn a_normal_command_is_refused_when_its_guard_cannot_be_built() {
-    assert!(
-        available_levels().contains(&"landlock"),
-        "the guard needs Landlock, which this machine does not enforce"
-    );
-    for mode in [&["--yolo"][..], &["--approval", "never"][..]] {
+    for mode in unasked_modes_under_the_guard() {
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "home/repo");
         let scripts = [
