@@ -180,6 +180,33 @@ fn a_database_view_that_runs_a_program_is_not_read_only_without_safe_mode() {
     let verdicts = audited_verdicts(&fx);
     assert_eq!(verdicts, ["normal", "read-only"], "{results:?}");
     assert!(results[1].contains("safe mode"), "{results:?}");
+
+    // At a sandbox level the plain query is read-only (issue 36 §2) and runs read-only: the
+    // view's program runs as the command does, and its write does not reach the host.
+    std::fs::write(
+        fx.repo.join("probe.sh"),
+        format!("echo PROBE-RAN; echo RAN >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    for level in crate::sandbox_support::available_levels() {
+        let (out, results) = support::run_bash_calls(
+            &fx,
+            &server,
+            &[("GG_SANDBOX_BACKEND", level)],
+            false,
+            &["sqlite3 -readonly data.db 'select * from p'"],
+            &[],
+        );
+        assert!(out.status.success(), "{level}: {out:?}");
+        assert!(
+            results[0].contains("classified read-only") && results[0].contains("PROBE-RAN"),
+            "{level}: {results:?}"
+        );
+        assert!(
+            !marker.exists(),
+            "{level}: the view's program wrote: {results:?}"
+        );
+    }
 }
 
 /// Where no sandbox level exists, a read-only command runs on the classifier's word alone, so it

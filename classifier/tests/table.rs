@@ -1263,13 +1263,12 @@ const CASES: &[(&str, Class, &str)] = &[
     ("rg TODO $(git ls-files src)", R, ""),
     ("sqlite3 -readonly -safe db 'select 1'", R, ""),
     ("sqlite3 --readonly --safe db 'select 1'", R, ""),
-    // The database's own views may call the CLI's edit(), which runs a program: only safe
-    // mode refuses it.
-    (
-        "sqlite3 -readonly data.db 'select * from p'",
-        N,
-        "readonly.not-allow-listed",
-    ),
+    // The database's own views may call the CLI's edit(), which runs a program: read-only
+    // where the verdict is enforced (the program cannot write either); without enforcement
+    // only safe mode refuses it (`unconfined_paths_no_check_can_see_are_not_read_only`).
+    ("sqlite3 -readonly data.db 'select * from p'", R, ""),
+    ("sqlite3 -readonly data.db '.shell id'", N, ""),
+    ("sqlite3 data.db 'select 1'", N, ""),
     ("sqlite -readonly -safe db 'select 1'", N, ""),
     (
         "sqlite3 -readonly -safe db \"select data from fsdir('/etc')\"",
@@ -1617,6 +1616,8 @@ fn unconfined_paths_no_check_can_see_are_not_read_only() {
         ("strings @/dev/stdin <<< ~/.ssh/id_rsa", D),
         ("sort --files0-from=- <<< ~/.ssh/id_rsa", D),
         ("wc --files0-from=names", N),
+        ("sqlite3 -readonly data.db 'select * from p'", N),
+        ("sqlite3 -readonly -safe data.db 'select * from p'", R),
         ("strings a.out", R),
         ("cat README.md", R),
         ("echo $X", R),

@@ -30,7 +30,7 @@ pub(crate) fn run(w: &mut Walker, cmd: &Cmd, prog: &str) -> Option<Outcome> {
         }
         "sqlite3" | "sqlite" => {
             sqlite(w, cmd);
-            if prog == "sqlite3" && sqlite_read_only(cmd) {
+            if prog == "sqlite3" && sqlite_read_only(cmd, w.ctx.read_only_unconfined) {
                 return Some(Outcome::read_only());
             }
         }
@@ -372,15 +372,18 @@ fn sql_string(arg: &str) -> Option<String> {
     Some(inner.replace("''", "'"))
 }
 
-/// `sqlite3 -readonly -safe DB 'SQL'` with only display options, and SQL without dot commands
-/// other than listing ones, without `ATTACH`, `VACUUM`, `load_extension`, the CLI's `writefile`,
-/// `readfile`, `edit` and its file-system tables: it only prints. `-safe` is required because
-/// the SQL text is not all that runs: the database's own views and triggers are repository
+/// `sqlite3 -readonly DB 'SQL'` with only display options, and SQL without dot commands other
+/// than listing ones, without `ATTACH`, `VACUUM`, `load_extension`, the CLI's `writefile`,
+/// `readfile`, `edit` and its file-system tables: it only prints (issue 36 §2 asks for it).
+///
+/// The SQL text is not all that runs: the database's own views and triggers are repository
 /// content, and a view may call the CLI's `edit()`, which runs `$EDITOR` or its second argument
-/// as a command. Safe mode makes the CLI refuse `edit()`, `readfile()`, `writefile()`,
-/// `load_extension()`, `ATTACH` and the dot-commands that run programs or open files, wherever
-/// they come from.
-fn sqlite_read_only(cmd: &Cmd) -> bool {
+/// as a command. Where read-only verdicts are enforced (the default) that program runs as the
+/// command does, unable to write or reach the network, so the verdict costs nothing. Where they
+/// are not ([`crate::Context::read_only_unconfined`]) `-safe` is required too: safe mode makes
+/// the CLI refuse `edit()`, `readfile()`, `writefile()`, `load_extension()`, `ATTACH` and the
+/// dot-commands that run programs or open files, wherever they come from.
+fn sqlite_read_only(cmd: &Cmd, safe_required: bool) -> bool {
     #[rustfmt::skip]
     const FLAGS: &[&str] = &[
         "-readonly", "-header", "-noheader", "-csv", "-json", "-line", "-list", "-column", "-box",
@@ -426,7 +429,7 @@ fn sqlite_read_only(cmd: &Cmd) -> bool {
     let input = cmd.input.text.as_deref().unwrap_or("");
     let sql: Vec<&str> = operands.iter().skip(1).copied().chain([input]).collect();
     readonly
-        && safe
+        && (safe || !safe_required)
         && !operands.is_empty()
         && sql.iter().all(|text| {
             let lower = text.to_ascii_lowercase();
