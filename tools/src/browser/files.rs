@@ -78,9 +78,16 @@ impl FileRule {
     /// The judgement of a top-level navigation to `path`, by where it really is (a symlink in
     /// the working directory pointing outside is outside).
     pub(super) fn classify(&self, path: &Path) -> Result<web::Judgement, BrowserError> {
-        let resolved = std::fs::canonicalize(path).ok();
-        let real = resolved.as_deref().unwrap_or(path);
-        if self.hidden.covers(real) || self.hidden.covers(path) {
+        // Opened (`O_PATH`: nothing is read) to judge what is there by the kernel's word: where
+        // it really is, and whether it is a hard link to a secret, which no path rule sees.
+        let opened = rustix::fs::open(
+            path,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok();
+        let resolved = opened.as_ref().and_then(crate::paths::fd_path);
+        if self.hidden.covers(path) || opened.is_some_and(|fd| self.hidden.covers_open(fd)) {
             return Err(BrowserError::Hidden {
                 path: path.to_path_buf(),
             });
