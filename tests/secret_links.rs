@@ -11,7 +11,9 @@
 
 use crate::support;
 
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{GgFixture, Reply, ScriptedServer, chromium_present};
@@ -29,6 +31,36 @@ fn plant_secrets(fx: &GgFixture) {
         format!("[default]\naws_secret_access_key = {AWS_CANARY}\n"),
     )
     .unwrap();
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// Nothing gg keeps in its knowledge bases and library holds a canary.
+fn assert_stores_clean(fx: &GgFixture) {
+    for dir in [fx.home.join(".gg/kb"), fx.home.join(".gg/library")] {
+        for entry in walk(&dir) {
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&entry).unwrap_or_default()).into_owned();
+            for canary in [SSH_CANARY, AWS_CANARY] {
+                assert!(!text.contains(canary), "{} holds {canary}", entry.display());
+            }
+        }
+    }
 }
 
 fn said(out: &Output) -> String {
@@ -90,6 +122,138 @@ fn file_tools_refuse_hard_links_to_secrets() {
         std::fs::read_to_string(fx.home.join(".ssh/id_rsa")).unwrap(),
         format!("{SSH_CANARY}\n")
     );
+}
+
+/// `gg kb add` skips a hard link to a secret met in a root (and indexes its neighbour), and
+/// `gg library add` refuses one named directly: the secret is in no index or copy.
+#[test]
+fn kb_add_and_library_add_refuse_hard_links_to_secrets() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    plant_secrets(&fx);
+    std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
+    std::fs::hard_link(fx.home.join(".ssh/id_rsa"), fx.repo.join("docs/guide.md")).unwrap();
+    std::fs::hard_link(
+        fx.home.join(".aws/credentials"),
+        fx.repo.join("docs/aws.txt"),
+    )
+    .unwrap();
+    std::fs::write(fx.repo.join("docs/readme.md"), "# Readme\nORDINARY-NOTES\n").unwrap();
+    let gg = |args: &[&str]| fx.gg().args(args).output().unwrap();
+
+    let kb = gg(&["kb", "add", "docs", "--no-embed"]);
+    assert!(kb.status.success(), "{kb:?}");
+    assert!(said(&kb).contains("1 indexed"), "{}", said(&kb));
+    let search = gg(&["kb", "search", "CANARY"]);
+    assert!(!said(&search).contains(SSH_CANARY), "{search:?}");
+    let found = gg(&["kb", "search", "ORDINARY"]);
+    assert!(said(&found).contains("readme.md"), "{found:?}");
+
+    let library = gg(&["library", "add", "docs/guide.md"]);
+    assert!(!library.status.success(), "{library:?}");
+    assert!(
+        said(&library).contains("secrets are never added"),
+        "{library:?}"
+    );
+    for out in [&kb, &search, &library] {
+        assert!(!said(out).contains(SSH_CANARY), "{out:?}");
+    }
+    assert_stores_clean(&fx);
+}
+
+/// Spawns `gg args` with `env`, output piped.
+fn spawn(fx: &GgFixture, env: &[(&str, &Path)], args: &[&str]) -> Child {
+    let mut cmd = fx.gg();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `file` exists (the process reached its injection point).
+fn wait_for(file: &Path) {
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} never appeared",
+            file.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Replaces `link` by a symlink to `target`.
+fn relink(link: &Path, target: &Path) {
+    std::fs::remove_file(link).unwrap();
+    std::os::unix::fs::symlink(target, link).unwrap();
+}
+
+/// `gg library add notes.txt` where `notes.txt` leads to `~/.ssh/id_rsa` when opened, and is
+/// re-pointed at an ordinary file while gg holds the open file (a test-hooks pause between the
+/// open and the check): judging the name again would find the ordinary file and copy the key.
+/// The descriptor copied from is what is judged, so the add is refused.
+#[test]
+fn library_add_judges_the_file_it_copies_not_the_name_again() {
+    if !cfg!(feature = "test-hooks") {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    plant_secrets(&fx);
+    std::fs::write(fx.repo.join("plain.txt"), "ordinary\n").unwrap();
+    let link = fx.repo.join("notes.txt");
+    std::os::unix::fs::symlink(fx.home.join(".ssh/id_rsa"), &link).unwrap();
+    let pauses = tempfile::tempdir().unwrap();
+    let child = spawn(
+        &fx,
+        &[
+            ("GG_TEST_PAUSE_AT", Path::new("library.add-opened")),
+            ("GG_TEST_PAUSE_DIR", pauses.path()),
+        ],
+        &["library", "add", "notes.txt"],
+    );
+    wait_for(&pauses.path().join("library.add-opened.reached"));
+    relink(&link, &fx.repo.join("plain.txt"));
+    std::fs::write(pauses.path().join("library.add-opened.go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(said(&out).contains("secrets are never added"), "{out:?}");
+    assert_stores_clean(&fx);
+}
+
+/// `gg kb add docs`: the walk finds `docs/race.md` an ordinary file, and before it is read (a
+/// test-hooks pause) it is replaced by a symlink to `~/.ssh/id_rsa`. Opening the name again,
+/// following links, would index the key; the read refuses a link where the walk saw a file.
+#[test]
+fn kb_add_reads_what_the_walk_judged() {
+    if !cfg!(feature = "test-hooks") {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "repo");
+    plant_secrets(&fx);
+    std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
+    std::fs::write(fx.repo.join("docs/race.md"), "# Race\nordinary\n").unwrap();
+    let pauses = tempfile::tempdir().unwrap();
+    let child = spawn(
+        &fx,
+        &[("GG_KB_TEST_PAUSE", pauses.path())],
+        &["kb", "add", "docs", "--no-embed"],
+    );
+    wait_for(&pauses.path().join("reached"));
+    relink(&fx.repo.join("docs/race.md"), &fx.home.join(".ssh/id_rsa"));
+    std::fs::write(pauses.path().join("go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!said(&out).contains(SSH_CANARY), "{out:?}");
+    let search = fx.gg().args(["kb", "search", "CANARY"]).output().unwrap();
+    assert!(!said(&search).contains(SSH_CANARY), "{search:?}");
+    assert_stores_clean(&fx);
 }
 
 /// The browser (no sandbox, so nothing but gg's `file:` rule stands in the way) neither opens
