@@ -314,3 +314,51 @@ fn the_browser_refuses_hard_links_to_secrets() {
         "the frame's load was not blocked: {results:?}"
     );
 }
+
+/// A `file:` load is judged when Chromium asks, and the file is served from what was judged:
+/// `doc.html` in the project is judged an ordinary page, then (a test-hooks pause between the
+/// judgement and the load) replaced by a symlink to a page in `~/.ssh`. Chromium opening the
+/// name would load that page, whose title `browser_navigate` reports to the model; the page
+/// judged is what loads. No sandbox: nothing but gg's rule stands in the way.
+#[test]
+fn the_browser_loads_the_file_it_judged() {
+    if !chromium_present() || !cfg!(feature = "test-hooks") {
+        return;
+    }
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({ "browser": {} }), "home/repo");
+    plant_secrets(&fx);
+    std::fs::write(
+        fx.home.join(".ssh/notes.html"),
+        format!("<title>{SSH_CANARY}</title>"),
+    )
+    .unwrap();
+    let doc = fx.repo.join("doc.html");
+    std::fs::write(&doc, "<title>ORDINARY-TITLE</title><p>ordinary</p>").unwrap();
+    server.push(Reply::tool_call(
+        "c0",
+        "browser_navigate",
+        &json!({ "url": format!("file://{}", doc.display()) }).to_string(),
+    ));
+    server.push(Reply::text(&["done"]));
+    let tmp = fx.tmp.path().canonicalize().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let pauses = tempfile::tempdir().unwrap();
+    let mut cmd = fx.gg();
+    cmd.env("TMPDIR", &tmp)
+        .env("GG_SANDBOX_BACKEND", "none")
+        .env("GG_TEST_PAUSE_AT", "browser.file-judged")
+        .env("GG_TEST_PAUSE_DIR", pauses.path())
+        .args(["--yolo", "-p", "open the doc"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    wait_for(&pauses.path().join("browser.file-judged.reached"));
+    relink(&doc, &fx.home.join(".ssh/notes.html"));
+    std::fs::write(pauses.path().join("browser.file-judged.go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let results = server.tool_results();
+    assert!(!server.all_bodies().contains(SSH_CANARY), "{results:?}");
+    assert!(results[0].contains("ORDINARY-TITLE"), "{results:?}");
+}
