@@ -33,6 +33,34 @@ fn plant_secrets(fx: &GgFixture) {
     .unwrap();
 }
 
+/// The fixture with the secrets planted and hard links in the project (`repo_rel`) to files of
+/// the home (`home_rel`).
+fn fixture(
+    server: &ScriptedServer,
+    config: serde_json::Value,
+    repo: &str,
+    links: &[(&str, &str)],
+) -> GgFixture {
+    let fx = GgFixture::new(server, config, repo);
+    plant_secrets(&fx);
+    for (home_rel, repo_rel) in links {
+        let link = fx.repo.join(repo_rel);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::fs::hard_link(fx.home.join(home_rel), link).unwrap();
+    }
+    fx
+}
+
+/// `gg` for the browser tests: its own TMPDIR (the browser profile), and no sandbox, so that
+/// nothing but gg's `file:` rule stands between the browser and a file.
+fn browser_gg(fx: &GgFixture) -> std::process::Command {
+    let tmp = fx.tmp.path().canonicalize().unwrap().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = fx.gg();
+    cmd.env("TMPDIR", &tmp).env("GG_SANDBOX_BACKEND", "none");
+    cmd
+}
+
 /// Every file under `dir`.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -74,16 +102,16 @@ fn said(out: &Output) -> String {
 #[test]
 fn file_tools_refuse_hard_links_to_secrets() {
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({}), "repo");
-    plant_secrets(&fx);
-    std::fs::create_dir_all(fx.repo.join("sub")).unwrap();
-    std::fs::hard_link(fx.home.join(".ssh/id_rsa"), fx.repo.join("notes.txt")).unwrap();
-    std::fs::hard_link(
-        fx.home.join(".aws/credentials"),
-        fx.repo.join("sub/creds.ini"),
-    )
-    .unwrap();
-    std::fs::hard_link(fx.home.join(".aws/credentials"), fx.repo.join("AGENTS.md")).unwrap();
+    let fx = fixture(
+        &server,
+        json!({}),
+        "repo",
+        &[
+            (".ssh/id_rsa", "notes.txt"),
+            (".aws/credentials", "sub/creds.ini"),
+            (".aws/credentials", "AGENTS.md"),
+        ],
+    );
     std::fs::write(fx.repo.join("plain.txt"), "PLAIN-TEXT-CANARY\n").unwrap();
     let calls = [
         ("read", json!({"path": "notes.txt"})),
@@ -129,15 +157,15 @@ fn file_tools_refuse_hard_links_to_secrets() {
 #[test]
 fn kb_add_and_library_add_refuse_hard_links_to_secrets() {
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({}), "repo");
-    plant_secrets(&fx);
-    std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
-    std::fs::hard_link(fx.home.join(".ssh/id_rsa"), fx.repo.join("docs/guide.md")).unwrap();
-    std::fs::hard_link(
-        fx.home.join(".aws/credentials"),
-        fx.repo.join("docs/aws.txt"),
-    )
-    .unwrap();
+    let fx = fixture(
+        &server,
+        json!({}),
+        "repo",
+        &[
+            (".ssh/id_rsa", "docs/guide.md"),
+            (".aws/credentials", "docs/aws.txt"),
+        ],
+    );
     std::fs::write(fx.repo.join("docs/readme.md"), "# Readme\nORDINARY-NOTES\n").unwrap();
     let gg = |args: &[&str]| fx.gg().args(args).output().unwrap();
 
@@ -203,8 +231,7 @@ fn library_add_judges_the_file_it_copies_not_the_name_again() {
         return;
     }
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({}), "repo");
-    plant_secrets(&fx);
+    let fx = fixture(&server, json!({}), "repo", &[]);
     std::fs::write(fx.repo.join("plain.txt"), "ordinary\n").unwrap();
     let link = fx.repo.join("notes.txt");
     std::os::unix::fs::symlink(fx.home.join(".ssh/id_rsa"), &link).unwrap();
@@ -235,8 +262,7 @@ fn kb_add_reads_what_the_walk_judged() {
         return;
     }
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({}), "repo");
-    plant_secrets(&fx);
+    let fx = fixture(&server, json!({}), "repo", &[]);
     std::fs::create_dir_all(fx.repo.join("docs")).unwrap();
     std::fs::write(fx.repo.join("docs/race.md"), "# Race\nordinary\n").unwrap();
     let pauses = tempfile::tempdir().unwrap();
@@ -266,9 +292,12 @@ fn the_browser_refuses_hard_links_to_secrets() {
         return;
     }
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({ "browser": {} }), "home/repo");
-    plant_secrets(&fx);
-    std::fs::hard_link(fx.home.join(".ssh/id_rsa"), fx.repo.join("key.txt")).unwrap();
+    let fx = fixture(
+        &server,
+        json!({ "browser": {} }),
+        "home/repo",
+        &[(".ssh/id_rsa", "key.txt")],
+    );
     std::fs::write(
         fx.repo.join("page.html"),
         "<p>PROJECT-PAGE</p><iframe src=\"key.txt\"></iframe>",
@@ -288,12 +317,7 @@ fn the_browser_refuses_hard_links_to_secrets() {
     ));
     server.push(Reply::tool_call("c3", "browser_read", "{}"));
     server.push(Reply::text(&["done"]));
-    let tmp = fx.tmp.path().canonicalize().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
-    let out = fx
-        .gg()
-        .env("TMPDIR", &tmp)
-        .env("GG_SANDBOX_BACKEND", "none")
+    let out = browser_gg(&fx)
         .args(["--yolo", "-p", "open the key"])
         .output()
         .unwrap();
@@ -326,8 +350,7 @@ fn the_browser_loads_the_file_it_judged() {
         return;
     }
     let server = ScriptedServer::start();
-    let fx = GgFixture::new(&server, json!({ "browser": {} }), "home/repo");
-    plant_secrets(&fx);
+    let fx = fixture(&server, json!({ "browser": {} }), "home/repo", &[]);
     std::fs::write(
         fx.home.join(".ssh/notes.html"),
         format!("<title>{SSH_CANARY}</title>"),
@@ -341,13 +364,9 @@ fn the_browser_loads_the_file_it_judged() {
         &json!({ "url": format!("file://{}", doc.display()) }).to_string(),
     ));
     server.push(Reply::text(&["done"]));
-    let tmp = fx.tmp.path().canonicalize().unwrap().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
     let pauses = tempfile::tempdir().unwrap();
-    let mut cmd = fx.gg();
-    cmd.env("TMPDIR", &tmp)
-        .env("GG_SANDBOX_BACKEND", "none")
-        .env("GG_TEST_PAUSE_AT", "browser.file-judged")
+    let mut cmd = browser_gg(&fx);
+    cmd.env("GG_TEST_PAUSE_AT", "browser.file-judged")
         .env("GG_TEST_PAUSE_DIR", pauses.path())
         .args(["--yolo", "-p", "open the doc"])
         .stdout(Stdio::piped())
