@@ -189,6 +189,37 @@ fn kb_add_and_library_add_refuse_hard_links_to_secrets() {
     assert_stores_clean(&fx);
 }
 
+/// ggd's `kb.add` (a client's, the person's) skips a hard link to a secret in a root as
+/// `gg kb add` does: it is in no index and no search finds it.
+#[test]
+fn ggd_kb_add_skips_hard_links_to_secrets() {
+    let d = crate::daemon_common::env();
+    std::fs::create_dir_all(d.home.join(".ssh")).unwrap();
+    std::fs::write(d.home.join(".ssh/id_rsa"), format!("{SSH_CANARY}\n")).unwrap();
+    let docs = d.home.join("notes");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("ops.md"), "# Ops\nORDINARY-NOTES\n").unwrap();
+    std::fs::hard_link(d.home.join(".ssh/id_rsa"), docs.join("key.md")).unwrap();
+    let server = ScriptedServer::start();
+    let client = crate::daemon_common::StdioClient::spawn(crate::daemon_common::ggd(
+        &d,
+        &server.base_url(),
+        &[],
+    ));
+    let added = client.ok("kb.add", json!({"paths": [docs], "kb": "ops"}));
+    assert_eq!(added["indexed"], 1, "{added}");
+    let found = client.ok("kb.search", json!({"query": "CANARY", "kb": "ops"}));
+    assert!(!found.to_string().contains(SSH_CANARY), "{found}");
+    for entry in walk(&d.home.join(".gg/kb")) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap_or_default()).into_owned();
+        assert!(
+            !text.contains(SSH_CANARY),
+            "{} holds the key",
+            entry.display()
+        );
+    }
+}
+
 /// Spawns `gg args` with `env`, output piped.
 fn spawn(fx: &GgFixture, env: &[(&str, &Path)], args: &[&str]) -> Child {
     let mut cmd = fx.gg();

@@ -111,7 +111,7 @@ impl DenyRead {
     /// Whether the open `fd` is hidden: where it really is (the kernel's name for the
     /// descriptor) lies in a hidden path, or that cannot be told, or it is a regular file with
     /// more than one name that is one of the hidden files (a hard link to `~/.ssh/id_rsa` made
-    /// inside the project by someone else than gg: no path rule can see it). Every actor that
+    /// inside the project by someone other than gg: no path rule can see it). Every actor that
     /// judges a file it opened asks this, on the descriptor it then reads, so what is judged is
     /// what is read.
     pub fn covers_open(&self, fd: impl AsFd) -> bool {
