@@ -62,6 +62,7 @@ mod read_only_enforced;
 mod sandbox_escape;
 mod sandbox_server;
 mod seams;
+mod secret_links;
 mod sweep_escapes;
 mod telegram;
 mod unix_conventions;

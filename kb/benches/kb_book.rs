@@ -30,6 +30,7 @@ fn measure(label: &str, book: &Path, embedder: Option<&dyn Embedder>, cases: &[k
         excludes: vec!["print.html".to_string()],
         embedder,
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     let started = Instant::now();
     let report = store

@@ -50,6 +50,7 @@ fn bm25_recall_and_mrr_on_the_rust_book_stay_above_their_floors() {
         excludes: vec!["print.html".to_string()],
         embedder: None,
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     let report = store
         .add(

@@ -282,6 +282,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
         excludes: Vec::new(),
         embedder: Some(&embedder),
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     store
         .add("h", std::slice::from_ref(&docs), &options, &mut NoProgress)
@@ -326,6 +327,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
         excludes: Vec::new(),
         embedder: Some(&down),
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     assert!(store.add("h", &[], &failing, &mut NoProgress).is_err());
     assert_eq!(files_of(&store, "h", "oven"), vec!["kitchen.md"]);
@@ -335,6 +337,7 @@ fn hybrid_fuses_dense_hits_bm25_cannot_find_and_degrades_without_the_endpoint() 
         excludes: Vec::new(),
         embedder: Some(&other),
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     let report = store.add("h", &[], &switched, &mut NoProgress).unwrap();
     assert!(report.rebuilt);

@@ -88,6 +88,7 @@ fn options(embedder: &dyn Embedder) -> AddOptions<'_> {
         excludes: Vec::new(),
         embedder: Some(embedder),
         deny_read: Vec::new(),
+        refuse_open: None,
     }
 }
 

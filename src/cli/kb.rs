@@ -131,11 +131,15 @@ fn kb_command(command: KbCommand) -> Result<ExitCode, String> {
 fn add(cx: &Context, args: AddArgs) -> Result<ExitCode, String> {
     let name = cx.name(args.name);
     let embedder = if args.no_embed { None } else { cx.embedder()? };
+    // Secrets are never indexed: a root that is one, or holds one, is refused or skipped, and
+    // so is a file that turns out to be one when opened (a hard link to one).
+    let hidden = tools::paths::DenyRead::everywhere();
+    let refuse = |file: &std::fs::File| hidden.covers_open(file);
     let options = kb::AddOptions {
         excludes: args.exclude,
         embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
-        // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
-        deny_read: tools::paths::DenyRead::everywhere().into_paths(),
+        deny_read: hidden.clone().into_paths(),
+        refuse_open: Some(&refuse),
     };
     let started = Instant::now();
     let mut progress = Progress::new();

@@ -125,11 +125,14 @@ pub async fn add(settings: &Settings, p: AddParams) -> Result<Value, RpcError> {
     let exclude = p.exclude;
     blocking(move || {
         let embedder = crate::agent::tools::kb::embedder(embed).map_err(failed)?;
+        // As `gg kb add`: secret roots refused, secret files skipped (hard links included).
+        let hidden = tools::paths::DenyRead::everywhere();
+        let refuse = |file: &std::fs::File| hidden.covers_open(file);
         let options = kb::AddOptions {
             excludes: exclude,
             embedder: embedder.as_ref().map(|e| e as &dyn kb::Embedder),
-            // Secrets are never indexed: a root that is one, or holds one, is refused or skipped.
-            deny_read: tools::paths::DenyRead::everywhere().into_paths(),
+            deny_read: hidden.clone().into_paths(),
+            refuse_open: Some(&refuse),
         };
         let report = store
             .add(&name, &paths, &options, &mut kb::NoProgress)

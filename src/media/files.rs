@@ -202,10 +202,8 @@ pub fn open_named(path: &Path) -> Result<OpenedAudio, MediaError> {
     if !meta.is_file() {
         return Err(MediaError::invalid(format!("{shown}: not a regular file")));
     }
-    use std::os::fd::AsRawFd;
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .unwrap_or_else(|_| path.to_path_buf());
-    if DenyRead::everywhere().covers(&real) {
+    // Where the opened file really is, and whether it is a hard link to a secret.
+    if DenyRead::everywhere().covers_open(&file) {
         return Err(MediaError::invalid(
             PathError::Hidden(shown.clone()).to_string(),
         ));

@@ -9,13 +9,15 @@
 //! Writes are atomic: a temporary file created beside the target (through the same confined
 //! parent descriptor), fsynced, then renamed over the target within that descriptor.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 
@@ -106,16 +108,83 @@ impl DenyRead {
         self.0.iter().any(|h| path.starts_with(h))
     }
 
+    /// Whether the open `fd` is hidden: where it really is (the kernel's name for the
+    /// descriptor) lies in a hidden path, or that cannot be told, or it is a regular file with
+    /// more than one name that is one of the hidden files (a hard link to `~/.ssh/id_rsa` made
+    /// inside the project by someone other than gg: no path rule can see it). Every actor that
+    /// judges a file it opened asks this, on the descriptor it then reads, so what is judged is
+    /// what is read.
+    pub fn covers_open(&self, fd: impl AsFd) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        match fd_path(fd.as_fd()) {
+            Some(real) if !self.covers(&real) => self.links_to_hidden(fd.as_fd()),
+            _ => true,
+        }
+    }
+
+    /// Whether `fd` is a regular file with more than one link whose identity (device, inode)
+    /// is one of the hidden files'. A file with one link is where its name says, which
+    /// [`DenyRead::covers`] judges.
+    fn links_to_hidden(&self, fd: BorrowedFd<'_>) -> bool {
+        let Ok(stat) = rustix::fs::fstat(fd) else {
+            return true;
+        };
+        if stat.st_mode & 0o170000 != 0o100000 || stat.st_nlink <= 1 {
+            return false;
+        }
+        let id = (stat.st_dev, stat.st_ino);
+        self.0.iter().any(|hidden| identities(hidden).contains(&id))
+    }
+
     fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
 
+/// How many entries of a hidden directory are looked at for [`identities`]: `~/.ssh` or
+/// `~/.aws` hold a handful of files; a directory with thousands (a browser profile) is not
+/// walked to the end, so a hard link to a file past the first entries is not recognised (its
+/// path rule still holds).
+const IDENTITY_WALK_BOUND: usize = 256;
+
+/// A file's identity: device and inode.
+type Identity = (u64, u64);
+
+/// The identities of the regular files a hidden path holds: the file itself, or for a directory
+/// the regular files directly inside it (the first [`IDENTITY_WALK_BOUND`] entries, links
+/// followed). Looked at once per process and path, then kept: a secret created later in the
+/// session is not known by identity (only by path).
+fn identities(hidden: &Path) -> Arc<[Identity]> {
+    static KNOWN: Mutex<BTreeMap<PathBuf, Arc<[Identity]>>> = Mutex::new(BTreeMap::new());
+    if let Some(known) = KNOWN.lock().ok().and_then(|k| k.get(hidden).cloned()) {
+        return known;
+    }
+    let of = |meta: std::fs::Metadata| {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_file().then(|| (meta.dev(), meta.ino()))
+    };
+    let found: Arc<[Identity]> = match std::fs::metadata(hidden) {
+        Ok(meta) if meta.is_dir() => std::fs::read_dir(hidden)
+            .into_iter()
+            .flatten()
+            .take(IDENTITY_WALK_BOUND)
+            .filter_map(|entry| std::fs::metadata(entry.ok()?.path()).ok().and_then(of))
+            .collect(),
+        Ok(meta) => of(meta).into_iter().collect(),
+        Err(_) => Arc::from([]),
+    };
+    if let Ok(mut known) = KNOWN.lock() {
+        known.insert(hidden.to_path_buf(), Arc::clone(&found));
+    }
+    found
+}
+
 /// What an open descriptor names now, as the kernel tells it (`/proc/self/fd`); `None` where
 /// that cannot be told.
-fn fd_path(fd: &OwnedFd) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()
+pub fn fd_path(fd: impl AsFd) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_fd().as_raw_fd())).ok()
 }
 
 /// The working directory, held open so that every access is resolved beneath it.
@@ -213,13 +282,10 @@ impl Workspace {
     /// Refuses what `fd` (just opened for `path`) names when it really lies in a hidden path.
     /// Where it is cannot be told (no `/proc`): refused too, while anything is hidden.
     fn refuse_hidden(&self, fd: &OwnedFd, path: &Confined) -> Result<(), PathError> {
-        if self.hidden.is_empty() {
-            return Ok(());
+        if self.hidden.covers_open(fd) {
+            return Err(PathError::Hidden(path.shown.clone()));
         }
-        match fd_path(fd) {
-            Some(real) if !self.hidden.covers(&real) => Ok(()),
-            _ => Err(PathError::Hidden(path.shown.clone())),
-        }
+        Ok(())
     }
 
     /// [`Workspace::refuse_hidden`] for a path opened with no symlink on the way: it is where
@@ -351,6 +417,7 @@ impl Workspace {
             Err(rustix::io::Errno::LOOP) => return Err(PathError::Outside(path.shown.clone())),
             Err(e) => return Err(path.io(e.into())),
         };
+        self.refuse_hidden(&fd, path)?;
         regular_file(fd).map(Some).map_err(|e| path.io(e))
     }
 
@@ -559,6 +626,10 @@ impl Workspace {
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(target.io(e.into())),
         };
+        if self.hidden.covers_open(&fd) {
+            // A hard link to a secret: its contents would reach the model in the edit's diff.
+            return Err(PathError::Hidden(target.shown.clone()));
+        }
         let file = regular_file(fd).map_err(|e| target.io(e))?;
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut bytes)

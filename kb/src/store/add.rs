@@ -60,6 +60,11 @@ pub struct AddOptions<'a> {
     /// state, secret files): a root that lies inside one is refused, and a file inside one is
     /// skipped, wherever the walk meets it (`kb add ~/.config`, a symlink named as a root).
     pub deny_read: Vec<PathBuf>,
+    /// The caller's deny-read policy asked of each file as opened for reading (where the
+    /// descriptor really is, and whether it is a hard link to a secret, which no path rule
+    /// sees): `true` skips the file. Asked of the descriptor then read, so a link swapped in
+    /// after the walk cannot redirect the read past it.
+    pub refuse_open: Option<&'a (dyn Fn(&fs::File) -> bool + Sync)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -232,7 +237,7 @@ impl Store {
                 continue;
             }
             report.files_read += 1;
-            let status = match read_text(path) {
+            let status = match read_text(path, options.refuse_open) {
                 Err(why) => {
                     report.skipped += 1;
                     FileStatus::Skipped(why)

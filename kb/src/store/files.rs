@@ -147,10 +147,34 @@ pub(super) fn walk(
     Ok((files, skipped))
 }
 
-/// The file's text, its size and its content hash; `Err` says why it is skipped.
-pub(super) fn read_text(path: &Path) -> Result<(String, u64, String), String> {
-    let file = fs::File::open(path).map_err(|e| e.to_string())?;
-    let size = file.metadata().map_err(|e| e.to_string())?.len();
+/// The file's text, its size and its content hash; `Err` says why it is skipped. `path` is
+/// where the walk found a regular file (canonical); the one open is judged, then read: it must
+/// still be a regular file at that very path (no link followed, none swapped in on the way
+/// since), and not one `refuse` refuses.
+pub(super) fn read_text(
+    path: &Path,
+    refuse: Option<&(dyn Fn(&fs::File) -> bool + Sync)>,
+) -> Result<(String, u64, String), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    pause_before_read(path);
+    let file = fs::OpenOptions::new()
+        .read(true)
+        // NOFOLLOW: the walk saw a file, a link there now is not it. NONBLOCK: a FIFO swapped
+        // in must not hang the open (it is refused below).
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_string());
+    }
+    if opened_at(&file).as_deref() != Some(path) {
+        return Err("moved since the walk (a link on the way)".to_string());
+    }
+    if refuse.is_some_and(|refuse| refuse(&file)) {
+        return Err("a secret (hidden from every tool)".to_string());
+    }
+    let size = meta.len();
     if size > MAX_FILE_BYTES {
         return Err(format!(
             "larger than {} MiB",
@@ -185,4 +209,29 @@ pub(super) fn read_text(path: &Path) -> Result<(String, u64, String), String> {
         }
     };
     Ok((text, len, hash))
+}
+
+/// Where an open file really is, as the kernel names its descriptor; `None` where that cannot
+/// be told.
+fn opened_at(file: &fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+/// The race tests' injection point between the walk (the check) and the read (the use), in
+/// test-hooks builds: with `GG_KB_TEST_PAUSE=<dir>`, before opening a file named `race.md` the
+/// process creates `<dir>/reached` and waits until `<dir>/go` exists, while the test swaps a
+/// link in.
+fn pause_before_read(path: &Path) {
+    #[cfg(feature = "test-hooks")]
+    if let Some(dir) = std::env::var_os("GG_KB_TEST_PAUSE").map(PathBuf::from)
+        && path.file_name().is_some_and(|n| n == "race.md")
+    {
+        let _ = fs::write(dir.join("reached"), b"");
+        while !dir.join("go").exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = path;
 }

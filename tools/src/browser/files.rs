@@ -11,7 +11,9 @@
 //! pattern, so that it applies to the requests of every target, not only the attached page (a
 //! popup the page opens is a target of its own). Chromium pauses each
 //! matching request before it opens the file; gg judges the path where it really is, with the
-//! rule of a top-level navigation ([`FileRule::classify`]), and continues the request or fails it
+//! rule of a top-level navigation ([`FileRule::classify`]), and answers a regular file itself
+//! from the object it judged (Chromium opening the name a round trip later would follow a link
+//! swapped in since), lets Chromium load a directory's listing, or fails the request
 //! (`BlockedByClient`): the frame shows Chromium's error page and the file is never opened. Found
 //! by experiment on Chromium 156: subframes, nested and `srcdoc` frames, `<object>`, `<embed>`,
 //! `<img>`, stylesheets, a `<meta refresh>` or a script navigating a frame later, directory
@@ -23,12 +25,14 @@
 //! admits (or no file at all).
 
 use std::collections::HashSet;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use classifier::Class;
 use policies::web::{self, Target};
+use rustix::fs::{Mode, OFlags};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -78,14 +82,29 @@ impl FileRule {
     /// The judgement of a top-level navigation to `path`, by where it really is (a symlink in
     /// the working directory pointing outside is outside).
     pub(super) fn classify(&self, path: &Path) -> Result<web::Judgement, BrowserError> {
-        let resolved = std::fs::canonicalize(path).ok();
-        let real = resolved.as_deref().unwrap_or(path);
-        if self.hidden.covers(real) || self.hidden.covers(path) {
+        self.classify_opened(path).map(|(judgement, _)| judgement)
+    }
+
+    /// [`FileRule::classify`], and what was judged, held open (`O_PATH`: nothing is read, a FIFO
+    /// or device is not touched) when there is anything: the kernel says where it really is,
+    /// and whether it is a hard link to a secret, which no path rule sees. A load serves that
+    /// very object ([`read_judged`]), not the name again.
+    fn classify_opened(
+        &self,
+        path: &Path,
+    ) -> Result<(web::Judgement, Option<OwnedFd>), BrowserError> {
+        let opened = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok();
+        let resolved = opened.as_ref().and_then(crate::paths::fd_path);
+        if self.hidden.covers(path)
+            || opened
+                .as_ref()
+                .is_some_and(|fd| self.hidden.covers_open(fd))
+        {
             return Err(BrowserError::Hidden {
                 path: path.to_path_buf(),
             });
         }
-        Ok(web::judge_file(resolved.as_deref(), &self.cwd))
+        Ok((web::judge_file(resolved.as_deref(), &self.cwd), opened))
     }
 
     /// Records that a person approved opening `path`.
@@ -103,13 +122,20 @@ impl FileRule {
     /// The verdict on a load of `url` in any frame: the top-level rule, approvals included.
     /// Anything that is not a `file:` URL naming a local path is refused (only those are asked).
     pub(super) fn judge(&self, url: &str) -> Verdict {
+        self.judge_opened(url).0
+    }
+
+    /// [`FileRule::judge`], and for a load the object judged, held open.
+    fn judge_opened(&self, url: &str) -> (Verdict, Option<OwnedFd>) {
         let Ok(Target::File { path, .. }) = web::parse(url) else {
-            return Verdict::Refuse;
+            return (Verdict::Refuse, None);
         };
-        match self.classify(&path) {
-            Ok(j) if j.class != Class::Dangerous || self.approved(&path) => Verdict::Load,
-            Ok(_) if std::fs::symlink_metadata(&path).is_err() => Verdict::Missing,
-            _ => Verdict::Refuse,
+        match self.classify_opened(&path) {
+            Ok((j, fd)) if j.class != Class::Dangerous || self.approved(&path) => {
+                (Verdict::Load, fd)
+            }
+            Ok(_) if std::fs::symlink_metadata(&path).is_err() => (Verdict::Missing, None),
+            _ => (Verdict::Refuse, None),
         }
     }
 
@@ -168,9 +194,16 @@ fn answer(cdp: &Arc<Cdp>, rule: &FileRule, event: super::cdp::Event) {
         return;
     };
     let url = event.params["request"]["url"].as_str().unwrap_or_default();
-    let verdict = rule.judge(url);
+    let (verdict, judged) = rule.judge_opened(url);
+    crate::store::pause_point("browser.file-judged");
     let (method, params) = match verdict {
-        Verdict::Load => ("Fetch.continueRequest", json!({"requestId": id})),
+        // A regular file is served from the object judged: Chromium opening the name again
+        // would read whatever a link swapped in since leads to. Anything else (a directory's
+        // listing: names only) Chromium loads itself.
+        Verdict::Load => match judged.as_ref().and_then(read_judged) {
+            Some(body) => ("Fetch.fulfillRequest", fulfilment(&id, url, &body)),
+            None => ("Fetch.continueRequest", json!({"requestId": id})),
+        },
         Verdict::Missing => (
             "Fetch.failRequest",
             json!({"requestId": id, "errorReason": "Failed"}),
@@ -196,6 +229,74 @@ fn answer(cdp: &Arc<Cdp>, rule: &FileRule, event: super::cdp::Event) {
             tracing::debug!(error = %e, "browser: answering a paused file: request");
         }
     });
+}
+
+/// Files larger than this are not served from the judged descriptor (the whole body goes over
+/// DevTools, base64): such a load is failed.
+const SERVED_MAX: u64 = 32 * 1024 * 1024;
+
+/// The contents of the object `judged` (an `O_PATH` descriptor) when it is a regular file,
+/// opened again through its own descriptor (`/proc/self/fd`: the same inode, whatever its
+/// name leads to now); `None` for anything else. A regular file that cannot be read, or is
+/// larger than [`SERVED_MAX`], is served empty: never loaded by name instead.
+fn read_judged(judged: &OwnedFd) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let stat = rustix::fs::fstat(judged).ok()?;
+    if stat.st_mode & 0o170000 != 0o100000 {
+        return None;
+    }
+    let reopened = rustix::fs::open(
+        format!("/proc/self/fd/{}", judged.as_raw_fd()),
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    );
+    let mut body = Vec::new();
+    if let Ok(fd) = reopened
+        && std::fs::File::from(fd)
+            .take(SERVED_MAX + 1)
+            .read_to_end(&mut body)
+            .is_ok()
+        && body.len() as u64 <= SERVED_MAX
+    {
+        return Some(body);
+    }
+    tracing::warn!("browser: a judged file: load could not be read; served empty");
+    Some(Vec::new())
+}
+
+/// The `Fetch.fulfillRequest` parameters that answer request `id` for `url` with `body`, typed
+/// by the extension as Chromium types a `file:` load (others left for it to sniff).
+fn fulfilment(id: &str, url: &str, body: &[u8]) -> Value {
+    use base64::Engine;
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let mime = match ext.as_str() {
+        "html" | "htm" => Some("text/html"),
+        "xhtml" => Some("application/xhtml+xml"),
+        "css" => Some("text/css"),
+        "js" | "mjs" => Some("text/javascript"),
+        "json" => Some("application/json"),
+        "svg" => Some("image/svg+xml"),
+        "png" => Some("image/png"),
+        "gif" => Some("image/gif"),
+        "jpg" | "jpeg" => Some("image/jpeg"),
+        "webp" => Some("image/webp"),
+        "txt" | "md" => Some("text/plain"),
+        _ => None,
+    };
+    let headers: Vec<Value> = mime
+        .map(|m| json!({"name": "Content-Type", "value": m}))
+        .into_iter()
+        .collect();
+    json!({
+        "requestId": id,
+        "responseCode": 200,
+        "responseHeaders": headers,
+        "body": base64::engine::general_purpose::STANDARD.encode(body),
+    })
 }
 
 /// The second line: every frame of the page (at any depth) and every sub-resource the browser

@@ -147,8 +147,12 @@ impl Library {
                 source.display()
             )));
         }
-        let canonical = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
-        if crate::paths::DenyRead::everywhere().covers(&canonical) {
+        // Judged on the descriptor that is copied from (where it really is, and what it is: a
+        // hard link to a secret too), never on the name again, which a link swapped in since
+        // the open would redirect.
+        store::pause_point("library.add-opened");
+        let canonical = crate::paths::fd_path(&file).unwrap_or_else(|| source.to_path_buf());
+        if crate::paths::DenyRead::everywhere().covers_open(&file) {
             // Followed through a link or named directly: a secret is never copied in, where
             // the model could read it.
             return Err(StoreError::Invalid(format!(

@@ -52,6 +52,7 @@ fn refreshed(library: &Library) -> Result<kb::Kb, kb::KbError> {
         excludes: vec![format!("/{}", super::INDEX), format!("/{}", super::LOCK)],
         embedder: None,
         deny_read: Vec::new(),
+        refuse_open: None,
     };
     match store.add_and_open(
         KB_NAME,
