@@ -757,21 +757,51 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
         "ENVIRON",
         "getenv",
         "$_ENV",
+        // PHP's `$_SERVER` holds the environment too when run from a shell.
+        "$_SERVER",
+        // `env` or `printenv` run as a child (`subprocess.check_output(["env"])`,
+        // `` `env` ``, `os.popen('printenv')`): its output is the environment.
+        "\"env\"",
+        "'env'",
+        "`env`",
+        "\"printenv\"",
+        "'printenv'",
+        "`printenv`",
     ];
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    MARKERS.iter().any(|marker| {
-        code.match_indices(marker).any(|(at, _)| {
-            let rest = &code[at + marker.len()..];
-            // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
-            let in_text = |c: char| matches!(c, '"' | '\'' | '/');
-            let before_ok = !code[..at].ends_with(name_char)
-                && !(marker.starts_with("ENV")
-                    && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
-            // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
-            // `ENV` it is a method over all of them (`ENV.to_h`).
-            let properties = *marker == "process.env";
-            before_ok && !rest.starts_with(name_char) && !names_one_variable(rest, properties)
+    destructures_process_env(code)
+        || MARKERS.iter().any(|marker| {
+            code.match_indices(marker).any(|(at, _)| {
+                let rest = &code[at + marker.len()..];
+                // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
+                let in_text = |c: char| matches!(c, '"' | '\'' | '/');
+                let before_ok = !code[..at].ends_with(name_char)
+                    && !(marker.starts_with("ENV")
+                        && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
+                // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
+                // `ENV` it is a method over all of them (`ENV.to_h`).
+                let properties = *marker == "process.env";
+                before_ok && !rest.starts_with(name_char) && !names_one_variable(rest, properties)
+            })
         })
+}
+
+/// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`): `env` is then the
+/// whole of `process.env` under another name.
+fn destructures_process_env(code: &str) -> bool {
+    code.match_indices("process").any(|(at, _)| {
+        let before = code[..at].trim_end();
+        let Some(pattern) = before
+            .strip_suffix('=')
+            .map(str::trim_end)
+            .and_then(|b| b.strip_suffix('}'))
+        else {
+            return false;
+        };
+        let inside = pattern.rsplit_once('{').map_or(pattern, |(_, i)| i);
+        inside
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|name| name == "env")
     })
 }
 

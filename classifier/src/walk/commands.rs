@@ -435,6 +435,12 @@ impl Walker<'_> {
             argv: argv.iter().map(|w| w.text.clone()).collect(),
             span,
         });
-        Flow::default()
+        // `export -p`, `declare -x`, a bare `export`: the output is the environment, as `env`'s
+        // is, so piping it to the network sends every secret in it.
+        let prog = argv.first().map_or("", |w| w.text.as_str());
+        Flow {
+            credentials: rules::prints_environment(prog, argv.get(1..).unwrap_or_default()),
+            ..Flow::default()
+        }
     }
 }
