@@ -497,10 +497,18 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
     let prog = cmd.argv.first().map_or("vim", |p| super::basename(&p.text));
     edited_files(w, args, VIM_WITH_VALUE, prog);
+    // The first file operand: not an option's value (`-c 'so %' x.vim` edits x.vim).
     let file = args
         .iter()
-        .find(|a| !a.is_option() && !a.text.starts_with('+'))
-        .cloned();
+        .enumerate()
+        .find(|(n, a)| {
+            !a.is_option()
+                && !a.text.starts_with('+')
+                && n.checked_sub(1)
+                    .and_then(|p| args.get(p))
+                    .is_none_or(|p| !VIM_WITH_VALUE.contains(&p.text.as_str()))
+        })
+        .map(|(_, a)| a.clone());
     // `--remote-send KEYS`, `--remote-expr EXPR` act in the person's running vim server, a
     // process outside any sandbox gg sets up (`--remote FILE` only opens a file there, judged
     // as any file operand is).
@@ -514,6 +522,13 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             remote.text
         );
         w.reason(Class::Dangerous, RuleId::ExecEditorShell, msg, remote.span);
+    }
+    // `VIMINIT='…' vim`, `EXINIT='…' ex`: vim runs the variable's value as ex commands at
+    // startup (VIMINIT first, then EXINIT; both are read, failing closed).
+    for name in ["VIMINIT", "EXINIT"] {
+        if let Some(init) = w.vars.get(name).cloned() {
+            super::vimscript::ex_line(w, &init, file.as_ref(), cmd.span);
+        }
     }
     // `ex f`, `vim -es f` read ex commands from their input.
     if let Some(text) = &cmd.input.text {
@@ -538,6 +553,13 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             t if t.starts_with('+') && t.len() > 1 => Some(super::args::tail(a, 1)),
             // `-S FILE` (a session or any script), `-u FILE` (the vimrc), `-U FILE` (the
             // gvimrc) run vim script; `-u NONE`, `NORC`, `DEFAULTS` name none.
+            // `-S` with no file after it (the end, or an option next) sources `Session.vim`.
+            "-S" if args.get(i).is_none_or(|next| next.is_option()) => {
+                let script = Word::literal("Session.vim", a.span);
+                let input = &cmd.input;
+                super::vimscript::sourced_script(w, &script, Some(input), file.as_ref(), 0);
+                None
+            }
             "-S" | "-u" | "-U" => {
                 i += 1;
                 if let Some(script) = args

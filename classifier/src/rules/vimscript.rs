@@ -197,7 +197,11 @@ fn ex_command<'t>(
         }
         if is("source", 2) && !arg.is_empty() {
             // `:so x.vim` after `echo '!rm -rf ~' > x.vim`: the script's lines are known.
-            let sourced = Word::literal(&expand(w, arg.trim()), span);
+            // `:so %` sources the file being edited.
+            let sourced = match file {
+                Some(edited) if arg.trim() == "%" => edited.clone(),
+                _ => Word::literal(&expand(w, arg.trim()), span),
+            };
             sourced_script(w, &sourced, None, file, depth + 1);
         }
         let msg = format!("vim :{name} runs the script {arg}");
