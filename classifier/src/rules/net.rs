@@ -95,6 +95,23 @@ fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
             opt.value.filter(|_| config)
         }));
     }
+    // The files read with no option: curl's `$CURL_HOME/.curlrc`, `$XDG_CONFIG_HOME/curlrc`
+    // and `$HOME/.curlrc`, wget's `$WGETRC` and `$HOME/.wgetrc`, which a moved variable points
+    // at a file written earlier (`HOME=/tmp/h curl …` after writing `/tmp/h/.curlrc`).
+    let defaults: &[(&str, &str)] = if prog == "curl" {
+        &[
+            ("CURL_HOME", "/.curlrc"),
+            ("XDG_CONFIG_HOME", "/curlrc"),
+            ("HOME", "/.curlrc"),
+        ]
+    } else {
+        &[("WGETRC", ""), ("HOME", "/.wgetrc")]
+    };
+    for (name, file) in defaults {
+        if let Some(dir) = w.vars.get(name) {
+            files.push(Word::literal(&format!("{dir}{file}"), cmd.span));
+        }
+    }
     for file in files {
         let Some(text) = super::output::visible_file_text(w, &cmd.input, &file) else {
             continue;
