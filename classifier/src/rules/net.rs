@@ -318,6 +318,23 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
                     }
                     continue;
                 }
+                // `-w '%output{FILE}…'` (`%output{>>FILE}` appends): the rest of the write-out
+                // text goes to FILE.
+                ("curl", "-w" | "--write-out") => {
+                    for (at, _) in value.text.match_indices("%output{") {
+                        let rest = &value.text[at + "%output{".len()..];
+                        let file = rest.split('}').next().unwrap_or(rest);
+                        let file = file.strip_prefix(">>").unwrap_or(file);
+                        out.push((
+                            Word {
+                                text: file.to_string(),
+                                ..value.clone()
+                            },
+                            false,
+                        ));
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             out.push((value, content));

@@ -540,11 +540,41 @@ fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
         }
         "printf" => {
             let format = args.first()?;
-            if format.text.contains('%') || args.len() > 1 || format.text.starts_with('-') {
+            if format.text.starts_with('-') {
                 return None;
             }
+            // Only `%s` and `%%` are worked out (`printf 'output=%s\n' ~/.bashrc`): the format
+            // is repeated while arguments remain, as printf does; any other conversion is not.
+            let pieces: Vec<String> = format
+                .text
+                .split("%s")
+                .map(|p| p.replace("%%", "\u{e000}"))
+                .collect();
+            if pieces.iter().any(|p| p.contains('%')) {
+                return None;
+            }
+            let pieces: Vec<String> = pieces
+                .iter()
+                .map(|p| decode_escapes(p, Escapes::Printf).replace('\u{e000}', "%"))
+                .collect();
+            let values: Vec<&str> = args[1..].iter().map(|a| a.text.as_str()).collect();
+            let per_round = pieces.len() - 1;
+            let mut text = String::new();
+            let mut next = 0;
+            loop {
+                for (n, piece) in pieces.iter().enumerate() {
+                    text.push_str(piece);
+                    if n < per_round {
+                        text.push_str(values.get(next).copied().unwrap_or(""));
+                        next += 1;
+                    }
+                }
+                if per_round == 0 || next >= values.len() {
+                    break;
+                }
+            }
             Some(Printed {
-                text: decode_escapes(&format.text, Escapes::Printf),
+                text,
                 decoded: has_escapes(&format.text),
             })
         }
