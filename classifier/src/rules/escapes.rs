@@ -536,6 +536,10 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             super::vimscript::ex_line(w, line, file.as_ref(), cmd.span);
         }
     }
+    let ex_mode = prog.starts_with("ex")
+        || args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-e" | "-E" | "-es" | "-Es"));
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -568,6 +572,26 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 {
                     let input = &cmd.input;
                     super::vimscript::sourced_script(w, script, Some(input), file.as_ref(), 0);
+                }
+                None
+            }
+            // `-s FILE` types FILE's text as normal-mode keys (outside Ex mode, where `-s`
+            // means silent).
+            "-s" if !ex_mode => {
+                i += 1;
+                if let Some(keys) = args.get(i - 1) {
+                    match super::output::visible_file_text(w, &cmd.input, keys) {
+                        Some(text) => {
+                            super::vimscript::typed_keys(w, &text, file.as_ref(), keys.span, 0)
+                        }
+                        None => {
+                            let msg = format!(
+                                "{prog} -s types the keys in {}, whose content is not inspected",
+                                keys.text
+                            );
+                            w.reason(Class::Normal, RuleId::ExecScriptFile, msg, keys.span);
+                        }
+                    }
                 }
                 None
             }

@@ -76,8 +76,10 @@ fn ex_command<'t>(
         Some(a) => (true, a),
         None => (false, after),
     };
-    // Commands that take the rest of the line, `|` included.
+    // Commands that take the rest of the line, `|` included. `:normal` types keys, and a
+    // `:` among them starts a command line.
     if abbrev(name, "normal", 4) || name == "norm" {
+        typed_keys(w, after, file, span, depth + 1);
         return "";
     }
     if abbrev(name, "global", 1) || abbrev(name, "vglobal", 1) {
@@ -307,6 +309,37 @@ fn write(
     }
 }
 
+/// Keys typed in normal mode (`vim -s FILE`, `:normal`, `feedkeys()`): each `:` starts a
+/// command line, read up to the end of the line or a `<CR>` as an ex command. A `:` that is
+/// only text (inside an insert) is read too: failing closed.
+pub(crate) fn typed_keys(
+    w: &mut Walker,
+    keys: &str,
+    file: Option<&Word>,
+    span: Span,
+    depth: usize,
+) {
+    let lower = keys.to_ascii_lowercase();
+    for (at, _) in keys.match_indices(':') {
+        let rest = &keys[at + 1..];
+        let lower_rest = &lower[at + 1..];
+        let end = [
+            "\n",
+            "\r",
+            "\\<cr>",
+            "<cr>",
+            "\\<enter>",
+            "<enter>",
+            "\\<nl>",
+        ]
+        .iter()
+        .filter_map(|stop| lower_rest.find(stop))
+        .min()
+        .unwrap_or(rest.len());
+        ex_commands(w, &rest[..end], file, span, depth);
+    }
+}
+
 /// A vim script vim runs (`vim -S FILE`, `-u FILE`, `:source FILE`): where its text is
 /// visible (`-S <(printf …)`, a heredoc on `/dev/stdin`, a file written earlier in the script)
 /// its lines are read as ex commands; otherwise it runs code the classifier cannot see, which
@@ -513,6 +546,16 @@ fn literal_argument(arg: &str) -> Option<String> {
 /// A vimscript expression (`:call`, `:let`, `:echo`): the functions that run commands, write
 /// or delete files, and read them.
 fn expression(w: &mut Walker, text: &str, span: Span) {
+    // `feedkeys(":!cmd\n")` types keys as `:normal` does.
+    for args in call_arguments(text, "feedkeys") {
+        match args.first().and_then(|a| literal_argument(a)) {
+            Some(keys) => typed_keys(w, &keys, None, span, 1),
+            None => {
+                let msg = "vim feedkeys() types keys built at run time";
+                w.reason(Class::Normal, RuleId::DynamicShellCode, msg, span);
+            }
+        }
+    }
     for function in [
         "system",
         "systemlist",
