@@ -786,11 +786,20 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
         })
 }
 
-/// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`): `env` is then the
-/// whole of `process.env` under another name.
+/// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`), or `process` itself
+/// under another name (`const p = process`): the whole of `process.env` is then reachable.
 fn destructures_process_env(code: &str) -> bool {
     code.match_indices("process").any(|(at, _)| {
         let before = code[..at].trim_end();
+        // `const p = process;`: `p.env` is then the environment too.
+        let after = code[at + "process".len()..].trim_start();
+        let aliased = before.strip_suffix('=').is_some_and(|b| {
+            b.trim_end()
+                .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        });
+        if aliased && (after.is_empty() || after.starts_with([';', ',', ')', '\n'])) {
+            return true;
+        }
         let Some(pattern) = before
             .strip_suffix('=')
             .map(str::trim_end)
@@ -843,6 +852,8 @@ const NETWORK_NAMES: &[&str] = &[
     "http", "https", "net", "dgram", "tls", "axios", "fetch", "XMLHttpRequest", "WebSocket",
     "smtplib", "ftplib", "LWP", "Socket", "HTTP", "TCPSocket", "UDPSocket", "fsockopen",
     "curl", "curl_exec", "wget", "nc", "ncat", "socat", "ssh", "scp",
+    // Name lookups carry data out in the name asked for (`<hex>.x.com`).
+    "dns", "Resolv", "gethostbyname", "getaddrinfo", "dns_get_record", "resolver",
 ];
 
 /// Code that reads the environment (`os.environ["X"]`, `os.getenv`, `process.env.X`, Perl's
