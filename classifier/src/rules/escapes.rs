@@ -575,6 +575,15 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 }
                 None
             }
+            // `nvim -l FILE` runs FILE as Lua (the arguments after it are the script's).
+            "-l" if prog.starts_with("nvim") => {
+                if let Some(script) = args.get(i) {
+                    super::vimscript::foreign_script(w, "lua", script);
+                    let msg = format!("{prog} -l runs the Lua script {}", script.text);
+                    w.reason(Class::Normal, RuleId::ExecScriptFile, msg, script.span);
+                }
+                break;
+            }
             // `-s FILE` types FILE's text as normal-mode keys (outside Ex mode, where `-s`
             // means silent).
             "-s" if !ex_mode => {

@@ -61,9 +61,16 @@ fn ex_command<'t>(
         shell(w, code, span);
         return "";
     }
-    let name_len = text
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
+    let letters_from = |from: usize| {
+        text[from..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(text.len(), |n| from + n)
+    };
+    let mut name_len = letters_from(0);
+    // `:py3`, `:py3do`, `:py3file`: the only command names with a digit.
+    if &text[..name_len] == "py" && text[name_len..].starts_with('3') {
+        name_len = letters_from(name_len + 1);
+    }
     let (name, after) = text.split_at(name_len);
     let name = if name.is_empty() {
         // `:&&`, `:<`, `:@a` and the like: one character, nothing written.
@@ -193,9 +200,26 @@ fn ex_command<'t>(
         target(w, arg, "vim :file", span);
         return next;
     }
-    if is("source", 2) || is("runtime", 2) || is("luafile", 5) || is("pyfile", 3) {
+    if is("source", 2)
+        || is("runtime", 2)
+        || is("luafile", 5)
+        || is("pyfile", 3)
+        || is("py3file", 4)
+        || is("pyxfile", 4)
+    {
         if !arg.is_empty() {
             read(w, arg, span);
+        }
+        // `:luafile x.lua`, `:py3file x.py` after the file was written: read as that code.
+        let language = if is("luafile", 5) {
+            Some("lua")
+        } else if is("pyfile", 3) || is("py3file", 4) || is("pyxfile", 4) {
+            Some("python3")
+        } else {
+            None
+        };
+        if let Some(prog) = language.filter(|_| !arg.is_empty()) {
+            foreign_script(w, prog, &Word::literal(&expand(w, arg.trim()), span));
         }
         if is("source", 2) && !arg.is_empty() {
             // `:so x.vim` after `echo '!rm -rf ~' > x.vim`: the script's lines are known.
@@ -306,6 +330,19 @@ fn write(
         }
     } else {
         target(w, path, &what, span);
+    }
+}
+
+/// A Lua or Python script vim runs (`:luafile F`, `:py3file F`, `nvim -l F`): where the
+/// script wrote F earlier, its text is read as that language's code, as `python3 F` is.
+pub(crate) fn foreign_script(w: &mut Walker, prog: &str, script: &Word) {
+    let Some(text) = super::written_text(w, script) else {
+        return;
+    };
+    super::interp::lexical_effects(w, prog, &text, script.span);
+    super::exec::embedded_shell_commands(w, &Word::literal(&text, script.span), prog);
+    if let Some(lang) = super::interp::Lang::of(prog) {
+        super::interp::analyse(w, lang, &text, script.span);
     }
 }
 
