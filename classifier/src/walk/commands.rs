@@ -186,8 +186,11 @@ impl Walker<'_> {
                 if rules::names_credentials(self, t) {
                     flow.credentials = true;
                 }
-                // `< c.cfg` after `echo … > c.cfg`: the program reads known text, as from a
-                // here-string (`curl -K - < c.cfg`, `sh < x.sh`).
+                // `< c.cfg` after `echo … > c.cfg`, `< <(echo …)`: the program reads known
+                // text, as from a here-string (`curl -K - < c.cfg`, `sh < x.sh`).
+                if flow.text.is_none() {
+                    flow.text = t.flow.text.clone();
+                }
                 if flow.text.is_none() && !t.dynamic {
                     flow.text = rules::written_text(self, t);
                 }
