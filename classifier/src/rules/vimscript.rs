@@ -200,24 +200,19 @@ fn ex_command<'t>(
         target(w, arg, "vim :file", span);
         return next;
     }
-    if is("source", 2)
-        || is("runtime", 2)
-        || is("luafile", 5)
-        || is("pyfile", 3)
-        || is("py3file", 4)
-        || is("pyxfile", 4)
-    {
+    // `:luafile x.lua`, `:py3file x.py`: a script in that language.
+    let language = if is("luafile", 5) {
+        Some("lua")
+    } else if is("pyfile", 3) || is("py3file", 4) || is("pyxfile", 4) {
+        Some("python3")
+    } else {
+        None
+    };
+    if is("source", 2) || is("runtime", 2) || language.is_some() {
         if !arg.is_empty() {
             read(w, arg, span);
         }
-        // `:luafile x.lua`, `:py3file x.py` after the file was written: read as that code.
-        let language = if is("luafile", 5) {
-            Some("lua")
-        } else if is("pyfile", 3) || is("py3file", 4) || is("pyxfile", 4) {
-            Some("python3")
-        } else {
-            None
-        };
+        // After the file was written earlier, its text is read as that language's code.
         if let Some(prog) = language.filter(|_| !arg.is_empty()) {
             foreign_script(w, prog, &Word::literal(&expand(w, arg.trim()), span));
         }
