@@ -781,7 +781,14 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
                 // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
                 // `ENV` it is a method over all of them (`ENV.to_h`).
                 let properties = *marker == "process.env";
-                before_ok && !rest.starts_with(name_char) && !names_one_variable(rest, properties)
+                // A quoted `"env"` is the program only as a call's or a list's first word
+                // (`check_output(["env"])`, `popen('env')`), not a key (`{"env": "prod"}`).
+                let program_word =
+                    !marker.starts_with(['"', '\'']) || code[..at].trim_end().ends_with(['(', '[']);
+                before_ok
+                    && program_word
+                    && !rest.starts_with(name_char)
+                    && !names_one_variable(rest, properties)
             })
         })
 }
