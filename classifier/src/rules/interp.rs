@@ -787,10 +787,67 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
                     !marker.starts_with(['"', '\'']) || code[..at].trim_end().ends_with(['(', '[']);
                 before_ok
                     && program_word
+                    && !passed_to_child(&code[..at])
                     && !rest.starts_with(name_char)
                     && !names_one_variable(rest, properties)
             })
         })
+}
+
+/// Whether the environment starting after `before` is Python's `env=` argument of a call that
+/// starts a program (`subprocess.run([...], env=os.environ)`, `env=dict(os.environ)`,
+/// `env={**os.environ, …}`): the child gets the environment it would inherit anyway, which
+/// sends nothing. Anything else about it (another call, text that confuses the bracket count)
+/// still counts as taking the environment.
+fn passed_to_child(before: &str) -> bool {
+    const CHILD_CALLS: &[&str] = &[
+        "run",
+        "Popen",
+        "call",
+        "check_call",
+        "check_output",
+        "execve",
+        "execvpe",
+        "execle",
+        "execlpe",
+        "spawnve",
+        "spawnvpe",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+    ];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let value_start = before
+        .trim_end_matches(|c: char| name_char(c) || c == '.')
+        .trim_end();
+    let value_start = ["dict(", "{**"]
+        .iter()
+        .find_map(|opening| value_start.strip_suffix(opening))
+        .unwrap_or(value_start)
+        .trim_end();
+    let Some(keyword) = value_start.strip_suffix('=').map(str::trim_end) else {
+        return false;
+    };
+    let Some(call_args) = keyword.strip_suffix("env") else {
+        return false;
+    };
+    if call_args.ends_with(name_char) {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in call_args.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '(' => {
+                let callee = call_args[..i].trim_end();
+                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
+                return CHILD_CALLS.contains(&name);
+            }
+            '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`), or `process` itself
