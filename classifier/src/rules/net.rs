@@ -502,7 +502,9 @@ fn local_commands(w: &mut Walker, args: &[Word]) {
 pub(crate) fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
     let args = &cmd.argv[1..];
     let from_stdin = cmd.input.credentials;
-    let named = args.iter().find(|a| names_credentials(w, a));
+    let named = args
+        .iter()
+        .find(|a| names_credentials(w, a) || super::secrets::names_saved_secrets(w, a));
     if let Some(word) = named {
         let msg = format!(
             "\"{prog}\" sends or exposes the credential file {}",
