@@ -37,7 +37,7 @@ pub(super) fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Out
             word.span,
         );
     }
-    if matches!(entry.section.as_str(), "include" | "includeif") && entry.key == "path" {
+    if includes_file(&entry) {
         included_file(w, key, value, word);
     }
     if entry.section == "core" && entry.key == "hookspath" {
@@ -170,6 +170,11 @@ fn config_files_moved(w: &mut Walker, span: crate::Span) {
             span,
         );
     }
+}
+
+/// `include.path` and `includeIf.<condition>.path`: a configuration file git reads too.
+pub(super) fn includes_file(entry: &Entry) -> bool {
+    matches!(entry.section.as_str(), "include" | "includeif") && entry.key == "path"
 }
 
 /// `git -c include.path=F` (or `includeIf.<condition>.path=F`): git reads F as configuration,
