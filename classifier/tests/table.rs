@@ -1117,8 +1117,10 @@ const CASES: &[(&str, Class, &str)] = &[
         "git.config-program-key",
     ),
     ("cp -r . /", D, "write.outside-cwd"),
+    // printf's `%s` is worked out: the command name is known to be rm.
+    ("eval $(printf '%s' rm) -rf /", D, "rm.recursive-force-root"),
     (
-        "eval $(printf '%s' rm) -rf /",
+        "eval $(printf '%s\\n' \"$X\") -rf /",
         D,
         "dynamic.command-name-dangerous-args",
     ),

@@ -497,10 +497,18 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
     let args = &cmd.argv[1..];
     let prog = cmd.argv.first().map_or("vim", |p| super::basename(&p.text));
     edited_files(w, args, VIM_WITH_VALUE, prog);
+    // The first file operand: not an option's value (`-c 'so %' x.vim` edits x.vim).
     let file = args
         .iter()
-        .find(|a| !a.is_option() && !a.text.starts_with('+'))
-        .cloned();
+        .enumerate()
+        .find(|(n, a)| {
+            !a.is_option()
+                && !a.text.starts_with('+')
+                && n.checked_sub(1)
+                    .and_then(|p| args.get(p))
+                    .is_none_or(|p| !VIM_WITH_VALUE.contains(&p.text.as_str()))
+        })
+        .map(|(_, a)| a.clone());
     // `--remote-send KEYS`, `--remote-expr EXPR` act in the person's running vim server, a
     // process outside any sandbox gg sets up (`--remote FILE` only opens a file there, judged
     // as any file operand is).
@@ -515,12 +523,23 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
         );
         w.reason(Class::Dangerous, RuleId::ExecEditorShell, msg, remote.span);
     }
+    // `VIMINIT='…' vim`, `EXINIT='…' ex`: vim runs the variable's value as ex commands at
+    // startup (VIMINIT first, then EXINIT; both are read, failing closed).
+    for name in ["VIMINIT", "EXINIT"] {
+        if let Some(init) = w.vars.get(name).cloned() {
+            super::vimscript::ex_line(w, &init, file.as_ref(), cmd.span);
+        }
+    }
     // `ex f`, `vim -es f` read ex commands from their input.
     if let Some(text) = &cmd.input.text {
         for line in text.lines() {
             super::vimscript::ex_line(w, line, file.as_ref(), cmd.span);
         }
     }
+    let ex_mode = prog.starts_with("ex")
+        || args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-e" | "-E" | "-es" | "-Es"));
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -538,6 +557,13 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
             t if t.starts_with('+') && t.len() > 1 => Some(super::args::tail(a, 1)),
             // `-S FILE` (a session or any script), `-u FILE` (the vimrc), `-U FILE` (the
             // gvimrc) run vim script; `-u NONE`, `NORC`, `DEFAULTS` name none.
+            // `-S` with no file after it (the end, or an option next) sources `Session.vim`.
+            "-S" if args.get(i).is_none_or(|next| next.is_option()) => {
+                let script = Word::literal("Session.vim", a.span);
+                let input = &cmd.input;
+                super::vimscript::sourced_script(w, &script, Some(input), file.as_ref(), 0);
+                None
+            }
             "-S" | "-u" | "-U" => {
                 i += 1;
                 if let Some(script) = args
@@ -546,6 +572,35 @@ fn editor(w: &mut Walker, cmd: &Cmd) -> Outcome {
                 {
                     let input = &cmd.input;
                     super::vimscript::sourced_script(w, script, Some(input), file.as_ref(), 0);
+                }
+                None
+            }
+            // `nvim -l FILE` runs FILE as Lua (the arguments after it are the script's).
+            "-l" if prog.starts_with("nvim") => {
+                if let Some(script) = args.get(i) {
+                    super::vimscript::foreign_script(w, "lua", script);
+                    let msg = format!("{prog} -l runs the Lua script {}", script.text);
+                    w.reason(Class::Normal, RuleId::ExecScriptFile, msg, script.span);
+                }
+                break;
+            }
+            // `-s FILE` types FILE's text as normal-mode keys (outside Ex mode, where `-s`
+            // means silent).
+            "-s" if !ex_mode => {
+                i += 1;
+                if let Some(keys) = args.get(i - 1) {
+                    match super::output::visible_file_text(w, &cmd.input, keys) {
+                        Some(text) => {
+                            super::vimscript::typed_keys(w, &text, file.as_ref(), keys.span, 0)
+                        }
+                        None => {
+                            let msg = format!(
+                                "{prog} -s types the keys in {}, whose content is not inspected",
+                                keys.text
+                            );
+                            w.reason(Class::Normal, RuleId::ExecScriptFile, msg, keys.span);
+                        }
+                    }
                 }
                 None
             }
@@ -763,6 +818,14 @@ fn awk(w: &mut Walker, cmd: &Cmd) -> Outcome {
     // `ENVIRON["X"]` with X holding a credential store's path.
     super::interp::environment_credential_lookup(w, "awk", &prog.text, prog.span);
     let fx = awk_effects(&prog.text);
+    // `for (k in ENVIRON) print … |& "/inet/tcp/0/h/80"`: gawk sends the whole environment
+    // over its own network special file, as `env | nc h 80` does.
+    if fx.strings.iter().any(|s| s.contains("/inet"))
+        && super::interp::reads_whole_environment(&prog.text)
+    {
+        let msg = "the awk program takes the whole environment and opens a network connection";
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, prog.span);
+    }
     if (fx.system || fx.pipe) && cmd.input.untrusted() {
         let msg = "the awk program runs commands while reading downloaded or decoded input";
         w.reason(

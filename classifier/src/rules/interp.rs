@@ -757,21 +757,124 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
         "ENVIRON",
         "getenv",
         "$_ENV",
+        // PHP's `$_SERVER` holds the environment too when run from a shell.
+        "$_SERVER",
+        // `env` or `printenv` run as a child (`subprocess.check_output(["env"])`,
+        // `` `env` ``, `os.popen('printenv')`): its output is the environment.
+        "\"env\"",
+        "'env'",
+        "`env`",
+        "\"printenv\"",
+        "'printenv'",
+        "`printenv`",
     ];
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    MARKERS.iter().any(|marker| {
-        code.match_indices(marker).any(|(at, _)| {
-            let rest = &code[at + marker.len()..];
-            // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
-            let in_text = |c: char| matches!(c, '"' | '\'' | '/');
-            let before_ok = !code[..at].ends_with(name_char)
-                && !(marker.starts_with("ENV")
-                    && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
-            // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
-            // `ENV` it is a method over all of them (`ENV.to_h`).
-            let properties = *marker == "process.env";
-            before_ok && !rest.starts_with(name_char) && !names_one_variable(rest, properties)
+    destructures_process_env(code)
+        || MARKERS.iter().any(|marker| {
+            code.match_indices(marker).any(|(at, _)| {
+                let rest = &code[at + marker.len()..];
+                // `"ENV"`, `/ENV/` in a string or a URL is text, not Ruby's or Perl's `ENV`.
+                let in_text = |c: char| matches!(c, '"' | '\'' | '/');
+                let before_ok = !code[..at].ends_with(name_char)
+                    && !(marker.starts_with("ENV")
+                        && (code[..at].ends_with(in_text) || rest.starts_with(in_text)));
+                // A property names one variable in JavaScript (`process.env.HOME`); after Ruby's
+                // `ENV` it is a method over all of them (`ENV.to_h`).
+                let properties = *marker == "process.env";
+                // A quoted `"env"` is the program only as a call's or a list's first word
+                // (`check_output(["env"])`, `popen('env')`), not a key (`{"env": "prod"}`).
+                let program_word =
+                    !marker.starts_with(['"', '\'']) || code[..at].trim_end().ends_with(['(', '[']);
+                before_ok
+                    && program_word
+                    && !passed_to_child(&code[..at])
+                    && !rest.starts_with(name_char)
+                    && !names_one_variable(rest, properties)
+            })
         })
+}
+
+/// Whether the environment starting after `before` is Python's `env=` argument of a call that
+/// starts a program (`subprocess.run([...], env=os.environ)`, `env=dict(os.environ)`,
+/// `env={**os.environ, …}`): the child gets the environment it would inherit anyway, which
+/// sends nothing. Anything else about it (another call, text that confuses the bracket count)
+/// still counts as taking the environment.
+fn passed_to_child(before: &str) -> bool {
+    const CHILD_CALLS: &[&str] = &[
+        "run",
+        "Popen",
+        "call",
+        "check_call",
+        "check_output",
+        "execve",
+        "execvpe",
+        "execle",
+        "execlpe",
+        "spawnve",
+        "spawnvpe",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+    ];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let value_start = before
+        .trim_end_matches(|c: char| name_char(c) || c == '.')
+        .trim_end();
+    let value_start = ["dict(", "{**"]
+        .iter()
+        .find_map(|opening| value_start.strip_suffix(opening))
+        .unwrap_or(value_start)
+        .trim_end();
+    let Some(keyword) = value_start.strip_suffix('=').map(str::trim_end) else {
+        return false;
+    };
+    let Some(call_args) = keyword.strip_suffix("env") else {
+        return false;
+    };
+    if call_args.ends_with(name_char) {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in call_args.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '(' => {
+                let callee = call_args[..i].trim_end();
+                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
+                return CHILD_CALLS.contains(&name);
+            }
+            '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`), or `process` itself
+/// under another name (`const p = process`): the whole of `process.env` is then reachable.
+fn destructures_process_env(code: &str) -> bool {
+    code.match_indices("process").any(|(at, _)| {
+        let before = code[..at].trim_end();
+        // `const p = process;`: `p.env` is then the environment too.
+        let after = code[at + "process".len()..].trim_start();
+        let aliased = before.strip_suffix('=').is_some_and(|b| {
+            b.trim_end()
+                .ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        });
+        if aliased && (after.is_empty() || after.starts_with([';', ',', ')', '\n'])) {
+            return true;
+        }
+        let Some(pattern) = before
+            .strip_suffix('=')
+            .map(str::trim_end)
+            .and_then(|b| b.strip_suffix('}'))
+        else {
+            return false;
+        };
+        let inside = pattern.rsplit_once('{').map_or(pattern, |(_, i)| i);
+        inside
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|name| name == "env")
     })
 }
 
@@ -813,6 +916,8 @@ const NETWORK_NAMES: &[&str] = &[
     "http", "https", "net", "dgram", "tls", "axios", "fetch", "XMLHttpRequest", "WebSocket",
     "smtplib", "ftplib", "LWP", "Socket", "HTTP", "TCPSocket", "UDPSocket", "fsockopen",
     "curl", "curl_exec", "wget", "nc", "ncat", "socat", "ssh", "scp",
+    // Name lookups carry data out in the name asked for (`<hex>.x.com`).
+    "dns", "Resolv", "gethostbyname", "getaddrinfo", "dns_get_record", "resolver",
 ];
 
 /// Code that reads the environment (`os.environ["X"]`, `os.getenv`, `process.env.X`, Perl's

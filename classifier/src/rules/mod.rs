@@ -47,7 +47,7 @@ pub(crate) use redirects::{
     alternatives, check_redirects, check_write_target, is_network_device, persistence_named,
     protected_write,
 };
-pub(crate) use secrets::names_credentials;
+pub(crate) use secrets::{names_credentials, prints_environment};
 
 use output::{output_flow, remember_written};
 use redirects::check_device_reads;

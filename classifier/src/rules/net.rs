@@ -95,6 +95,23 @@ fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
             opt.value.filter(|_| config)
         }));
     }
+    // The files read with no option: curl's `$CURL_HOME/.curlrc`, `$XDG_CONFIG_HOME/curlrc`
+    // and `$HOME/.curlrc`, wget's `$WGETRC` and `$HOME/.wgetrc`, which a moved variable points
+    // at a file written earlier (`HOME=/tmp/h curl …` after writing `/tmp/h/.curlrc`).
+    let defaults: &[(&str, &str)] = if prog == "curl" {
+        &[
+            ("CURL_HOME", "/.curlrc"),
+            ("XDG_CONFIG_HOME", "/curlrc"),
+            ("HOME", "/.curlrc"),
+        ]
+    } else {
+        &[("WGETRC", ""), ("HOME", "/.wgetrc")]
+    };
+    for (name, file) in defaults {
+        if let Some(dir) = w.vars.get(name) {
+            files.push(Word::literal(&format!("{dir}{file}"), cmd.span));
+        }
+    }
     for file in files {
         let Some(text) = super::output::visible_file_text(w, &cmd.input, &file) else {
             continue;
@@ -301,6 +318,23 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
                     }
                     continue;
                 }
+                // `-w '%output{FILE}…'` (`%output{>>FILE}` appends): the rest of the write-out
+                // text goes to FILE.
+                ("curl", "-w" | "--write-out") => {
+                    for (at, _) in value.text.match_indices("%output{") {
+                        let rest = &value.text[at + "%output{".len()..];
+                        let file = rest.split('}').next().unwrap_or(rest);
+                        let file = file.strip_prefix(">>").unwrap_or(file);
+                        out.push((
+                            Word {
+                                text: file.to_string(),
+                                ..value.clone()
+                            },
+                            false,
+                        ));
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             out.push((value, content));
@@ -468,7 +502,9 @@ fn local_commands(w: &mut Walker, args: &[Word]) {
 pub(crate) fn exfiltration(w: &mut Walker, cmd: &Cmd, prog: &str) {
     let args = &cmd.argv[1..];
     let from_stdin = cmd.input.credentials;
-    let named = args.iter().find(|a| names_credentials(w, a));
+    let named = args
+        .iter()
+        .find(|a| names_credentials(w, a) || super::secrets::names_saved_secrets(w, a));
     if let Some(word) = named {
         let msg = format!(
             "\"{prog}\" sends or exposes the credential file {}",

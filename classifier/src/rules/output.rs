@@ -4,8 +4,8 @@
 //! it runs after a family's rules and only reads their conclusion.
 
 use super::secrets::{
-    directory_holds_credentials, names_credentials, names_process_secrets_at, prints_environment,
-    ps_shows_environment,
+    directory_holds_credentials, names_credentials, names_process_secrets_at, names_saved_secrets,
+    prints_environment, ps_shows_environment,
 };
 use super::{net, operands};
 use crate::Class;
@@ -48,6 +48,20 @@ pub(super) fn output_flow(w: &mut Walker, cmd: &Cmd, prog: &str, mut flow: Flow)
         flow.text = cmd.input.text.clone();
     }
     if credential_reads(w, cmd, prog) {
+        flow.credentials = true;
+    }
+    // `cat e.txt` after `env > e.txt`: the output is the saved environment.
+    let inputs = cmd.redirects.iter().filter(|r| r.op.starts_with('<'));
+    if cmd
+        .argv
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .any(|a| names_saved_secrets(w, a))
+        || inputs
+            .filter_map(|r| r.target.as_ref())
+            .any(|t| names_saved_secrets(w, t))
+    {
         flow.credentials = true;
     }
     if w.ctx.read_only_unconfined
@@ -396,7 +410,28 @@ fn output_never_dashed(prog: &str, args: &[Word]) -> bool {
 
 /// Records files written with statically known text, so that running them later is read.
 pub(super) fn remember_written(w: &mut Walker, cmd: &Cmd, prog: &str, flow: &Flow) {
+    if flow.credentials {
+        // `env > e.txt`, `printenv | tee e.txt`: the file now holds secrets.
+        let targets = written_targets(cmd, prog);
+        for target in targets {
+            for path in paths::resolve_all(target, &w.cwds, w.ctx) {
+                w.secrets_written.push(path);
+            }
+        }
+        w.secrets_written.truncate(32);
+    }
     let Some(text) = &flow.text else { return };
+    for target in written_targets(cmd, prog) {
+        for path in paths::resolve_all(target, &w.cwds, w.ctx) {
+            w.written.retain(|(p, _)| *p != path);
+            w.written.push((path, text.clone()));
+        }
+    }
+    w.written.truncate(32);
+}
+
+/// The files a command's output goes to: its `>` redirections, and `tee`'s operands.
+fn written_targets<'c>(cmd: &'c Cmd, prog: &str) -> Vec<&'c Word> {
     let mut targets: Vec<&Word> = cmd
         .redirects
         .iter()
@@ -406,13 +441,7 @@ pub(super) fn remember_written(w: &mut Walker, cmd: &Cmd, prog: &str, flow: &Flo
     if prog == "tee" {
         targets.extend(operands(&cmd.argv[1..]));
     }
-    for target in targets {
-        for path in paths::resolve_all(target, &w.cwds, w.ctx) {
-            w.written.retain(|(p, _)| *p != path);
-            w.written.push((path, text.clone()));
-        }
-    }
-    w.written.truncate(32);
+    targets
 }
 
 /// The text a script file was given earlier in this script, if it was.
@@ -540,11 +569,41 @@ fn printed_text(w: &Walker, prog: &str, args: &[Word]) -> Option<Printed> {
         }
         "printf" => {
             let format = args.first()?;
-            if format.text.contains('%') || args.len() > 1 || format.text.starts_with('-') {
+            if format.text.starts_with('-') {
                 return None;
             }
+            // Only `%s` and `%%` are worked out (`printf 'output=%s\n' ~/.bashrc`): the format
+            // is repeated while arguments remain, as printf does; any other conversion is not.
+            let pieces: Vec<String> = format
+                .text
+                .split("%s")
+                .map(|p| p.replace("%%", "\u{e000}"))
+                .collect();
+            if pieces.iter().any(|p| p.contains('%')) {
+                return None;
+            }
+            let pieces: Vec<String> = pieces
+                .iter()
+                .map(|p| decode_escapes(p, Escapes::Printf).replace('\u{e000}', "%"))
+                .collect();
+            let values: Vec<&str> = args[1..].iter().map(|a| a.text.as_str()).collect();
+            let per_round = pieces.len() - 1;
+            let mut text = String::new();
+            let mut next = 0;
+            loop {
+                for (n, piece) in pieces.iter().enumerate() {
+                    text.push_str(piece);
+                    if n < per_round {
+                        text.push_str(values.get(next).copied().unwrap_or(""));
+                        next += 1;
+                    }
+                }
+                if per_round == 0 || next >= values.len() {
+                    break;
+                }
+            }
             Some(Printed {
-                text: decode_escapes(&format.text, Escapes::Printf),
+                text,
                 decoded: has_escapes(&format.text),
             })
         }

@@ -67,6 +67,26 @@ pub(crate) fn names_credentials(w: &Walker, word: &Word) -> bool {
     literal_names_credentials(w, &other_home_as_ours(text))
 }
 
+/// Whether `word` names a file this script wrote secrets into earlier (`env > e.txt`), also
+/// as an option's value or after `@`/`<` (`-F f=@e.txt`). Reading it locally is fine, as
+/// reading the environment is; what is sent from it carries the secrets.
+pub(crate) fn names_saved_secrets(w: &Walker, word: &Word) -> bool {
+    if w.secrets_written.is_empty() || word.dynamic {
+        return false;
+    }
+    let text = match word.text.split_once('=') {
+        Some((opt, value)) if opt.starts_with('-') => value,
+        _ => word.text.as_str(),
+    };
+    let text = text
+        .rsplit_once(['@', '<'])
+        .map_or(text, |(_, after)| after);
+    let text = text.rsplit_once('=').map_or(text, |(_, after)| after);
+    crate::paths::resolve_all(&Word::literal(text, word.span), &w.cwds, w.ctx)
+        .iter()
+        .any(|p| w.secrets_written.contains(p))
+}
+
 /// [`names_credentials`] for a literal path: no glob, no brace, nothing computed.
 fn literal_names_credentials(w: &Walker, text: &str) -> bool {
     if !might_name_credentials(w, text) {

@@ -61,9 +61,16 @@ fn ex_command<'t>(
         shell(w, code, span);
         return "";
     }
-    let name_len = text
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
+    let letters_from = |from: usize| {
+        text[from..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(text.len(), |n| from + n)
+    };
+    let mut name_len = letters_from(0);
+    // `:py3`, `:py3do`, `:py3file`: the only command names with a digit.
+    if &text[..name_len] == "py" && text[name_len..].starts_with('3') {
+        name_len = letters_from(name_len + 1);
+    }
     let (name, after) = text.split_at(name_len);
     let name = if name.is_empty() {
         // `:&&`, `:<`, `:@a` and the like: one character, nothing written.
@@ -76,8 +83,10 @@ fn ex_command<'t>(
         Some(a) => (true, a),
         None => (false, after),
     };
-    // Commands that take the rest of the line, `|` included.
+    // Commands that take the rest of the line, `|` included. `:normal` types keys, and a
+    // `:` among them starts a command line.
     if abbrev(name, "normal", 4) || name == "norm" {
+        typed_keys(w, after, file, span, depth + 1);
         return "";
     }
     if abbrev(name, "global", 1) || abbrev(name, "vglobal", 1) {
@@ -191,13 +200,29 @@ fn ex_command<'t>(
         target(w, arg, "vim :file", span);
         return next;
     }
-    if is("source", 2) || is("runtime", 2) || is("luafile", 5) || is("pyfile", 3) {
+    // `:luafile x.lua`, `:py3file x.py`: a script in that language.
+    let language = if is("luafile", 5) {
+        Some("lua")
+    } else if is("pyfile", 3) || is("py3file", 4) || is("pyxfile", 4) {
+        Some("python3")
+    } else {
+        None
+    };
+    if is("source", 2) || is("runtime", 2) || language.is_some() {
         if !arg.is_empty() {
             read(w, arg, span);
         }
+        // After the file was written earlier, its text is read as that language's code.
+        if let Some(prog) = language.filter(|_| !arg.is_empty()) {
+            foreign_script(w, prog, &Word::literal(&expand(w, arg.trim()), span));
+        }
         if is("source", 2) && !arg.is_empty() {
             // `:so x.vim` after `echo '!rm -rf ~' > x.vim`: the script's lines are known.
-            let sourced = Word::literal(&expand(w, arg.trim()), span);
+            // `:so %` sources the file being edited.
+            let sourced = match file {
+                Some(edited) if arg.trim() == "%" => edited.clone(),
+                _ => Word::literal(&expand(w, arg.trim()), span),
+            };
             sourced_script(w, &sourced, None, file, depth + 1);
         }
         let msg = format!("vim :{name} runs the script {arg}");
@@ -300,6 +325,50 @@ fn write(
         }
     } else {
         target(w, path, &what, span);
+    }
+}
+
+/// A Lua or Python script vim runs (`:luafile F`, `:py3file F`, `nvim -l F`): where the
+/// script wrote F earlier, its text is read as that language's code, as `python3 F` is.
+pub(crate) fn foreign_script(w: &mut Walker, prog: &str, script: &Word) {
+    let Some(text) = super::written_text(w, script) else {
+        return;
+    };
+    super::interp::lexical_effects(w, prog, &text, script.span);
+    super::exec::embedded_shell_commands(w, &Word::literal(&text, script.span), prog);
+    if let Some(lang) = super::interp::Lang::of(prog) {
+        super::interp::analyse(w, lang, &text, script.span);
+    }
+}
+
+/// Keys typed in normal mode (`vim -s FILE`, `:normal`, `feedkeys()`): each `:` starts a
+/// command line, read up to the end of the line or a `<CR>` as an ex command. A `:` that is
+/// only text (inside an insert) is read too: failing closed.
+pub(crate) fn typed_keys(
+    w: &mut Walker,
+    keys: &str,
+    file: Option<&Word>,
+    span: Span,
+    depth: usize,
+) {
+    let lower = keys.to_ascii_lowercase();
+    for (at, _) in keys.match_indices(':') {
+        let rest = &keys[at + 1..];
+        let lower_rest = &lower[at + 1..];
+        let end = [
+            "\n",
+            "\r",
+            "\\<cr>",
+            "<cr>",
+            "\\<enter>",
+            "<enter>",
+            "\\<nl>",
+        ]
+        .iter()
+        .filter_map(|stop| lower_rest.find(stop))
+        .min()
+        .unwrap_or(rest.len());
+        ex_commands(w, &rest[..end], file, span, depth);
     }
 }
 
@@ -509,6 +578,16 @@ fn literal_argument(arg: &str) -> Option<String> {
 /// A vimscript expression (`:call`, `:let`, `:echo`): the functions that run commands, write
 /// or delete files, and read them.
 fn expression(w: &mut Walker, text: &str, span: Span) {
+    // `feedkeys(":!cmd\n")` types keys as `:normal` does.
+    for args in call_arguments(text, "feedkeys") {
+        match args.first().and_then(|a| literal_argument(a)) {
+            Some(keys) => typed_keys(w, &keys, None, span, 1),
+            None => {
+                let msg = "vim feedkeys() types keys built at run time";
+                w.reason(Class::Normal, RuleId::DynamicShellCode, msg, span);
+            }
+        }
+    }
     for function in [
         "system",
         "systemlist",

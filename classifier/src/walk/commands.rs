@@ -186,6 +186,14 @@ impl Walker<'_> {
                 if rules::names_credentials(self, t) {
                     flow.credentials = true;
                 }
+                // `< c.cfg` after `echo … > c.cfg`, `< <(echo …)`: the program reads known
+                // text, as from a here-string (`curl -K - < c.cfg`, `sh < x.sh`).
+                if flow.text.is_none() {
+                    flow.text = t.flow.text.clone();
+                }
+                if flow.text.is_none() && !t.dynamic {
+                    flow.text = rules::written_text(self, t);
+                }
             }
             if fd.is_empty() || fd == "0" {
                 *feed = flow;
@@ -435,6 +443,12 @@ impl Walker<'_> {
             argv: argv.iter().map(|w| w.text.clone()).collect(),
             span,
         });
-        Flow::default()
+        // `export -p`, `declare -x`, a bare `export`: the output is the environment, as `env`'s
+        // is, so piping it to the network sends every secret in it.
+        let prog = argv.first().map_or("", |w| w.text.as_str());
+        Flow {
+            credentials: rules::prints_environment(prog, argv.get(1..).unwrap_or_default()),
+            ..Flow::default()
+        }
     }
 }

@@ -66,6 +66,8 @@ pub(crate) struct Walker<'a> {
     pub downloaded: Vec<std::path::PathBuf>,
     /// Files this script wrote with statically known text (`echo … > x.sh`, heredocs).
     pub written: Vec<(std::path::PathBuf, String)>,
+    /// Files this script wrote secrets into (`env > e.txt`): sending one later sends them.
+    pub secrets_written: Vec<std::path::PathBuf>,
     /// Files opened for reading on a descriptor by `exec N<FILE` earlier in the script: writing
     /// to `/dev/fd/N` (or `/dev/stdin` for 0) opens that file again, for writing.
     pub fd_inputs: Vec<(String, Word)>,
@@ -110,6 +112,7 @@ impl<'a> Walker<'a> {
             procsub_feed: Flow::default(),
             downloaded: Vec::new(),
             written: Vec::new(),
+            secrets_written: Vec::new(),
             fd_inputs: Vec::new(),
             distrusted: false,
         }

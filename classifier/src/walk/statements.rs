@@ -406,32 +406,64 @@ impl Walker<'_> {
         values
     }
 
-    /// Whether `node` is `$(echo …)` or `$(printf …)` (backquoted or in double quotes too)
-    /// whose arguments hold no substitution of their own.
+    /// Whether every substitution in `node` (alone, quoted or joined to text, as in
+    /// `$(echo ~)/.ssh`) is `$(echo …)`, `$(printf …)` or `$(cat <<< …)` (a here-string or
+    /// heredoc) holding no substitution of its own: their output is known.
     fn only_prints_words(&self, node: Node) -> bool {
-        let substitution = match node.kind() {
-            "command_substitution" => node,
-            "string" if node.named_child_count() == 1 => match node.named_child(0) {
-                Some(inner) if inner.kind() == "command_substitution" => inner,
-                _ => return false,
-            },
-            _ => return false,
-        };
+        let mut substitutions = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "command_substitution" => substitutions.push(n),
+                "process_substitution" | "arithmetic_expansion" => return false,
+                _ => stack.extend(named_children(n)),
+            }
+        }
+        !substitutions.is_empty() && substitutions.iter().all(|s| self.prints_known(*s))
+    }
+
+    fn prints_known(&self, substitution: Node) -> bool {
         let children = named_children(substitution);
-        let [command] = children.as_slice() else {
+        let [statement] = children.as_slice() else {
             return false;
+        };
+        let (command, printers): (Node, &[&str]) = match statement.kind() {
+            // The grammar puts a here-string among the command's arguments.
+            "command"
+                if named_children(*statement)
+                    .iter()
+                    .any(|c| c.kind() == "herestring_redirect") =>
+            {
+                (*statement, &["cat"])
+            }
+            "command" => (*statement, &["echo", "printf"]),
+            // `cat <<< WORDS`: prints the here-string back.
+            "redirected_statement" => {
+                let Some(body) = statement.child_by_field_name("body") else {
+                    return false;
+                };
+                let only_text_in = named_children(*statement).iter().all(|r| {
+                    r.id() == body.id()
+                        || matches!(r.kind(), "herestring_redirect" | "heredoc_redirect")
+                });
+                if !only_text_in {
+                    return false;
+                }
+                (body, &["cat"])
+            }
+            _ => return false,
         };
         command.kind() == "command"
             && command
                 .child_by_field_name("name")
-                .is_some_and(|name| matches!(self.node_text(name), "echo" | "printf"))
+                .is_some_and(|name| printers.contains(&self.node_text(name)))
             && ![
                 "command_substitution",
                 "process_substitution",
                 "arithmetic_expansion",
             ]
             .iter()
-            .any(|kind| has_descendant(*command, kind))
+            .any(|kind| has_descendant(*statement, kind))
     }
 
     /// `for ((init; cond; update))`: the header is arithmetic. The initializer runs once, before

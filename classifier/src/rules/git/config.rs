@@ -37,6 +37,9 @@ pub(super) fn config_override(w: &mut Walker, setting: &str, word: &Word) -> Out
             word.span,
         );
     }
+    if includes_file(&entry) {
+        included_file(w, key, value, word);
+    }
     if entry.section == "core" && entry.key == "hookspath" {
         hooks_directory(w, key, value, word);
         return Outcome::not(
@@ -133,6 +136,64 @@ pub(super) fn environment_overrides(w: &mut Walker, span: crate::Span) {
     for setting in settings {
         config_override(w, &setting, &Word::literal(&setting, span));
     }
+    config_files_moved(w, span);
+}
+
+/// `GIT_CONFIG_GLOBAL=F`, `GIT_CONFIG_SYSTEM=F`, `XDG_CONFIG_HOME=D` or a `HOME` other than the
+/// person's own in git's environment: git reads a configuration file the command does not show,
+/// and that file can set `core.hooksPath`, a pager or an alias as `-c include.path` can
+/// (`HOME=/tmp/h git commit` after writing `/tmp/h/.gitconfig`). Only `/dev/null` (an empty
+/// configuration) is not dangerous; a `HOME` whose value is not known counts as moved.
+fn config_files_moved(w: &mut Walker, span: crate::Span) {
+    let home = w.ctx.home.to_string_lossy().into_owned();
+    let mut moved: Vec<String> = ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME"]
+        .into_iter()
+        .filter(|name| w.vars.get(name).is_some_and(|v| v != "/dev/null"))
+        .map(str::to_string)
+        .collect();
+    let home_moved = match w.vars.get("HOME") {
+        Some(value) => crate::paths::normalize(std::path::Path::new(value)) != w.ctx.home,
+        None => w.ctx.home.is_absolute(),
+    };
+    if home_moved {
+        moved.push("HOME".to_string());
+    }
+    if let Some(name) = moved.first() {
+        let msg = format!(
+            "{name} in git's environment makes git read a configuration file the command does \
+             not show (it can set hooks, a pager or aliases; home is {home})"
+        );
+        w.reason(
+            Class::Dangerous,
+            RuleId::GitConfigOverrideProgram,
+            msg,
+            span,
+        );
+    }
+}
+
+/// `include.path` and `includeIf.<condition>.path`: a configuration file git reads too.
+pub(super) fn includes_file(entry: &Entry) -> bool {
+    matches!(entry.section.as_str(), "include" | "includeif") && entry.key == "path"
+}
+
+/// `git -c include.path=F` (or `includeIf.<condition>.path=F`): git reads F as configuration,
+/// which can set `core.hooksPath`, a pager or an alias the command does not show. Only
+/// `/dev/null` adds nothing.
+fn included_file(w: &mut Walker, key: &str, value: &str, word: &Word) {
+    if value == "/dev/null" {
+        return;
+    }
+    let msg = format!(
+        "\"git -c {key}={value}\" makes git read {value} as configuration, which can make it run \
+         programs the command does not show"
+    );
+    w.reason(
+        Class::Dangerous,
+        RuleId::GitConfigOverrideProgram,
+        msg,
+        word.span,
+    );
 }
 
 /// The settings of a `GIT_CONFIG_PARAMETERS` value as `key=value`: single-quoted words

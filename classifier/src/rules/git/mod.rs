@@ -398,7 +398,11 @@ fn global_option(w: &mut Walker, opt: &Opt, a: &Word) -> Option<Outcome> {
                 .map(|(k, _)| k.to_string())
                 .unwrap_or_default();
             let entry = dotted_entry(&key, None);
-            if entry.as_ref().is_some_and(gitconfig::runs_program) {
+            // An included file's name from the environment may name any configuration.
+            if entry
+                .as_ref()
+                .is_some_and(|e| gitconfig::runs_program(e) || config::includes_file(e))
+            {
                 let msg = format!(
                     "\"git --config-env {key}\" sets a program-running key from the environment"
                 );
