@@ -13,8 +13,10 @@ mod flow;
 mod statements;
 
 use std::collections::HashMap;
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::ids::RuleId;
 use crate::paths::Cwds;
@@ -365,6 +367,29 @@ fn ascii_skeleton(text: &str) -> Vec<u8> {
             _ => b'a',
         })
         .collect()
+}
+
+/// The bash grammar's fields that the walk asks for of every command, assignment and
+/// redirection (see [`field`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Field {
+    Body,
+    Destination,
+    Name,
+    Value,
+}
+
+/// `node`'s child in `field`, as `Node::child_by_field_name` gives it, but by the field's id:
+/// that method looks the name up among all the grammar's field names (a C string comparison
+/// each) on every call, and these fields are asked for of every command.
+pub(crate) fn field(node: Node, field: Field) -> Option<Node> {
+    static IDS: LazyLock<[Option<NonZeroU16>; 4]> = LazyLock::new(|| {
+        let bash = Language::new(tree_sitter_bash::LANGUAGE);
+        ["body", "destination", "name", "value"].map(|name| bash.field_id_for_name(name))
+    });
+    // A name the grammar lacks has no child, as `child_by_field_name` answers.
+    let id = IDS[field as usize]?;
+    node.child_by_field_id(id.get())
 }
 
 pub(crate) fn named_children(node: Node) -> Vec<Node> {
