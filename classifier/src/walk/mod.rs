@@ -84,13 +84,7 @@ impl<'a> Walker<'a> {
 
     pub fn new(ctx: &'a Context, parser: &'a mut Parser, input: &str) -> Walker<'a> {
         let prepared = text::prepare(input);
-        let mut vars = Vars::default();
-        if ctx.home.is_absolute() {
-            vars.insert("HOME".to_string(), ctx.home.to_string_lossy().into_owned());
-        }
-        if ctx.cwd.is_absolute() {
-            vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
-        }
+        let vars = start_vars(ctx);
         Walker {
             ctx,
             parser,
@@ -325,6 +319,48 @@ impl<'a> Walker<'a> {
     }
 }
 
+thread_local! {
+    /// The variables of the last walk's start on this thread and the home and working
+    /// directory they came from (see [`start_vars`]).
+    static START_VARS: std::cell::RefCell<Option<(std::ffi::OsString, std::ffi::OsString, Vars)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The variables every walk starts with: `HOME` and `PWD` when they are absolute. A batch
+/// classifies every command with the same context, so the table is built once and shared
+/// copy-on-write ([`Vars`]): a script that assigns nothing no longer costs a table of its own.
+/// Kept per home and working directory, compared byte for byte.
+fn start_vars(ctx: &Context) -> Vars {
+    let build = || {
+        let mut vars = Vars::default();
+        if ctx.home.is_absolute() {
+            vars.insert("HOME".to_string(), ctx.home.to_string_lossy().into_owned());
+        }
+        if ctx.cwd.is_absolute() {
+            vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
+        }
+        vars
+    };
+    START_VARS.with(|kept| {
+        let Ok(mut kept) = kept.try_borrow_mut() else {
+            return build();
+        };
+        if let Some((home, cwd, vars)) = kept.as_ref()
+            && home == ctx.home.as_os_str()
+            && cwd == ctx.cwd.as_os_str()
+        {
+            return vars.clone();
+        }
+        let vars = build();
+        *kept = Some((
+            ctx.home.as_os_str().to_owned(),
+            ctx.cwd.as_os_str().to_owned(),
+            vars.clone(),
+        ));
+        vars
+    })
+}
+
 /// Parses bash `text` (its [`ascii_skeleton`]).
 ///
 /// tree-sitter-bash is slow where the input ends without a terminator after a pipeline of three
@@ -433,6 +469,15 @@ pub(crate) mod tests {
             "the shape must stay within the limits to measure the walk itself: {text:.60}"
         );
         walker.budget.steps
+    }
+
+    proptest::proptest! {
+        /// `rules::basename` on the bytes gives what the text's own `rsplit('/')` gave.
+        #[test]
+        fn basename_agrees(text in "[a/é.]{0,8}") {
+            let by_text = text.trim_end_matches('/').rsplit('/').next().unwrap_or(&text);
+            proptest::prop_assert_eq!(crate::rules::basename(&text), by_text);
+        }
     }
 
     /// The corpus's stress shapes (long `&&`, `||` and `;` chains, deep `{ }`, `( )` and `$( )`
