@@ -84,7 +84,7 @@ impl<'a> Walker<'a> {
 
     pub fn new(ctx: &'a Context, parser: &'a mut Parser, input: &str) -> Walker<'a> {
         let prepared = text::prepare(input);
-        let vars = start_vars(ctx);
+        let (vars, cwds) = start_state(ctx);
         Walker {
             ctx,
             parser,
@@ -93,7 +93,7 @@ impl<'a> Walker<'a> {
             fixed_span: None,
             reasons: Vec::new(),
             commands: Vec::new(),
-            cwds: Cwds::start(ctx),
+            cwds,
             vars,
             maybe_vars: HashMap::new(),
             conditional: 0,
@@ -320,17 +320,19 @@ impl<'a> Walker<'a> {
 }
 
 thread_local! {
-    /// The variables of the last walk's start on this thread and the home and working
-    /// directory they came from (see [`start_vars`]).
-    static START_VARS: std::cell::RefCell<Option<(std::ffi::OsString, std::ffi::OsString, Vars)>> =
+    /// The last walk's start on this thread and the home and working directory it came from
+    /// (see [`start_state`]).
+    static START: std::cell::RefCell<Option<(std::ffi::OsString, std::ffi::OsString, Vars, Cwds)>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// The variables every walk starts with: `HOME` and `PWD` when they are absolute. A batch
-/// classifies every command with the same context, so the table is built once and shared
-/// copy-on-write ([`Vars`]): a script that assigns nothing no longer costs a table of its own.
-/// Kept per home and working directory, compared byte for byte.
-fn start_vars(ctx: &Context) -> Vars {
+/// The variables every walk starts with (`HOME` and `PWD` when they are absolute) and its
+/// working directories ([`Cwds::start`]). A batch classifies every command with the same
+/// context, so both are built once and shared copy-on-write ([`Vars`], [`Cwds`]): a script
+/// that assigns nothing and does not `cd` no longer costs a table, a normalised copy of the
+/// working directory and its name checks of its own. Kept per home and working directory,
+/// compared byte for byte (nothing else of the context goes into them).
+fn start_state(ctx: &Context) -> (Vars, Cwds) {
     let build = || {
         let mut vars = Vars::default();
         if ctx.home.is_absolute() {
@@ -339,25 +341,26 @@ fn start_vars(ctx: &Context) -> Vars {
         if ctx.cwd.is_absolute() {
             vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
         }
-        vars
+        (vars, Cwds::start(ctx))
     };
-    START_VARS.with(|kept| {
+    START.with(|kept| {
         let Ok(mut kept) = kept.try_borrow_mut() else {
             return build();
         };
-        if let Some((home, cwd, vars)) = kept.as_ref()
+        if let Some((home, cwd, vars, cwds)) = kept.as_ref()
             && home == ctx.home.as_os_str()
             && cwd == ctx.cwd.as_os_str()
         {
-            return vars.clone();
+            return (vars.clone(), cwds.clone());
         }
-        let vars = build();
+        let (vars, cwds) = build();
         *kept = Some((
             ctx.home.as_os_str().to_owned(),
             ctx.cwd.as_os_str().to_owned(),
             vars.clone(),
+            cwds.clone(),
         ));
-        vars
+        (vars, cwds)
     })
 }
 
