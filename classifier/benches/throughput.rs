@@ -77,6 +77,21 @@ fn main() {
         home_credentials: sandbox::protected::DENY_READ_IN_HOME,
         ..Context::default()
     };
+    let mut ctx = ctx;
+    if let Some(cwd) = std::env::var_os("GG_BENCH_CWD") {
+        let cwd = std::path::PathBuf::from(cwd);
+        ctx.home = "/root".into();
+        ctx.protected = sandbox::protected::PROTECTED_IN_ROOT
+            .iter()
+            .map(|entry| classifier::Protected {
+                path: cwd.join(entry.name),
+                except: Vec::new(),
+                why: entry.why.to_string(),
+                anywhere: entry.anywhere,
+            })
+            .collect();
+        ctx.cwd = cwd;
+    }
     // `GG_BENCH_FILE`: commands separated by NUL bytes (as `gg classify --null` reads them)
     // instead of the built-in history-like corpus, e.g. a sample of the labelled corpus.
     let lines = match std::env::var_os("GG_BENCH_FILE") {
@@ -88,6 +103,39 @@ fn main() {
             .collect(),
         None => corpus(5000),
     };
+    if std::env::var_os("GG_BENCH_TIMES").is_some() {
+        let mut seen = std::collections::BTreeMap::new();
+        for c in &lines {
+            seen.entry(c.as_str()).or_insert(u128::MAX);
+        }
+        for _ in 0..5 {
+            for (c, best) in seen.iter_mut() {
+                let t = Instant::now();
+                let _ = black_box(classify(c, &ctx));
+                *best = (*best).min(t.elapsed().as_nanos());
+            }
+        }
+        let mut times: Vec<(u128, &str)> = seen.into_iter().map(|(c, t)| (t, c)).collect();
+        times.sort_by(|a, b| b.cmp(a));
+        let total: u128 = times.iter().map(|t| t.0).sum();
+        println!("total {} us over {}", total / 1000, times.len());
+        let mut acc = 0;
+        for (i, (t, c)) in times.iter().enumerate() {
+            acc += t;
+            println!(
+                "{:>8} {:>5.1}% {:>4} {}",
+                t,
+                acc as f64 * 100.0 / total as f64,
+                i,
+                c.escape_debug()
+                    .to_string()
+                    .chars()
+                    .take(150)
+                    .collect::<String>()
+            );
+        }
+        return;
+    }
     // Warm-up: builds the thread's parser and warms caches.
     for line in lines.iter().take(500) {
         let _ = black_box(classify(line, &ctx));
@@ -96,7 +144,13 @@ fn main() {
     let cpu_started = cpu_seconds();
     let started = Instant::now();
     let mut rounds = 0;
-    while started.elapsed() < Duration::from_secs(3) || rounds < 2 {
+    let fixed: Option<usize> = std::env::var("GG_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok());
+    while match fixed {
+        Some(n) => rounds < n,
+        None => started.elapsed() < Duration::from_secs(3) || rounds < 2,
+    } {
         for line in &lines {
             let verdict = classify(black_box(line), &ctx);
             black_box(&verdict);

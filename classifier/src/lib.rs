@@ -182,9 +182,14 @@ impl Protected {
         // Inside the tree or (anywhere) below one of its name, `path` has the tree's last name
         // among its own; most trees' names are not, which the names alone show. Not for a
         // class (`*.code-workspace`), whose members' names only end like it.
-        let last = self.path.as_os_str().as_encoded_bytes();
-        let last = last.rsplit(|&b| b == b'/').next().unwrap_or(last);
-        if last.first() != Some(&b'*') && !paths::may_lead_to(&self.path, &names.names) {
+        // The last name found once and looked up directly (`paths::may_lead_to`'s test, which
+        // would find it again): this runs for each of some sixty trees per written path.
+        let root = self.path.as_os_str().as_encoded_bytes();
+        let last = match root.iter().rposition(|&b| b == b'/') {
+            Some(cut) => &root[cut + 1..],
+            None => root,
+        };
+        if !matches!(last, [b'*', ..] | b"" | b"." | b"..") && !names.contains(last) {
             return false;
         }
         if names.normal

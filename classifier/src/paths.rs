@@ -636,18 +636,29 @@ pub(crate) fn starts_with_as_text(path: &Path, prefix: &Path) -> bool {
 pub(crate) struct Names<'a> {
     pub normal: bool,
     pub names: Vec<&'a [u8]>,
+    /// Bit `n % 64` set for each name `n` bytes long: a name of another length is not among
+    /// them, which [`Names::contains`] sees without comparing it with each.
+    lengths: u64,
 }
 
 impl<'a> Names<'a> {
     pub fn of(path: &'a Path) -> Names<'a> {
         let bytes = path.as_os_str().as_encoded_bytes();
+        let names: Vec<&[u8]> = bytes
+            .split(|&b| b == b'/')
+            .filter(|n| !n.is_empty())
+            .collect();
         Names {
             normal: is_normal(path),
-            names: bytes
-                .split(|&b| b == b'/')
-                .filter(|n| !n.is_empty())
-                .collect(),
+            lengths: names.iter().fold(0, |bits, n| bits | 1 << (n.len() % 64)),
+            names,
         }
+    }
+
+    /// Whether `name` is one of the names: asked of some sixty protected trees' last names
+    /// for every written path, most of them of a length no name of the path has.
+    pub fn contains(&self, name: &[u8]) -> bool {
+        self.lengths & 1 << (name.len() % 64) != 0 && self.names.contains(&name)
     }
 }
 
@@ -820,6 +831,17 @@ mod tests {
             assert!(
                 may_lead_to(Path::new(place), &names),
                 "{start:?} {place:?} {dir:?}"
+            );
+        }
+        // `Names::contains` of a place's last name is the same test, for a plain name.
+        let bytes = place.as_bytes();
+        let last = bytes.rsplit(|&b| b == b'/').next().unwrap_or(bytes);
+        if !matches!(last, b"" | b"." | b"..") {
+            let of_dir = Names::of(&dir);
+            assert_eq!(
+                of_dir.contains(last),
+                may_lead_to(Path::new(place), &of_dir.names),
+                "{place:?} {dir:?}"
             );
         }
     }

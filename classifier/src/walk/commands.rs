@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Cmd, Flow, Redirect, Walker, all_children, named_children};
+use super::{Cmd, Field, Flow, Redirect, Walker, all_children, field, named_children};
 use crate::FoundCommand;
 use crate::rules;
 use crate::word::Word;
@@ -13,7 +13,7 @@ impl Walker<'_> {
     /// A statement with redirections. Heredocs may carry the rest of the line: a pipeline
     /// (`cat <<EOF | sh`) or a list (`cat <<EOF && x`).
     pub(super) fn redirected<'t>(&mut self, node: Node<'t>, input: &Flow) -> Flow {
-        let body = node.child_by_field_name("body");
+        let body = field(node, Field::Body);
         let saved_feed = self.procsub_feed.clone();
         if let Some(b) = body.filter(|b| b.kind() == "command") {
             self.procsub_feed = self.output_feed(b, input);
@@ -82,7 +82,7 @@ impl Walker<'_> {
     /// network content when it is a download tool.
     fn output_feed(&self, command: Node, input: &Flow) -> Flow {
         let mut feed = input.clone();
-        if let Some(name) = command.child_by_field_name("name") {
+        if let Some(name) = field(command, Field::Name) {
             let text = self.node_text(name);
             let program = rules::basename(text.trim_matches(['\'', '"']));
             feed.download |= rules::is_download_tool(program);
@@ -168,9 +168,7 @@ impl Walker<'_> {
                 op = self.node_text(child).to_string();
             }
         }
-        let target = node
-            .child_by_field_name("destination")
-            .map(|d| self.single_word(d));
+        let target = field(node, Field::Destination).map(|d| self.single_word(d));
         let span = self.span_of(node);
         if op.starts_with('<') && op != "<>" {
             let mut flow = Flow {
@@ -213,7 +211,9 @@ impl Walker<'_> {
         input: &Flow,
         mut redirects: Vec<Redirect>,
     ) -> Flow {
-        let mut argv = Vec::new();
+        // Room for a word per child from the start (most children are one word each): a long
+        // `eval eval …` or argument list otherwise moves the words several times as it grows.
+        let mut argv = Vec::with_capacity(node.named_child_count());
         let mut assigns = Vec::new();
         let mut feed = input.clone();
         let mut group: Vec<Node> = Vec::new();
@@ -268,13 +268,13 @@ impl Walker<'_> {
         node: Node,
         statement_level: bool,
     ) -> Option<(String, Word)> {
-        let name_node = node.child_by_field_name("name")?;
+        let name_node = field(node, Field::Name)?;
         let name = self.node_text(name_node).to_string();
         if name_node.kind() == "subscript" {
             // `a[$(cmd)]=1`: the subscript is evaluated (arithmetic, substitutions) first.
             self.statement(name_node, &Flow::default());
         }
-        let value_node = node.child_by_field_name("value");
+        let value_node = field(node, Field::Value);
         let value = match value_node {
             Some(v) => self.single_word(v),
             None => Word::literal("", self.span_of(node)),

@@ -13,8 +13,10 @@ mod flow;
 mod statements;
 
 use std::collections::HashMap;
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::ids::RuleId;
 use crate::paths::Cwds;
@@ -84,13 +86,7 @@ impl<'a> Walker<'a> {
 
     pub fn new(ctx: &'a Context, parser: &'a mut Parser, input: &str) -> Walker<'a> {
         let prepared = text::prepare(input);
-        let mut vars = Vars::default();
-        if ctx.home.is_absolute() {
-            vars.insert("HOME".to_string(), ctx.home.to_string_lossy().into_owned());
-        }
-        if ctx.cwd.is_absolute() {
-            vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
-        }
+        let (vars, cwds) = start_state(ctx);
         Walker {
             ctx,
             parser,
@@ -99,7 +95,7 @@ impl<'a> Walker<'a> {
             fixed_span: None,
             reasons: Vec::new(),
             commands: Vec::new(),
-            cwds: Cwds::start(ctx),
+            cwds,
             vars,
             maybe_vars: HashMap::new(),
             conditional: 0,
@@ -326,6 +322,51 @@ impl<'a> Walker<'a> {
     }
 }
 
+thread_local! {
+    /// The last walk's start on this thread and the home and working directory it came from
+    /// (see [`start_state`]).
+    static START: std::cell::RefCell<Option<(std::ffi::OsString, std::ffi::OsString, Vars, Cwds)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The variables every walk starts with (`HOME` and `PWD` when they are absolute) and its
+/// working directories ([`Cwds::start`]). A batch classifies every command with the same
+/// context, so both are built once and shared copy-on-write ([`Vars`], [`Cwds`]): a script
+/// that assigns nothing and does not `cd` no longer costs a table, a normalised copy of the
+/// working directory and its name checks of its own. Kept per home and working directory,
+/// compared byte for byte (nothing else of the context goes into them).
+fn start_state(ctx: &Context) -> (Vars, Cwds) {
+    let build = || {
+        let mut vars = Vars::default();
+        if ctx.home.is_absolute() {
+            vars.insert("HOME".to_string(), ctx.home.to_string_lossy().into_owned());
+        }
+        if ctx.cwd.is_absolute() {
+            vars.insert("PWD".to_string(), ctx.cwd.to_string_lossy().into_owned());
+        }
+        (vars, Cwds::start(ctx))
+    };
+    START.with(|kept| {
+        let Ok(mut kept) = kept.try_borrow_mut() else {
+            return build();
+        };
+        if let Some((home, cwd, vars, cwds)) = kept.as_ref()
+            && home == ctx.home.as_os_str()
+            && cwd == ctx.cwd.as_os_str()
+        {
+            return (vars.clone(), cwds.clone());
+        }
+        let (vars, cwds) = build();
+        *kept = Some((
+            ctx.home.as_os_str().to_owned(),
+            ctx.cwd.as_os_str().to_owned(),
+            vars.clone(),
+            cwds.clone(),
+        ));
+        (vars, cwds)
+    })
+}
+
 /// Parses bash `text` (its [`ascii_skeleton`]).
 ///
 /// tree-sitter-bash is slow where the input ends without a terminator after a pipeline of three
@@ -370,6 +411,29 @@ fn ascii_skeleton(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// The bash grammar's fields that the walk asks for of every command, assignment and
+/// redirection (see [`field`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Field {
+    Body,
+    Destination,
+    Name,
+    Value,
+}
+
+/// `node`'s child in `field`, as `Node::child_by_field_name` gives it, but by the field's id:
+/// that method looks the name up among all the grammar's field names (a C string comparison
+/// each) on every call, and these fields are asked for of every command.
+pub(crate) fn field(node: Node, field: Field) -> Option<Node> {
+    static IDS: LazyLock<[Option<NonZeroU16>; 4]> = LazyLock::new(|| {
+        let bash = Language::new(tree_sitter_bash::LANGUAGE);
+        ["body", "destination", "name", "value"].map(|name| bash.field_id_for_name(name))
+    });
+    // A name the grammar lacks has no child, as `child_by_field_name` answers.
+    let id = IDS[field as usize]?;
+    node.child_by_field_id(id.get())
+}
+
 pub(crate) fn named_children(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
@@ -411,6 +475,15 @@ pub(crate) mod tests {
             "the shape must stay within the limits to measure the walk itself: {text:.60}"
         );
         walker.budget.steps
+    }
+
+    proptest::proptest! {
+        /// `rules::basename` on the bytes gives what the text's own `rsplit('/')` gave.
+        #[test]
+        fn basename_agrees(text in "[a/é.]{0,8}") {
+            let by_text = text.trim_end_matches('/').rsplit('/').next().unwrap_or(&text);
+            proptest::prop_assert_eq!(crate::rules::basename(&text), by_text);
+        }
     }
 
     /// The corpus's stress shapes (long `&&`, `||` and `;` chains, deep `{ }`, `( )` and `$( )`
