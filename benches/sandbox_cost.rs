@@ -23,7 +23,8 @@
 //!    restriction, so this line says how much of item 2's ratio is gg's own.
 //!
 //! Run: `cargo bench --features test-hooks --bench sandbox_cost` (`GG_BENCH_RUNS=N`, default 11;
-//! `GG_BENCH_CALLS=N` calls a turn, default 20). Figures go to
+//! `GG_BENCH_CALLS=N` calls a turn, default 20; `GG_BENCH_FIRST_REPLY_MS=N` delays each turn's
+//! first model reply, see [`first_reply_delay`]). Figures go to
 //! docs/performance.md by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: failing loudly is the point
 
@@ -32,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use testkit::{Reply, ScriptedServer};
+use testkit::{Reply, ScriptedServer, StreamReply, finish_chunk, tool_call_chunk};
 
 /// The calls of one turn: 20 by default, `GG_BENCH_CALLS` to take the turn apart (one call
 /// against twenty separates what a session pays once from what each call pays).
@@ -44,6 +45,18 @@ fn tool_calls() -> usize {
         .unwrap_or(20)
 }
 const GG: &str = env!("CARGO_BIN_EXE_gg");
+
+/// `GG_BENCH_FIRST_REPLY_MS=N`: the model's first reply of a turn comes N ms after the request,
+/// as a real model's first token does (default: at once, the worst case for the sandbox, whose
+/// servers start in the background when the turn begins). The added milliseconds, not the
+/// ratios, are what to compare: a constant added to both sides shrinks every ratio.
+fn first_reply_delay() -> Option<Duration> {
+    std::env::var("GG_BENCH_FIRST_REPLY_MS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&ms: &u64| ms > 0)
+        .map(Duration::from_millis)
+}
 
 /// How the turn's bash calls run.
 #[derive(Clone, Copy)]
@@ -66,11 +79,19 @@ fn turn(repo: &Path, home: &Path, mode: Mode) -> Duration {
     let server = ScriptedServer::start();
     let writes = matches!(mode, Mode::Server(_) | Mode::PerCommand | Mode::Host { .. });
     for i in 0..tool_calls() {
-        server.push(Reply::tool_call(
-            &format!("c{i}"),
-            "bash",
-            &json!({"command": "true", "writes": writes}).to_string(),
-        ));
+        let arguments = json!({"command": "true", "writes": writes}).to_string();
+        server.push(match first_reply_delay() {
+            // A model's time to its first token, on the first reply only: what the servers'
+            // start in the background has to hide (every later reply comes at once, so each
+            // call's own cost stays in view).
+            Some(delay) if i == 0 => StreamReply::new()
+                .delay(delay)
+                .event(tool_call_chunk(0, Some("c0"), Some("bash"), &arguments))
+                .event(finish_chunk("tool_calls"))
+                .done()
+                .reply(),
+            _ => Reply::tool_call(&format!("c{i}"), "bash", &arguments),
+        });
     }
     server.push(Reply::text(&["done"]));
     let mut cmd = Command::new(GG);
