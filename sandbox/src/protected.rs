@@ -1413,20 +1413,18 @@ fn git_prefix(path: Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
 }
 
 /// Whether the git configuration file at `path` is absent, or a readable file that names no
-/// hooks directory and brings in no other file.
+/// hooks directory and brings in no other file. Read as every settings file is
+/// ([`read_regular`]): a FIFO or device put in its place cannot hang or trigger anything.
 fn says_nothing_of_hooks(path: &Path) -> bool {
-    match std::fs::metadata(path) {
-        Err(e) => matches!(
-            e.kind(),
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-        ),
-        Ok(m) if !m.is_file() || m.len() > SETTINGS_LIMIT => false,
-        Ok(_) => std::fs::read(path).is_ok_and(|text| {
+    match read_regular(path, SETTINGS_LIMIT, LastLink::Follow) {
+        Err(Unreadable::Absent(_)) => true,
+        Err(_) => false,
+        Ok(text) => {
             let text = text.to_ascii_lowercase();
             ["hookspath", "include", "worktreeconfig"]
                 .iter()
                 .all(|word| !text.windows(word.len()).any(|w| w == word.as_bytes()))
-        }),
+        }
     }
 }
 
@@ -1892,6 +1890,14 @@ mod tests {
         std::fs::create_dir_all(repo.join(".git")).unwrap();
         std::fs::write(repo.join(".git/commondir"), "../../main/.git\n").unwrap();
         assert!(!hooks_are_the_git_dirs_own(&repo, &var, false));
+        // A FIFO in a configuration file's place is neither waited on nor taken as quiet.
+        let fifo = t.path().join(".gitconfig");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(!says_nothing_of_hooks(&fifo));
         // Variables that pick an editor or an identity do not move the configuration.
         for harmless in [
             "GIT_EDITOR",
