@@ -70,6 +70,21 @@ fn agent_binary(
     level: &str,
     env: &[(String, String)],
 ) -> Command {
+    let mut cmd = Command::new(gg);
+    cmd.args(["--yolo", "--sandbox", "-p", "run the calls"]);
+    agent_env(&mut cmd, fx, server, level, env);
+    cmd
+}
+
+/// The configuration, environment and working directory of [`agent_binary`]'s command, for a
+/// command line of the caller's.
+fn agent_env(
+    cmd: &mut Command,
+    fx: &Fixture,
+    server: &ScriptedServer,
+    level: &str,
+    env: &[(String, String)],
+) {
     // The fixture's fake ~/.gg/config.json holds a secret; make it a valid configuration for the
     // scripted model that still holds it.
     std::fs::write(
@@ -81,10 +96,8 @@ fn agent_binary(
         .to_string(),
     )
     .unwrap();
-    let mut cmd = Command::new(gg);
-    cmd.args(["--yolo", "--sandbox", "-p", "run the calls"])
-        .current_dir(&fx.w);
-    fx.host_env(&mut cmd);
+    cmd.current_dir(&fx.w);
+    fx.host_env(cmd);
     cmd.env("SHELL", "/bin/sh")
         .env("OPENAI_API_KEY", "sk-test")
         .env("OPENAI_BASE_URL", server.base_url())
@@ -97,7 +110,6 @@ fn agent_binary(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd
 }
 
 /// Runs one agent session making `calls`, returns the tool results.
@@ -537,6 +549,84 @@ fn a_dead_server_is_restarted_and_reported() {
             "{results:?}"
         );
     }
+}
+
+/// The server started ahead of the first command (`CommandRunner::warm`, while the model
+/// thinks) is the one that command runs in, with and without `--sandbox` (the workspace and the
+/// read-only server). The session directory lies outside `~/.gg` here, so it joins the
+/// deny-read policy; when it joined only after the warm-up, the warmed server hid one path
+/// fewer than the command's policy and was replaced, silently, when the command arrived: each
+/// session paid for two server starts, and the first command waited for the second.
+#[test]
+fn the_server_started_ahead_serves_the_first_command() {
+    for level in available_levels() {
+        for sandboxed in [true, false] {
+            let fx = Fixture::new();
+            let server = ScriptedServer::start();
+            let gg_pid = Arc::new(Mutex::new(None::<u32>));
+            let warmed = Arc::new(Mutex::new(Vec::<i32>::new()));
+            let (seen, kept) = (gg_pid.clone(), warmed.clone());
+            // The first request comes before any command: the server gg has started by then
+            // (bubblewrap or the helper, with `--server` on its command line; the level's
+            // self-test runs beside it, in processes of its own) is the warm-up's.
+            server.push(Reply::computed(move |_| {
+                let gg = seen.lock().unwrap().expect("gg started");
+                eventually("the warm-up starts a server", || !servers_of(gg).is_empty());
+                *kept.lock().unwrap() = servers_of(gg);
+                tool_call_reply(0, &call("echo first"))
+            }));
+            let (seen, kept) = (gg_pid.clone(), warmed.clone());
+            let still_running = Arc::new(Mutex::new(None::<bool>));
+            let answer = still_running.clone();
+            // After the first command: the server it ran in is still the warmed one.
+            server.push(Reply::computed(move |_| {
+                let gg = seen.lock().unwrap().expect("gg started");
+                let now = servers_of(gg);
+                let warmed = kept.lock().unwrap().clone();
+                *answer.lock().unwrap() = Some(
+                    warmed
+                        .iter()
+                        .all(|pid| now.contains(pid) && !is_gone_or_zombie(*pid)),
+                );
+                Reply::text(&["done"])
+            }));
+            let mut cmd = Command::new(GG);
+            if sandboxed {
+                cmd.args(["--yolo", "--sandbox", "-p", "run the calls"]);
+            } else {
+                cmd.args(["--yolo", "-p", "run the calls"]);
+            }
+            agent_env(&mut cmd, &fx, &server, level, &[]);
+            let gg = cmd.spawn().unwrap();
+            *gg_pid.lock().unwrap() = Some(gg.id());
+            let out = gg.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let results = tool_results(&server);
+            assert!(results[0].contains("first"), "{level}: {results:?}");
+            assert_eq!(
+                *still_running.lock().unwrap(),
+                Some(true),
+                "{level}, --sandbox {sandboxed}: the warmed server {:?} was replaced before \
+                 the first command",
+                warmed.lock().unwrap()
+            );
+        }
+    }
+}
+
+/// The children of `pid` that are sandbox servers (their command line holds `--server`).
+fn servers_of(pid: u32) -> Vec<i32> {
+    children_of(pid)
+        .into_iter()
+        .filter(|child| {
+            std::fs::read(format!("/proc/{child}/cmdline"))
+                .is_ok_and(|line| line.split(|&b| b == 0).any(|arg| arg == b"--server"))
+        })
+        .collect()
 }
 
 /// The live children of `pid` (every thread's).

@@ -156,6 +156,13 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
     }
     let session_network = network.clone();
     let sandbox = SandboxSetting::with_network(sandboxed, network);
+    // The session root joins the deny-read policy (`app::session_root`) before the sandbox
+    // warms up: a server started without it hides one path fewer than the first command's
+    // policy, and is replaced, whole, when that command arrives. An error here is
+    // `open_for_run`'s to report.
+    if !flags.session.no_session {
+        let _ = flags.session.root();
+    }
     // Before the session file and the MCP servers: the sandbox's start overlaps both.
     let early_tools = EarlyTools::start(&cwd, &sandbox, &config).map_err(CliError::Usage)?;
     let session = sessions::open_for_run(&flags.session, &cwd, &home).await?;
