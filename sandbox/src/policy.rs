@@ -88,12 +88,7 @@ impl Policy {
     /// The default policy for `workdir` with an explicit home directory (`None`: no home-based
     /// deny-read entries).
     pub fn with_home(workdir: &Path, home: Option<&Path>) -> Result<Policy, SandboxError> {
-        let workdir = canonical_dir(workdir)?;
-        if workdir == Path::new("/") {
-            return Err(SandboxError::InvalidPolicy(
-                "the working directory cannot be / (everything would be writable)".into(),
-            ));
-        }
+        let workdir = Policy::workdir_of(workdir)?;
         let mut policy = Policy {
             workdir: workdir.clone(),
             workdir_writable: true,
@@ -128,6 +123,21 @@ impl Policy {
             }
         }
         Ok(policy)
+    }
+
+    /// The canonical working directory a policy for `workdir` would have, or why there can be
+    /// none (not a directory, or `/`, which would make everything writable): the question
+    /// [`Policy::new`] answers first, without the rest of its work (a `stat` of every protected
+    /// name, the git configuration's hooks), for actors that only need to know whether the
+    /// sandbox would accept the directory.
+    pub fn workdir_of(workdir: &Path) -> Result<PathBuf, SandboxError> {
+        let workdir = canonical_dir(workdir)?;
+        if workdir == Path::new("/") {
+            return Err(SandboxError::InvalidPolicy(
+                "the working directory cannot be / (everything would be writable)".into(),
+            ));
+        }
+        Ok(workdir)
     }
 
     /// Makes `path` (an existing directory) writable, with the same git carve-outs as the
@@ -346,8 +356,10 @@ pub(crate) fn canonicalize_if_present(path: &Path) -> Option<PathBuf> {
 /// [`canonicalize_if_present`] of `base.join(rel)` for a `base` that is already canonical (the
 /// home directory, below which every default secret lies): one `lstat` per name of `rel`, where
 /// `realpath` reads the link of every component of the whole path, the home directory's own
-/// again for each secret. A link (or `.`, `..`) on the way leaves it to `realpath`.
-fn canonicalize_below(base: &Path, rel: &Path) -> Option<PathBuf> {
+/// again for each secret. A link (or `.`, `..`) on the way leaves it to `realpath`. Public for
+/// the other actors that list the home's secrets (`tools::paths::DenyRead`), every one of which
+/// builds that list again for each session and most of whose names do not exist.
+pub fn canonicalize_below(base: &Path, rel: &Path) -> Option<PathBuf> {
     let whole = || canonicalize_if_present(&base.join(rel));
     let mut out = base.to_path_buf();
     for component in rel.components() {

@@ -66,9 +66,9 @@ impl DenyRead {
     /// The sandbox's deny-read list for `root` (the existing defaults in the home directory,
     /// canonical), and the defaults that do not exist yet, where they would appear.
     pub fn for_root(root: &Path) -> Result<DenyRead, sandbox::SandboxError> {
-        // The root's own sandbox policy is refused where the sandbox would refuse it (`/`); its
-        // deny-read list is the home's defaults, which `everywhere` holds too.
-        sandbox::Policy::new(root)?;
+        // The root is refused where the sandbox would refuse it (`/`); its deny-read list is the
+        // home's defaults, which `everywhere` holds too.
+        sandbox::Policy::workdir_of(root)?;
         Ok(DenyRead::everywhere())
     }
 
@@ -85,7 +85,11 @@ impl DenyRead {
         {
             for rel in sandbox::policy::DEFAULT_DENY_READ_IN_HOME {
                 let path = home.join(rel);
-                if let Ok(canonical) = std::fs::canonicalize(&path)
+                // As `canonicalize` answers, for one `lstat` per name where `realpath` reads
+                // the link of every component of the home again (five times a session, sixty
+                // names, most absent).
+                if let Some(canonical) =
+                    sandbox::policy::canonicalize_below(&home, std::path::Path::new(rel))
                     && !hidden.contains(&canonical)
                 {
                     hidden.push(canonical);
