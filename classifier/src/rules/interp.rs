@@ -987,6 +987,7 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
                 before_ok
                     && program_word
                     && !passed_to_child(&code[..at])
+                    && !passed_to_js_child(&code[..at])
                     && !rest.starts_with(name_char)
                     && !names_one_variable(rest, properties)
             })
@@ -1043,6 +1044,69 @@ fn passed_to_child(before: &str) -> bool {
                 return CHILD_CALLS.contains(&name);
             }
             '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether the environment starting after `before` is the `env` option of a Node call that
+/// starts a program (`spawn("make", [], {env: process.env})`, `{env: {...process.env, X: "1"}}`,
+/// `{env: Object.assign({}, process.env)}`, of `spawn`, `exec`, `execFile`, `fork` and their
+/// `Sync` forms): the child gets the environment it would inherit anyway, which sends
+/// nothing, as Python's `env=` of [`passed_to_child`]. Anything else still counts as taking it.
+fn passed_to_js_child(before: &str) -> bool {
+    const CHILD_CALLS: &[&str] = &[
+        "spawn",
+        "spawnSync",
+        "exec",
+        "execSync",
+        "execFile",
+        "execFileSync",
+        "fork",
+    ];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut value_start = before.trim_end();
+    if let Some(rest) = value_start.strip_suffix("...") {
+        // `{...process.env, …}`: the spread must open the object.
+        let Some(rest) = rest.trim_end().strip_suffix('{') else {
+            return false;
+        };
+        value_start = rest.trim_end();
+    } else if let Some(rest) = value_start
+        .strip_suffix(',')
+        .and_then(|r| r.trim_end().strip_suffix("{}"))
+        .and_then(|r| r.trim_end().strip_suffix("Object.assign("))
+    {
+        value_start = rest.trim_end();
+    }
+    let Some(property) = value_start.strip_suffix(':').map(str::trim_end) else {
+        return false;
+    };
+    let Some(object) = property
+        .strip_suffix("env")
+        .or_else(|| property.strip_suffix("\"env\""))
+        .or_else(|| property.strip_suffix("'env'"))
+    else {
+        return false;
+    };
+    if object.ends_with(name_char) || !object.trim_end().ends_with(['{', ',']) {
+        return false;
+    }
+    // Out of the options object (one unmatched `{`), then the call it is an argument of.
+    let mut depth = 0usize;
+    let mut object_left = false;
+    for (i, c) in object.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '{' if !object_left => object_left = true,
+            '(' if object_left => {
+                let callee = object[..i].trim_end();
+                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
+                return CHILD_CALLS.contains(&name);
+            }
+            '(' | '[' | '{' => return false,
             _ => {}
         }
     }
