@@ -72,6 +72,8 @@ rule_ids! {
     NetworkConnection = "network.connection",
     NetworkDevTcp = "network.dev-tcp",
     NetworkDownload = "network.download",
+    NetworkHiddenConfig = "network.hidden-config",
+    NetworkUnknownSetting = "network.unknown-setting",
     NetworkRemoteCommand = "network.remote-command",
     NetworkRemoteCopy = "network.remote-copy",
     NetworkReverseShell = "network.reverse-shell",

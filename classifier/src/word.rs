@@ -26,6 +26,11 @@ pub(crate) struct Word {
     /// the classifier worked out, rather than from the source: git is not trusted in a
     /// directory named this way (`cd "$D"`, `git -C "$D"`; see `git::same_repository`).
     pub expanded: bool,
+    /// The known text of a process substitution that ends the word after literal text only
+    /// (`-K<(echo …)`, `--config=<(printf …)`): the file an attached option value names, whose
+    /// content [`crate::rules::args::tail`] hands on as the value's own, so the attached
+    /// spelling is read as the separate one (`-K <(echo …)`) is.
+    pub attached_text: Option<String>,
 }
 
 impl Word {
@@ -38,6 +43,7 @@ impl Word {
             flow: Flow::default(),
             glob: false,
             expanded: false,
+            attached_text: None,
         }
     }
 
@@ -50,6 +56,7 @@ impl Word {
             flow: Flow::default(),
             glob: false,
             expanded: false,
+            attached_text: None,
         }
     }
 
@@ -162,6 +169,8 @@ pub(crate) struct Builder {
     pending_dollar: bool,
     /// See [`Word::expanded`].
     expanded: bool,
+    /// See [`Word::attached_text`].
+    attached_text: Option<String>,
 }
 
 impl Builder {
@@ -173,6 +182,8 @@ impl Builder {
     }
 
     fn literal(&mut self, text: &str, start: usize, end: usize) {
+        // Text after a substitution: the substitution no longer ends the word.
+        self.attached_text = None;
         if !self.dynamic {
             self.prefix.push_str(text);
         }
@@ -183,6 +194,12 @@ impl Builder {
         // Only the part that starts the word decides whether it can start with `-`.
         let leading = !self.dynamic && self.prefix.is_empty();
         let kept = self.flow.no_dash;
+        // Known text after literal text only (`-K<(echo …)`); a later part clears it again.
+        self.attached_text = if !self.dynamic && !self.is_empty() {
+            flow.text.clone()
+        } else {
+            None
+        };
         if self.is_empty() {
             // A word that is one substitution keeps what it knows (`<(echo …)` has known text).
             self.flow = flow.clone();
@@ -218,6 +235,7 @@ impl Builder {
             flow,
             glob: std::mem::take(&mut self.glob),
             expanded: std::mem::take(&mut self.expanded),
+            attached_text: self.attached_text.take(),
         });
         self.dynamic = false;
     }

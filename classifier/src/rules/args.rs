@@ -58,13 +58,20 @@ pub(crate) fn options(args: &[Word]) -> impl Iterator<Item = &Word> {
 }
 
 /// The part of an option word from byte `offset` on (`-S'rm …'` → `rm …`, `--opt=v` → `v`),
-/// still computed when the word is.
+/// still computed when the word is. When the part is exactly a process substitution whose text
+/// is known (`-K<(echo …)`), that text is the part's content, as it is for the substitution
+/// written as a word of its own.
 pub(crate) fn tail(word: &Word, offset: usize) -> Word {
-    Word {
+    let mut part = Word {
         text: word.text.get(offset..).unwrap_or("").to_string(),
         prefix: word.prefix.get(offset..).unwrap_or("").to_string(),
+        attached_text: None,
         ..word.clone()
+    };
+    if word.dynamic && offset == word.prefix.len() && word.attached_text.is_some() {
+        part.flow.text.clone_from(&word.attached_text);
     }
+    part
 }
 
 /// One option as the program's getopt sees it, wherever its value was written.

@@ -687,7 +687,7 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
     if credential.is_none() {
         environment_credential_lookup(w, prog, code, span);
     }
-    environment_sent_out(w, prog, code, &texts, span);
+    environment_sent_out(w, prog, code, &joined, &texts, span);
     // `os.walk(os.path.expanduser("~"))` with `open`, Perl's `find(…, $ENV{HOME})`: every file
     // below home, like `grep -r x ~`.
     let reads_home_tree = texts
@@ -731,16 +731,214 @@ pub(crate) fn lexical_effects(w: &mut Walker, prog: &str, code: &str, span: Span
 /// Code that takes the whole environment (`dict(os.environ)`, `JSON.stringify(process.env)`,
 /// `ENV.to_h`, `%ENV`, PHP's `getenv()`, a lookup with a computed key, `/proc/self/environ`)
 /// and reaches the network (a URL, or a networking module or call): it can send every secret
-/// the environment holds, as `env | curl -d @- …` does.
-fn environment_sent_out(w: &mut Walker, prog: &str, code: &str, lexed: &[Lexed], span: Span) {
-    if !reads_whole_environment(code) {
-        return;
-    }
+/// the environment holds, as `env | curl -d @- …` does. The name may be split across literals
+/// (`getattr(os, "envi" + "ron")`), so the text with adjacent literals joined is read too; and
+/// code that looks names up at run time ([`hidden_lookup`]) may reach the environment by a
+/// name that is in no text at all (`getattr(os, "norivne"[::-1])`), so with the network it is
+/// judged as taking it.
+fn environment_sent_out(
+    w: &mut Walker,
+    prog: &str,
+    code: &str,
+    joined: &str,
+    lexed: &[Lexed],
+    span: Span,
+) {
     if !(code.contains("://") || lexed.iter().any(|l| l.mentions(NETWORK_NAMES))) {
         return;
     }
-    let msg = format!("the {prog} code takes the whole environment and reaches the network");
-    w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, span);
+    if reads_whole_environment(code) || (joined != code && reads_whole_environment(joined)) {
+        let msg = format!("the {prog} code takes the whole environment and reaches the network");
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, span);
+    } else if let Some(how) = hidden_lookup(prog, joined) {
+        let msg = format!(
+            "the {prog} code looks names up at run time ({how}) and reaches the network: \
+             what it reads cannot be told, the environment included"
+        );
+        w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, span);
+    }
+}
+
+/// Most name-lookup calls whose arguments [`hidden_lookup`] reads in one text.
+const MAX_LOOKUP_CALLS: usize = 256;
+
+/// Calls that look up a module, attribute, constant or variable by a name given as an argument,
+/// with the argument that is the name: a literal name there is as visible as a written one
+/// (`__import__("os")`, `getattr(r, "status")`), a computed one may be any (`environ`, `env`,
+/// `ENV`). Python's `getattr`, `__import__`, `importlib.import_module`, `__getattribute__`,
+/// `attrgetter`; JavaScript's `Reflect.get`, `require`; Ruby's `const_get`, `public_send`,
+/// `__send__`, `instance_variable_get`; PHP's `constant`, `call_user_func`; Lua's `rawget`.
+#[rustfmt::skip]
+const NAME_LOOKUP_CALLS: &[(&str, usize)] = &[
+    ("getattr", 1), ("__import__", 0), ("import_module", 0), ("__getattribute__", 0),
+    ("attrgetter", 0), ("get", 1), ("getOwnPropertyDescriptor", 1), ("require", 0),
+    ("const_get", 0), ("public_send", 0), ("__send__", 0), ("instance_variable_get", 0),
+    ("constant", 0), ("call_user_func", 0), ("rawget", 1),
+];
+
+/// Names that hand over a namespace whole or run text as code, whatever follows them (those
+/// ending in `(` or `[` only as a call or an index): Python's `vars(`, `globals(`, `locals(`,
+/// `__dict__`, `__builtins__`, `sys.modules`, `__globals__`; JavaScript's other `Reflect`
+/// calls, `Function(`, `vm`'s `run…Context`; Ruby's `instance_eval`, `class_eval`,
+/// `module_eval`, `binding`; PHP's `$GLOBALS`; Lua's `_G[`, `loadstring(`. Code run from text
+/// is [`BARE_CODE_CALLS`].
+#[rustfmt::skip]
+const NAMESPACE_NAMES: &[&str] = &[
+    "vars(", "globals(", "locals(", "__dict__", "__builtins__", "sys.modules", "__globals__",
+    "Reflect.ownKeys", "Reflect.apply", "Function(", "instance_eval", "class_eval",
+    "module_eval", "binding", "$GLOBALS", "_G[", "loadstring(", "runInThisContext",
+    "runInNewContext", "runInContext",
+];
+/// Calls that run text as code: `eval`, `exec`, `compile`, `load`, `execfile`, counted only as
+/// bare calls (`re.compile(…)`, `regex.exec(…)`, `json.load(…)` run no text).
+const BARE_CODE_CALLS: &[&str] = &["eval", "exec", "compile", "load", "execfile"];
+
+/// How `code` (adjacent literals joined) looks a name up at run time, if it does: a lookup
+/// call whose name argument is not one literal ([`NAME_LOOKUP_CALLS`]), a computed index of
+/// `globalThis`, `global` or `process` (`process[k]`), `process` itself passed as a value
+/// (`JSON.stringify(process)` holds `env`), a whole namespace or code run from text
+/// ([`NAMESPACE_NAMES`], [`BARE_CODE_CALLS`]), Perl's symbolic references (`%{"main::…"}`,
+/// `${$name}`, `%main::`, `%::`) and PHP's variable variables (`$$name`, `${…}`).
+fn hidden_lookup(prog: &str, code: &str) -> Option<String> {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    // Each place `name` stands as a whole name, with the text before and after it.
+    let occurrences = |name: &'static str| {
+        code.match_indices(name).filter_map(move |(at, _)| {
+            let (before, after) = (&code[..at], &code[at + name.len()..]);
+            let whole = !before.ends_with(name_char) && !after.starts_with(name_char);
+            whole.then_some((before, after))
+        })
+    };
+    // Each lookup's arguments are scanned: nested calls make that quadratic, so past a bound
+    // the code is judged as looking up what it cannot show (fail closed).
+    let mut scanned = 0usize;
+    for (call, index) in NAME_LOOKUP_CALLS {
+        for (before, after) in occurrences(call) {
+            // `Reflect.get`, not any `get` (`requests.get(…)`, `dict.get(…)`).
+            if *call == "get" && !before.ends_with("Reflect.") {
+                continue;
+            }
+            let Some(arguments) = after.trim_start().strip_prefix('(') else {
+                continue;
+            };
+            scanned += 1;
+            if scanned > MAX_LOOKUP_CALLS {
+                return Some("too many run-time lookups to read".to_string());
+            }
+            if !call_argument(arguments, *index).is_some_and(is_one_literal) {
+                return Some(format!("{call}(…) with a computed name"));
+            }
+        }
+    }
+    for holder in ["globalThis", "global", "process", "self", "window"] {
+        for (_, after) in occurrences(holder) {
+            let after = after.trim_start();
+            if let Some(index) = after.strip_prefix('[') {
+                let key = index.split(']').next().unwrap_or(index);
+                if !is_one_literal(key) {
+                    return Some(format!("{holder}[…] with a computed key"));
+                }
+            }
+            if holder == "process" && after.starts_with([')', ',', ']', '}']) {
+                return Some("process passed whole".to_string());
+            }
+        }
+    }
+    for name in NAMESPACE_NAMES {
+        // A name ending in `(` or `[` is followed by anything; the others stand whole.
+        let open = name.ends_with(['(', '[']);
+        let found = code.match_indices(name).any(|(at, _)| {
+            let after = &code[at + name.len()..];
+            !code[..at].ends_with(name_char) && (open || !after.starts_with(name_char))
+        });
+        if found {
+            return Some(name.trim_end_matches(['(', '[']).to_string());
+        }
+    }
+    for call in BARE_CODE_CALLS {
+        let called = occurrences(call).any(|(before, after)| {
+            let bare = !before.trim_end().ends_with(['.', ':', '>']);
+            bare && (after.trim_start().starts_with('(')
+                || after.starts_with([' ', '\t'])
+                    && after.trim_start().starts_with(['"', '\'', '`', '$', '{']))
+        });
+        if called {
+            return Some(format!("{call} of text"));
+        }
+    }
+    let symbolic = [
+        "%{\"", "%{'", "%{$", "${\"", "${'", "@{\"", "*{\"", "%main::", "%::",
+    ];
+    if prog.starts_with("perl") && symbolic.iter().any(|m| code.contains(m)) {
+        return Some("a symbolic reference".to_string());
+    }
+    if prog.starts_with("php") && (code.contains("$$") || code.contains("${")) {
+        return Some("a variable variable".to_string());
+    }
+    None
+}
+
+/// The text of argument `index` of a call whose arguments start `arguments` (after the `(`),
+/// split at top-level commas; `None` past the closing parenthesis or the text's end.
+fn call_argument(arguments: &str, index: usize) -> Option<&str> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut start = 0;
+    let mut current = 0;
+    for (i, c) in arguments.char_indices() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '`' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth > 0 => depth -= 1,
+            ')' | ']' | '}' | ',' if depth == 0 => {
+                if current == index {
+                    return Some(&arguments[start..i]);
+                }
+                if c != ',' {
+                    return None;
+                }
+                current += 1;
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `text` is one quoted literal and nothing else (`"environ"`, `'os'`; Ruby's `:ENV`
+/// symbol too): its value is in the text.
+fn is_one_literal(text: &str) -> bool {
+    let text = text.trim();
+    if let Some(symbol) = text.strip_prefix(':') {
+        return !symbol.is_empty()
+            && symbol
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    }
+    let Some(quote) = text
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '"' | '\'' | '`'))
+    else {
+        return false;
+    };
+    // The text between the quotes: no other quote, no escape, no template substitution.
+    let Some(body) = text[1..].strip_suffix(quote) else {
+        return false;
+    };
+    let template = quote == '`' && body.contains("${");
+    !(template || body.contains([quote, '\\']))
 }
 
 /// Whether `code` takes the whole environment rather than named variables: `os.environ`,
@@ -770,6 +968,7 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
     ];
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
     destructures_process_env(code)
+        || imports_process_env(code)
         || MARKERS.iter().any(|marker| {
             code.match_indices(marker).any(|(at, _)| {
                 let rest = &code[at + marker.len()..];
@@ -788,6 +987,7 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
                 before_ok
                     && program_word
                     && !passed_to_child(&code[..at])
+                    && !passed_to_js_child(&code[..at])
                     && !rest.starts_with(name_char)
                     && !names_one_variable(rest, properties)
             })
@@ -848,6 +1048,100 @@ fn passed_to_child(before: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the environment starting after `before` is the `env` option of a Node call that
+/// starts a program (`spawn("make", [], {env: process.env})`, `{env: {...process.env, X: "1"}}`,
+/// `{env: Object.assign({}, process.env)}`, of `spawn`, `exec`, `execFile`, `fork` and their
+/// `Sync` forms): the child gets the environment it would inherit anyway, which sends
+/// nothing, as Python's `env=` of [`passed_to_child`]. Anything else still counts as taking it.
+fn passed_to_js_child(before: &str) -> bool {
+    const CHILD_CALLS: &[&str] = &[
+        "spawn",
+        "spawnSync",
+        "exec",
+        "execSync",
+        "execFile",
+        "execFileSync",
+        "fork",
+    ];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut value_start = before.trim_end();
+    if let Some(rest) = value_start.strip_suffix("...") {
+        // `{...process.env, …}`: the spread must open the object.
+        let Some(rest) = rest.trim_end().strip_suffix('{') else {
+            return false;
+        };
+        value_start = rest.trim_end();
+    } else if let Some(rest) = value_start
+        .strip_suffix(',')
+        .and_then(|r| r.trim_end().strip_suffix("{}"))
+        .and_then(|r| r.trim_end().strip_suffix("Object.assign("))
+    {
+        value_start = rest.trim_end();
+    }
+    let Some(property) = value_start.strip_suffix(':').map(str::trim_end) else {
+        return false;
+    };
+    let Some(object) = property
+        .strip_suffix("env")
+        .or_else(|| property.strip_suffix("\"env\""))
+        .or_else(|| property.strip_suffix("'env'"))
+    else {
+        return false;
+    };
+    if object.ends_with(name_char) || !object.trim_end().ends_with(['{', ',']) {
+        return false;
+    }
+    // Out of the options object (one unmatched `{`), then the call it is an argument of.
+    let mut depth = 0usize;
+    let mut object_left = false;
+    for (i, c) in object.char_indices().rev() {
+        match c {
+            ')' | ']' | '}' => depth += 1,
+            '(' | '[' | '{' if depth > 0 => depth -= 1,
+            '{' if !object_left => object_left = true,
+            '(' if object_left => {
+                let callee = object[..i].trim_end();
+                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
+                return CHILD_CALLS.contains(&name);
+            }
+            '(' | '[' | '{' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// JavaScript's process module taken by name (`require("process").env`, `import {env} from
+/// "node:process"`, `import * as p from "process"`): the whole environment, unless only one
+/// variable is looked up right after (`require("process").env.HOME`).
+fn imports_process_env(code: &str) -> bool {
+    [
+        "\"process\"",
+        "'process'",
+        "`process`",
+        "\"node:process\"",
+        "'node:process'",
+        "`node:process`",
+    ]
+    .iter()
+    .any(|module| {
+        code.match_indices(module).any(|(at, _)| {
+            let before = code[..at].trim_end();
+            let taken = before.ends_with("require(")
+                || before.ends_with("import(")
+                || before.ends_with("from")
+                || before.ends_with("import");
+            let after = code[at + module.len()..].trim_start();
+            let one = after
+                .strip_prefix(')')
+                .map(str::trim_start)
+                .and_then(|a| a.strip_prefix(".env"))
+                .is_some_and(|rest| names_one_variable(rest, true));
+            taken && !one
+        })
+    })
 }
 
 /// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`), or `process` itself

@@ -81,9 +81,12 @@ fn download(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
 }
 
 /// `curl -K FILE`/`--config FILE` and `wget --config=FILE` take options from a file. Where its
-/// text is visible (`curl -K - <<< 'output = ~/.bashrc'`, `-K <(printf …)`, a file written
-/// earlier in the script), each line is judged as the option it stands for, by the rules of the
-/// command line. A file whose text is not visible leaves the command normal, as any transfer.
+/// text is visible (`curl -K - <<< 'output = ~/.bashrc'`, `-K <(printf …)`, `-K<(echo …)`, a
+/// file written earlier in the script), each line is judged as the option it stands for, by
+/// the rules of the command line. Where it is not, a config can say anything an option can
+/// (`output = ~/.bashrc`, `upload-file = ~/.ssh/id_rsa`), so one made on this command line out
+/// of sight is judged the worst a config can do, dangerous; a file at rest is not
+/// ([`plain_config_file`]): reading it is no more than running a script kept there.
 fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
     let mut files = Vec::new();
     for arg in super::args::getopt_args(&cmd.argv[1..], value_options(prog)) {
@@ -107,13 +110,29 @@ fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
     } else {
         &[("WGETRC", ""), ("HOME", "/.wgetrc")]
     };
+    // Only the files named on the command line are judged when unseen: a default one is read
+    // whatever the command says, and a moved HOME alone names no new file's content.
+    let named = files.len();
     for (name, file) in defaults {
         if let Some(dir) = w.vars.get(name) {
             files.push(Word::literal(&format!("{dir}{file}"), cmd.span));
         }
     }
-    for file in files {
+    for (i, file) in files.into_iter().enumerate() {
         let Some(text) = super::output::visible_file_text(w, &cmd.input, &file) else {
+            if i < named && !plain_config_file(cmd, &file) {
+                let msg = format!(
+                    "\"{prog}\" reads options from {}, whose content is made where the classifier \
+                     cannot read it: a config can write any file or send any file",
+                    file.text
+                );
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::NetworkHiddenConfig,
+                    msg,
+                    file.span,
+                );
+            }
             continue;
         };
         let mut argv = vec![cmd.argv[0].clone()];
@@ -124,6 +143,29 @@ fn config_files(w: &mut Walker, cmd: &Cmd, prog: &str) {
         // followed (it could name itself).
         transfer(w, &Cmd::of_words(argv, Flow::default(), cmd.span), prog);
     }
+}
+
+/// Whether a config file whose text is not visible is a file at rest: a literal path that is
+/// not a device or descriptor (`/dev/fd/3`, `/proc/self/fd/0`). Its content was made by an
+/// earlier command, judged when it ran, as a script's is (`bash x.sh` is not asked about
+/// either). Standard input is judged as the file redirected to it (`curl -K - < c.cfg`), and is
+/// plain when nothing feeds it (the terminal a person types at). A computed path (`"$CFG"`), a
+/// process substitution (`<(cat …)`, `<(base64 -d …)`) or standard input fed otherwise (`… |
+/// curl -K -`, a here-string with a substitution) is a config made on this command line, out
+/// of sight.
+fn plain_config_file(cmd: &Cmd, file: &Word) -> bool {
+    if super::tools::is_stdin(file) {
+        let redirected = cmd
+            .redirects
+            .iter()
+            .rev()
+            .find(|r| r.op == "<" && (r.fd.is_empty() || r.fd == "0"));
+        return match redirected.and_then(|r| r.target.as_ref()) {
+            Some(target) => !super::tools::is_stdin(target) && plain_config_file(cmd, target),
+            None => !cmd.input.fed,
+        };
+    }
+    !file.dynamic && !file.text.starts_with("/dev/") && !file.text.starts_with("/proc/")
 }
 
 /// One line of a curl config file or a wgetrc as command-line words. curl: `# comment`,
@@ -186,7 +228,7 @@ fn transfer(w: &mut Walker, cmd: &Cmd, prog: &str) -> Outcome {
     let args = &cmd.argv[1..];
     exfiltration(w, cmd, prog);
     if prog == "wget" {
-        wgetrc_sends(w, args);
+        wgetrc_commands(w, cmd);
     }
     if matches!(prog, "curl" | "wget") {
         for (target, content) in curl_wget_writes(prog, args) {
@@ -287,8 +329,8 @@ fn value_options(prog: &str) -> &'static [&'static str] {
 /// --output[=]FILE`, `--output-dir`, `-D/--dump-header`, `-c/--cookie-jar`, `--trace`,
 /// `--trace-ascii`, `--stderr`, `--etag-save`, `--libcurl`, `--hsts`, `--alt-svc`; `wget
 /// -O/--output-document`, `-o/--output-file`, `-a/--append-output`, `-P/--directory-prefix`,
-/// `--save-cookies`, `--warc-file`, `--rejected-log`, `--hsts-file`, and the same settings
-/// given as wgetrc commands (`-e output_document=FILE`).
+/// `--save-cookies`, `--warc-file`, `--rejected-log`, `--hsts-file` (the same settings given
+/// as wgetrc commands, `-e output_document=FILE`, are read as these by [`wgetrc_commands`]).
 fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
     let mut out = Vec::new();
     for arg in super::args::getopt_args(args, value_options(prog)) {
@@ -312,12 +354,6 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
                     "--output-file" | "--append-output" | "--save-cookies" | "--warc-file"
                     | "--rejected-log" | "--hsts-file",
                 ) => false,
-                ("wget", "-e" | "--execute") => {
-                    if let Some(target) = wgetrc_write(&value) {
-                        out.push(target);
-                    }
-                    continue;
-                }
                 // `-w '%output{FILE}…'` (`%output{>>FILE}` appends): the rest of the write-out
                 // text goes to FILE.
                 ("curl", "-w" | "--write-out") => {
@@ -343,42 +379,41 @@ fn curl_wget_writes(prog: &str, args: &[Word]) -> Vec<(Word, bool)> {
     out
 }
 
-/// The file a wgetrc command (`wget -e CMD`) makes wget write: `output_document`, `logfile`,
-/// `dir_prefix`, `save_cookies`, `warc_file`, `rejected_log`, `hsts_file`.
-fn wgetrc_write(command: &Word) -> Option<(Word, bool)> {
-    let (name, value) = wgetrc_setting(command)?;
-    let content = match name.as_str() {
-        "outputdocument" | "dirprefix" => true,
-        "logfile" | "savecookies" | "warcfile" | "rejectedlog" | "hstsfile" => false,
-        _ => return None,
-    };
-    Some((value, content))
-}
-
 /// A wgetrc command `name = value` as its name (wget ignores `_` and `-` in it, and its case)
-/// and its value, computed when the command is.
+/// and its value, computed when the command is. `None` when the known text holds no `=`: no
+/// command at all, or one whose name is computed.
 fn wgetrc_setting(command: &Word) -> Option<(String, Word)> {
-    let (name, value) = command.text.split_once('=')?;
+    let known = if command.dynamic {
+        &command.prefix
+    } else {
+        &command.text
+    };
+    let (name, value) = known.split_once('=')?;
     let name: String = name
         .trim()
         .chars()
         .filter(|c| *c != '_' && *c != '-')
         .collect::<String>()
         .to_ascii_lowercase();
-    let value = value.trim();
     let word = if command.dynamic {
-        Word::computed(value, "", command.span)
+        // The source text after the first `=`, and the known part of the value as its prefix.
+        let source = command.text.split_once('=').map_or("", |(_, v)| v);
+        Word::computed(source.trim(), value.trim_start(), command.span)
     } else {
-        Word::literal(value, command.span)
+        Word::literal(value.trim(), command.span)
     };
     Some((name, word))
 }
 
-/// `wget -e post_file=FILE` (also `body_file`, and `input`, whose lines become the URLs
-/// requested): wget sends the file's content; a credential file there is sent out, as with
-/// `--post-file=FILE` on the command line.
-fn wgetrc_sends(w: &mut Walker, args: &[Word]) {
-    for arg in super::args::getopt_args(args, WGET_VALUE) {
+/// `wget -e CMD`/`--execute CMD`: every wgetrc command is an option in disguise
+/// (`output_document=F` is `--output-document=F`, `post_file=F` is `--post-file=F`). Each one
+/// wget knows is judged as the option it stands for, by the rules of the command line; the
+/// commands that take no file and run nothing are known harmless. Any other command, or one
+/// whose name is computed or that has no `=`, is judged the worst a setting can do: it may
+/// write or send any file. (A wgetrc file's lines come here too, as `-e LINE`.)
+fn wgetrc_commands(w: &mut Walker, cmd: &Cmd) {
+    let mut options = Vec::new();
+    for arg in super::args::getopt_args(&cmd.argv[1..], WGET_VALUE) {
         let super::args::Arg::Options(_, parsed) = arg else {
             continue;
         };
@@ -387,21 +422,104 @@ fn wgetrc_sends(w: &mut Walker, args: &[Word]) {
             .filter(|opt| matches!(opt.name.as_str(), "-e" | "--execute"))
             .filter_map(|opt| opt.value)
         {
-            let Some((name, file)) = wgetrc_setting(&value) else {
+            let Some((name, setting)) = wgetrc_setting(&value) else {
+                let msg = format!(
+                    "\"wget -e {}\" is a wgetrc command the classifier cannot read: it may write \
+                     or send any file",
+                    value.text
+                );
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::NetworkUnknownSetting,
+                    msg,
+                    value.span,
+                );
                 continue;
             };
-            if matches!(name.as_str(), "postfile" | "bodyfile" | "input")
-                && names_credentials(w, &file)
-            {
-                let msg = format!(
-                    "\"wget -e {}\" sends the credential file {}",
-                    value.text, file.text
-                );
-                w.reason(Class::Dangerous, RuleId::ExfilCredentials, msg, value.span);
+            if WGETRC_HARMLESS.contains(&name.as_str()) {
+                continue;
             }
+            let Some((_, option)) = WGETRC_AS_OPTION.iter().find(|(n, _)| *n == name) else {
+                let msg = format!(
+                    "\"wget -e {}\" is a wgetrc command not known to be harmless: it may write \
+                     or send any file",
+                    value.text
+                );
+                w.reason(
+                    Class::Dangerous,
+                    RuleId::NetworkUnknownSetting,
+                    msg,
+                    value.span,
+                );
+                continue;
+            };
+            let text = format!("{option}={}", setting.text);
+            let mut word = if setting.dynamic {
+                Word::computed(&text, &format!("{option}={}", setting.prefix), value.span)
+            } else {
+                Word::literal(&text, value.span)
+            };
+            word.flow = value.flow.clone();
+            options.push(word);
         }
     }
+    if options.is_empty() {
+        return;
+    }
+    let mut argv = vec![cmd.argv[0].clone()];
+    argv.extend(options);
+    transfer(w, &Cmd::of_words(argv, cmd.input.clone(), cmd.span), "wget");
 }
+
+/// wgetrc commands (their names as [`wgetrc_setting`] gives them) that take a file, a program
+/// or text sent out, each with the option it stands for, so the rules of the command line
+/// judge it.
+#[rustfmt::skip]
+const WGETRC_AS_OPTION: &[(&str, &str)] = &[
+    ("outputdocument", "--output-document"), ("dirprefix", "--directory-prefix"),
+    ("logfile", "--output-file"), ("savecookies", "--save-cookies"), ("warcfile", "--warc-file"),
+    ("rejectedlog", "--rejected-log"), ("hstsfile", "--hsts-file"), ("postfile", "--post-file"),
+    ("bodyfile", "--body-file"), ("input", "--input-file"), ("loadcookies", "--load-cookies"),
+    ("certificate", "--certificate"), ("privatekey", "--private-key"),
+    ("cacertificate", "--ca-certificate"), ("cadirectory", "--ca-directory"),
+    ("crlfile", "--crl-file"), ("randomfile", "--random-file"), ("egdfile", "--egd-file"),
+    ("pinnedpubkey", "--pinnedpubkey"), ("warctempdir", "--warc-tempdir"),
+    ("warccdxdedup", "--warc-dedup"), ("useaskpass", "--use-askpass"),
+    ("postdata", "--post-data"), ("bodydata", "--body-data"), ("header", "--header"),
+    ("warcheader", "--warc-header"),
+];
+
+/// wgetrc commands that take no file, run no program and send nothing of this machine's:
+/// retries, timeouts, recursion and naming choices, progress and logging levels, credentials
+/// given literally (as `--user`), and the proxy settings, which the environment variables
+/// `http_proxy=… wget` and `curl -x` already set without being asked about.
+#[rustfmt::skip]
+const WGETRC_HARMLESS: &[&str] = &[
+    "accept", "acceptregex", "addhostdir", "adjustextension", "alwaysrest", "askpassword",
+    "authnochallenge", "backupconverted", "backups", "base", "bindaddress", "cache",
+    "certificatetype", "checkcertificate", "ciphers", "compression", "connecttimeout",
+    "contentdisposition", "contentonerror", "continue", "convertfileonly", "convertlinks",
+    "cookies", "cutdirs", "debug", "defaultpage", "deleteafter", "dirstruct", "dnscache",
+    "dnstimeout", "domains", "dotbytes", "dotsinline", "dotspacing", "dotstyle",
+    "excludedirectories", "excludedomains", "followftp", "followtags", "forcehtml",
+    "ftppasswd", "ftppassword", "ftpuser", "glob", "hsts", "htmlextension", "httpkeepalive",
+    "httppasswd", "httppassword", "httpsonly", "httpuser", "ifmodifiedsince", "ignorecase",
+    "ignorelength", "ignoretags", "includedirectories", "inet4only", "inet6only", "iri",
+    "keepbadhash", "keepsessioncookies", "limitrate", "localencoding", "login", "maxredirect",
+    "method", "mirror", "netrc", "noclobber", "noparent", "numtries", "pagerequisites",
+    "passiveftp", "passwd", "password", "preferfamily", "preservepermissions",
+    "privatekeytype", "progress", "protocoldirectories", "quiet", "quota", "randomwait",
+    "readtimeout", "reclevel", "recursive", "referer", "regextype", "reject", "rejectregex",
+    "relativeonly", "remoteencoding", "removelisting", "reportspeed", "restrictfilenames",
+    "retrsymlinks", "retryconnrefused", "retryonhttperror", "robots", "saveheaders",
+    "secureprotocol", "serverresponse", "showalldnsentries", "showprogress", "spanhosts",
+    "spider", "startpos", "strictcomments", "timeout", "timestamping", "tries",
+    "trustservernames", "unlink", "user", "useragent", "useservertimestamps", "verbose",
+    "wait", "waitretry", "warccdx", "warccompression", "warcdigests", "warckeeplog",
+    "warcmaxsize", "xattr",
+    "httpproxy", "httpsproxy", "ftpproxy", "noproxy", "useproxy", "proxyuser", "proxypasswd",
+    "proxypassword",
+];
 
 /// Records a file a download tool writes, so that running it later is recognised.
 pub(crate) fn remember_download(w: &mut Walker, target: &Word) {
