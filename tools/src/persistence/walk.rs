@@ -23,6 +23,19 @@ const MAX_DIRS: usize = 5_000;
 /// project instead (slow, but nothing is hidden by it).
 const HARD_MAX_DIRS: usize = 200_000;
 
+/// The most directories a picture keeps before the sweep watches them with inotify; up to it,
+/// each sweep compares every directory's change time and inode instead (a `stat` each, 2–3 µs:
+/// at most ~0.2 ms a command). An inotify instance with even one watch costs 5–20 ms to close,
+/// all of it waiting for the kernel to retire its marks (an RCU grace period), on the exit path
+/// of every session that swept: more than a small project's `stat`s cost over a long session.
+const STAT_AT_MOST: usize = 64;
+
+/// A directory whose change time is this recent when it is read is read again at the next
+/// sweep, whatever its change time says then: a change time has the kernel's coarse clock
+/// (a tick, up to 10 ms), so a second change in the tick of the one seen would leave it as it
+/// was. (As `sandbox::watch` keeps no ruleset built from a directory changed in the last 2 s.)
+const RECENT: Duration = Duration::from_secs(2);
+
 /// [`HARD_MAX_DIRS`], or a lower one a test-hooks build is given (`GG_TEST_SWEEP_HARD_MAX`), so
 /// that the tests reach the whole-project walk without making 200,000 directories.
 fn hard_max_dirs() -> usize {
@@ -46,6 +59,9 @@ struct Seen {
     vectors: Vec<OsString>,
     /// Whether git takes it for a git directory ([`is_git_like`]).
     git_like: bool,
+    /// Read again at the next sweep whatever its change time says: it had changed within
+    /// [`RECENT`] of being read, or it was read before its inotify watch was added.
+    recent: bool,
 }
 
 /// The session's picture of the project's directories below the top (the top and `.git` have
@@ -68,6 +84,13 @@ pub struct ProjectDirs {
     clean: std::collections::HashSet<PathBuf>,
     #[cfg(target_os = "linux")]
     watch: Option<Watch>,
+    /// inotify could not be set up or a watch could not be added (the user's limits): every
+    /// sweep `stat`s every directory from then on, without trying again.
+    #[cfg(target_os = "linux")]
+    watch_given_up: bool,
+    /// When to watch ([`watching_wanted`], read at the first walk).
+    #[cfg(target_os = "linux")]
+    wanted: Option<Watching>,
     /// The directory `core.hooksPath` names in the work tree, asked of git once and again only
     /// when `.git/config` changes (the identity of the file it was asked with).
     hooks_path: Option<(Option<ConfigStamp>, Option<PathBuf>)>,
@@ -199,15 +222,8 @@ impl ProjectDirs {
             self.first_walk = true;
             self.hard_max = hard_max_dirs();
             #[cfg(target_os = "linux")]
-            if inotify_wanted() {
-                use rustix::fs::inotify::CreateFlags;
-                self.watch =
-                    rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)
-                        .ok()
-                        .map(|fd| Watch {
-                            fd,
-                            dirs: HashMap::new(),
-                        });
+            if *self.wanted.get_or_insert_with(watching_wanted) == Watching::Always {
+                self.start_watching();
             }
             let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
             while let Some(dir) = queue.pop_front() {
@@ -217,7 +233,13 @@ impl ProjectDirs {
             return found;
         }
         let mut gone = Vec::new();
-        let mut moved = Vec::new();
+        // Read again whatever the events or change times say (see [`Seen::recent`]).
+        let mut moved: Vec<PathBuf> = self
+            .seen
+            .iter()
+            .filter(|(_, seen)| seen.recent)
+            .map(|(dir, _)| dir.clone())
+            .collect();
         #[cfg(target_os = "linux")]
         let reported = self.watch.as_mut().and_then(Watch::changed);
         #[cfg(not(target_os = "linux"))]
@@ -228,7 +250,11 @@ impl ProjectDirs {
             Some(dirs) => {
                 for dir in dirs {
                     match std::fs::symlink_metadata(&dir) {
-                        Ok(meta) if meta.is_dir() => moved.push(dir),
+                        Ok(meta) if meta.is_dir() => {
+                            if !moved.contains(&dir) {
+                                moved.push(dir)
+                            }
+                        }
                         _ => gone.push(dir),
                     }
                 }
@@ -238,7 +264,9 @@ impl ProjectDirs {
                 for (dir, seen) in &self.seen {
                     match std::fs::symlink_metadata(dir) {
                         Ok(meta) if meta.is_dir() => {
-                            if meta.created_or_changed() != seen.changed || meta.ino() != seen.ino {
+                            let differs =
+                                meta.created_or_changed() != seen.changed || meta.ino() != seen.ino;
+                            if differs && !seen.recent {
                                 moved.push(dir.clone());
                             }
                         }
@@ -258,7 +286,7 @@ impl ProjectDirs {
             && let Some(watch) = self.watch.as_mut()
             && !watch.rebuild(self.seen.keys())
         {
-            self.watch = None;
+            self.give_up_watching();
         }
         #[cfg(not(target_os = "linux"))]
         let _ = rebuild;
@@ -326,6 +354,22 @@ impl ProjectDirs {
         let meta = std::fs::symlink_metadata(dir).ok();
         let changed = meta.as_ref().and_then(|m| m.created_or_changed());
         let ino = meta.as_ref().map(|m| m.ino()).unwrap_or_default();
+        // A directory seen for the first time (or another one moved to its path) is watched
+        // from now on, before it is listed: a change while it is read is then reported too.
+        // One that cannot be (the user's inotify limit) ends watching: every directory is
+        // `stat`ed instead.
+        #[cfg(target_os = "linux")]
+        if self.seen.get(dir).is_none_or(|b| b.ino != ino)
+            && let Some(watch) = self.watch.as_mut()
+            && !watch.add(dir)
+        {
+            self.give_up_watching();
+        }
+        let recent = changed.is_none_or(|at| {
+            SystemTime::now()
+                .duration_since(at)
+                .map_or(true, |age| age < RECENT)
+        });
         let entries: Vec<(OsString, std::fs::FileType)> = match listing::read_dir(dir) {
             Ok(entries) => entries
                 .flatten()
@@ -352,6 +396,7 @@ impl ProjectDirs {
             ino,
             vectors: Vec::new(),
             git_like: is_git_like(dir),
+            recent,
         };
         for (name, kind) in &entries {
             let path = dir.join(name);
@@ -431,16 +476,14 @@ impl ProjectDirs {
         if !keep {
             return later;
         }
-        // A directory seen for the first time is watched from now on; one that cannot be
-        // (the user's inotify limit) ends watching: every directory is `stat`ed instead.
-        #[cfg(target_os = "linux")]
-        if before.is_none()
-            && let Some(watch) = self.watch.as_mut()
-            && !watch.add(dir)
-        {
-            self.watch = None;
-        }
         self.seen.insert(dir.to_path_buf(), seen);
+        #[cfg(target_os = "linux")]
+        if self.watch.is_none()
+            && self.seen.len() > STAT_AT_MOST
+            && self.wanted == Some(Watching::BySize)
+        {
+            self.start_watching();
+        }
         later
     }
 
@@ -514,6 +557,40 @@ impl ProjectDirs {
             .collect()
     }
 
+    /// Starts watching every directory kept so far with inotify (once: after a failure,
+    /// never again). Those read before their watch was added are read again at the next sweep
+    /// (a change between their reading and their watch is reported by nothing else).
+    #[cfg(target_os = "linux")]
+    fn start_watching(&mut self) {
+        use rustix::fs::inotify::CreateFlags;
+        if self.watch_given_up || self.watch.is_some() {
+            return;
+        }
+        let Ok(fd) = rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC) else {
+            self.watch_given_up = true;
+            return;
+        };
+        let mut watch = Watch {
+            fd,
+            dirs: HashMap::new(),
+        };
+        if !watch.rebuild(self.seen.keys()) {
+            self.watch_given_up = true;
+            return;
+        }
+        for seen in self.seen.values_mut() {
+            seen.recent = true;
+        }
+        self.watch = Some(watch);
+    }
+
+    /// Ends watching for the session: every sweep `stat`s every directory.
+    #[cfg(target_os = "linux")]
+    fn give_up_watching(&mut self) {
+        self.watch = None;
+        self.watch_given_up = true;
+    }
+
     pub(super) fn watching(&self) -> bool {
         #[cfg(target_os = "linux")]
         return self.watch.is_some();
@@ -552,16 +629,30 @@ fn subdirectories(root: &Path, dir: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// Whether to watch with inotify. Always, where it can be set up; a test-hooks build can take
-/// the fallback on purpose (`GG_TEST_SWEEP_NO_INOTIFY=1`), as when inotify's limits are reached,
-/// so that the tests prove both ways of finding what a command changed.
+/// When the sweep watches the project's directories with inotify rather than `stat`ing each.
 #[cfg(target_os = "linux")]
-fn inotify_wanted() -> bool {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Watching {
+    /// Once the picture keeps more than [`STAT_AT_MOST`] directories (where it can be set up).
+    BySize,
+    /// From the first walk, whatever the project's size.
+    Always,
+    /// Never: every sweep `stat`s every directory, as when inotify's limits are reached.
+    Never,
+}
+
+/// [`Watching::BySize`]; a test-hooks build can take either way on purpose, whatever the
+/// project's size (`GG_TEST_SWEEP_NO_INOTIFY=1`: never, `=0`: always), so that the tests prove
+/// both ways of finding what a command changed on small fixtures.
+#[cfg(target_os = "linux")]
+fn watching_wanted() -> Watching {
     #[cfg(feature = "test-hooks")]
-    if std::env::var_os("GG_TEST_SWEEP_NO_INOTIFY").is_some_and(|v| v == "1") {
-        return false;
+    match std::env::var_os("GG_TEST_SWEEP_NO_INOTIFY") {
+        Some(v) if v == "1" => return Watching::Never,
+        Some(v) if v == "0" => return Watching::Always,
+        _ => {}
     }
-    true
+    Watching::BySize
 }
 
 /// A name an agent, editor or git reads in whatever directory it is started in.
@@ -822,4 +913,102 @@ fn runs_programs(dir: &Path) -> Option<String> {
         .into_iter()
         .find(|n| !n.to_str().is_some_and(|n| n.ends_with(".sample")))
         .map(|hook| format!("it has a hook ({})", hook.to_string_lossy()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project of a few directories is compared by `stat` (no inotify instance, whose close
+    /// costs a session 5–20 ms); one that grows past [`STAT_AT_MOST`] is watched from then on.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_small_project_is_stated_and_a_large_one_watched() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        for i in 0..3 {
+            std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
+        }
+        let mut dirs = ProjectDirs::new();
+        // As without a test-hooks knob in the environment.
+        dirs.wanted = Some(Watching::BySize);
+        dirs.refresh(&root, None);
+        assert!(!dirs.watching(), "{} directories", dirs.seen.len());
+        let since = SystemTime::now() - Duration::from_millis(50);
+        for i in 0..STAT_AT_MOST {
+            std::fs::create_dir(root.join(format!("d0/n{i}"))).unwrap();
+        }
+        dirs.refresh(&root, Some(since));
+        assert!(dirs.watching(), "{} directories", dirs.seen.len());
+        // What a command plants in a directory kept before the watches existed is still found.
+        let since = SystemTime::now() - Duration::from_millis(50);
+        std::fs::write(root.join("d2/.envrc"), "x").unwrap();
+        let found = dirs.refresh(&root, Some(since));
+        assert!(
+            found.iter().any(|(p, _)| p.ends_with("d2/.envrc")),
+            "{found:?}"
+        );
+    }
+
+    /// A change made before the watches existed, which the directory's change time no longer
+    /// shows (written back here, as a change in the tick of the one seen would leave it), is
+    /// read when the picture starts watching: every directory kept until then is read again.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_changed_before_the_watches_existed_is_read_again() {
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        for i in 0..3 {
+            std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
+        }
+        let mut dirs = ProjectDirs::new();
+        dirs.wanted = Some(Watching::BySize);
+        dirs.refresh(&root, None);
+        let since = SystemTime::now() - Duration::from_millis(50);
+        std::fs::write(root.join("d2/.envrc"), "x").unwrap();
+        let meta = std::fs::symlink_metadata(root.join("d2")).unwrap();
+        let seen = dirs.seen.get_mut(&root.join("d2")).unwrap();
+        assert_eq!(seen.ino, meta.ino());
+        seen.changed = meta.created_or_changed();
+        seen.recent = false;
+        for i in 0..STAT_AT_MOST {
+            std::fs::create_dir(root.join(format!("d0/n{i}"))).unwrap();
+        }
+        let mut found = dirs.refresh(&root, Some(since));
+        assert!(dirs.watching());
+        found.extend(dirs.refresh(&root, Some(since)));
+        assert!(
+            found.iter().any(|(p, _)| p.ends_with("d2/.envrc")),
+            "{found:?}"
+        );
+    }
+
+    /// A change in the clock tick of the one seen leaves a directory's change time as it was
+    /// (simulated here by writing back the change time the picture holds): a directory that
+    /// had just changed when it was read is read again at the next sweep all the same.
+    #[test]
+    fn a_directory_read_just_after_a_change_is_read_again() {
+        use std::os::unix::fs::MetadataExt;
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        let mut dirs = ProjectDirs::new();
+        #[cfg(target_os = "linux")]
+        {
+            dirs.watch_given_up = true; // compared by `stat` whatever the environment says
+        }
+        dirs.refresh(&root, None);
+        let since = SystemTime::now() - Duration::from_millis(50);
+        std::fs::write(root.join("sub/.envrc"), "x").unwrap();
+        let meta = std::fs::symlink_metadata(root.join("sub")).unwrap();
+        let seen = dirs.seen.get_mut(&root.join("sub")).unwrap();
+        assert_eq!(seen.ino, meta.ino());
+        seen.changed = meta.created_or_changed();
+        let found = dirs.refresh(&root, Some(since));
+        assert!(
+            found.iter().any(|(p, _)| p.ends_with("sub/.envrc")),
+            "{found:?}"
+        );
+    }
 }
