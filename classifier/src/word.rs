@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use crate::Span;
-use crate::walk::{Flow, Walker};
+use crate::walk::{Flow, Walker, kind};
 
 /// One argument after normalisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,7 +284,7 @@ impl Walker<'_> {
 
     fn word_part(&mut self, node: Node, b: &mut Builder, quoted: bool) {
         let (s, e) = (node.start_byte(), node.end_byte());
-        match node.kind() {
+        match kind(node) {
             "word" if b.pending_dollar => {
                 b.pending_dollar = false;
                 let raw = self.source(s, e).to_string();
@@ -335,7 +335,7 @@ impl Walker<'_> {
                 for child in children {
                     if child.is_named() {
                         self.word_part(child, b, quoted);
-                    } else if child.kind() == "$" {
+                    } else if kind(child) == "$" {
                         b.pending_dollar = true;
                         b.touch(child.start_byte(), child.end_byte());
                     }
@@ -377,7 +377,7 @@ impl Walker<'_> {
                 let gap = unescape_double_quoted(self.source(pos, cs));
                 b.literal(&gap, pos, cs);
             }
-            if child.kind() == "string_content" {
+            if kind(child) == "string_content" {
                 let text = unescape_double_quoted(self.source(cs, ce));
                 b.literal(&text, cs, ce);
             } else {
