@@ -185,6 +185,18 @@ impl Protected {
         // The last name found once and looked up directly (`paths::may_lead_to`'s test, which
         // would find it again): this runs for each of some sixty trees per written path.
         let root = self.path.as_os_str().as_encoded_bytes();
+        // First by the tree's last byte alone, before its last name is looked for (most trees
+        // stop here; finding the name byte by byte from the end was half of this function's
+        // cost, 3 % of `gg classify`'s instructions). Unless the tree's last name may be empty,
+        // `.`, `..` or a class of any name (`*`), that name is not empty and ends with this
+        // byte, and so do a path's name equal to it and, without regard to ASCII case, a
+        // name of its class (`*.code-workspace`: a name ending with `.code-workspace`).
+        if let Some(&end) = root.last()
+            && !matches!(end, b'/' | b'.' | b'*')
+            && !names.may_end_with(end)
+        {
+            return false;
+        }
         let last = match root.iter().rposition(|&b| b == b'/') {
             Some(cut) => &root[cut + 1..],
             None => root,
@@ -577,10 +589,10 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn covers_as_text_agrees(
-            root in "/[ab*./]{0,8}",
+            root in "/[abB*./]{0,8}",
             except in proptest::collection::vec("/[ab./]{0,10}", 0..3),
             anywhere: bool,
-            path in "/[ab*./]{0,12}",
+            path in "/[abA*./]{0,12}",
         ) {
             let except: Vec<&str> = except.iter().map(String::as_str).collect();
             let t = tree(&root, &except, anywhere);

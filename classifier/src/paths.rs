@@ -639,6 +639,9 @@ pub(crate) struct Names<'a> {
     /// Bit `n % 64` set for each name `n` bytes long: a name of another length is not among
     /// them, which [`Names::contains`] sees without comparing it with each.
     lengths: u64,
+    /// Bit `b` set for each name's last byte `b`, in ASCII lower case (see
+    /// [`Names::may_end_with`]).
+    last_bytes: [u64; 4],
 }
 
 impl<'a> Names<'a> {
@@ -648,11 +651,25 @@ impl<'a> Names<'a> {
             .split(|&b| b == b'/')
             .filter(|n| !n.is_empty())
             .collect();
+        let mut last_bytes = [0u64; 4];
+        for end in names.iter().filter_map(|n| n.last()) {
+            let end = end.to_ascii_lowercase();
+            last_bytes[usize::from(end / 64)] |= 1 << (end % 64);
+        }
         Names {
             normal: is_normal(path),
             lengths: names.iter().fold(0, |bits, n| bits | 1 << (n.len() % 64)),
+            last_bytes,
             names,
         }
+    }
+
+    /// Whether some name may end with `end`, in any ASCII case: `false` when none does. A
+    /// name equal to another, or ending like it without regard to case, ends with the same
+    /// byte; asked of each protected tree's last byte before its last name is looked for.
+    pub fn may_end_with(&self, end: u8) -> bool {
+        let end = end.to_ascii_lowercase();
+        self.last_bytes[usize::from(end / 64)] & 1 << (end % 64) != 0
     }
 
     /// Whether `name` is one of the names: asked of some sixty protected trees' last names

@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use crate::Span;
-use crate::walk::{Flow, Walker};
+use crate::walk::{Flow, Walker, kind};
 
 /// One argument after normalisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,7 +302,7 @@ impl Walker<'_> {
 
     fn word_part(&mut self, node: Node, b: &mut Builder, quoted: bool) {
         let (s, e) = (node.start_byte(), node.end_byte());
-        match node.kind() {
+        match kind(node) {
             "word" if b.pending_dollar => {
                 b.pending_dollar = false;
                 let raw = self.source(s, e).to_string();
@@ -313,16 +313,18 @@ impl Walker<'_> {
                 b.literal(&unescape_unquoted(&raw[name_len..]), s + name_len, e);
             }
             "word" | "number" if node.named_child_count() == 0 => {
-                let raw = self.source(s, e).to_string();
-                if !quoted && !b.dynamic && glob_lead(&b.prefix, &raw) {
+                // Borrowed from the source unless a `~` or a backslash changes it: most words
+                // are neither, and this runs for every plain word of every command.
+                let raw = self.source(s, e);
+                if !quoted && !b.dynamic && glob_lead(&b.prefix, raw) {
                     b.glob = true;
                 }
                 let text = if !quoted && b.is_empty() {
-                    let expanded = self.expand_tilde(&raw);
+                    let expanded = self.expand_tilde(raw);
                     b.expanded |= raw.starts_with("~+") || raw.starts_with("~-");
                     expanded
                 } else {
-                    raw
+                    std::borrow::Cow::Borrowed(raw)
                 };
                 b.literal(&unescape_unquoted(&text), s, e);
             }
@@ -353,7 +355,7 @@ impl Walker<'_> {
                 for child in children {
                     if child.is_named() {
                         self.word_part(child, b, quoted);
-                    } else if child.kind() == "$" {
+                    } else if kind(child) == "$" {
                         b.pending_dollar = true;
                         b.touch(child.start_byte(), child.end_byte());
                     }
@@ -395,7 +397,7 @@ impl Walker<'_> {
                 let gap = unescape_double_quoted(self.source(pos, cs));
                 b.literal(&gap, pos, cs);
             }
-            if child.kind() == "string_content" {
+            if kind(child) == "string_content" {
                 let text = unescape_double_quoted(self.source(cs, ce));
                 b.literal(&text, cs, ce);
             } else {
@@ -503,25 +505,26 @@ impl Walker<'_> {
 
     /// `~` and `~/…` at the start of an unquoted word mean the home directory; `~+` is `$PWD`,
     /// `~-` is `$OLDPWD`.
-    fn expand_tilde(&self, raw: &str) -> String {
+    fn expand_tilde<'r>(&self, raw: &'r str) -> std::borrow::Cow<'r, str> {
+        use std::borrow::Cow;
         let Some(rest) = raw.strip_prefix('~') else {
-            return raw.to_string();
+            return Cow::Borrowed(raw);
         };
         for (sign, var) in [('+', "PWD"), ('-', "OLDPWD")] {
             if let Some(after) = rest.strip_prefix(sign)
                 && (after.is_empty() || after.starts_with('/'))
                 && let Some(dir) = self.vars.get(var)
             {
-                return format!("{dir}{after}");
+                return Cow::Owned(format!("{dir}{after}"));
             }
         }
         let Some(home) = self.vars.get("HOME") else {
-            return raw.to_string();
+            return Cow::Borrowed(raw);
         };
         if rest.is_empty() || rest.starts_with('/') {
-            format!("{home}{rest}")
+            Cow::Owned(format!("{home}{rest}"))
         } else {
-            raw.to_string()
+            Cow::Borrowed(raw)
         }
     }
 }
@@ -551,7 +554,11 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// Removes unquoted backslashes: `\r\m` is `rm`, a backslash-newline disappears.
-pub(crate) fn unescape_unquoted(text: &str) -> String {
+pub(crate) fn unescape_unquoted(text: &str) -> std::borrow::Cow<'_, str> {
+    // Without a backslash the text is its own unescaping (no copy: every plain word).
+    if !text.contains('\\') {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -564,7 +571,7 @@ pub(crate) fn unescape_unquoted(text: &str) -> String {
             out.push(c);
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Inside double quotes a backslash only escapes `$`, `` ` ``, `"`, `\` and newline.
@@ -683,6 +690,8 @@ mod tests {
     #[test]
     fn unescapes() {
         assert_eq!(unescape_unquoted(r"\r\m"), "rm");
+        assert_eq!(unescape_unquoted("a\\\nb\\"), "ab");
+        assert_eq!(unescape_unquoted("rm -rf ~/é"), "rm -rf ~/é");
         assert_eq!(unescape_double_quoted(r#"a\$b\n"#), "a$b\\n");
     }
 }

@@ -39,7 +39,7 @@ fn version_flags(prog: &str) -> &'static [&'static str] {
 /// `python3 -V`, `node -v`, `bash --version`, `cargo --version`: only a version is printed.
 pub(crate) fn prints_version(prog: &str, args: &[crate::word::Word]) -> bool {
     let versioned = VERSIONED.contains(&prog)
-        || super::exec::SHELLS.contains(&prog)
+        || super::exec::SHELLS.contains(prog)
         || super::exec::is_interpreter(prog);
     if !versioned || args.is_empty() || args.iter().any(|a| a.dynamic) {
         return false;

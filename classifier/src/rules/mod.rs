@@ -513,7 +513,7 @@ fn is_code_runner(word: &Word) -> bool {
 }
 
 fn is_code_runner_name(name: &str) -> bool {
-    exec::SHELLS.contains(&name) || exec::is_interpreter(name)
+    exec::SHELLS.contains(name) || exec::is_interpreter(name)
 }
 
 /// Environment assignments that change which program runs or what it loads.

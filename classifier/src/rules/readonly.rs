@@ -57,7 +57,7 @@ pub(crate) fn is_read_only_program(name: &str) -> bool {
     READ_ONLY_PROGRAMS.contains(&name)
         || CONDITIONALLY_READ_ONLY.contains(&name)
         // `bash -c 'ls'` is as read-only as `ls`.
-        || super::exec::SHELLS.contains(&name)
+        || super::exec::SHELLS.contains(name)
         // `python3 -V`, `cargo --version`.
         || super::inspect::VERSIONED.contains(&name)
         || super::exec::is_interpreter(name)

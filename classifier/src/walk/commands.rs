@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Cmd, Field, Flow, Redirect, Walker, all_children, field, named_children};
+use super::{Cmd, Field, Flow, Redirect, Walker, all_children, field, kind, named_children};
 use crate::FoundCommand;
 use crate::rules;
 use crate::word::Word;
@@ -15,7 +15,7 @@ impl Walker<'_> {
     pub(super) fn redirected<'t>(&mut self, node: Node<'t>, input: &Flow) -> Flow {
         let body = field(node, Field::Body);
         let saved_feed = self.procsub_feed.clone();
-        if let Some(b) = body.filter(|b| b.kind() == "command") {
+        if let Some(b) = body.filter(|b| kind(*b) == "command") {
             self.procsub_feed = self.output_feed(b, input);
         }
         let mut redirects = Vec::new();
@@ -26,7 +26,7 @@ impl Walker<'_> {
             if Some(child) == body {
                 continue;
             }
-            match child.kind() {
+            match kind(child) {
                 "heredoc_redirect" => self.heredoc(
                     child,
                     &mut feed,
@@ -47,7 +47,7 @@ impl Walker<'_> {
                 stages.extend(rest_pipeline);
                 self.pipeline(&stages, &feed, redirects)
             }
-            Some(b) if b.kind() == "command" => self.command(b, &feed, redirects),
+            Some(b) if kind(b) == "command" => self.command(b, &feed, redirects),
             Some(b) => {
                 // tree-sitter attaches a trailing redirect to a whole `a && b` list; walking
                 // the body first lets a `cd` in it count, as it would for the last command.
@@ -116,7 +116,7 @@ impl Walker<'_> {
     ) {
         let mut after_operator = false;
         for child in all_children(node) {
-            match child.kind() {
+            match kind(child) {
                 "heredoc_body" => {
                     let text = self.node_text(child).to_string();
                     // Expansions in an unquoted heredoc run in this shell.
@@ -162,7 +162,7 @@ impl Walker<'_> {
         let mut op = String::new();
         let mut fd = String::new();
         for child in all_children(node) {
-            if child.kind() == "file_descriptor" {
+            if kind(child) == "file_descriptor" {
                 fd = self.node_text(child).to_string();
             } else if !child.is_named() {
                 op = self.node_text(child).to_string();
@@ -228,7 +228,7 @@ impl Walker<'_> {
                 argv.extend(self.words_of_group(&group));
                 group.clear();
             }
-            match child.kind() {
+            match kind(child) {
                 "variable_assignment" => {
                     if let Some(a) = self.assignment(child, false) {
                         assigns.push(a);
@@ -270,7 +270,7 @@ impl Walker<'_> {
     ) -> Option<(String, Word)> {
         let name_node = field(node, Field::Name)?;
         let name = self.node_text(name_node).to_string();
-        if name_node.kind() == "subscript" {
+        if kind(name_node) == "subscript" {
             // `a[$(cmd)]=1`: the subscript is evaluated (arithmetic, substitutions) first.
             self.statement(name_node, &Flow::default());
         }
@@ -280,7 +280,7 @@ impl Walker<'_> {
             None => Word::literal("", self.span_of(node)),
         };
         let array_values = value_node
-            .filter(|v| v.kind() == "array")
+            .filter(|v| kind(*v) == "array")
             .map(|v| self.static_elements(v));
         // `x+=y` appends to the old value (an array element for an array, a sum for an integer).
         let append = self
@@ -357,7 +357,7 @@ impl Walker<'_> {
     pub(super) fn declaration(&mut self, node: Node) -> Flow {
         let mut argv = Vec::new();
         // After `unset x`, `$x` is empty (`x=/tmp; unset x; rm -rf $x/` deletes `/`).
-        let unsets = node.kind() == "unset_command"
+        let unsets = kind(node) == "unset_command"
             && !self
                 .node_text(node)
                 .split_whitespace()
@@ -393,7 +393,7 @@ impl Walker<'_> {
             argv.push(Word::literal(self.node_text(first), self.span_of(first)));
         }
         for child in named_children(node) {
-            match child.kind() {
+            match kind(child) {
                 "variable_assignment" => {
                     if let Some((name, value)) = self.assignment(child, true) {
                         if exports {

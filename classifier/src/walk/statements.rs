@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Cmd, Flow, Redirect, Walker, all_children, named_children};
+use super::{Cmd, Flow, Redirect, Walker, all_children, kind, named_children};
 use crate::Class;
 use crate::ids::RuleId;
 use crate::paths::Cwds;
@@ -38,9 +38,9 @@ impl Walker<'_> {
     }
 
     fn statement_inner(&mut self, node: Node, input: &Flow) -> Flow {
-        match node.kind() {
+        match kind(node) {
             "comment" | "heredoc_start" | "heredoc_end" | "heredoc_content" => Flow::default(),
-            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+            "compound_statement" if node.child(0).is_some_and(|c| kind(c) == "((") => {
                 let raw = self.node_text(node);
                 let inner = raw
                     .strip_prefix("((")
@@ -172,7 +172,7 @@ impl Walker<'_> {
             let before = self.cwds.clone();
             let child_flow = self.statement(child, input);
             self.cwds.union(&before);
-            if child.kind() != "comment" {
+            if kind(child) != "comment" {
                 count += 1;
                 flow.merge(&child_flow);
                 if count == 1 {
@@ -206,7 +206,7 @@ impl Walker<'_> {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
             for child in named_children(n).into_iter().rev() {
-                if child.kind() == "list" {
+                if kind(child) == "list" {
                     stack.push(child);
                 } else {
                     children.push(child);
@@ -245,7 +245,7 @@ impl Walker<'_> {
     /// `cd DIR` where DIR is absolute, starts with `.` or `~`, or is absent: bash prints nothing
     /// (a CDPATH search, which prints the directory, applies only to other names).
     fn is_quiet_cd(&self, node: Node) -> bool {
-        if node.kind() != "command" {
+        if kind(node) != "command" {
             return false;
         }
         let words: Vec<&str> = self.node_text(node).split_whitespace().collect();
@@ -274,7 +274,7 @@ impl Walker<'_> {
             };
             let redirects = first.take().unwrap_or_default();
             let out = self.isolated(|w| {
-                if stage.kind() == "command" {
+                if kind(*stage) == "command" {
                     w.command(*stage, &stage_input, redirects)
                 } else {
                     w.statement(*stage, &stage_input)
@@ -345,7 +345,7 @@ impl Walker<'_> {
 
     /// Loops may run their body any number of times: a `cd` inside makes the directory unknown.
     fn looped(&mut self, node: Node, input: &Flow) -> Flow {
-        if node.kind() == "c_style_for_statement" {
+        if kind(node) == "c_style_for_statement" {
             return self.c_style_for(node, input);
         }
         if let Some(var) = node.child_by_field_name("variable") {
@@ -386,7 +386,7 @@ impl Walker<'_> {
                     "arithmetic_expansion",
                 ]
                 .iter()
-                .any(|kind| value.kind() == *kind || has_descendant(value, kind))
+                .any(|wanted| kind(value) == *wanted || has_descendant(value, wanted))
             {
                 continue;
             }
@@ -413,7 +413,7 @@ impl Walker<'_> {
         let mut substitutions = Vec::new();
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            match n.kind() {
+            match kind(n) {
                 "command_substitution" => substitutions.push(n),
                 "process_substitution" | "arithmetic_expansion" => return false,
                 _ => stack.extend(named_children(n)),
@@ -427,12 +427,12 @@ impl Walker<'_> {
         let [statement] = children.as_slice() else {
             return false;
         };
-        let (command, printers): (Node, &[&str]) = match statement.kind() {
+        let (command, printers): (Node, &[&str]) = match kind(*statement) {
             // The grammar puts a here-string among the command's arguments.
             "command"
                 if named_children(*statement)
                     .iter()
-                    .any(|c| c.kind() == "herestring_redirect") =>
+                    .any(|c| kind(*c) == "herestring_redirect") =>
             {
                 (*statement, &["cat"])
             }
@@ -444,7 +444,7 @@ impl Walker<'_> {
                 };
                 let only_text_in = named_children(*statement).iter().all(|r| {
                     r.id() == body.id()
-                        || matches!(r.kind(), "herestring_redirect" | "heredoc_redirect")
+                        || matches!(kind(*r), "herestring_redirect" | "heredoc_redirect")
                 });
                 if !only_text_in {
                     return false;
@@ -453,7 +453,7 @@ impl Walker<'_> {
             }
             _ => return false,
         };
-        command.kind() == "command"
+        kind(command) == "command"
             && command
                 .child_by_field_name("name")
                 .is_some_and(|name| printers.contains(&self.node_text(name)))
@@ -481,12 +481,12 @@ impl Walker<'_> {
             .to_string();
         let mut initialized = Vec::new();
         for init in node.children_by_field_name("initializer", &mut node.walk()) {
-            if init.kind() == "variable_assignment"
+            if kind(init) == "variable_assignment"
                 && let (Some(n), Some(v)) = (
                     init.child_by_field_name("name"),
                     init.child_by_field_name("value"),
                 )
-                && v.kind() == "number"
+                && kind(v) == "number"
             {
                 initialized.push((self.node_text(n).to_string(), self.node_text(v).to_string()));
             }
@@ -514,7 +514,7 @@ impl Walker<'_> {
     fn test_arithmetic(&mut self, node: Node, double: bool) {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if double && n.kind() == "binary_expression" {
+            if double && kind(n) == "binary_expression" {
                 let op = n
                     .child_by_field_name("operator")
                     .map(|o| self.node_text(o).to_string())
@@ -529,7 +529,7 @@ impl Walker<'_> {
                     }
                 }
             }
-            if n.kind() == "unary_expression" {
+            if kind(n) == "unary_expression" {
                 let children = named_children(n);
                 let is_v = all_children(n)
                     .first()
@@ -567,11 +567,11 @@ impl Walker<'_> {
     }
 }
 
-/// Whether `node` has a descendant of `kind`.
-fn has_descendant(node: Node, kind: &str) -> bool {
+/// Whether `node` has a descendant of kind `wanted`.
+fn has_descendant(node: Node, wanted: &str) -> bool {
     let mut stack = named_children(node);
     while let Some(n) = stack.pop() {
-        if n.kind() == kind {
+        if kind(n) == wanted {
             return true;
         }
         stack.extend(named_children(n));
