@@ -781,6 +781,59 @@ pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '
     placeholder_entries().map(move |entry| root.join(entry.name))
 }
 
+/// The [`placeholders`] of `root` that may exist: a superset of those that do, from one listing
+/// of each directory they lie in (the root, `.github`, `.config`), where a `stat` of each of the
+/// ninety-odd names before and after every command used to answer. A name counts when its
+/// directory holds an entry of the same name in any case (a case-insensitive file system finds
+/// `.ENVRC` for `.envrc`); a directory whose listing cannot be read, or that holds a name outside
+/// ASCII (which Unicode case folding or normalisation might match to one of them), leaves every
+/// name in it to its `stat`. What is returned still needs its own `stat` to be known present.
+pub fn placeholders_that_may_exist(root: &Path) -> Vec<std::path::PathBuf> {
+    use std::collections::HashMap;
+    use std::collections::HashSet;
+    /// The entries of one directory, ASCII-lowercased; `None`: anything may be there.
+    fn listing(dir: &Path) -> Option<HashSet<Vec<u8>>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut names = HashSet::new();
+        for entry in std::fs::read_dir(dir).ok()? {
+            let name = entry.ok()?.file_name();
+            let bytes = name.as_bytes();
+            if !bytes.is_ascii() {
+                return None;
+            }
+            names.insert(bytes.to_ascii_lowercase());
+        }
+        Some(names)
+    }
+    let mut listings: HashMap<&str, Option<HashSet<Vec<u8>>>> = HashMap::new();
+    let mut may_exist = |dir: &'static str, name: &str| -> bool {
+        listings
+            .entry(dir)
+            .or_insert_with(|| listing(&root.join(dir)))
+            .as_ref()
+            .is_none_or(|names| names.contains(name.to_ascii_lowercase().as_bytes()))
+    };
+    placeholder_entries()
+        .filter(|entry| {
+            // Each directory on the way must hold the next name (`.github`, then `agents`).
+            let mut dir = "";
+            for (at, _) in entry
+                .name
+                .match_indices('/')
+                .chain(std::iter::once((entry.name.len(), "")))
+            {
+                let name = &entry.name[dir.len() + usize::from(!dir.is_empty())..at];
+                if !may_exist(dir, name) {
+                    return false;
+                }
+                dir = &entry.name[..at];
+            }
+            true
+        })
+        .map(|entry| root.join(entry.name))
+        .collect()
+}
+
 /// The entries of [`PROTECTED_IN_ROOT`] that [`placeholders`] joins to a root.
 fn placeholder_entries() -> impl Iterator<Item = &'static ProtectedPath> {
     PROTECTED_IN_ROOT
@@ -1710,6 +1763,40 @@ fn pointed_git_dir(root: &Path) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The listing answers as a `stat` of each placeholder would, up to names that may exist:
+    /// every placeholder that exists is among them (in any case, below `.github`), none that
+    /// cannot; a directory holding a name outside ASCII leaves all of its names to their `stat`.
+    #[test]
+    fn placeholders_that_may_exist_hold_every_one_that_does() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::write(root.join("AGENTS.md"), "").unwrap();
+        std::fs::write(root.join(".ENVRC"), "").unwrap();
+        std::fs::create_dir_all(root.join(".github/agents")).unwrap();
+        std::fs::write(root.join("unrelated.txt"), "").unwrap();
+        let may = placeholders_that_may_exist(root);
+        for path in placeholders(root) {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                assert!(may.contains(&path), "{}", path.display());
+            }
+        }
+        for name in ["AGENTS.md", ".envrc", ".github/agents"] {
+            assert!(may.contains(&root.join(name)), "{name}: {may:?}");
+        }
+        for name in [
+            "CLAUDE.md",
+            ".vscode",
+            ".github/prompts",
+            ".config/mise.toml",
+        ] {
+            assert!(!may.contains(&root.join(name)), "{name}: {may:?}");
+        }
+        std::fs::write(root.join(".github/caf\u{e9}"), "").unwrap();
+        let may = placeholders_that_may_exist(root);
+        assert!(may.contains(&root.join(".github/prompts")), "{may:?}");
+        assert!(!may.contains(&root.join("CLAUDE.md")), "{may:?}");
+    }
 
     /// Settings files are regular files: a FIFO (which would block the open) and a device
     /// (whose open may do something) are refused, through a link too, and a long file is an

@@ -132,8 +132,11 @@ impl Before {
         } else {
             None
         };
+        // One listing of the directories they lie in rules out the names that cannot exist;
+        // only the others are `stat`ed.
+        let may_exist = sandbox::protected::placeholders_that_may_exist(root);
         let absent = sandbox::protected::placeholders(root)
-            .filter(|p| std::fs::symlink_metadata(p).is_err())
+            .filter(|p| !may_exist.contains(p) || std::fs::symlink_metadata(p).is_err())
             .collect();
         let git_dir = root.join(".git");
         let git: Option<GitNames> = std::fs::symlink_metadata(&git_dir)
@@ -273,9 +276,13 @@ impl Before {
         // again, and what replaced it is in the quarantine.
         let pinned_lines = pinned_links::sweep(&self.root, &self.pinned);
         let git_dir = self.root.join(".git");
+        // Those the listing says cannot exist now are not `stat`ed (`quarantine` skips what is
+        // not there).
+        let may_exist = sandbox::protected::placeholders_that_may_exist(&self.root);
         let mut created: Vec<(PathBuf, String)> = self
             .absent
             .into_iter()
+            .filter(|p| may_exist.contains(p))
             .map(|p| (p, OPENS.to_string()))
             .collect();
         created.extend(

@@ -48,7 +48,9 @@ impl LedTo {
 /// now.
 pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
     let canonical_root = std::fs::canonicalize(root).ok();
-    let mut paths: Vec<PathBuf> = sandbox::protected::placeholders(root).collect();
+    // Only those a listing of their directories does not rule out (the rest are not there,
+    // links or otherwise).
+    let mut paths: Vec<PathBuf> = sandbox::protected::placeholders_that_may_exist(root);
     paths.extend(hooks_path_links(root));
     paths
         .into_iter()
