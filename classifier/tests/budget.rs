@@ -187,3 +187,18 @@ fn many_environment_mentions_in_one_call_are_taken_as_sending_it() {
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Brace groups nested in a word were each matched by a scan to their `}`: quadratic in the
+/// nesting (`echo {{{…}}}` of 200 KB took 14 s in a release build, 1 MiB minutes). Here
+/// inside code the budget gives up on, whose whole text the raw-text scan then reads (with
+/// the scan per group this test runs for minutes).
+#[test]
+fn nested_braces_are_matched_in_one_pass() {
+    let n = 100_000;
+    let text = format!("python3 -c '{}{}'", "{".repeat(n), "}".repeat(n));
+    let verdict = classify(&text, &ctx()).unwrap();
+    assert!(verdict.class >= Class::Normal, "{:?}", rules(&verdict));
+    assert!(too_complex(&verdict), "{:?}", rules(&verdict));
+    let text = format!("echo {}{}; rm -rf ~", "{".repeat(n), "}".repeat(n));
+    assert_eq!(classify(&text, &ctx()).unwrap().class, Class::Dangerous);
+}
