@@ -147,41 +147,22 @@ fn expand_into(text: &str, out: &mut Vec<String>, depth: usize) {
 
 /// The first expandable `{…}`: its byte range and alternatives (comma list or sequence).
 fn first_group(text: &str) -> Option<(usize, usize, Vec<String>)> {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    while let Some(rel) = text[start..].find('{') {
-        let open = start + rel;
-        let mut depth = 0;
-        let mut commas = Vec::new();
-        let mut close = None;
-        for (i, b) in bytes.iter().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(i);
-                        break;
-                    }
-                }
-                b',' if depth == 1 => commas.push(i),
-                _ => {}
-            }
+    use crate::pattern::{brace_choices, brace_groups, may_be_sequence, non_numeric_before};
+    if !text.contains('{') {
+        return None;
+    }
+    // Every group matched in one pass (see `brace_groups`), taken in order as bash would.
+    let counts = non_numeric_before(text);
+    for group in brace_groups(text, false) {
+        let (open, close) = (group.open, group.close?);
+        if group.comma {
+            return Some((open, close, brace_choices(text, open, close, false)));
         }
-        let close = close?;
-        if !commas.is_empty() {
-            let mut parts = Vec::new();
-            let mut from = open + 1;
-            for c in commas.iter().copied().chain([close]) {
-                parts.push(text[from..c].to_string());
-                from = c + 1;
-            }
+        if may_be_sequence(&counts, open, close)
+            && let Some(parts) = sequence(&text[open + 1..close])
+        {
             return Some((open, close, parts));
         }
-        if let Some(parts) = sequence(&text[open + 1..close]) {
-            return Some((open, close, parts));
-        }
-        start = open + 1;
     }
     None
 }

@@ -68,6 +68,19 @@ fn analyse_at(w: &mut Walker, lang: Lang, code: &str, span: Span, depth: usize) 
     let Some(tree) = parse(lang, code) else {
         return;
     };
+    // The tree's size and depth first, with a cursor (constant work a node): every node is a
+    // step of the budget, and the evaluators below recurse into subtrees, so a tree nested
+    // deeper than MAX_CODE_NESTING (20,000 nested `getattr(`, a chain of 50,000 `"a"+`) would
+    // overflow the stack or cost the square of its depth. Such code is too complex: the budget
+    // runs out (fail closed, with the raw-text scan of the whole input).
+    let (nodes, deepest) = size_and_depth(&tree);
+    if deepest > MAX_CODE_NESTING || nodes > MAX_CODE_NODES {
+        w.exhaust(span);
+        return;
+    }
+    if !w.spend(0, nodes, span) {
+        return;
+    }
     let mut cx = Cx {
         w,
         lang,
@@ -75,20 +88,57 @@ fn analyse_at(w: &mut Walker, lang: Lang, code: &str, span: Span, depth: usize) 
         span,
         depth,
         checks: 0,
+        evaluated: std::cell::Cell::new(0),
     };
-    let mut stack = vec![tree.root_node()];
-    let mut visited = 0usize;
-    while let Some(node) = stack.pop() {
-        visited += 1;
-        if visited > 100_000 {
-            break;
-        }
+    // Each node with its parent's kind: `Node::parent` walks down from the root again, which
+    // made this loop quadratic in the nesting depth (20,000 nested calls: 150 s).
+    let mut stack = vec![(tree.root_node(), "")];
+    let mut charged = 0usize;
+    while let Some((node, parent_kind)) = stack.pop() {
         if matches!(node.kind(), "call" | "call_expression" | "new_expression") {
             cx.call(node);
         }
-        cx.computed_credential(node);
+        cx.computed_credential(node, parent_kind);
+        // What the evaluators did for this node is charged too: on nested code they look at
+        // whole subtrees again, at most MAX_CODE_NESTING levels deep.
+        let evaluated = cx.evaluated.get();
+        if !cx.w.spend(0, evaluated - charged, span) {
+            return;
+        }
+        charged = evaluated;
         let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
+        let kind = node.kind();
+        stack.extend(node.named_children(&mut cursor).map(|child| (child, kind)));
+    }
+}
+
+/// Deepest nesting of a grammar's tree analysed; deeper code exhausts the budget. Ordinary code
+/// stays far below it (a call in a call adds two levels, an operand of a `+` chain one).
+const MAX_CODE_NESTING: usize = 256;
+/// Most nodes of a grammar's tree analysed; more exhaust the budget.
+const MAX_CODE_NODES: usize = 400_000;
+
+/// The number of nodes of `tree` and the depth of its deepest one, without recursion.
+fn size_and_depth(tree: &tree_sitter::Tree) -> (usize, usize) {
+    let mut cursor = tree.walk();
+    let (mut nodes, mut depth, mut deepest) = (1usize, 0usize, 0usize);
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            nodes += 1;
+            deepest = deepest.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                nodes += 1;
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (nodes, deepest);
+            }
+            depth -= 1;
+        }
     }
 }
 
@@ -120,6 +170,9 @@ struct Cx<'w, 'a, 's> {
     depth: usize,
     /// Full credential checks made ([`Cx::computed_credential`]).
     checks: usize,
+    /// Nodes the evaluators ([`Cx::string_value`], [`Cx::path_value`], [`Cx::decoded`]) looked
+    /// at, charged to the budget as steps.
+    evaluated: std::cell::Cell<usize>,
 }
 
 impl Cx<'_, '_, '_> {
@@ -464,6 +517,7 @@ impl Cx<'_, '_, '_> {
 
     /// The text a payload expression evaluates to, decoding base64, hex and bytes.
     fn decoded(&self, node: Node) -> Option<String> {
+        self.evaluated.set(self.evaluated.get() + 1);
         if let Some(s) = self.string_value(node) {
             return Some(s);
         }
@@ -521,6 +575,7 @@ impl Cx<'_, '_, '_> {
 
     /// A path expression's static value: literals, `~` forms, joins.
     fn path_value(&self, node: Node) -> Option<String> {
+        self.evaluated.set(self.evaluated.get() + 1);
         if let Some(s) = self.string_value(node) {
             return Some(s);
         }
@@ -572,6 +627,7 @@ impl Cx<'_, '_, '_> {
 
     /// A string literal's value (Python strings and bytes, JS strings and plain templates).
     fn string_value(&self, node: Node) -> Option<String> {
+        self.evaluated.set(self.evaluated.get() + 1);
         match node.kind() {
             "string" if self.lang == Lang::Python => python_string(self.text(node)),
             "concatenated_string" => {
@@ -605,7 +661,7 @@ impl Cx<'_, '_, '_> {
     /// `os.path.join(os.environ["HOME"], ".aws", "credentials")`) that names a credential store:
     /// what the lexical pass cannot see when a name is split across literals. Only at the top of
     /// a chain of joins, so a long chain is evaluated once.
-    fn computed_credential(&mut self, node: Node) {
+    fn computed_credential(&mut self, node: Node, parent_kind: &str) {
         let kind = node.kind();
         if !matches!(
             kind,
@@ -614,7 +670,7 @@ impl Cx<'_, '_, '_> {
                 | "call"
                 | "call_expression"
                 | "concatenated_string"
-        ) || node.parent().is_some_and(|p| p.kind() == kind)
+        ) || parent_kind == kind
         {
             return;
         }
@@ -967,6 +1023,15 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
         "`printenv`",
     ];
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    // Whether a child gets the environment is read backwards from each mention, over the whole
+    // call's arguments: many mentions in one long call made that quadratic (4 s for 240 KiB).
+    // Past MAX_CHILD_ENV_CHECKS mentions the environment is taken to be sent (fail closed).
+    let mut child_checks = 0usize;
+    let mut passed_to_a_child = |before: &str| {
+        child_checks += 1;
+        child_checks <= MAX_CHILD_ENV_CHECKS
+            && (passed_to_child(before) || passed_to_js_child(before))
+    };
     destructures_process_env(code)
         || imports_process_env(code)
         || MARKERS.iter().any(|marker| {
@@ -986,13 +1051,15 @@ pub(crate) fn reads_whole_environment(code: &str) -> bool {
                     !marker.starts_with(['"', '\'']) || code[..at].trim_end().ends_with(['(', '[']);
                 before_ok
                     && program_word
-                    && !passed_to_child(&code[..at])
-                    && !passed_to_js_child(&code[..at])
                     && !rest.starts_with(name_char)
                     && !names_one_variable(rest, properties)
+                    && !passed_to_a_child(&code[..at])
             })
         })
 }
+
+/// Most mentions of the environment [`reads_whole_environment`] reads as a child's `env`.
+const MAX_CHILD_ENV_CHECKS: usize = 256;
 
 /// Whether the environment starting after `before` is Python's `env=` argument of a call that
 /// starts a program (`subprocess.run([...], env=os.environ)`, `env=dict(os.environ)`,
@@ -1147,6 +1214,9 @@ fn imports_process_env(code: &str) -> bool {
 /// JavaScript's `const {env} = process` (or `{ env: e, argv } = process`), or `process` itself
 /// under another name (`const p = process`): the whole of `process.env` is then reachable.
 fn destructures_process_env(code: &str) -> bool {
+    // Each pattern is read back to its `{`, which may be far: past MAX_DESTRUCTURINGS of them
+    // (`}=process` 25,000 times took 11 s) the code is taken to destructure `env` (fail closed).
+    let mut patterns = 0usize;
     code.match_indices("process").any(|(at, _)| {
         let before = code[..at].trim_end();
         // `const p = process;`: `p.env` is then the environment too.
@@ -1165,12 +1235,19 @@ fn destructures_process_env(code: &str) -> bool {
         else {
             return false;
         };
+        patterns += 1;
+        if patterns > MAX_DESTRUCTURINGS {
+            return true;
+        }
         let inside = pattern.rsplit_once('{').map_or(pattern, |(_, i)| i);
         inside
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .any(|name| name == "env")
     })
 }
+
+/// Most destructuring patterns before `process` [`destructures_process_env`] reads.
+const MAX_DESTRUCTURINGS: usize = 256;
 
 /// Whether what follows an environment name looks up one variable by a literal name: an
 /// index, a call or Perl's braces with a quoted name first (`["X"]`, `.get('X')`, `("X")`,

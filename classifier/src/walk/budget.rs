@@ -79,6 +79,14 @@ impl Walker<'_> {
         false
     }
 
+    /// Spends the rest of the budget: for work known to be too much before it is done (a
+    /// grammar's tree nested too deeply to evaluate), with what running out always gives.
+    pub(crate) fn exhaust(&mut self, span: Span) {
+        if !self.budget.final_scan {
+            self.spend(0, usize::MAX, span);
+        }
+    }
+
     /// Runs `trial` and keeps only the dangerous reasons it produced (each message noted with
     /// `note`), plus a `parse.too-complex` reason should the budget run out inside it: the
     /// verdict must show that, too. Its commands, `cd`s and assignments are dropped.
