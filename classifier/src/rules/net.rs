@@ -422,10 +422,11 @@ fn wgetrc_commands(w: &mut Walker, cmd: &Cmd) {
             .filter(|opt| matches!(opt.name.as_str(), "-e" | "--execute"))
             .filter_map(|opt| opt.value)
         {
-            let Some((name, setting)) = wgetrc_setting(&value) else {
+            // What the classifier cannot read, or a command not known to be harmless and not
+            // one that stands for an option: the worst a setting can do.
+            let unknown = |w: &mut Walker, what: &str| {
                 let msg = format!(
-                    "\"wget -e {}\" is a wgetrc command the classifier cannot read: it may write \
-                     or send any file",
+                    "\"wget -e {}\" is a wgetrc command {what}: it may write or send any file",
                     value.text
                 );
                 w.reason(
@@ -434,23 +435,16 @@ fn wgetrc_commands(w: &mut Walker, cmd: &Cmd) {
                     msg,
                     value.span,
                 );
+            };
+            let Some((name, setting)) = wgetrc_setting(&value) else {
+                unknown(w, "the classifier cannot read");
                 continue;
             };
             if WGETRC_HARMLESS.contains(&name.as_str()) {
                 continue;
             }
             let Some((_, option)) = WGETRC_AS_OPTION.iter().find(|(n, _)| *n == name) else {
-                let msg = format!(
-                    "\"wget -e {}\" is a wgetrc command not known to be harmless: it may write \
-                     or send any file",
-                    value.text
-                );
-                w.reason(
-                    Class::Dangerous,
-                    RuleId::NetworkUnknownSetting,
-                    msg,
-                    value.span,
-                );
+                unknown(w, "not known to be harmless");
                 continue;
             };
             let text = format!("{option}={}", setting.text);

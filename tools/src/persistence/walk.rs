@@ -919,20 +919,27 @@ fn runs_programs(dir: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// A project of a few directories is compared by `stat` (no inotify instance, whose close
-    /// costs a session 5–20 ms); one that grows past [`STAT_AT_MOST`] is watched from then on.
+    /// A project of three directories, pictured once, watched by size (as without a
+    /// test-hooks knob in the environment).
     #[cfg(target_os = "linux")]
-    #[test]
-    fn a_small_project_is_stated_and_a_large_one_watched() {
+    fn small_project() -> (tempfile::TempDir, PathBuf, ProjectDirs) {
         let t = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(t.path()).unwrap();
         for i in 0..3 {
             std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
         }
         let mut dirs = ProjectDirs::new();
-        // As without a test-hooks knob in the environment.
         dirs.wanted = Some(Watching::BySize);
         dirs.refresh(&root, None);
+        (t, root, dirs)
+    }
+
+    /// A project of a few directories is compared by `stat` (no inotify instance, whose close
+    /// costs a session 5–20 ms); one that grows past [`STAT_AT_MOST`] is watched from then on.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_small_project_is_stated_and_a_large_one_watched() {
+        let (_t, root, mut dirs) = small_project();
         assert!(!dirs.watching(), "{} directories", dirs.seen.len());
         let since = SystemTime::now() - Duration::from_millis(50);
         for i in 0..STAT_AT_MOST {
@@ -957,14 +964,7 @@ mod tests {
     #[test]
     fn what_changed_before_the_watches_existed_is_read_again() {
         use std::os::unix::fs::MetadataExt;
-        let t = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(t.path()).unwrap();
-        for i in 0..3 {
-            std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
-        }
-        let mut dirs = ProjectDirs::new();
-        dirs.wanted = Some(Watching::BySize);
-        dirs.refresh(&root, None);
+        let (_t, root, mut dirs) = small_project();
         let since = SystemTime::now() - Duration::from_millis(50);
         std::fs::write(root.join("d2/.envrc"), "x").unwrap();
         let meta = std::fs::symlink_metadata(root.join("d2")).unwrap();
