@@ -789,11 +789,18 @@ pub fn placeholders(root: &Path) -> impl Iterator<Item = std::path::PathBuf> + '
 /// ASCII (which Unicode case folding or normalisation might match to one of them), leaves every
 /// name in it to its `stat`. What is returned still needs its own `stat` to be known present.
 pub fn placeholders_that_may_exist(root: &Path) -> Vec<std::path::PathBuf> {
-    use std::collections::HashMap;
-    use std::collections::HashSet;
+    placeholder_entries_that_may_exist(root)
+        .into_iter()
+        .map(|entry| root.join(entry.name))
+        .collect()
+}
+
+/// The entries behind [`placeholders_that_may_exist`].
+fn placeholder_entries_that_may_exist(root: &Path) -> Vec<&'static ProtectedPath> {
+    use std::collections::{HashMap, HashSet};
+    use std::os::unix::ffi::OsStrExt;
     /// The entries of one directory, ASCII-lowercased; `None`: anything may be there.
     fn listing(dir: &Path) -> Option<HashSet<Vec<u8>>> {
-        use std::os::unix::ffi::OsStrExt;
         let mut names = HashSet::new();
         for entry in std::fs::read_dir(dir).ok()? {
             let name = entry.ok()?.file_name();
@@ -805,32 +812,24 @@ pub fn placeholders_that_may_exist(root: &Path) -> Vec<std::path::PathBuf> {
         }
         Some(names)
     }
-    let mut listings: HashMap<&str, Option<HashSet<Vec<u8>>>> = HashMap::new();
-    let mut may_exist = |dir: &'static str, name: &str| -> bool {
-        listings
-            .entry(dir)
-            .or_insert_with(|| listing(&root.join(dir)))
-            .as_ref()
-            .is_none_or(|names| names.contains(name.to_ascii_lowercase().as_bytes()))
-    };
+    let mut listings: HashMap<std::path::PathBuf, Option<HashSet<Vec<u8>>>> = HashMap::new();
     placeholder_entries()
         .filter(|entry| {
             // Each directory on the way must hold the next name (`.github`, then `agents`).
-            let mut dir = "";
-            for (at, _) in entry
-                .name
-                .match_indices('/')
-                .chain(std::iter::once((entry.name.len(), "")))
-            {
-                let name = &entry.name[dir.len() + usize::from(!dir.is_empty())..at];
-                if !may_exist(dir, name) {
+            let mut dir = std::path::PathBuf::new();
+            for name in Path::new(entry.name).iter() {
+                let held = listings
+                    .entry(dir.clone())
+                    .or_insert_with(|| listing(&root.join(&dir)))
+                    .as_ref()
+                    .is_none_or(|names| names.contains(&name.as_bytes().to_ascii_lowercase()));
+                if !held {
                     return false;
                 }
-                dir = &entry.name[..at];
+                dir.push(name);
             }
             true
         })
-        .map(|entry| root.join(entry.name))
         .collect()
 }
 
@@ -857,12 +856,14 @@ pub struct LinkedPlaceholder {
 }
 
 /// The placeholders of `root` that are symbolic links leading inside it (see
-/// [`LinkedPlaceholder`]). One `lstat` per placeholder, and one `realpath` per link found.
+/// [`LinkedPlaceholder`]). One `lstat` per placeholder a listing does not rule out
+/// ([`placeholders_that_may_exist`]), and one `realpath` per link found.
 pub fn where_placeholders_lead(root: &Path) -> Vec<LinkedPlaceholder> {
     let Ok(canonical_root) = std::fs::canonicalize(root) else {
         return Vec::new();
     };
-    placeholder_entries()
+    placeholder_entries_that_may_exist(root)
+        .into_iter()
         .filter_map(|entry| {
             let path = root.join(entry.name);
             let meta = std::fs::symlink_metadata(&path).ok()?;

@@ -237,7 +237,7 @@ impl Before {
             top_git,
             top_git_was_dir,
             root_git_like: is_git_like(root),
-            pinned: pinned_links::look(root),
+            pinned: pinned_links::look(root, &may_exist),
             gitlinks,
             index_readable,
             notes: listing::take_notes(),

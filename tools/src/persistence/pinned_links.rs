@@ -46,11 +46,13 @@ impl LedTo {
 
 /// The placeholders and the links on the way to the `core.hooksPath` directory that are links
 /// now.
-pub(super) fn look(root: &Path) -> Vec<PinnedLink> {
+///
+/// `may_exist`: the placeholders a listing of their directories does not rule out
+/// (`sandbox::protected::placeholders_that_may_exist`, read once for the command by
+/// `Before::look`); the rest are not there, links or otherwise.
+pub(super) fn look(root: &Path, may_exist: &[PathBuf]) -> Vec<PinnedLink> {
     let canonical_root = std::fs::canonicalize(root).ok();
-    // Only those a listing of their directories does not rule out (the rest are not there,
-    // links or otherwise).
-    let mut paths: Vec<PathBuf> = sandbox::protected::placeholders_that_may_exist(root);
+    let mut paths: Vec<PathBuf> = may_exist.to_vec();
     paths.extend(hooks_path_links(root));
     paths
         .into_iter()
