@@ -84,11 +84,8 @@ pub struct ProjectDirs {
     clean: std::collections::HashSet<PathBuf>,
     #[cfg(target_os = "linux")]
     watch: Option<Watch>,
-    /// inotify could not be set up or a watch could not be added (the user's limits): every
-    /// sweep `stat`s every directory from then on, without trying again.
-    #[cfg(target_os = "linux")]
-    watch_given_up: bool,
-    /// When to watch ([`watching_wanted`], read at the first walk).
+    /// When to watch ([`watching_wanted`], read at the first walk); [`Watching::Never`] from
+    /// when inotify could not be set up or a watch could not be added (the user's limits).
     #[cfg(target_os = "linux")]
     wanted: Option<Watching>,
     /// The directory `core.hooksPath` names in the work tree, asked of git once and again only
@@ -250,11 +247,7 @@ impl ProjectDirs {
             Some(dirs) => {
                 for dir in dirs {
                     match std::fs::symlink_metadata(&dir) {
-                        Ok(meta) if meta.is_dir() => {
-                            if !moved.contains(&dir) {
-                                moved.push(dir)
-                            }
-                        }
+                        Ok(meta) if meta.is_dir() => moved.push(dir),
                         _ => gone.push(dir),
                     }
                 }
@@ -264,9 +257,7 @@ impl ProjectDirs {
                 for (dir, seen) in &self.seen {
                     match std::fs::symlink_metadata(dir) {
                         Ok(meta) if meta.is_dir() => {
-                            let differs =
-                                meta.created_or_changed() != seen.changed || meta.ino() != seen.ino;
-                            if differs && !seen.recent {
+                            if meta.created_or_changed() != seen.changed || meta.ino() != seen.ino {
                                 moved.push(dir.clone());
                             }
                         }
@@ -276,6 +267,9 @@ impl ProjectDirs {
             }
         }
         self.forget(gone);
+        // A recent directory may be reported or changed as well: each is read once.
+        moved.sort_unstable();
+        moved.dedup();
         for dir in moved {
             if self.seen.contains_key(&dir) {
                 self.read(root, &dir, since, false, true, &mut found);
@@ -563,11 +557,11 @@ impl ProjectDirs {
     #[cfg(target_os = "linux")]
     fn start_watching(&mut self) {
         use rustix::fs::inotify::CreateFlags;
-        if self.watch_given_up || self.watch.is_some() {
+        if self.wanted == Some(Watching::Never) || self.watch.is_some() {
             return;
         }
         let Ok(fd) = rustix::fs::inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC) else {
-            self.watch_given_up = true;
+            self.give_up_watching();
             return;
         };
         let mut watch = Watch {
@@ -575,7 +569,7 @@ impl ProjectDirs {
             dirs: HashMap::new(),
         };
         if !watch.rebuild(self.seen.keys()) {
-            self.watch_given_up = true;
+            self.give_up_watching();
             return;
         }
         for seen in self.seen.values_mut() {
@@ -588,7 +582,7 @@ impl ProjectDirs {
     #[cfg(target_os = "linux")]
     fn give_up_watching(&mut self) {
         self.watch = None;
-        self.watch_given_up = true;
+        self.wanted = Some(Watching::Never);
     }
 
     pub(super) fn watching(&self) -> bool {
@@ -996,7 +990,7 @@ mod tests {
         let mut dirs = ProjectDirs::new();
         #[cfg(target_os = "linux")]
         {
-            dirs.watch_given_up = true; // compared by `stat` whatever the environment says
+            dirs.wanted = Some(Watching::Never); // compared by `stat` whatever the environment says
         }
         dirs.refresh(&root, None);
         let since = SystemTime::now() - Duration::from_millis(50);
