@@ -1100,21 +1100,28 @@ fn passed_to_child(before: &str) -> bool {
     if call_args.ends_with(name_char) {
         return false;
     }
-    let mut depth = 0usize;
-    for (i, c) in call_args.char_indices().rev() {
+    enclosing_call(call_args, 0, name_char).is_some_and(|name| CHILD_CALLS.contains(&name))
+}
+
+/// The name of the call whose arguments `args` ends inside: read backwards to the first
+/// unmatched `(` once `objects` unmatched `{` have been left (the options object a keyword
+/// is a property of); `None` when another bracket opens on the way.
+fn enclosing_call(args: &str, objects: usize, name_char: impl Fn(char) -> bool) -> Option<&str> {
+    let (mut depth, mut left) = (0usize, 0usize);
+    for (i, c) in args.char_indices().rev() {
         match c {
             ')' | ']' | '}' => depth += 1,
             '(' | '[' | '{' if depth > 0 => depth -= 1,
-            '(' => {
-                let callee = call_args[..i].trim_end();
-                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
-                return CHILD_CALLS.contains(&name);
+            '{' if left < objects => left += 1,
+            '(' if left == objects => {
+                let callee = args[..i].trim_end();
+                return Some(callee.rsplit(|c: char| !name_char(c)).next().unwrap_or(""));
             }
-            '[' | '{' => return false,
+            '(' | '[' | '{' => return None,
             _ => {}
         }
     }
-    false
+    None
 }
 
 /// Whether the environment starting after `before` is the `env` option of a Node call that
@@ -1161,23 +1168,7 @@ fn passed_to_js_child(before: &str) -> bool {
         return false;
     }
     // Out of the options object (one unmatched `{`), then the call it is an argument of.
-    let mut depth = 0usize;
-    let mut object_left = false;
-    for (i, c) in object.char_indices().rev() {
-        match c {
-            ')' | ']' | '}' => depth += 1,
-            '(' | '[' | '{' if depth > 0 => depth -= 1,
-            '{' if !object_left => object_left = true,
-            '(' if object_left => {
-                let callee = object[..i].trim_end();
-                let name = callee.rsplit(|c: char| !name_char(c)).next().unwrap_or("");
-                return CHILD_CALLS.contains(&name);
-            }
-            '(' | '[' | '{' => return false,
-            _ => {}
-        }
-    }
-    false
+    enclosing_call(object, 1, name_char).is_some_and(|name| CHILD_CALLS.contains(&name))
 }
 
 /// JavaScript's process module taken by name (`require("process").env`, `import {env} from
