@@ -24,13 +24,26 @@ const REPLY_TEXT: &str = "Hello from the desktop!";
 /// A link the agent's `open` tool classes dangerous (a private address).
 const DANGEROUS_LINK: &str = "http://192.168.1.1/admin";
 
-fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+fn wait_until<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_explained(what, probe, String::new)
+}
+
+/// [`wait_until`], whose failure also prints what `explain` returns then (a log, say).
+fn wait_explained<T>(
+    what: &str,
+    mut probe: impl FnMut() -> Option<T>,
+    explain: impl Fn() -> String,
+) -> T {
     let deadline = Instant::now() + WAIT;
     loop {
         if let Some(found) = probe() {
             return found;
         }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}{}",
+            explain()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -393,27 +406,48 @@ fn the_window_runs_a_turn_refuses_foreign_pages_and_leaves_no_process() {
     );
 
     // --- a dangerous link asks first: the dialog closed unanswered, nothing is opened ---------
-    // Clicked from the page's own script, on the link as it is at that moment: the transcript
-    // may re-render the answer after it appears (a WebDriver element found before that would be
-    // stale, and its click silently lost), and a WebDriver click can wait on the modal dialog
-    // the click opens, which only this test closes.
+    // Clicked from the page's own script, in a task of its own: a WebDriver click can wait on
+    // the modal dialog the click opens, which only this test closes. The link is looked up in
+    // that same task, right before its click: the transcript may re-render the answer at any
+    // moment (the turn's end), and a link found earlier, even one task earlier, may by then be
+    // detached, where its click reaches no listener and is silently lost (CI failed so once).
+    // A task that finds no link leaves the flag unset, and the next probe schedules another.
     wait_until("the link to be clicked", || {
         (driver.script(
-            "const link = [...document.querySelectorAll('a')] \
-                 .find((a) => a.textContent.trim() === arguments[0]); \
-             if (!link) return false; \
-             setTimeout(() => link.click(), 0); \
-             return true;",
+            "if (window.__ggLinkClicked) return true; \
+             if (!window.__ggClickScheduled) { \
+                 window.__ggClickScheduled = true; \
+                 const text = arguments[0]; \
+                 setTimeout(() => { \
+                     window.__ggClickScheduled = false; \
+                     const link = [...document.querySelectorAll('a')] \
+                         .find((a) => a.textContent.trim() === text); \
+                     if (link && link.isConnected) { \
+                         window.__ggLinkClicked = true; \
+                         link.click(); \
+                     } \
+                 }, 0); \
+             } \
+             return false;",
             json!(["admin page"]),
         ) == json!(true))
         .then_some(())
     });
-    wait_until("the confirmation dialog", || {
-        x11(&["title", "gg: open a link?"])
-            .status
-            .success()
-            .then_some(())
-    });
+    wait_explained(
+        "the confirmation dialog",
+        || {
+            x11(&["title", "gg: open a link?"])
+                .status
+                .success()
+                .then_some(())
+        },
+        || {
+            format!(
+                "; the shell and driver's log:\n{}",
+                std::fs::read_to_string(&log_path).unwrap_or_default()
+            )
+        },
+    );
     assert!(x11(&["close", "gg: open a link?"]).status.success());
     wait_until("the shell to refuse the link", || {
         std::fs::read_to_string(&log_path)
