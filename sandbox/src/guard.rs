@@ -1,17 +1,24 @@
 //! The guard of a command gg runs without a sandbox (a normal command without `--sandbox`):
 //! the one policy's secrets hidden and the home's start-up files read-only, by a Landlock
-//! ruleset the command applies to itself between gg's fork and its exec.
+//! ruleset in force on the thread that spawns the command, which the command inherits.
 //!
 //! Why in gg's own child rather than through the helper: the ruleset of such a command grants
 //! every right on every entry of `/` and of each directory on the way down to what it hides
 //! (about a hundred rules, each an `open` of the entry), and the helper built it anew for every
 //! command: 4–5 ms of a command that may take one. Built once here and reused while the tree it
 //! was built from is unchanged ([`fs_rules::Prepared::is_current`], a `stat` per path), what
-//! each command pays is a duplicate of the ruleset's descriptor and two system calls in the
-//! child, as the landlock level's session server does for its commands.
+//! each command pays is a duplicate of the ruleset's descriptor, a short-lived thread and three
+//! system calls on it.
+//!
+//! Why a thread of its own rather than the child between fork and exec: Landlock and
+//! `no_new_privs` are a thread's, and a process started by a thread takes that thread's. A
+//! restriction made in the child needs `Command::pre_exec`, with which std forks the whole of
+//! gg (its page tables copied, then written to under copy-on-write while the child exists, then
+//! torn down at the exec: 1–2 ms a command, measured); without it std spawns the vfork way
+//! (`posix_spawn`), which copies nothing. The thread restricts itself, spawns, and ends; its
+//! restriction ends with it, and it starts nothing else that could live on with it.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -43,7 +50,7 @@ pub fn guard(
     inner: &Invocation,
     cwd: &Path,
     deny_read: &[PathBuf],
-) -> Result<Command, SandboxError> {
+) -> Result<GuardedCommand, SandboxError> {
     PROBE
         .landlock()
         .as_ref()
@@ -58,12 +65,64 @@ pub fn guard(
     )
 }
 
-/// `inner` in `cwd`, restricting itself with `plan`'s ruleset before its exec.
+/// A command to run under the guard, with the ruleset it runs under; spawned through
+/// [`GuardedCommand::spawn_with`].
+pub struct GuardedCommand {
+    command: Command,
+    ruleset: OwnedFd,
+}
+
+impl GuardedCommand {
+    /// The command, for its standard streams, process group and the like. A `pre_exec` closure
+    /// added here would run as before, but would bring back the fork this type exists to avoid.
+    pub fn command_mut(&mut self) -> &mut Command {
+        &mut self.command
+    }
+
+    /// Calls `spawn` with the command on a new thread restricted by the ruleset
+    /// (`no_new_privs`, `landlock_restrict_self`), so that what `spawn` starts runs under the
+    /// ruleset and can never leave it; the thread ends when `spawn` returns. `spawn` must start
+    /// the process and do nothing else: whatever it starts inherits the restriction, a thread
+    /// included.
+    ///
+    /// Every descriptor of gg above 2 is marked close-on-exec first, process-wide (the table is
+    /// shared by every thread): a descriptor inherited past the exec keeps the rights it was
+    /// opened with, whatever Landlock says. gg opens every descriptor close-on-exec (std, tokio
+    /// and libc's wrappers do) and never clears the flag in its own table, so the mark changes
+    /// nothing but what gg itself was started with or a library opened without the flag.
+    pub fn spawn_with<T: Send>(
+        self,
+        spawn: impl FnOnce(Command) -> std::io::Result<T> + Send,
+    ) -> std::io::Result<T> {
+        let GuardedCommand { command, ruleset } = self;
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("gg-guarded-spawn".into())
+                .stack_size(SPAWN_STACK)
+                .spawn_scoped(scope, move || {
+                    restrict_this_thread(ruleset.as_raw_fd())?;
+                    spawn(command)
+                })?
+                .join()
+                .unwrap_or_else(|_| {
+                    Err(std::io::Error::other(
+                        "the thread that spawns a guarded command panicked",
+                    ))
+                })
+        })
+    }
+}
+
+/// The stack of the thread that spawns a guarded command: std's `posix_spawn` path and tokio's
+/// registration of the child need a few kilobytes; this leaves room for either to grow.
+const SPAWN_STACK: usize = 256 * 1024;
+
+/// `inner` in `cwd`, to be spawned under `plan`'s ruleset.
 fn restricting(
     inner: &Invocation,
     cwd: &Path,
     plan: LandlockPlan,
-) -> Result<Command, SandboxError> {
+) -> Result<GuardedCommand, SandboxError> {
     let ruleset = ruleset_for(plan)?;
     let mut command = Command::new(&inner.program);
     command
@@ -71,19 +130,7 @@ fn restricting(
         .current_dir(cwd)
         .env_clear()
         .envs(inner.env.iter().map(|(k, v)| (k, v)));
-    let fd = ruleset.as_raw_fd();
-    // SAFETY: the closure runs in the forked child before its exec, where only
-    // async-signal-safe work is sound: it makes three system calls with integer arguments and
-    // allocates nothing (the error it may return is built from the errno alone). `fd` stays
-    // open in the child until the exec: the closure owns `ruleset`, which the parent's
-    // `Command` keeps until the spawn is over.
-    unsafe {
-        command.pre_exec(move || {
-            let _owned = &ruleset;
-            restrict_self(fd)
-        });
-    }
-    Ok(command)
+    Ok(GuardedCommand { command, ruleset })
 }
 
 /// What the guard keeps read-only in the home ([`protected::kept_in_home`]).
@@ -146,16 +193,17 @@ fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
     })
 }
 
-/// In the forked child: `no_new_privs`, the ruleset, and every inherited descriptor above 2
-/// marked close-on-exec (a leaked descriptor keeps whatever rights it was opened with, whatever
-/// Landlock says; std and gg's libraries open theirs close-on-exec already, so a kernel too
-/// old for the flag, before 5.11, is no hole).
-fn restrict_self(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
-    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only.
+/// On the spawning thread: `no_new_privs` and the ruleset, both the thread's alone, and every
+/// descriptor above 2 marked close-on-exec (see [`GuardedCommand::spawn_with`]; a kernel too
+/// old for the flag, before 5.11, leaves them as gg opened them: close-on-exec).
+fn restrict_this_thread(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only; it sets the flag of
+    // the calling thread.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: landlock_restrict_self on a ruleset descriptor this process holds, no flags.
+    // SAFETY: landlock_restrict_self on a ruleset descriptor this process holds, no flags: it
+    // restricts the calling thread only.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -245,7 +293,10 @@ mod tests {
         // What `guard` runs once the level is known to work (its probe starts the helper,
         // which this test binary is not); the home's kept files are not this test's.
         let plan = fs_rules::guard_plan(deny.to_vec(), Vec::new());
-        restricting(&inner, cwd, plan).unwrap().output().unwrap()
+        restricting(&inner, cwd, plan)
+            .unwrap()
+            .spawn_with(|mut command| command.output())
+            .unwrap()
     }
 
     /// The ruleset is shared between commands: each one, the first or a later one, is kept out
@@ -305,6 +356,19 @@ mod tests {
             !String::from_utf8_lossy(&via_fd.stdout).contains("SECRET"),
             "{via_fd:?}"
         );
+        // The restriction was the spawning threads' alone: this thread, a thread started now
+        // and a command spawned without the guard still read the secret.
+        let read = || std::fs::read_to_string(secret_dir.join("key")).unwrap();
+        assert_eq!(read(), "SECRET");
+        assert_eq!(
+            std::thread::scope(|s| s.spawn(read).join().unwrap()),
+            "SECRET"
+        );
+        let bare = Command::new("cat")
+            .arg(secret_dir.join("key"))
+            .output()
+            .unwrap();
+        assert_eq!(bare.stdout, b"SECRET", "{bare:?}");
     }
 
     /// A kept ruleset serves the next command only while the tree it was built from is

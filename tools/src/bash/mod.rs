@@ -179,25 +179,60 @@ impl Tail {
     }
 }
 
+/// A process [`run`] starts: as it is, or under the guard (`sandbox::guard`), whose spawn
+/// happens on a thread of its own.
+pub enum ToSpawn {
+    Plain(std::process::Command),
+    #[cfg(target_os = "linux")]
+    Guarded(sandbox::GuardedCommand),
+}
+
+impl From<std::process::Command> for ToSpawn {
+    fn from(command: std::process::Command) -> Self {
+        ToSpawn::Plain(command)
+    }
+}
+
 /// Runs `command` (already configured: program, args, environment, working directory, sandbox
 /// wrapping) in its own process group with stdin closed, stdout and stderr captured together.
 ///
 /// `log_dir` receives the full output when it exceeds [`OUTPUT_TAIL_BYTES`].
 pub async fn run(
-    mut command: std::process::Command,
+    command: impl Into<ToSpawn>,
     timeout: Duration,
     cancel: &CancellationToken,
     log_dir: &Path,
 ) -> std::io::Result<BashOutput> {
     use std::os::unix::process::CommandExt;
-    command
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut command = tokio::process::Command::from(command);
-    command.kill_on_drop(true);
-    let mut child = command.spawn()?;
+    fn configure(command: &mut std::process::Command) {
+        command
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+    }
+    fn spawn(command: std::process::Command) -> std::io::Result<tokio::process::Child> {
+        let mut command = tokio::process::Command::from(command);
+        command.kill_on_drop(true);
+        command.spawn()
+    }
+    let mut child = match command.into() {
+        ToSpawn::Plain(mut command) => {
+            configure(&mut command);
+            spawn(command)?
+        }
+        #[cfg(target_os = "linux")]
+        ToSpawn::Guarded(mut guarded) => {
+            configure(guarded.command_mut());
+            // The spawning thread is not one of the runtime's: the child is registered with
+            // this runtime's reaper through its handle.
+            let runtime = tokio::runtime::Handle::current();
+            guarded.spawn_with(move |command| {
+                let _in_runtime = runtime.enter();
+                spawn(command)
+            })?
+        }
+    };
     // Taken now: once the child is reaped its id is gone, and the group may live on.
     let pgid = child
         .id()

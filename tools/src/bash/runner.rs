@@ -298,6 +298,10 @@ impl CommandRunner {
                 bash::run(*command, timeout, cancel, &log_dir).await
             }
             #[cfg(target_os = "linux")]
+            Launch::Guarded(command) => {
+                bash::run(bash::ToSpawn::Guarded(*command), timeout, cancel, &log_dir).await
+            }
+            #[cfg(target_os = "linux")]
             Launch::Served(command) => bash::run_served(command, timeout, cancel, &log_dir).await,
         };
         let network_refused = scope
@@ -470,18 +474,15 @@ impl CommandRunner {
         let setup = {
             let policy = self.sandbox_policy()?;
             match sandbox::guard(invocation, self.cwd(), &policy.deny_read) {
-                Ok(command) => Ok(command),
+                Ok(command) => Ok(Launch::Guarded(Box::new(command))),
                 Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
                 Err(e) => return Err(SetupError::Sandbox(e)),
             }
         };
         #[cfg(not(target_os = "linux"))]
-        let setup: Result<std::process::Command, String> =
-            Err("the guard needs Linux's Landlock".to_string());
+        let setup: Result<Launch, String> = Err("the guard needs Linux's Landlock".to_string());
         Ok(match setup {
-            Ok(command) => {
-                Confined::on_host(Launch::Command(Box::new(command), None), Vec::new(), true)
-            }
+            Ok(launch) => Confined::on_host(launch, Vec::new(), true),
             Err(why) => {
                 let first = !self
                     .guard_unavailable_said
@@ -762,6 +763,9 @@ enum Launch {
     /// A process to spawn (unsandboxed, or wrapped per command), with the wrapper's cleanup.
     /// (Boxed: the served variant is two descriptors.)
     Command(Box<std::process::Command>, Option<sandbox::Guard>),
+    /// A process to spawn on the host under the guard (`sandbox::guard`).
+    #[cfg(target_os = "linux")]
+    Guarded(Box<sandbox::GuardedCommand>),
     /// Already running in the session's sandbox server.
     #[cfg(target_os = "linux")]
     Served(sandbox::server::ServerCommand),
