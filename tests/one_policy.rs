@@ -9,6 +9,7 @@
 use crate::sandbox_support;
 use crate::support;
 
+use std::os::unix::process::CommandExt;
 use std::process::Output;
 
 use sandbox_support::{available_levels, python};
@@ -1108,9 +1109,11 @@ fn every_actor_goes_through_the_one_policy() {
             }
         });
     }
-    // A process of someone else's, whose command line holds a secret.
+    // A process of someone else's, whose command line holds a secret. In a group of its own,
+    // ended whole at the end: the shell forks its `sleep`, which would outlive the shell.
     let mut victim = std::process::Command::new("sh")
         .args(["-c", "sleep 600", "SECRET-ON-A-COMMAND-LINE"])
+        .process_group(0)
         .spawn()
         .unwrap();
     let victim_pid = victim.id();
@@ -1248,7 +1251,10 @@ fn every_actor_goes_through_the_one_policy() {
             "{what}: another program's process was killed"
         );
     }
-    let _ = victim.kill();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_child(&victim),
+        rustix::process::Signal::KILL,
+    );
     let _ = victim.wait();
 }
 

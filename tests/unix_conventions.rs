@@ -6,6 +6,7 @@
 
 use crate::support;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -355,11 +356,13 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
 /// The names directly in `dir`, sorted.
 /// `gg sandbox --backend BACKEND --network NETWORK` running a command that has printed its first
 /// line (so gg is past its start and the sandbox is set up) and now sleeps.
-fn sandbox_running(mut gg: Command, backend: &str, network: &str) -> std::process::Child {
+fn sandbox_running(gg: Command, backend: &str, network: &str) -> std::process::Child {
     use std::io::BufRead;
-    let mut child = gg
+    let mut child = with_default_signals(gg)
         .args(["sandbox", "--backend", backend, "--network", network, "--"])
         .args(["sh", "-c", "echo ready; exec sleep 600"])
+        .process_group(0)
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -372,6 +375,30 @@ fn sandbox_running(mut gg: Command, backend: &str, network: &str) -> std::proces
     child
 }
 
+/// `gg` (a fixture's command: its environment set explicitly after a clear) started through
+/// `env --default-signal`, so that it starts with SIGHUP, SIGINT and SIGTERM at their default
+/// action whatever this test process inherited: under `nohup cargo test` SIGHUP comes ignored,
+/// gg rightly leaves it so (`gg_sandbox_under_nohup_outlives_sighup`), and a test that ends gg
+/// by SIGHUP would wait for ever. `env` execs gg: the child's pid is gg's.
+fn with_default_signals(gg: Command) -> Command {
+    let mut wrapped = Command::new("/usr/bin/env");
+    wrapped
+        .arg("--default-signal=HUP,INT,TERM")
+        .arg(gg.get_program())
+        .args(gg.get_args())
+        .env_clear();
+    if let Some(dir) = gg.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    for (key, value) in gg.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
+}
+
 /// Sends `SIGTERM` to gg and checks that gg ended by it, as it would have without its handler.
 fn end_by_sigterm(child: &mut std::process::Child, what: &str) {
     use std::os::unix::process::ExitStatusExt;
@@ -381,6 +408,13 @@ fn end_by_sigterm(child: &mut std::process::Child, what: &str) {
     )
     .unwrap();
     let status = child.wait().unwrap();
+    // At the `none` level the command is gg's plain child and outlives it (as under any
+    // launcher that is killed); it is in gg's process group when gg was started in one of
+    // its own (`sandbox_running`), and goes with it.
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::KILL,
+    );
     assert_eq!(
         status.signal(),
         Some(rustix::process::Signal::TERM.as_raw()),
