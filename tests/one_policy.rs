@@ -2243,6 +2243,13 @@ fn commands_run_without_the_sandbox_cannot_read_secrets_or_plant_home_start_up_f
                 "{mode:?}: {result}"
             );
         }
+        // Each refusal comes with why, for the model not to work around it; the command that
+        // did only its ordinary work hears nothing of the guard.
+        const WHY: &str = "ran without --sandbox, under the guard";
+        for (script, result) in scripts.iter().zip(&results).take(scripts.len() - 1) {
+            assert!(result.contains(WHY), "{mode:?}: {script}: {result}");
+        }
+        assert!(!last.contains(WHY), "{mode:?}: {last}");
     }
 }
 

@@ -128,6 +128,18 @@ pub fn looks_refused(output: &str) -> bool {
     SIGNS.iter().any(|sign| output.contains(sign))
 }
 
+/// Whether `output` reads like a file access the kernel refused (the guard's Landlock answers
+/// `EACCES`, and `EXDEV` for a rename or link across its rules); the guard leaves the network as
+/// it is, so [`looks_refused`]'s network signs are not its.
+pub fn looks_refused_a_file(output: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "Operation not permitted",
+        "Invalid cross-device link",
+    ];
+    SIGNS.iter().any(|sign| output.contains(sign))
+}
+
 /// How a bash run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ending {

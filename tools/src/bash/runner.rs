@@ -315,6 +315,7 @@ impl CommandRunner {
                     &notes,
                     &network_refused,
                     read_only,
+                    guarded,
                     before,
                 ),
                 output.is_error(),
@@ -346,6 +347,7 @@ impl CommandRunner {
         notes: &[String],
         network_refused: &[crate::network::Refusal],
         read_only: bool,
+        guarded: bool,
         before: Option<crate::persistence::Before>,
     ) -> String {
         let mut text = String::new();
@@ -369,6 +371,9 @@ impl CommandRunner {
         }
         if read_only && output.is_error() && bash::looks_refused(&output.text) {
             text.push_str(READ_ONLY_REFUSED);
+        }
+        if guarded && output.is_error() && bash::looks_refused_a_file(&output.text) {
+            text.push_str(GUARD_REFUSED);
         }
         for line in before
             .map(crate::persistence::Before::sweep)
@@ -667,6 +672,16 @@ fn guard_wanted() -> bool {
 /// connection fails, so the model knows why and what to do.
 const READ_ONLY_REFUSED: &str = "\n[gg: ran read-only: writes and network are refused; if the \
     command must write, ask again with \"writes\": true, as a normal command]";
+
+/// Added to the output of a guarded command that failed on a refused file access: the model
+/// reads why, rather than taking the refusal for a permission problem to work around (`sudo`,
+/// `chmod`, another path to the same file), and the tool that makes its own directory at the
+/// top of the home on a first run is given a way on.
+const GUARD_REFUSED: &str = "\n[gg: ran without --sandbox, under the guard: gg's secrets \
+    cannot be read, and the home's start-up files and top-level entries cannot be written, made \
+    or removed; a refusal of those is the guard's, not a permission to work around (a tool that \
+    makes its own directory at the top of the home on a first run, as npm does with ~/.npm, can \
+    be given one in the project)]";
 
 /// Said once per session when read-only commands cannot be confined.
 const READ_ONLY_UNENFORCED: &str = "[gg: no sandbox level is available here (bubblewrap, \
