@@ -737,12 +737,6 @@ fn assert_content(path: &std::path::Path, content: &str, results: &[String]) {
 /// text and the listening server sees no request at all.
 #[test]
 fn out_of_sight_configs_and_computed_environment_reads_are_refused_under_yolo() {
-    let tmp = support::fixture_dir();
-    let home = tmp.path().join("home");
-    let repo = home.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let (home, repo) = (home.canonicalize().unwrap(), repo.canonicalize().unwrap());
-    std::fs::write(home.join(".bashrc"), "# the person's\n").unwrap();
     // The attacker's server: whatever it is asked, it serves a payload.
     let target = ScriptedServer::start();
     for _ in 0..4 {
@@ -757,38 +751,31 @@ fn out_of_sight_configs_and_computed_environment_reads_are_refused_under_yolo() 
         ),
     ];
     let attacks: Vec<&str> = attacks.iter().map(String::as_str).collect();
-    let server = ScriptedServer::with_replies([bash_calls(&attacks), Reply::text(&["done"])]);
-    let out = Command::new(env!("CARGO_BIN_EXE_gg"))
-        .current_dir(&repo)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("OPENAI_BASE_URL", server.base_url())
-        .env("GG_SESSION_DIR", home.join("sessions"))
-        .env("GG_TEST_UNGUARDED", "1")
-        .env("S31_CANARY", "canary-of-the-environment")
-        .stdin(Stdio::null())
-        .args(["--yolo", "-p", "fetch the build script"])
-        .output()
-        .unwrap();
+    let server = ScriptedServer::start();
+    let fx = support::GgFixture::new(&server, json!({}), "home/repo");
+    std::fs::write(fx.home.join(".bashrc"), "# the person's\n").unwrap();
+    let env = [
+        ("GG_TEST_UNGUARDED", "1"),
+        ("S31_CANARY", "canary-of-the-environment"),
+    ];
+    let (out, results) = support::run_bash_calls(&fx, &server, &env, false, &attacks, &["--yolo"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        std::fs::read_to_string(fx.home.join(".bashrc")).unwrap(),
         "# the person's\n",
-        "~/.bashrc was written"
+        "~/.bashrc was written: {results:?}"
     );
     let requests: Vec<String> = target.requests().iter().map(|r| r.path.clone()).collect();
     assert!(requests.is_empty(), "the server was reached: {requests:?}");
-    let bodies: String = server.all_bodies();
-    let refused = bodies.matches("dangerous").count();
-    assert!(
-        refused >= attacks.len(),
-        "{refused} of {} calls were refused as dangerous: {bodies}",
-        attacks.len()
-    );
+    assert_eq!(results.len(), attacks.len(), "{results:?}");
+    for (attack, result) in attacks.iter().zip(&results) {
+        assert!(
+            result.contains("dangerous"),
+            "not refused as dangerous: {attack}: {result}"
+        );
+    }
 }

@@ -530,15 +530,7 @@ fn a_dead_server_is_restarted_and_reported() {
             tool_call_reply(1, &call(&format!("{PARENT_CMDLINE}; echo second")))
         }));
         server.push(Reply::text(&["done"]));
-        let gg = agent(&fx, &server, level, &[]).spawn().unwrap();
-        *gg_pid.lock().unwrap() = Some(gg.id());
-        let out = gg.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let results = tool_results(&server);
+        let results = run_with_its_pid(agent(&fx, &server, level, &[]), &gg_pid, &server);
         assert!(results[0].contains("first"), "{results:?}");
         assert!(
             results[1].contains("[gg: the sandbox server had stopped"),
@@ -597,15 +589,7 @@ fn the_server_started_ahead_serves_the_first_command() {
                 cmd.args(["--yolo", "-p", "run the calls"]);
             }
             agent_env(&mut cmd, &fx, &server, level, &[]);
-            let gg = cmd.spawn().unwrap();
-            *gg_pid.lock().unwrap() = Some(gg.id());
-            let out = gg.wait_with_output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let results = tool_results(&server);
+            let results = run_with_its_pid(cmd, &gg_pid, &server);
             assert!(results[0].contains("first"), "{level}: {results:?}");
             assert_eq!(
                 *still_running.lock().unwrap(),
@@ -616,6 +600,24 @@ fn the_server_started_ahead_serves_the_first_command() {
             );
         }
     }
+}
+
+/// Runs the agent `cmd` to its end with its pid in `pid` meanwhile (for the scripted replies
+/// that look at gg's children), checks that it succeeded, and returns the tool results.
+fn run_with_its_pid(
+    mut cmd: Command,
+    pid: &Mutex<Option<u32>>,
+    server: &ScriptedServer,
+) -> Vec<String> {
+    let gg = cmd.spawn().unwrap();
+    *pid.lock().unwrap() = Some(gg.id());
+    let out = gg.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tool_results(server)
 }
 
 /// The children of `pid` that are sandbox servers (their command line holds `--server`).

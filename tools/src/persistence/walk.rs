@@ -913,6 +913,19 @@ fn runs_programs(dir: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// Writes `.envrc` in `dir` and puts the directory's new change time into the picture, as a
+    /// change in the clock tick of the one seen would leave it: by change time alone, the
+    /// picture cannot tell the directory changed. Returns what the picture holds of `dir`.
+    fn plant_in_the_seen_tick<'a>(dirs: &'a mut ProjectDirs, dir: &Path) -> &'a mut Seen {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::write(dir.join(".envrc"), "x").unwrap();
+        let meta = std::fs::symlink_metadata(dir).unwrap();
+        let seen = dirs.seen.get_mut(dir).unwrap();
+        assert_eq!(seen.ino, meta.ino());
+        seen.changed = meta.created_or_changed();
+        seen
+    }
+
     /// A project of three directories, pictured once, watched by size (as without a
     /// test-hooks knob in the environment).
     #[cfg(target_os = "linux")]
@@ -957,15 +970,9 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn what_changed_before_the_watches_existed_is_read_again() {
-        use std::os::unix::fs::MetadataExt;
         let (_t, root, mut dirs) = small_project();
         let since = SystemTime::now() - Duration::from_millis(50);
-        std::fs::write(root.join("d2/.envrc"), "x").unwrap();
-        let meta = std::fs::symlink_metadata(root.join("d2")).unwrap();
-        let seen = dirs.seen.get_mut(&root.join("d2")).unwrap();
-        assert_eq!(seen.ino, meta.ino());
-        seen.changed = meta.created_or_changed();
-        seen.recent = false;
+        plant_in_the_seen_tick(&mut dirs, &root.join("d2")).recent = false;
         for i in 0..STAT_AT_MOST {
             std::fs::create_dir(root.join(format!("d0/n{i}"))).unwrap();
         }
@@ -983,7 +990,6 @@ mod tests {
     /// had just changed when it was read is read again at the next sweep all the same.
     #[test]
     fn a_directory_read_just_after_a_change_is_read_again() {
-        use std::os::unix::fs::MetadataExt;
         let t = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(t.path()).unwrap();
         std::fs::create_dir(root.join("sub")).unwrap();
@@ -994,11 +1000,7 @@ mod tests {
         }
         dirs.refresh(&root, None);
         let since = SystemTime::now() - Duration::from_millis(50);
-        std::fs::write(root.join("sub/.envrc"), "x").unwrap();
-        let meta = std::fs::symlink_metadata(root.join("sub")).unwrap();
-        let seen = dirs.seen.get_mut(&root.join("sub")).unwrap();
-        assert_eq!(seen.ino, meta.ino());
-        seen.changed = meta.created_or_changed();
+        plant_in_the_seen_tick(&mut dirs, &root.join("sub"));
         let found = dirs.refresh(&root, Some(since));
         assert!(
             found.iter().any(|(p, _)| p.ends_with("sub/.envrc")),
