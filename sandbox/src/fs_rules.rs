@@ -501,8 +501,9 @@ impl Prepared {
         self.reusable
     }
 
-    /// A descriptor of the ruleset (a duplicate, close-on-exec) for a forked child to restrict
-    /// itself with before its exec (`crate::guard`); `None` when the kernel enforces none of it.
+    /// A descriptor of the ruleset (a duplicate, close-on-exec) for the thread that spawns a
+    /// guarded command to restrict itself with (`crate::guard`); `None` when the kernel
+    /// enforces none of it.
     pub fn ruleset_fd(&self) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
         Ok(self.ruleset.try_clone()?.into())
     }

@@ -197,11 +197,8 @@ fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
 /// descriptor above 2 marked close-on-exec (see [`GuardedCommand::spawn_with`]; a kernel too
 /// old for the flag, before 5.11, leaves them as gg opened them: close-on-exec).
 fn restrict_this_thread(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
-    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1) takes integer arguments only; it sets the flag of
-    // the calling thread.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    // The flag is the calling thread's, as the ruleset is.
+    crate::restrict::set_no_new_privs().map_err(|e| std::io::Error::other(e.to_string()))?;
     // SAFETY: landlock_restrict_self on a ruleset descriptor this process holds, no flags: it
     // restricts the calling thread only.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {

@@ -112,32 +112,33 @@ pub fn is_shell_startup_var(name: &std::ffi::OsStr) -> bool {
     ) || name.starts_with(b"BASH_FUNC_")
 }
 
+/// What the kernel answers when it refuses a file access: a read-only mount, Landlock and
+/// seccomp alike.
+const REFUSED_FILE_ACCESS: &[&str] = &["Permission denied", "Operation not permitted"];
+
 /// Whether a failed command's output reads like a refused write or connection (what a
 /// read-only filesystem and an absent network answer), so its result can say why.
 pub fn looks_refused(output: &str) -> bool {
     const SIGNS: &[&str] = &[
         "Read-only file system",
-        "Permission denied",
-        "Operation not permitted",
         "Network is unreachable",
         "Could not resolve host",
         "Temporary failure in name resolution",
         "Address family not supported",
         "Name or service not known",
     ];
-    SIGNS.iter().any(|sign| output.contains(sign))
+    mentions_any(output, REFUSED_FILE_ACCESS) || mentions_any(output, SIGNS)
 }
 
 /// Whether `output` reads like a file access the kernel refused (the guard's Landlock answers
 /// `EACCES`, and `EXDEV` for a rename or link across its rules); the guard leaves the network as
 /// it is, so [`looks_refused`]'s network signs are not its.
 pub fn looks_refused_a_file(output: &str) -> bool {
-    const SIGNS: &[&str] = &[
-        "Permission denied",
-        "Operation not permitted",
-        "Invalid cross-device link",
-    ];
-    SIGNS.iter().any(|sign| output.contains(sign))
+    mentions_any(output, REFUSED_FILE_ACCESS) || output.contains("Invalid cross-device link")
+}
+
+fn mentions_any(output: &str, signs: &[&str]) -> bool {
+    signs.iter().any(|sign| output.contains(sign))
 }
 
 /// How a bash run ended.
