@@ -6,6 +6,7 @@
 
 use crate::support;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -446,11 +447,13 @@ fn attacker_pass_s26_offsets_redirect_reads_and_process_lists_are_not_read_only(
     }
     std::fs::write(fx.repo.join("README"), "README-TEXT").unwrap();
     // Another process of the user with a secret on its command line, as `mysql
-    // --password=…` would have.
+    // --password=…` would have. In a group of its own, ended whole: the shell forks its
+    // `sleep`, which would outlive a kill of the shell alone.
     let mut other = Command::new("sh")
         .args(["-c", "sleep 120", "sh", "--password=PS-CANARY-S26A1"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
     let marker = |n: usize| fx.tmp.path().join(format!("PWNED-B1-{n}"));
@@ -486,7 +489,10 @@ fn attacker_pass_s26_offsets_redirect_reads_and_process_lists_are_not_read_only(
         &scripts,
         &[],
     );
-    let _ = other.kill();
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_child(&other),
+        rustix::process::Signal::KILL,
+    );
     let _ = other.wait();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(results.len(), scripts.len(), "{results:?}");

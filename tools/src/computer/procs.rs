@@ -384,6 +384,7 @@ pub fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::process::CommandExt;
 
     #[test]
     fn stat_parses_names_with_spaces_and_parentheses() {
@@ -482,14 +483,20 @@ mod tests {
     fn list_shows_redacted_command_lines() {
         let tag = SessionTag::new();
         let (name, value) = tag.env();
+        // In a group of its own, ended whole: the shell forks its `sleep`, which would outlive a
+        // kill of the shell alone.
         let mut child = std::process::Command::new("sh")
             .args(["-c", "sleep 30", "sh", "--token", "visible-only-to-gg-7c1f"])
             .env(name, value)
+            .process_group(0)
             .spawn()
             .unwrap();
         let text = list(MAX_LIST * 50, SortBy::Mem, true, &tag);
         let names = list(MAX_LIST * 50, SortBy::Mem, false, &tag);
-        let _ = child.kill();
+        let _ = rustix::process::kill_process_group(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::KILL,
+        );
         let _ = child.wait();
         let line = text
             .lines()
