@@ -586,6 +586,69 @@ fn host_sysv_ipc_is_out_of_reach_at_the_landlock_level() {
     });
 }
 
+/// Whether the host's POSIX message queue `name` exists (opened without creating it).
+fn host_queue_exists(name: &str) -> bool {
+    host_python(&format!(
+        "import ctypes, os\n\
+         l = ctypes.CDLL(None, use_errno=True)\n\
+         q = l.mq_open(b'{name}', os.O_RDONLY)\n\
+         print('yes' if q >= 0 else 'no')\n\
+         q >= 0 and l.mq_close(q)"
+    ))
+    .trim()
+        == "yes"
+}
+
+/// POSIX message queues of the host stay out of reach at the landlock level: `mq_open` and
+/// `mq_unlink` name a queue of the IPC namespace's own mount, not a path Landlock checks. An
+/// attacker pass created a queue on the host (its open refused only after it was made) and
+/// deleted a host program's queue, from a read-only command and a normal `--sandbox` one.
+#[test]
+fn host_posix_message_queues_are_out_of_reach_at_the_landlock_level() {
+    let host_queue = format!("/gg-test-host-{}", std::process::id());
+    let planted = format!("/gg-test-planted-{}", std::process::id());
+    host_python(&format!(
+        "import ctypes, os\n\
+         l = ctypes.CDLL(None, use_errno=True)\n\
+         q = l.mq_open(b'{host_queue}', os.O_CREAT | os.O_RDWR, 0o600, None)\n\
+         assert q >= 0, os.strerror(ctypes.get_errno())\n\
+         l.mq_close(q)"
+    ));
+    struct Unlink(Vec<String>);
+    impl Drop for Unlink {
+        fn drop(&mut self) {
+            for name in &self.0 {
+                let _ = std::process::Command::new("python3")
+                    .args([
+                        "-c",
+                        &format!("import ctypes; ctypes.CDLL(None).mq_unlink(b'{name}')"),
+                    ])
+                    .status();
+            }
+        }
+    }
+    let _cleanup = Unlink(vec![host_queue.clone(), planted.clone()]);
+    assert!(host_queue_exists(&host_queue));
+    let script = format!(
+        "python3 -c 'import ctypes, os\n\
+         l = ctypes.CDLL(None, use_errno=True)\n\
+         print(\"mq_open\", l.mq_open(b\"{planted}\", os.O_CREAT | os.O_WRONLY, 0o666, None), ctypes.get_errno())\n\
+         print(\"mq_unlink\", l.mq_unlink(b\"{host_queue}\"), ctypes.get_errno())'; echo tried"
+    );
+    at_landlock_read_only_and_sandboxed(&script, |what, result| {
+        assert!(
+            host_queue_exists(&host_queue),
+            "{what}: the host's queue was deleted\n{result}"
+        );
+        assert!(
+            !host_queue_exists(&planted),
+            "{what}: a queue was made on the host\n{result}"
+        );
+        // Refused by the kernel (EPERM), not missed for another reason.
+        assert!(result.contains("mq_unlink -1 1"), "{what}: {result}");
+    });
+}
+
 /// How the host schedules and limits a process: nice value, I/O class, CPU affinity, limits.
 fn scheduling_of(pid: u32) -> (String, String, String, String) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

@@ -200,7 +200,7 @@ pub fn deny_list_with(network: Network, local_sockets: bool, standalone: bool) -
         v.push(deny!(SYS_listen));
         // No IPC or PID namespace around the command: the host's SysV IPC objects and the
         // host's processes are the command's to reach, where only a namespace would hide them.
-        v.extend(sysv_ipc_deny_list());
+        v.extend(ipc_deny_list());
         v.extend(other_process_deny_list());
     }
     if network.isolated() {
@@ -262,9 +262,13 @@ const SYS_FILE_SETATTR: i64 = 469;
 /// SysV IPC (a PostgreSQL server's start-up segment) runs at the bubblewrap level, whose IPC
 /// namespace is its own. (The `ipc(2)` multiplexer exists on none of the architectures
 /// seccompiler builds for; i386 and x32 calls on x86_64 are killed by the x32 guard, other
-/// architectures by seccompiler's own check.) POSIX shared memory and message queues are
-/// files under `/dev/shm` and `/dev/mqueue`, which Landlock does not grant.
-pub fn sysv_ipc_deny_list() -> Vec<Deny> {
+/// architectures by seccompiler's own check.) POSIX shared memory is files under `/dev/shm`,
+/// which Landlock does not grant. POSIX message queues are not: `mq_open` and `mq_unlink` name
+/// a queue of the IPC namespace's own mount, never a path the command opens, so Landlock sees
+/// at most the open after the queue was made (an attacker pass created a queue on the host from
+/// the landlock level, its open refused only afterwards, and deleted a host program's queue
+/// with `mq_unlink`). They are refused here with the rest, for the same reason.
+pub fn ipc_deny_list() -> Vec<Deny> {
     vec![
         deny!(SYS_shmget),
         deny!(SYS_shmat),
@@ -278,6 +282,12 @@ pub fn sysv_ipc_deny_list() -> Vec<Deny> {
         deny!(SYS_semop),
         deny!(SYS_semtimedop),
         deny!(SYS_semctl),
+        deny!(SYS_mq_open),
+        deny!(SYS_mq_unlink),
+        deny!(SYS_mq_timedsend),
+        deny!(SYS_mq_timedreceive),
+        deny!(SYS_mq_notify),
+        deny!(SYS_mq_getsetattr),
     ]
 }
 
@@ -336,7 +346,7 @@ pub fn other_process_deny_list() -> Vec<Deny> {
 /// from a read-only command of a `--sandbox` session at both (where the project is mounted
 /// writable for its normal commands). A read-only command has no business with any of them, its
 /// private `/tmp` included; nor with other processes' scheduling and limits, or SysV IPC
-/// objects ([`other_process_deny_list`], [`sysv_ipc_deny_list`]), at either level.
+/// objects ([`other_process_deny_list`], [`ipc_deny_list`]), at either level.
 pub fn read_only_deny_list() -> Vec<Deny> {
     let mut v = vec![
         deny!(SYS_fchmod),
@@ -382,7 +392,7 @@ pub fn read_only_deny_list() -> Vec<Deny> {
     ]);
     // Nor does it change other processes or the IPC objects it shares with them, at either
     // level: under bubblewrap these are the other commands of its session.
-    v.extend(sysv_ipc_deny_list());
+    v.extend(ipc_deny_list());
     v.extend(other_process_deny_list());
     v
 }
@@ -647,7 +657,7 @@ mod tests {
         assert!(!names(Network::On).contains(&"socketpair"));
     }
 
-    const SYSV_IPC: &[&str] = &[
+    const IPC: &[&str] = &[
         "shmget",
         "shmat",
         "shmctl",
@@ -660,6 +670,12 @@ mod tests {
         "semop",
         "semtimedop",
         "semctl",
+        "mq_open",
+        "mq_unlink",
+        "mq_timedsend",
+        "mq_timedreceive",
+        "mq_notify",
+        "mq_getsetattr",
     ];
     const OTHER_PROCESS: &[&str] = &[
         "setpriority",
@@ -682,14 +698,14 @@ mod tests {
                 .iter()
                 .map(|d| d.name)
                 .collect();
-            for name in SYSV_IPC.iter().chain(OTHER_PROCESS) {
+            for name in IPC.iter().chain(OTHER_PROCESS) {
                 assert!(standalone.contains(name), "{name} with {n:?}");
                 // Bubblewrap's IPC and PID namespaces hold these for normal commands.
                 assert!(!namespaced.contains(name), "{name} with {n:?}");
             }
         }
         let read_only: Vec<_> = read_only_deny_list().iter().map(|d| d.name).collect();
-        for name in SYSV_IPC.iter().chain(OTHER_PROCESS) {
+        for name in IPC.iter().chain(OTHER_PROCESS) {
             assert!(read_only.contains(name), "{name} read-only");
         }
     }
