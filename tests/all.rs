@@ -39,6 +39,7 @@ mod docs_match;
 mod doctor;
 mod file_tools;
 mod ggd_cli;
+mod host_programs;
 mod invisible_text;
 mod jobs;
 mod jobs_daemon;

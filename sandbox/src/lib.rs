@@ -24,6 +24,7 @@ pub mod fs_rules;
 mod guard;
 pub mod helper;
 mod helper_image;
+pub mod host_program;
 pub mod inherit;
 pub mod leftovers;
 pub mod netfwd;

@@ -1331,12 +1331,16 @@ pub fn hooks_dir(root: &Path) -> Option<std::path::PathBuf> {
     if hooks_are_the_git_dirs_own(root, &|name| std::env::var_os(name), git_variables) {
         return None;
     }
+    // gg's own git runs unconfined: never one a command could have planted in a `PATH`
+    // directory it writes (an attacker pass put `git` in the project's `node_modules/.bin`,
+    // on `PATH` as a relative entry, and this query ran it with every secret in reach).
+    let git = crate::host_program::find("git", &[root])?;
     let text = git_output_within(
-        std::process::Command::new("git").arg("-C").arg(root).args([
-            "rev-parse",
-            "--git-path",
-            "hooks",
-        ]),
+        std::process::Command::new(git)
+            .env("PATH", crate::host_program::trusted_path(&[root]))
+            .arg("-C")
+            .arg(root)
+            .args(["rev-parse", "--git-path", "hooks"]),
         GIT_QUERY_TIMEOUT,
     )?;
     let path = root.join(text.trim_end_matches('\n'));

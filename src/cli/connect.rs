@@ -140,14 +140,18 @@ async fn connect(command: ConnectCommand) -> Result<(), String> {
     }
 }
 
-/// `xdg-open URL`, detached; a failure is said, and the printed URL still works.
+/// The desktop's opener for `url`, detached; a failure is said, and the printed URL still
+/// works. The opener gg's tools use: found in fixed places, nothing secret in its environment,
+/// no program from a directory the agent's commands write.
 fn open_in_browser(url: &str) {
-    let started = std::process::Command::new("xdg-open")
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let started = match tools::computer::opener_command(url, &cwd) {
+        Some(mut command) => command.spawn(),
+        None => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no desktop opener (/usr/bin/xdg-open)",
+        )),
+    };
     if let Err(e) = started {
         eprintln!("gg connect: could not open a browser ({e}); open the URL above yourself");
     }

@@ -352,15 +352,13 @@ fn open(home: &Path, url: &str) {
             return;
         }
     };
-    let opened = Command::new(&opener)
-        .arg(&page)
-        // Nothing secret for the opener and the browser it starts: they are not gg's.
-        .env_clear()
-        .envs(tools::secrets::scrubbed_env(&[]))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
+    // Nothing secret for the opener and the browser it starts (they are not gg's), and no
+    // program from a directory the agent's commands write.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let opened = match tools::computer::opener_command(&page, &cwd) {
+        Some(mut command) => command.spawn(),
+        None => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+    };
     if let Err(e) = opened {
         eprintln!(
             "gg web: could not run {} ({e}); open the address above yourself",

@@ -143,9 +143,18 @@ fn make_server_dir(home: &Path, name: &str) -> Result<PathBuf, String> {
 }
 
 /// The whole environment of a stdio server: `PATH`, `HOME` and what the configuration sets.
-/// Nothing else of gg's environment (provider keys in particular) reaches it.
+/// Nothing else of gg's environment (provider keys in particular) reaches it. `PATH` keeps only
+/// the entries outside what the session's commands write ([`sandbox::host_program`]): the
+/// server's command is looked up there, and without `--sandbox` it runs unguarded (an attacker
+/// pass planted the configured command's name in the project's virtual environment, on
+/// `PATH`, from a guarded command, and the next gg started it with every secret in reach).
 pub fn server_env(home: &Path, configured: &BTreeMap<String, String>) -> Vec<(String, String)> {
-    let path = std::env::var("PATH").ok().filter(|p| !p.is_empty());
+    let project = std::env::current_dir().ok();
+    let writable: Vec<&Path> = project.iter().map(PathBuf::as_path).collect();
+    let path = std::env::var_os("PATH")
+        .filter(|p| !p.is_empty())
+        .map(|_| sandbox::host_program::trusted_path(&writable))
+        .and_then(|p| p.into_string().ok());
     let mut env = vec![
         (
             "PATH".to_string(),

@@ -408,7 +408,7 @@ impl ComputerTools {
                 .await?
             }
             Plan::Kill(plan) => blocking(Box::new(move |t| procs::kill(&plan, &t.tag))).await?,
-            Plan::Open(target) => open(&target.argument, cancel).await?,
+            Plan::Open(target) => open(&target.argument, &self.cwd, cancel).await?,
             Plan::Notify { title, body } => {
                 desktop::notify(&title, &body).await?;
                 format!("notification shown: {title}")
@@ -455,7 +455,35 @@ pub fn opener() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, ComputerError> {
+/// Opens `argument` with the desktop's opener, unconfined as the person's own click would be.
+/// `cwd` is the session's working directory: the opener (a shell script on Linux) looks its
+/// helpers up through `PATH`, so it gets only the entries outside what commands write
+/// ([`sandbox::host_program::trusted_path`]): an attacker pass planted `run-mailcap` in the
+/// project's virtual environment, on `PATH`, and `open README.md` ran it with every secret.
+/// The desktop's opener for `target`, as gg's own commands start it (`gg web`, `gg connect`):
+/// nothing secret in its environment, and a `PATH` of the entries outside what the session's
+/// commands write in `cwd` (see [`open`]). `None` without an opener.
+pub fn opener_command(
+    target: impl AsRef<std::ffi::OsStr>,
+    cwd: &Path,
+) -> Option<std::process::Command> {
+    let mut command = std::process::Command::new(opener()?);
+    command
+        .arg(target)
+        .env_clear()
+        .envs(crate::bash::scrubbed_env(&[]))
+        .env("PATH", sandbox::host_program::trusted_path(&[cwd]))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    Some(command)
+}
+
+async fn open(
+    argument: &str,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> Result<String, ComputerError> {
     let program = opener().ok_or_else(|| {
         ComputerError::Desktop("no desktop opener (/usr/bin/xdg-open)".to_string())
     })?;
@@ -464,6 +492,7 @@ async fn open(argument: &str, cancel: &CancellationToken) -> Result<String, Comp
         .arg(argument)
         .env_clear()
         .envs(crate::bash::scrubbed_env(&[]))
+        .env("PATH", sandbox::host_program::trusted_path(&[cwd]))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
