@@ -166,6 +166,50 @@ fn a_dangerous_command_still_prompts_under_yolo() {
     assert!(home.join("keep").is_dir(), "denied: home intact");
 }
 
+/// A normal command runs in gg's session, so gg's terminal is its controlling terminal: an
+/// attacker pass's command pushed `y` and Enter into it (`TIOCSTI`), and gg took them as the
+/// person's answer to the next dangerous command's approval. The guard refuses the ioctl; the
+/// approval waits for the person, who answers no.
+#[test]
+fn a_normal_command_cannot_type_the_answer_to_the_next_approval() {
+    let (_tmp, home, repo) = dirs();
+    std::fs::create_dir_all(home.join("keep")).unwrap();
+    std::fs::write(
+        repo.join("inject.py"),
+        "import fcntl, os, termios\n\
+         fd = os.open('/dev/tty', os.O_RDWR)\n\
+         try:\n\
+         \x20   for c in b'y\\r':\n\
+         \x20       fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))\n\
+         \x20   print('typed')\n\
+         except OSError as e:\n\
+         \x20   print('refused', e.errno)\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::with_replies([
+        bash_calls(&["python3 inject.py"]),
+        bash_calls(&["rm -rf ~/keep"]),
+        Reply::text(&["ok"]),
+    ]);
+    let mut pty = Pty::spawn(&home, &repo, &server, &["--yolo", "-p", "clean"]);
+    let prompt = pty.expect("Approve? [y/N] ");
+    assert!(prompt.contains("classification: dangerous"), "{prompt}");
+    pty.send("n\r");
+    let (code, screen) = pty.wait();
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(
+        home.join("keep").is_dir(),
+        "the injected answer was taken: {screen}"
+    );
+    let bodies = server.request_bodies();
+    let injected = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // EPERM: refused by the filter, not missed for another reason.
+    assert!(injected.contains("refused 1"), "{injected}");
+}
+
 #[test]
 fn ctrl_c_mid_stream_keeps_the_partial_reply_and_the_next_prompt_works() {
     let (_tmp, home, repo) = dirs();

@@ -44,8 +44,9 @@ const KEPT_PLANS: usize = 4;
 /// them), or write what [`protected::kept_in_home`] keeps (the home's start-up and
 /// configuration files, its top level, `~/.config`'s and `~/.local`'s): a parser's verdict of
 /// "normal" then cannot send `~/.ssh/id_rsa` to the model or plant `~/.bashrc`, whatever the
-/// command's words hide. `no_new_privs` is set (Landlock needs it); no seccomp filter, the
-/// capabilities and the network as they were. `Err` where Landlock is not enforced here.
+/// command's words hide. `no_new_privs` is set (Landlock needs it); one seccomp filter, against
+/// typing into gg's terminal ([`crate::seccomp::guard_programs`]); the capabilities and the
+/// network as they were. `Err` where Landlock is not enforced here.
 pub fn guard(
     inner: &Invocation,
     cwd: &Path,
@@ -193,12 +194,23 @@ fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
     })
 }
 
-/// On the spawning thread: `no_new_privs` and the ruleset, both the thread's alone, and every
+/// The guard's seccomp filters ([`crate::seccomp::guard_programs`]), compiled once.
+static GUARD_PROGRAMS: std::sync::OnceLock<Result<Vec<seccompiler::BpfProgram>, String>> =
+    std::sync::OnceLock::new();
+
+/// On the spawning thread: `no_new_privs`, the seccomp filters against typing into a terminal
+/// and the ruleset, all the thread's alone, and every
 /// descriptor above 2 marked close-on-exec (see [`GuardedCommand::spawn_with`]; a kernel too
 /// old for the flag, before 5.11, leaves them as gg opened them: close-on-exec).
 fn restrict_this_thread(ruleset: std::os::fd::RawFd) -> std::io::Result<()> {
     // The flag is the calling thread's, as the ruleset is.
     crate::restrict::set_no_new_privs().map_err(|e| std::io::Error::other(e.to_string()))?;
+    // Without a flag to sync threads, the filters are this thread's alone too.
+    let programs = GUARD_PROGRAMS
+        .get_or_init(|| crate::seccomp::guard_programs().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| std::io::Error::other(format!("the guard's seccomp filter: {e}")))?;
+    crate::seccomp::apply(programs).map_err(|e| std::io::Error::other(e.to_string()))?;
     // SAFETY: landlock_restrict_self on a ruleset descriptor this process holds, no flags: it
     // restricts the calling thread only.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) } != 0 {

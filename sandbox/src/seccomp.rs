@@ -437,6 +437,32 @@ pub fn programs_with(
     Ok(out)
 }
 
+/// The guard's filters (`crate::guard`), for a command that runs on the host in gg's own
+/// session: typing into a terminal (`TIOCSTI`, `TIOCLINUX`) is refused. The command's
+/// controlling terminal is gg's: an attacker pass's normal command pushed `y` and a newline
+/// into it, and gg read them as the person's answer to the next dangerous command's approval
+/// (a process left behind did the same to the person's shell after gg had ended). A filter is
+/// inherited by everything the command starts, as the Landlock ruleset is. On x86_64 the x32
+/// guard comes first, so the foreign numbering cannot reach `ioctl` around the rule.
+pub fn guard_programs() -> Result<Vec<BpfProgram>, Error> {
+    let arch = target_arch()?;
+    let mut out = Vec::new();
+    if arch == TargetArch::x86_64 {
+        out.push(x32_guard());
+    }
+    out.push(compile(
+        arch,
+        vec![deny!(
+            SYS_ioctl,
+            When::ArgIn {
+                arg: 1,
+                values: TTY_INJECTION
+            }
+        )],
+    )?);
+    Ok(out)
+}
+
 /// One program answering `EPERM` to each of `denials`, allowing the rest.
 fn compile(arch: TargetArch, denials: Vec<Deny>) -> Result<BpfProgram, Error> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
