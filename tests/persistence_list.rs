@@ -66,6 +66,16 @@ const WRITES: &[(&str, &str)] = &[
     (".config/mise/config.toml", "mise"),
     (".config/lefthook.yml", "lefthook"),
     ("bunfig.toml", "bun"),
+    // The thirty-third session's attacker passes: interpreters', debuggers' and build tools'
+    // start-up files (pdb ran a planted `.pdbrc`), cargo's settings and the toolchain file.
+    (".pdbrc", "start-up file"),
+    ("sub/.irbrc", "start-up file"),
+    (".Rprofile", "start-up file"),
+    (".lldbinit", "debugger"),
+    (".bazelrc", "bazel"),
+    (".cargo/config.toml", "cargo"),
+    ("crates/x/.cargo/config", "cargo"),
+    ("rust-toolchain.toml", "toolchain"),
 ];
 
 /// The file tools under `--yolo` (no sandbox, no terminal): every write above, and an edit of
@@ -146,6 +156,10 @@ fn a_sandboxed_command_cannot_leave_the_new_vectors() {
              echo '{}' > .devcontainer/devcontainer.json\n\
              echo 'yarn-path \"./x.js\"' > .yarnrc\n\
              echo 'touch /tmp/pwned' >> .husky/pre-commit 2>/dev/null\n\
+             echo 'import os; os.system(\"touch /tmp/pwned\")' > .pdbrc\n\
+             echo 'system(\"touch /tmp/pwned\")' > sub/.Rprofile\n\
+             mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"/tmp/w\"\\n' > .cargo/config.toml\n\
+             printf '[toolchain]\\npath = \"/tmp/tc\"\\n' > rust-toolchain.toml\n\
              echo ok > normal.txt; echo done\n";
         std::fs::write(fx.repo.join("app.sh"), script).unwrap();
         let (out, results) = support::run_bash_calls(
@@ -170,6 +184,10 @@ fn a_sandboxed_command_cannot_leave_the_new_vectors() {
             ".qwen",
             ".devcontainer",
             ".yarnrc",
+            ".pdbrc",
+            "sub/.Rprofile",
+            ".cargo/config.toml",
+            "rust-toolchain.toml",
         ] {
             assert!(
                 std::fs::symlink_metadata(fx.repo.join(planted)).is_err(),

@@ -658,9 +658,111 @@ pub const PROTECTED_IN_ROOT: &[ProtectedPath] = &[
         bind: Bind::Placeholder,
         why: "package manager settings: bun runs its preload scripts at every bun run and test",
         anywhere: true,
+    }, // Found by the thirty-third session's attacker passes: start-up files of interpreters,
+    // debuggers and build tools that run what they hold when the person starts the tool in the
+    // project (pdb ran a planted `.pdbrc` end to end), and the toolchain and cargo settings
+    // that choose which compiler binary runs.
+    ProtectedPath {
+        name: ".pdbrc",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".irbrc",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".pryrc",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".Rprofile",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".Renviron",
+        bind: Bind::Placeholder,
+        why: "interpreter settings: R reads them at every start in the directory (R_PROFILE_USER names a file it runs)",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".ghci",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".octaverc",
+        bind: Bind::Placeholder,
+        why: REPL_START,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".rvmrc",
+        bind: Bind::Placeholder,
+        why: "shell hook: RVM sources it when a shell enters the directory",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".lldbinit",
+        bind: Bind::Placeholder,
+        why: "debugger start-up file: lldb runs its commands (`platform shell`, `script`) when started in the directory",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".gdbinit",
+        bind: Bind::Placeholder,
+        why: "debugger start-up file: gdb runs its commands (`shell`, `python`) where its auto-load path allows",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".bazelrc",
+        bind: Bind::Placeholder,
+        why: "build settings: `--run_under` and `--action_env` choose programs bazel runs",
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".cargo/config.toml",
+        bind: Bind::Placeholder,
+        why: CARGO_CONFIG,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: ".cargo/config",
+        bind: Bind::Placeholder,
+        why: CARGO_CONFIG,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "rust-toolchain.toml",
+        bind: Bind::Placeholder,
+        why: TOOLCHAIN_FILE,
+        anywhere: true,
+    },
+    ProtectedPath {
+        name: "rust-toolchain",
+        bind: Bind::Placeholder,
+        why: TOOLCHAIN_FILE,
+        anywhere: true,
     },
 ];
 
+/// Why an interpreter's or debugger's start-up file in the project is protected.
+const REPL_START: &str = "start-up file: the interpreter or debugger runs what it holds when \
+                          the person starts it in the project";
+/// Why cargo's settings in the project are protected.
+const CARGO_CONFIG: &str = "build settings: `build.rustc-wrapper`, `target.*.runner` and aliases \
+                            choose programs every cargo command runs (an editor's too)";
+/// Why a Rust toolchain file is protected.
+const TOOLCHAIN_FILE: &str = "toolchain choice: a `path` makes every rustc, cargo and rustfmt \
+                              started in the project run binaries from that directory";
 /// Why a hook manager's files are protected.
 const HOOK_MANAGER: &str = "commit hooks: the hook git runs (husky's, lefthook's, overcommit's) \
                             runs what is written here at the next commit or checkout";
