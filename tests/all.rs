@@ -32,6 +32,7 @@ mod cli_e2e;
 mod cli_pty;
 mod computer_tools;
 mod connectors;
+mod credential_stores;
 mod daemon_fuzz_corpus;
 mod daemon_http;
 mod daemon_stdio;

@@ -1037,6 +1037,17 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
     ".bash_history", ".zsh_history", ".zhistory", ".history", ".sh_history",
     ".local/share/fish/fish_history", ".python_history", ".node_repl_history", ".psql_history",
     ".mysql_history", ".sqlite_history", ".rediscli_history", ".lesshst",
+    // Found by the thirty-third session's attacker passes, read by a read-only `cat`: more
+    // histories (zsh's other default names, atuin's key and database, REPLs', fish's universal
+    // variables, which hold exported tokens, and vim's registers) and more services' tokens.
+    ".histfile", ".zsh_sessions", ".local/share/zsh", ".local/share/atuin", ".irb_history",
+    ".pry_history", ".dbshell", ".viminfo", ".config/fish/fish_variables",
+    ".boto", ".databrickscfg", ".pulumi/credentials.json", ".cache/huggingface/token",
+    ".huggingface/token", ".kaggle/kaggle.json", ".config/glab-cli",
+    ".config/configstore/firebase-tools.json", ".sentryclirc", ".terraformrc",
+    ".dbt/profiles.yml", ".config/ngrok", ".ngrok2", ".wrangler/config", ".config/stripe",
+    ".config/netlify", ".config/linode-cli", ".ollama/id_ed25519", ".cloudflared",
+    ".gradle/gradle.properties", ".config/heroku", ".local/share/jupyter/runtime",
 ];
 
 /// Credential stores a variable moves out of the home (`XDG_CONFIG_HOME=/srv/cfg` puts `gh`'s
