@@ -81,13 +81,18 @@ pub struct LandlockPlan {
     /// of its own that refuses them (filters stack, as Landlock rulesets do).
     #[serde(default)]
     pub no_sockets: bool,
-    /// The guard of a command gg runs without a sandbox ([`guard_plan`]): what `read_only`'s
-    /// split grants in full gets every right ([`writable_rights`]), not only reading, so the
-    /// command may write wherever it could before but where `deny_read` and `keep` lie.
+    /// The guard of a command gg runs without a sandbox ([`guard_plan`]): each `read_write`
+    /// root is granted around the `deny_read` and `keep` paths inside it, as `read_only` is
+    /// around `deny_read`, instead of as a whole. The sandbox leaves a secret inside a writable
+    /// root to bubblewrap's mounts ([`unhideable`]); the guard has no mounts, and its writable
+    /// roots may hold secrets and start-up files (a project that is the home, a home inside
+    /// `/var/tmp`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub everywhere_writable: bool,
-    /// Paths left readable but not writable, granted around as a hidden path is: the directory
-    /// holding one is list-only, so nothing can be made, removed or renamed in it either.
+    pub split_writable: bool,
+    /// With `split_writable`: paths inside a `read_write` root left readable but not writable,
+    /// granted around as a hidden path is: the directory holding one is list-only, so nothing
+    /// can be made, removed or renamed in it either. A `read_write` root inside a kept path is
+    /// still writable (a package cache inside `~/.cargo`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keep: Vec<PathBuf>,
 }
@@ -106,7 +111,7 @@ pub struct OwnTerminal {
 pub fn plan(policy: &Policy, private_dirs: &[PathBuf], host_dev: bool) -> LandlockPlan {
     let mut read_write: Vec<PathBuf> = policy.all_writable().map(Path::to_path_buf).collect();
     read_write.extend(private_dirs.iter().cloned());
-    let devices: Vec<PathBuf> = if !policy.workdir_writable {
+    let devices = if !policy.workdir_writable {
         DATA_DEVICES.iter().map(PathBuf::from).collect()
     } else if host_dev {
         // `/dev/tty` is the command's controlling terminal, and it has none (it runs in a
@@ -124,34 +129,38 @@ pub fn plan(policy: &Policy, private_dirs: &[PathBuf], host_dev: bool) -> Landlo
         WRITABLE_DEVICES.iter().map(PathBuf::from).collect()
     };
     LandlockPlan {
-        read_only: vec![PathBuf::from("/")],
-        read_write,
-        devices,
         devices_only: host_dev.then(|| PathBuf::from(HOST_DEV)),
-        own_terminals: Vec::new(),
         deny_tcp: policy.network.isolated(),
         connect_tcp: match (&policy.network, &policy.proxy) {
             (Network::Proxy, Some(route)) => vec![route.port],
             _ => Vec::new(),
         },
         scoped: true,
-        deny_read: policy.deny_read.clone(),
         no_sockets: !policy.workdir_writable,
-        everywhere_writable: false,
-        keep: Vec::new(),
+        ..LandlockPlan::writing(read_write, devices, policy.deny_read.clone())
     }
 }
 
-/// The guard of a command gg runs without a sandbox (`sandbox::guard`): every right everywhere
-/// it had them before, but `deny_read` hidden and `keep` read-only, with nothing made, removed
-/// or renamed in a directory that holds either. No network rule, no scoping: such a command may
-/// listen, connect and signal as any program of the person's.
-pub fn guard_plan(deny_read: Vec<PathBuf>, keep: Vec<PathBuf>) -> LandlockPlan {
+/// The guard of a command gg runs without a sandbox (`sandbox::guard`): the shape of the
+/// sandbox's workspace-write plan ([`LandlockPlan::writing`]: everything readable but
+/// `deny_read`, nothing writable but `writable` and the data devices), with `deny_read` hidden
+/// and `keep` read-only inside the writable roots too ([`LandlockPlan::split_writable`]). No
+/// network rule, no scoping: such a command may listen, connect and signal as any program of
+/// the person's. Which roots are writable is the guard's to say (the project, the temporary
+/// directories, the home's package caches).
+pub fn guard_plan(
+    writable: Vec<PathBuf>,
+    deny_read: Vec<PathBuf>,
+    keep: Vec<PathBuf>,
+) -> LandlockPlan {
     LandlockPlan {
-        deny_read,
-        everywhere_writable: true,
+        split_writable: true,
         keep,
-        ..LandlockPlan::read_only_root()
+        ..LandlockPlan::writing(
+            writable,
+            DATA_DEVICES.iter().map(PathBuf::from).collect(),
+            deny_read,
+        )
     }
 }
 
@@ -170,8 +179,25 @@ impl LandlockPlan {
             scoped: false,
             deny_read: Vec::new(),
             no_sockets: false,
-            everywhere_writable: false,
+            split_writable: false,
             keep: Vec::new(),
+        }
+    }
+
+    /// The one shape of a plan that writes (the sandbox's workspace plan, the guard's):
+    /// everything readable but `deny_read`, every right but making device nodes in the
+    /// `read_write` roots, `devices` opened for reading and writing; no network, scope or
+    /// device-directory rule (the caller adds its own).
+    pub fn writing(
+        read_write: Vec<PathBuf>,
+        devices: Vec<PathBuf>,
+        deny_read: Vec<PathBuf>,
+    ) -> LandlockPlan {
+        LandlockPlan {
+            read_write,
+            devices,
+            deny_read,
+            ..LandlockPlan::read_only_root()
         }
     }
 }
@@ -245,10 +271,12 @@ fn split_grant(dir: &Path, deny: &[PathBuf], depth: usize, grants: &mut Grants) 
 }
 
 /// Deny-read paths Landlock cannot hide: those inside a tree granted every right (a writable
-/// root). Only bubblewrap's mounts hide them.
+/// root) as a whole. Only bubblewrap's mounts hide them. None in a plan whose writable roots
+/// are granted around them ([`LandlockPlan::split_writable`]).
 pub fn unhideable(plan: &LandlockPlan) -> Vec<PathBuf> {
     plan.deny_read
         .iter()
+        .filter(|_| !plan.split_writable)
         .filter(|d| plan.read_write.iter().any(|r| d.starts_with(r)))
         .cloned()
         .collect()
@@ -357,27 +385,48 @@ fn prepare_at(
         .collect();
     // The device directory is granted around like a hidden path, then listed on its own and
     // its devices granted one by one below.
-    // What `keep` names under a hidden path stays hidden: no read grant reaches it.
-    let keep: Vec<PathBuf> = plan
-        .keep
-        .iter()
-        .filter(|k| !plan.deny_read.iter().any(|d| k.starts_with(d)))
-        .cloned()
-        .collect();
     let hidden: Vec<PathBuf> = plan
         .deny_read
         .iter()
         .chain(&plan.devices_only)
-        .chain(&keep)
         .cloned()
         .collect();
     let mut grants = grants(&plan.read_only, &hidden);
-    let full_rights = if plan.everywhere_writable {
-        writable_rights(abi)
-    } else {
-        AccessFs::from_read(abi)
-    };
     grants.list_only.extend(plan.devices_only.iter().cloned());
+    // The writable roots: whole, or (the guard) granted around what is hidden or kept inside
+    // each. A kept path is readable already (the read grants above reach it unless it lies in
+    // a hidden one); what the split grants in full gets every right.
+    let (write_full, write_list_only): (Vec<PathBuf>, Vec<PathBuf>) = if plan.split_writable {
+        let mut full = Vec::new();
+        let mut list_only = Vec::new();
+        for root in &plan.read_write {
+            // Only what lies strictly inside this root splits it: a root inside a kept path (a
+            // cache inside `~/.cargo`) is granted as the writable root it is.
+            let around: Vec<PathBuf> = plan
+                .deny_read
+                .iter()
+                .cloned()
+                .chain(
+                    plan.keep
+                        .iter()
+                        .filter(|k| k.starts_with(root) && *k != root)
+                        .cloned(),
+                )
+                .collect();
+            let mut split = self::grants(std::slice::from_ref(root), &around);
+            full.append(&mut split.full);
+            list_only.append(&mut split.list_only);
+            grants.listed.append(&mut split.listed);
+        }
+        (full, list_only)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let whole_roots: &[PathBuf] = if plan.split_writable {
+        &[]
+    } else {
+        &plan.read_write
+    };
     let terminals = plan.own_terminals.iter().map(|t| {
         let mut rights: BitFlags<AccessFs> = AccessFs::IoctlDev.into();
         if t.read {
@@ -395,14 +444,23 @@ fn prepare_at(
     seen.append(&mut grants.listed);
     let ruleset = ruleset
         .create()?
-        .add_rules(listed_entry_rules(&grants.full, full_rights, abi))?
-        .add_rules(listed_entry_rules(&keep, AccessFs::from_read(abi), abi))?
+        .add_rules(listed_entry_rules(
+            &grants.full,
+            AccessFs::from_read(abi),
+            abi,
+        ))?
         .add_rules(listed_entry_rules(
             &grants.list_only,
             AccessFs::ReadDir.into(),
             abi,
         ))?
-        .add_rules(path_beneath_rules(&plan.read_write, writable_rights(abi)))?
+        .add_rules(listed_entry_rules(&write_full, writable_rights(abi), abi))?
+        .add_rules(listed_entry_rules(
+            &write_list_only,
+            AccessFs::ReadDir.into(),
+            abi,
+        ))?
+        .add_rules(path_beneath_rules(whole_roots, writable_rights(abi)))?
         .add_rules(path_beneath_rules(&plan.devices, device_rights))?
         .add_rules(terminals.filter_map(|(path, rights)| {
             // Only a character device still there (gone since: nothing to grant).
@@ -569,6 +627,31 @@ pub(crate) mod tests {
         assert!(plan.scoped);
         p.network = Network::Off;
         assert!(super::plan(&p, &[], false).deny_tcp);
+    }
+
+    /// The guard's plan is the workspace plan's shape with its own writable roots: `/`
+    /// readable, only the roots it is given writable, the data devices and no terminal, no
+    /// network or scope rule, and the secrets inside a writable root hidden by the split
+    /// rather than left to mounts the guard does not have.
+    #[test]
+    fn the_guard_plan_writes_only_its_roots_and_the_data_devices() {
+        let roots = vec![PathBuf::from("/home/u"), PathBuf::from("/tmp")];
+        let deny = vec![PathBuf::from("/home/u/.ssh")];
+        let keep = vec![PathBuf::from("/home/u/.cargo")];
+        let plan = guard_plan(roots.clone(), deny.clone(), keep.clone());
+        assert_eq!(plan.read_only, vec![PathBuf::from("/")]);
+        assert_eq!(plan.read_write, roots);
+        assert_eq!((plan.deny_read.clone(), plan.keep.clone()), (deny, keep));
+        let devices: Vec<&str> = plan.devices.iter().filter_map(|d| d.to_str()).collect();
+        assert_eq!(devices, DATA_DEVICES);
+        assert!(plan.split_writable);
+        assert!(!plan.deny_tcp && !plan.scoped && plan.devices_only.is_none());
+        assert!(unhideable(&plan).is_empty());
+        let sandbox = LandlockPlan {
+            split_writable: false,
+            ..plan
+        };
+        assert_eq!(unhideable(&sandbox), vec![PathBuf::from("/home/u/.ssh")]);
     }
 
     #[test]

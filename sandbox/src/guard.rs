@@ -1,6 +1,8 @@
 //! The guard of a command gg runs without a sandbox (a normal command without `--sandbox`):
-//! the one policy's secrets hidden and the home's start-up files read-only, by a Landlock
-//! ruleset in force on the thread that spawns the command, which the command inherits.
+//! the one policy's secrets hidden and nothing writable but the project, the temporary
+//! directories and the home's package caches ([`guard_writes`]: an allow-list, the shape of the
+//! sandbox's workspace-write plan), by a Landlock ruleset in force on the thread that spawns the
+//! command, which the command inherits.
 //!
 //! Why in gg's own child rather than through the helper: the ruleset of such a command grants
 //! every right on every entry of `/` and of each directory on the way down to what it hides
@@ -39,17 +41,20 @@ static KEPT: Mutex<Vec<(LandlockPlan, Prepared)>> = Mutex::new(Vec::new());
 /// handful covers the sessions a daemon runs at once without holding much.
 const KEPT_PLANS: usize = 4;
 
-/// `inner` as a command that runs on the host under the guard: it may do all it could do
-/// unconfined but read or write `deny_read` (the one policy's secrets, as the sandbox hides
-/// them), or write what [`protected::kept_in_home`] keeps (the home's start-up and
-/// configuration files, its top level, `~/.config`'s and `~/.local`'s): a parser's verdict of
-/// "normal" then cannot send `~/.ssh/id_rsa` to the model or plant `~/.bashrc`, whatever the
-/// command's words hide. `no_new_privs` is set (Landlock needs it); one seccomp filter, against
-/// typing into gg's terminal ([`crate::seccomp::guard_programs`]); the capabilities and the
-/// network as they were. `Err` where Landlock is not enforced here.
+/// `inner` as a command that runs on the host under the guard: it may read and run what it
+/// could unconfined but `deny_read` (the one policy's secrets, as the sandbox hides them), and
+/// write only where [`guard_writes`] says: the project (`project`, the session's workspace
+/// root, which is also the command's current directory), the temporary directories, the
+/// home's package caches ([`protected::WRITABLE_CACHES_IN_HOME`]) and the data devices.
+/// Everything else is read-only: the home's dot-directories, `~/.config`, `~/.local`, other
+/// repositories, `PATH`'s directories, gg's own executable, and the system as root. A parser's
+/// verdict of "normal" then cannot send `~/.ssh/id_rsa` to the model or plant a start-up file
+/// anywhere, whatever the command's words hide. `no_new_privs` is set (Landlock needs it); one
+/// seccomp filter, against typing into gg's terminal ([`crate::seccomp::guard_programs`]); the
+/// capabilities and the network as they were. `Err` where Landlock is not enforced here.
 pub fn guard(
     inner: &Invocation,
-    cwd: &Path,
+    project: &Path,
     deny_read: &[PathBuf],
 ) -> Result<GuardedCommand, SandboxError> {
     PROBE
@@ -59,11 +64,184 @@ pub fn guard(
             backend: "landlock",
             reason: reason.clone(),
         })?;
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| std::fs::canonicalize(exe).ok())
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let writes = guard_writes(project, |name: &str| std::env::var_os(name), exe_dir);
     restricting(
         inner,
-        cwd,
-        fs_rules::guard_plan(deny_read.to_vec(), kept(cwd)),
+        project,
+        fs_rules::guard_plan(writes.writable, deny_read.to_vec(), writes.keep),
     )
+}
+
+/// The temporary directories every command may write, where they exist (`$TMPDIR` joins them
+/// in [`guard_writes`]): what programs make their scratch files in, which nothing reads at
+/// start.
+pub const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+
+/// What a guarded command may write ([`GuardWrites::writable`], every root canonical) and
+/// what stays read-only inside those roots ([`GuardWrites::keep`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GuardWrites {
+    /// The project, the temporary directories, the home's package caches.
+    pub writable: Vec<PathBuf>,
+    /// Paths inside a writable root that stay read-only: the home's configuration where the
+    /// home lies inside one (the project is the home or above it; a home inside `/var/tmp`),
+    /// `$XDG_CONFIG_HOME` and `$XDG_DATA_HOME`, `PATH`'s directories in the home and gg's
+    /// executable's directory where they lie in a temporary directory or a cache. What lies
+    /// in the project (and is not the home's) is the sweep's to judge, not kept.
+    pub keep: Vec<PathBuf>,
+}
+
+/// The writes a guarded command is allowed in `project` (the session's workspace root), with
+/// the environment read through `var` (`HOME`, `TMPDIR`, `XDG_*`, `PATH`: gg's own, which a
+/// command cannot change) and gg's executable's directory. A cheap list: a `stat` per name and
+/// one listing of the home's top, no walk (it runs for every command; the ruleset built from
+/// it is kept).
+pub fn guard_writes(
+    project: &Path,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    exe_dir: Option<PathBuf>,
+) -> GuardWrites {
+    let absolute = |name: &str| {
+        var(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let home = absolute("HOME").and_then(|h| std::fs::canonicalize(h).ok());
+    // `/` as the project would make the whole system writable: a command started there
+    // writes only where any command may.
+    let project = std::fs::canonicalize(project)
+        .ok()
+        .filter(|p| p != Path::new("/"));
+    let project_holds_home = matches!((&project, &home), (Some(p), Some(h)) if h.starts_with(p));
+
+    // Read-only wherever they lie, outside the project's own: what a person's shell, session
+    // or tools read and run at start by a variable rather than a place in the home, and gg's
+    // own executables.
+    let mut read_only: Vec<PathBuf> = Vec::new();
+    let canonical_or_as_is = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    for (name, default) in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+    ] {
+        let dir = absolute(name).or_else(|| home.as_ref().map(|h| h.join(default)));
+        read_only.extend(dir.map(canonical_or_as_is));
+    }
+    read_only.extend(exe_dir);
+    if let (Some(home), Some(path)) = (&home, var("PATH")) {
+        read_only.extend(
+            std::env::split_paths(&path)
+                .filter(|d| d.is_absolute())
+                .filter_map(|d| std::fs::canonicalize(d).ok())
+                .filter(|d| d.starts_with(home)),
+        );
+    }
+    if let Some(home) = &home {
+        read_only.extend(protected::KEPT_IN_HOME.iter().map(|rel| home.join(rel)));
+    }
+    // A root that would hold one of those, the home or the system is not granted: `/`, the
+    // home or above it, in or around what must stay read-only.
+    let grantable = |dir: &Path| {
+        dir != Path::new("/")
+            && !home.as_ref().is_some_and(|h| h.starts_with(dir))
+            && !read_only
+                .iter()
+                .any(|k| k.starts_with(dir) || dir.starts_with(k))
+    };
+    let existing_dir = |p: PathBuf| {
+        std::fs::canonicalize(p)
+            .ok()
+            .filter(|d| d.is_dir() && grantable(d))
+    };
+
+    let mut writable: Vec<PathBuf> = project.iter().cloned().collect();
+    // The system's temporary directories always, where they exist: what must stay read-only
+    // inside one (a home in `/var/tmp`, gg built in `/tmp`) is kept below.
+    writable.extend(
+        TEMP_DIRS
+            .iter()
+            .filter_map(|t| std::fs::canonicalize(t).ok())
+            .filter(|t| t.is_dir()),
+    );
+    // `$TMPDIR` only where it is an ordinary place: not in the home's configuration (a
+    // dot-directory, `~/bin`), not the home, above it or around what must stay read-only.
+    writable.extend(
+        absolute("TMPDIR")
+            .filter(|t| {
+                home.as_ref()
+                    .zip(std::fs::canonicalize(t).ok())
+                    .is_none_or(|(h, t)| protected::home_config_dir(&t, h).is_none())
+            })
+            .and_then(existing_dir),
+    );
+    let caches: Vec<PathBuf> = home
+        .iter()
+        .flat_map(|home| {
+            protected::WRITABLE_CACHES_IN_HOME.iter().map(|rel| {
+                match (*rel, absolute("XDG_CACHE_HOME")) {
+                    (".cache", Some(xdg)) => xdg,
+                    _ => home.join(rel),
+                }
+            })
+        })
+        .filter_map(existing_dir)
+        .collect();
+    writable.extend(caches.iter().cloned());
+    let mut deduped: Vec<PathBuf> = Vec::new();
+    for root in writable {
+        if !deduped.contains(&root) {
+            deduped.push(root);
+        }
+    }
+    let writable = deduped;
+
+    // The home itself where a writable root holds it: with the project at or above it, its
+    // configuration (every dot-entry at its top but a cache, where a linked one leads, the
+    // named start-up files even absent, `~/bin`), its other entries being the project's;
+    // otherwise (a home inside `/var/tmp`) all of it, the project and the caches in it being
+    // writable roots of their own.
+    let mut keep = read_only;
+    if let Some(home) = home.as_ref().filter(|_| !project_holds_home) {
+        keep.push(home.clone());
+    }
+    if let Some(home) = home.as_ref().filter(|_| project_holds_home) {
+        keep.extend(protected::kept_in_home(home));
+        for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let is_dot = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
+            if !is_dot || caches.contains(&path) {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_symlink())
+                && let Ok(target) = std::fs::canonicalize(&path)
+                && !home.starts_with(&target)
+                && !caches.contains(&target)
+            {
+                keep.push(target);
+            }
+            keep.push(path);
+        }
+    }
+    // Only what lies inside a writable root needs keeping (the rest is read-only already),
+    // and what lies in the project is the project's, unless the project holds the home.
+    keep.retain(|k| {
+        writable.iter().any(|root| k.starts_with(root) && k != root)
+            && (project_holds_home || !project.as_ref().is_some_and(|p| k.starts_with(p)))
+    });
+    let mut deduped: Vec<PathBuf> = Vec::new();
+    for k in keep {
+        if !deduped.contains(&k) {
+            deduped.push(k);
+        }
+    }
+    GuardWrites {
+        writable,
+        keep: deduped,
+    }
 }
 
 /// A command to run under the guard, with the ruleset it runs under; spawned through
@@ -132,28 +310,6 @@ fn restricting(
         .env_clear()
         .envs(inner.env.iter().map(|(k, v)| (k, v)));
     Ok(GuardedCommand { command, ruleset })
-}
-
-/// What the guard keeps read-only in the home ([`protected::kept_in_home`]).
-fn kept(cwd: &Path) -> Vec<PathBuf> {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .and_then(|h| std::fs::canonicalize(h).ok())
-        .map(|home| {
-            let mut keep = protected::kept_in_home(&home);
-            // A project inside the home's configuration (`~/.config` kept as a dotfiles
-            // repository) is the person's to work on: what lies in it is the sweep's to judge,
-            // and keeping it would leave the project's own top read-only. A project at or
-            // above the home is not such a project.
-            if let Ok(cwd) = std::fs::canonicalize(cwd)
-                && !home.starts_with(&cwd)
-            {
-                keep.retain(|k| !k.starts_with(&cwd));
-            }
-            keep
-        })
-        .unwrap_or_default()
 }
 
 /// A descriptor of `plan`'s ruleset: a kept one when it is for the same plan and still current,
@@ -294,18 +450,221 @@ mod tests {
     }
 
     fn run(program: &str, args: &[&Path], cwd: &Path, deny: &[PathBuf]) -> std::process::Output {
+        // What `guard` runs once the level is known to work (its probe starts the helper,
+        // which this test binary is not); only the project writable, so that these tests'
+        // rulesets depend on their own tree alone.
+        let plan = fs_rules::guard_plan(vec![cwd.to_path_buf()], deny.to_vec(), Vec::new());
+        run_under(plan, program, args, cwd)
+    }
+
+    fn run_under(
+        plan: LandlockPlan,
+        program: &str,
+        args: &[&Path],
+        cwd: &Path,
+    ) -> std::process::Output {
         let inner = Invocation {
             program: program.into(),
             args: args.iter().map(|a| a.as_os_str().to_owned()).collect(),
             env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         };
-        // What `guard` runs once the level is known to work (its probe starts the helper,
-        // which this test binary is not); the home's kept files are not this test's.
-        let plan = fs_rules::guard_plan(deny.to_vec(), Vec::new());
         restricting(&inner, cwd, plan)
             .unwrap()
             .spawn_with(|mut command| command.output())
             .unwrap()
+    }
+
+    /// A home in a temporary directory, with a project in it, the caches `made` names and the
+    /// start-up places an attacker pass wrote (a `.pth` directory, `~/.cargo`, `~/.bashrc.d`,
+    /// an application's `~/.config` directory, another repository).
+    fn attacked_home(made: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap().join("home");
+        for dir in [
+            "repo",
+            ".local/lib/python3.11/site-packages",
+            ".local/share/systemd/user",
+            ".cargo/bin",
+            ".bashrc.d",
+            ".config/i3",
+            ".ssh",
+            "other-repo/.git/hooks",
+        ]
+        .iter()
+        .chain(made)
+        {
+            std::fs::create_dir_all(home.join(dir)).unwrap();
+        }
+        std::fs::write(home.join(".ssh/id_rsa"), "SECRET").unwrap();
+        std::fs::write(home.join(".config/i3/config"), "# the person's\n").unwrap();
+        (t, home)
+    }
+
+    fn env_of(pairs: Vec<(&'static str, PathBuf)>) -> impl Fn(&str) -> Option<std::ffi::OsString> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone().into_os_string())
+        }
+    }
+
+    /// What is writable is a list: the project, the system's temporary directories, the
+    /// caches that exist; a home that lies in a temporary directory (as here) is kept whole,
+    /// and so is `$XDG_CONFIG_HOME` there; a variable that would make the home, its
+    /// configuration or `/` writable grants nothing.
+    #[test]
+    fn the_writable_roots_are_the_project_the_temporary_directories_and_existing_caches() {
+        let (_t, home) = attacked_home(&[".cache", ".cargo/registry"]);
+        let project = home.join("repo");
+        let xdg = home.parent().unwrap().join("xdg-config");
+        let writes = guard_writes(
+            &project,
+            env_of(vec![
+                ("HOME", home.clone()),
+                ("XDG_CONFIG_HOME", xdg.clone()),
+                ("PATH", "/usr/bin:/bin".into()),
+            ]),
+            None,
+        );
+        let temps: Vec<PathBuf> = TEMP_DIRS
+            .iter()
+            .filter_map(|t| std::fs::canonicalize(t).ok())
+            .collect();
+        let mut expected = vec![project.clone()];
+        expected.extend(temps.iter().cloned());
+        expected.extend([home.join(".cache"), home.join(".cargo/registry")]);
+        assert_eq!(writes.writable, expected);
+        assert!(writes.keep.contains(&home), "{:?}", writes.keep);
+        assert!(writes.keep.contains(&xdg), "{:?}", writes.keep);
+
+        // Variables that point a writable root at the home, its configuration or `/`.
+        std::fs::create_dir_all(home.join(".config/tmp")).unwrap();
+        std::os::unix::fs::symlink(home.join(".config"), home.join(".npm")).unwrap();
+        let hostile = guard_writes(
+            &project,
+            env_of(vec![
+                ("HOME", home.clone()),
+                ("XDG_CACHE_HOME", home.clone()),
+                ("TMPDIR", home.join(".config/tmp")),
+            ]),
+            None,
+        );
+        let mut expected = vec![project.clone()];
+        expected.extend(temps.iter().cloned());
+        expected.push(home.join(".cargo/registry"));
+        assert_eq!(hostile.writable, expected);
+        let at_root = guard_writes(Path::new("/"), env_of(vec![("HOME", home.clone())]), None);
+        assert!(!at_root.writable.contains(&PathBuf::from("/")));
+    }
+
+    /// gg started in the home: the home's non-dot entries are the project's, every dot-entry
+    /// at its top (a dot-directory no list names, `~/.cargo`, included), `~/bin` and where a
+    /// linked dot-entry leads stay read-only, and the caches inside them stay writable.
+    #[test]
+    fn a_project_that_is_the_home_keeps_every_dot_entry_but_the_caches() {
+        let (_t, home) = attacked_home(&[".cache", ".cargo/registry", ".ipython"]);
+        std::fs::create_dir_all(home.join("dotfiles/emacs")).unwrap();
+        std::os::unix::fs::symlink(home.join("dotfiles/emacs"), home.join(".emacs.d")).unwrap();
+        let writes = guard_writes(&home, env_of(vec![("HOME", home.clone())]), None);
+        assert!(writes.writable.contains(&home));
+        assert!(writes.writable.contains(&home.join(".cargo/registry")));
+        for kept in [
+            ".cargo",
+            ".ipython",
+            ".bashrc.d",
+            ".config",
+            ".local",
+            ".bashrc",
+            "bin",
+            "dotfiles/emacs",
+        ] {
+            assert!(writes.keep.contains(&home.join(kept)), "{kept}");
+        }
+        for mine in [".cache", "repo", "other-repo"] {
+            assert!(!writes.keep.contains(&home.join(mine)), "{mine}");
+        }
+    }
+
+    /// The plan at work, on the kernel: from a project in a home (itself in `/tmp`), the places
+    /// an attacker pass planted are refused, the project, the cache and `/tmp` are written, the
+    /// secret stays hidden; from the home as the project, its non-dot entries are written too
+    /// and its dot-directories still are not.
+    #[test]
+    fn a_guarded_command_writes_only_the_project_the_temporary_directories_and_caches() {
+        if landlock_unavailable() {
+            return;
+        }
+        // Its two plans join the kept rulesets, of which there are only `KEPT_PLANS`: not
+        // while a test counts the builds of its own.
+        let _serial = SETTLED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (_t, home) = attacked_home(&[".cache"]);
+        let planted = [
+            ".local/lib/python3.11/site-packages/zz.pth",
+            ".local/share/systemd/user/x.service",
+            ".cargo/config.toml",
+            ".cargo/bin/x",
+            ".bashrc.d/x.sh",
+            ".config/i3/config",
+            "other-repo/.git/hooks/pre-commit",
+            ".zshrc",
+        ];
+        let scratch = tempfile::tempdir().unwrap();
+        let scratch = std::fs::canonicalize(scratch.path()).unwrap();
+        // In the project (its top is the home's top when the project is the home, where
+        // nothing new may appear: a directory of it, then), the cache and a temporary
+        // directory, a new file each round.
+        let ordinary = |round: usize| {
+            let name = format!("made-{round}");
+            vec![
+                home.join("repo").join(&name),
+                home.join(".cache").join(&name),
+                scratch.join(&name),
+            ]
+        };
+        for (round, project) in [home.join("repo"), home.clone()].into_iter().enumerate() {
+            let writes = guard_writes(&project, env_of(vec![("HOME", home.clone())]), None);
+            let plan = fs_rules::guard_plan(writes.writable, vec![home.join(".ssh")], writes.keep);
+            let mut script = String::new();
+            // Another repository in the home is the project's when the home is the project.
+            let planted: Vec<&str> = planted
+                .iter()
+                .copied()
+                .filter(|rel| project != home || !rel.starts_with("other-repo"))
+                .collect();
+            for rel in &planted {
+                script.push_str(&format!("echo PWNED >> '{}'; ", home.join(rel).display()));
+            }
+            for path in ordinary(round) {
+                script.push_str(&format!("echo ok > '{}'; ", path.display()));
+            }
+            script.push_str(&format!(
+                "echo ok > '{}'; cat '{}'",
+                home.join("other-repo/made").display(),
+                home.join(".ssh/id_rsa").display()
+            ));
+            let out = run_under(plan, "sh", &[Path::new("-c"), Path::new(&script)], &project);
+            let shown = format!("{project:?}: {out:?}");
+            assert!(
+                !String::from_utf8_lossy(&out.stdout).contains("SECRET"),
+                "{shown}"
+            );
+            for rel in &planted {
+                let text = std::fs::read_to_string(home.join(rel)).unwrap_or_default();
+                assert!(!text.contains("PWNED"), "{rel} written: {shown}");
+            }
+            for path in ordinary(round) {
+                assert!(path.exists(), "{} not written: {shown}", path.display());
+            }
+            let elsewhere = home.join("other-repo/made");
+            assert_eq!(
+                elsewhere.exists(),
+                project == home,
+                "another repository is the project's only when the home is: {shown}"
+            );
+        }
     }
 
     /// The ruleset is shared between commands: each one, the first or a later one, is kept out

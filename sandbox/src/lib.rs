@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[cfg(target_os = "linux")]
-pub use guard::{GuardedCommand, guard};
+pub use guard::{GuardWrites, GuardedCommand, TEMP_DIRS, guard, guard_writes};
 pub use helper_image::{HELPER_BINARY, SELF_HELPER_ENV};
 #[cfg(target_os = "linux")]
 pub use helper_image::{HelperImage, helper_image};

@@ -1133,10 +1133,14 @@ pub fn relocated_credential_stores(
 }
 
 /// What the guard of a command run without a sandbox keeps read-only in the home directory
-/// (see `sandbox::guard`), besides every dot-file at its top: what a shell, a session, git or an
-/// editor reads and runs later, outside any sandbox, named where it may not exist yet. Each one
-/// also makes the directory holding it list-only to the command: nothing new at the home's top,
-/// in `~/.config` or in `~/.local`, so a start-up file absent today cannot be made either.
+/// where the project is the home or lies above it (`sandbox::guard_writes`; elsewhere the
+/// whole home but the project and the caches is read-only to such a command), besides every
+/// dot-entry at its top: what a shell, a session, git or an editor reads and runs later,
+/// outside any sandbox, named where it may not exist yet (`~/bin` is no dot-entry). Each one
+/// also makes the directory holding it list-only to the command: nothing new at the home's
+/// top, in `~/.config` or in `~/.local`, so a start-up file absent today cannot be made either.
+/// Outside that case the guard also never lets a writable root hold one of them (a cache or
+/// `$TMPDIR` around `~/.local/bin`).
 pub const KEPT_IN_HOME: &[&str] = &[
     // Shells and sessions.
     ".bashrc",
@@ -1186,6 +1190,41 @@ pub const KEPT_IN_HOME: &[&str] = &[
     ".irbrc",
     ".Rprofile",
     ".mailcap",
+];
+
+/// The home's package caches a command run without a sandbox may write (`sandbox::guard`),
+/// where they exist: the only writable places in the home outside the project. Everything
+/// else of the home is read-only to such a command, because no list of the files a shell, a
+/// session, a language or an editor reads and runs at start can be complete (`.pth` files in
+/// `~/.local/lib`, systemd user units in `~/.local/share`, `~/.cargo/config.toml`,
+/// `~/.ipython/profile_default/startup`, `~/.bashrc.d`, an application's own `~/.config`
+/// directory: an attacker pass planted each one past a named list).
+///
+/// What these hold is downloads (packages, their sources and builds) and state, not start-up
+/// files: a package manager, a build or a language server must write them for ordinary work
+/// (`npm install`, `cargo build`, `go mod download`, `mvn`, `pip`'s and most tools' `~/.cache`,
+/// `~/.local/state` for histories and logs), and refusing them would push the person to
+/// `--sandbox`-less workarounds. `~/.cache` is `$XDG_CACHE_HOME` where that is set.
+///
+/// Residual risk, accepted and documented (docs/security-model.md): a cache's contents are
+/// compiled or run later by the person's own tools (a crate's sources in `~/.cargo/registry`
+/// are built by the next `cargo build` of a project that depends on it, a module in
+/// `~/go/pkg/mod` likewise, `~/.cache` holds tools' downloaded programs), so a command can
+/// plant code there that runs later on the host. Package managers check hashes of what they
+/// download again on some paths but not all; only `--sandbox` (where the caches are not
+/// writable) closes it.
+pub const WRITABLE_CACHES_IN_HOME: &[&str] = &[
+    ".cache",
+    ".npm",
+    ".cargo/registry",
+    ".cargo/git",
+    ".m2/repository",
+    ".gradle/caches",
+    "go/pkg/mod",
+    ".pnpm-store",
+    ".bun/install/cache",
+    ".nuget/packages",
+    ".local/state",
 ];
 
 /// The home's entries the guard keeps read-only ([`KEPT_IN_HOME`], and every dot-file at the

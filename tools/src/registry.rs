@@ -92,8 +92,9 @@ pub struct SandboxRun {
     pub level: Option<sandbox::Level>,
     /// Run under the read-only policy.
     pub read_only: bool,
-    /// Run without a sandbox under the guard (`sandbox::guard`: secrets hidden, the home's
-    /// start-up files read-only); `level` is `None` then.
+    /// Run without a sandbox under the guard (`sandbox::guard`: secrets hidden, nothing
+    /// writable but the project, the temporary directories and the home's package caches);
+    /// `level` is `None` then.
     pub guarded: bool,
     pub warning: Option<String>,
 }

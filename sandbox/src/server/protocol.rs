@@ -271,7 +271,7 @@ mod tests {
                 scoped: true,
                 deny_read: vec!["/root/.ssh".into()],
                 no_sockets: false,
-                everywhere_writable: false,
+                split_writable: false,
                 keep: Vec::new(),
             },
             tmpdir: Some("/tmp".into()),

@@ -452,9 +452,12 @@ impl CommandRunner {
     }
 
     /// How a command runs without `--sandbox`: on the host, under the guard where Landlock is
-    /// enforced (`sandbox::guard`: the one policy's secrets hidden, the home's start-up files
-    /// and top level read-only), so that a verdict of "normal" on words that hide a secret read
-    /// or a `~/.bashrc` write cannot act on it. A command a person confirmed as dangerous runs
+    /// enforced (`sandbox::guard`: the one policy's secrets hidden, nothing writable but the
+    /// project, the temporary directories and the home's package caches), so that a verdict of
+    /// "normal" on words that hide a secret read or a start-up file's write cannot act on it.
+    /// The project the guard is given is the session's workspace root (`self.cwd()`, what
+    /// [`CommandRunner::new`] was made with: the workspace's canonical root), which is also
+    /// where every command starts: a `cd` inside one command does not move the next. A command a person confirmed as dangerous runs
     /// as they saw it, unguarded. Where Landlock is not enforced the command runs unconfined,
     /// and the session says why once; where it is but the guard's ruleset or the policy it
     /// hides cannot be built, the command is refused (fail closed: what the guard would have
@@ -495,8 +498,9 @@ impl CommandRunner {
                 unconfined(if first {
                     vec![format!(
                         "[gg: commands run without --sandbox are not guarded here ({why}): \
-                         nothing but the classifier keeps them from gg's secrets and the \
-                         home's start-up files; run gg with --sandbox to confine them]"
+                         nothing but the classifier keeps them from gg's secrets, the \
+                         home's start-up files and the rest of the system; run gg with \
+                         --sandbox to confine them]"
                     )]
                 } else {
                     Vec::new()
@@ -675,13 +679,20 @@ const READ_ONLY_REFUSED: &str = "\n[gg: ran read-only: writes and network are re
 
 /// Added to the output of a guarded command that failed on a refused file access: the model
 /// reads why, rather than taking the refusal for a permission problem to work around (`sudo`,
-/// `chmod`, another path to the same file), and the tool that makes its own directory at the
-/// top of the home on a first run is given a way on.
+/// `chmod`, another path to the same file), and what it can do instead: work where the guard
+/// allows writes, or leave a change outside them to the person. What it says is
+/// `sandbox::guard_writes`' rule: the project, the temporary directories and the home's package
+/// caches (`sandbox::protected::WRITABLE_CACHES_IN_HOME`) are writable, nothing else is.
 const GUARD_REFUSED: &str = "\n[gg: ran without --sandbox, under the guard: gg's secrets \
-    cannot be read, and the home's start-up files and top-level entries cannot be written, made \
-    or removed; a refusal of those is the guard's, not a permission to work around (a tool that \
-    makes its own directory at the top of the home on a first run, as npm does with ~/.npm, can \
-    be given one in the project)]";
+    cannot be read, and nothing outside the project, the temporary directories (/tmp, /var/tmp, \
+    /dev/shm, $TMPDIR) and the home's existing package caches (~/.cache, ~/.npm, \
+    ~/.cargo/registry, ~/go/pkg/mod and the like) can be written, made or removed: not the \
+    home's configuration or start-up files, its other directories, installed programs or the \
+    system. A refusal there is the guard's, not a permission problem to work around (sudo, \
+    chmod, another path to the same place): keep the work in the project or a temporary \
+    directory (a tool that makes its own directory in the home on a first run can be pointed \
+    at one there, as npm is with npm_config_cache), and where something outside them must \
+    change, ask the person, who can run that command themselves]";
 
 /// Said once per session when read-only commands cannot be confined.
 const READ_ONLY_UNENFORCED: &str = "[gg: no sandbox level is available here (bubblewrap, \
