@@ -155,6 +155,11 @@ fn put_back_top(
             }
             match (name, kept_hooks) {
                 ("hooks", Some(hooks)) => match make_hooks(&spot.dir, hooks) {
+                    Ok(()) if hooks.is_empty() => "the person's directory was not found in the \
+                                                    git directory, so it was made again, empty \
+                                                    (it held no hook but git's *.sample \
+                                                    templates, which are not kept)"
+                        .to_string(),
                     Ok(()) => format!(
                         "the person's directory was not found in the git directory, so it was \
                          made again with the {} hook(s) kept before the command (git's \
