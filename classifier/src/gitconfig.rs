@@ -317,7 +317,7 @@ fn lexical_ups(value: &str) -> (usize, Vec<&str>) {
 /// fetch` or `git stash` obeys it. Not `core.worktree` (the person's checkout and stash write
 /// where it names), `core.bare`, `core.sharedRepository` (file modes for everyone), a program
 /// (the classifier's table), an include; for a remote that existed before only its fetch
-/// refspecs and what `git fetch --filter` records (a new `url`, `pushurl`, `push` or `mirror`
+/// refspecs, what `git fetch --filter` records and the GitHub CLI's `gh-resolved` (a new `url`, `pushurl`, `push` or `mirror`
 /// sends the person's next push elsewhere); a branch's `remote` or `pushRemote` only when it
 /// names a remote whose addresses all were the person's before (`git remote rename`, `git
 /// branch -u origin/x`), not one the command added. Everything else falls to
@@ -357,9 +357,11 @@ fn ordinary_change(entry: &Entry, added: bool, before: &ConfigFacts, now: &Confi
                 return written_by_git(entry)
                     || matches!(key, "url" | "pushurl" | "fetch" | "push" | "mirror");
             }
+            // `gh-resolved`: which remote the GitHub CLI takes for the base repository, its
+            // own marker, which sends nothing anywhere.
             matches!(
                 key,
-                "fetch" | "tagopt" | "promisor" | "partialclonefilter" | "prune"
+                "fetch" | "tagopt" | "promisor" | "partialclonefilter" | "prune" | "gh-resolved"
             )
         }
         ("branch", Some(_)) if added && matches!(key, "remote" | "pushremote") => {
@@ -943,6 +945,11 @@ mod tests {
                 .replace("\"origin\"", "\"upstream\"")
                 .replace("remotes/origin", "remotes/upstream")
                 + "[branch \"main\"]\n\tremote = upstream\n",
+            // `gh pr checkout` marking the base remote.
+            persons.replace(
+                "\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+                "\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tgh-resolved = base\n",
+            ),
             // `git sparse-checkout init`.
             persons.replace("repositoryformatversion = 0", "repositoryformatversion = 1")
                 + "[extensions]\n\tworktreeConfig = true\n",
