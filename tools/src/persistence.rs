@@ -791,26 +791,37 @@ fn hook_names(hooks: &Path) -> Vec<OsString> {
 /// git's own changes (`git remote add`, `git branch -u`, `git config user.name`) keep the
 /// person's own pager or proxy from counting.
 fn unexplained_change(before: &str, now: &str) -> Option<String> {
+    // At most this many keys are named: a command can add thousands, and the line goes to the
+    // model.
+    const NAMED: usize = 8;
     let changed = classifier::GitConfig::changes_git_would_not_make(before, now);
     if changed.is_empty() {
         return None;
     }
-    if let Some(include) = changed.iter().find(|key| key.starts_with("include")) {
-        return Some(format!(
-            "its configuration now includes another file ({include})"
-        ));
+    let mut named = changed
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if changed.len() > NAMED {
+        named.push_str(&format!(" and {} more", changed.len() - NAMED));
     }
     let programs = classifier::GitConfig {
         files: vec![now.to_string()],
     }
     .program_keys();
-    if let Some(program) = changed.iter().find(|key| programs.contains(key)) {
-        return Some(format!("its configuration now runs a program ({program})"));
-    }
+    let worst = if let Some(include) = changed.iter().find(|key| key.starts_with("include")) {
+        format!("its configuration now includes another file ({include})")
+    } else if let Some(program) = changed.iter().find(|key| programs.contains(key)) {
+        format!("its configuration now runs a program ({program})")
+    } else {
+        "its configuration was changed as git's ordinary work does not change it (deny by \
+         default: such a change can send the person's next checkout, fetch or push elsewhere)"
+            .to_string()
+    };
     Some(format!(
-        "its configuration now has a change git's ordinary work does not make ({}), which \
-         can send the person's next git command elsewhere",
-        changed.join(", ")
+        "{worst}; the changes git's ordinary work does not make there: {named}"
     ))
 }
 
@@ -1008,6 +1019,18 @@ mod tests {
                 "{now}: {why:?}"
             );
         }
+        // Every key is named up to a bound (the line goes to the model), a program first.
+        let many: String = (0..20).map(|i| format!("[http]\n\tk{i} = x\n")).collect();
+        let now = format!("{PERSONS}{many}[core]\n\tworktree = ../../home\n");
+        let why = unexplained_change(PERSONS, &now).unwrap();
+        assert!(
+            why.starts_with("its configuration now runs a program (core.worktree)"),
+            "{why}"
+        );
+        assert!(
+            why.contains("http.k0, ") && why.ends_with("and 13 more"),
+            "{why}"
+        );
     }
 
     /// Where `.gg/quarantine` is a link, a planted directory is deleted, and a link inside it
