@@ -131,7 +131,8 @@ fn an_instructions_link_out_of_its_directory_is_not_read() {
 
 /// At the landlock level a command can make `.git/hooks` a link to the project (`-> ..`); the
 /// sweep then took every file of the project for a new hook and moved it aside, `.gg` (with the
-/// person's memory) deleted. Now nothing is moved through such a link, and the link goes.
+/// person's memory) deleted. Now nothing is moved through such a link: the link goes, and the
+/// person's hooks directory is made again in its place (s33).
 #[test]
 fn a_hooks_link_to_the_project_empties_nothing() {
     if !crate::sandbox_support::available_levels().contains(&"landlock") {
@@ -171,8 +172,16 @@ fn a_hooks_link_to_the_project_empties_nothing() {
         "{results:?}"
     );
     assert!(fx.repo.join(".git/HEAD").exists(), "{results:?}");
+    let hooks = std::fs::symlink_metadata(fx.repo.join(".git/hooks")).unwrap();
     assert!(
-        std::fs::symlink_metadata(fx.repo.join(".git/hooks")).is_err(),
+        hooks.is_dir() && !hooks.file_type().is_symlink(),
         "the link stays: {results:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(fx.repo.join(".git/hooks"))
+            .unwrap()
+            .count(),
+        0,
+        "{results:?}"
     );
 }

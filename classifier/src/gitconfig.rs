@@ -14,7 +14,7 @@ const UNRESOLVED_SECTION: &str = "gg-unresolved-include";
 
 /// One `section[.subsection].key = value` entry. Section and key are lower-cased (git compares
 /// them case-insensitively); the subsection keeps its case.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Entry {
     pub section: String,
     pub subsection: Option<String>,
@@ -273,12 +273,14 @@ pub(crate) fn runs_program(entry: &Entry) -> bool {
 }
 
 /// Whether a `core.worktree` value puts the work tree where the repository does not lie:
-/// absolute, under home, or only `..`s above the git directory (`../..` from `.git` is the
-/// project's parent, where the person's `git checkout` and `git stash` would then write). A
-/// submodule's git directory names its work tree as `../../../sub`, which git writes itself; a
-/// relative value that goes up and then down cannot be told from it without knowing where the
-/// git directory is, so it is left to the allow-list for repositories a command made
-/// ([`written_by_git`]).
+/// absolute, under home, only `..`s above the git directory (`../..` from `.git` is the
+/// project's parent, where the person's `git checkout` and `git stash` would then write), or
+/// two `..`s and down again (`../../home` from `.git` is the project's sibling: an attacker
+/// pass had the person's `git stash` write `~/.bashrc` through it). git writes a relative value
+/// only for a submodule's git directory (`.git/modules/<name>`, three levels or more below its
+/// work tree: `../../../sub`), so two levels up is never git's own; a value three or more
+/// levels up and down again cannot be told from git's without knowing where the git directory
+/// is ([`GitConfig::worktree_outside`] does, where that is known).
 fn worktree_leaves_the_repository(value: Option<&str>) -> bool {
     let Some(value) = value.map(str::trim) else {
         return false;
@@ -286,7 +288,13 @@ fn worktree_leaves_the_repository(value: Option<&str>) -> bool {
     if value.starts_with(['/', '~']) {
         return true;
     }
-    // Lexically, as far as it can be: `a/../..` is `..`.
+    let (ups, normal) = lexical_ups(value);
+    ups >= 2 && (normal.is_empty() || ups == 2)
+}
+
+/// `value`, a relative path, resolved lexically as far as it can be (`a/../..` is `..`): how
+/// many levels it goes up first, and the names it then goes down through.
+fn lexical_ups(value: &str) -> (usize, Vec<&str>) {
     let mut normal: Vec<&str> = Vec::new();
     let mut ups = 0usize;
     for part in value.split('/') {
@@ -300,7 +308,109 @@ fn worktree_leaves_the_repository(value: Option<&str>) -> bool {
             name => normal.push(name),
         }
     }
-    normal.is_empty() && ups >= 2
+    (ups, normal)
+}
+
+/// Whether an entry added to (`added`) or removed from an existing repository's configuration
+/// is a change git's ordinary work makes there: deny by default, as for a repository a command
+/// made ([`written_by_git`]), but narrower, since here the person's next `git push`, `git
+/// fetch` or `git stash` obeys it. Not `core.worktree` (the person's checkout and stash write
+/// where it names), `core.bare`, `core.sharedRepository` (file modes for everyone), a program
+/// (the classifier's table), an include; for a remote that existed before only its fetch
+/// refspecs, what `git fetch --filter` records and the GitHub CLI's `gh-resolved` (a new `url`, `pushurl`, `push` or `mirror`
+/// sends the person's next push elsewhere); a branch's `remote` or `pushRemote` only when it
+/// names a remote whose addresses all were the person's before (`git remote rename`, `git
+/// branch -u origin/x`), not one the command added. Everything else falls to
+/// [`written_by_git`] (`user.name`, `branch.<b>.merge`, a new remote's plain `url` and
+/// `fetch`, `submodule.<s>.url` and `active` from `git submodule init`, `extensions.*` from
+/// `git sparse-checkout` and `git refs migrate`), where `http.*`, `url.*`, `credential.*`,
+/// `gpg.*` and `core.sshCommand` are not.
+fn ordinary_change(entry: &Entry, added: bool, before: &ConfigFacts, now: &ConfigFacts) -> bool {
+    let key = entry.key.as_str();
+    if entry.section == "include" || entry.section == "includeif" {
+        return false;
+    }
+    if added && runs_program(entry) {
+        return false;
+    }
+    let sub = entry.subsection.as_deref();
+    match (entry.section.as_str(), sub) {
+        ("core", None) => matches!(
+            key,
+            "repositoryformatversion"
+                | "filemode"
+                | "logallrefupdates"
+                | "ignorecase"
+                | "precomposeunicode"
+                | "symlinks"
+                | "sparsecheckout"
+                | "sparsecheckoutcone"
+                | "autocrlf"
+                | "eol"
+                | "safecrlf"
+                | "quotepath"
+        ),
+        ("remote", Some(name)) if before.remotes.contains(name) => {
+            if !added {
+                // `git remote remove`: the person's own remote goes, and nothing is sent
+                // anywhere new by its going.
+                return written_by_git(entry)
+                    || matches!(key, "url" | "pushurl" | "fetch" | "push" | "mirror");
+            }
+            // `gh-resolved`: which remote the GitHub CLI takes for the base repository, its
+            // own marker, which sends nothing anywhere.
+            matches!(
+                key,
+                "fetch" | "tagopt" | "promisor" | "partialclonefilter" | "prune" | "gh-resolved"
+            )
+        }
+        ("branch", Some(_)) if added && matches!(key, "remote" | "pushremote") => {
+            let remote = entry.value.as_deref().unwrap_or("").trim();
+            remote == "."
+                || now.urls_of(remote).is_some_and(|urls| {
+                    !urls.is_empty() && urls.iter().all(|url| before.urls.contains(url))
+                })
+        }
+        _ => written_by_git(entry),
+    }
+}
+
+/// What [`ordinary_change`] needs to know of a configuration as a whole.
+struct ConfigFacts {
+    /// The remotes it names (`[remote "<name>"]` with any key).
+    remotes: std::collections::HashSet<String>,
+    /// Every remote's `url` and `pushurl`.
+    urls: std::collections::HashSet<String>,
+    /// Each remote's `url`s and `pushurl`s.
+    by_remote: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl ConfigFacts {
+    fn of(entries: &[Entry]) -> ConfigFacts {
+        let mut facts = ConfigFacts {
+            remotes: Default::default(),
+            urls: Default::default(),
+            by_remote: Default::default(),
+        };
+        for entry in entries.iter().filter(|e| e.section == "remote") {
+            let Some(name) = &entry.subsection else {
+                continue;
+            };
+            facts.remotes.insert(name.clone());
+            let urls = facts.by_remote.entry(name.clone()).or_default();
+            if matches!(entry.key.as_str(), "url" | "pushurl")
+                && let Some(url) = &entry.value
+            {
+                urls.push(url.trim().to_string());
+                facts.urls.insert(url.trim().to_string());
+            }
+        }
+        facts
+    }
+
+    fn urls_of(&self, remote: &str) -> Option<&Vec<String>> {
+        self.by_remote.get(remote)
+    }
 }
 
 /// Whether `url` uses the `ext::` transport, whose address is a command line.
@@ -408,6 +518,80 @@ impl GitConfig {
             .iter()
             .filter(|e| !runs_program(e) && !written_by_git(e));
         programs.chain(unexplained).map(Entry::dotted).collect()
+    }
+
+    /// Dotted names of the entries that `before`, one configuration file of an existing
+    /// repository (its `config`, `config.worktree` or a file it includes), gained or lost on the
+    /// way to `now` that git's ordinary work would not have changed there ([`ordinary_change`]),
+    /// in the order they appear; empty when every change is git's own. Deny by default: the
+    /// table of keys that run programs can never be complete, and keys that run none send the
+    /// person's next push to another host (`http.proxy`, `url.<x>.insteadOf`,
+    /// `remote.origin.pushurl`) or their checkout into their home (`core.worktree`). Entries are
+    /// compared as a multiset, so a duplicate added counts, and the person's own unusual keys,
+    /// left as they were, do not.
+    pub fn changes_git_would_not_make(before: &str, now: &str) -> Vec<String> {
+        use std::collections::HashMap;
+        let old = parse(before);
+        let new = parse(now);
+        let mut unmatched: HashMap<&Entry, usize> = HashMap::new();
+        for entry in &old {
+            *unmatched.entry(entry).or_default() += 1;
+        }
+        let mut added = Vec::new();
+        for entry in &new {
+            match unmatched.get_mut(entry) {
+                Some(count) if *count > 0 => *count -= 1,
+                _ => added.push(entry),
+            }
+        }
+        let removed = old.iter().filter(|entry| {
+            unmatched.get_mut(entry).is_some_and(|count| {
+                let left = *count > 0;
+                *count = count.saturating_sub(1);
+                left
+            })
+        });
+        let facts_before = ConfigFacts::of(&old);
+        let facts_now = ConfigFacts::of(&new);
+        let mut out: Vec<String> = Vec::new();
+        for (entry, is_added) in added
+            .into_iter()
+            .map(|e| (e, true))
+            .chain(removed.map(|e| (e, false)))
+        {
+            if !ordinary_change(entry, is_added, &facts_before, &facts_now) {
+                let name = entry.dotted();
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the work tree `core.worktree = value` names for the git directory `git_dir`
+    /// lies outside `within` (both absolute; compared lexically, as the sweep finds `git_dir`
+    /// by walking below `within`): for where the git directory is known, which
+    /// [`worktree_leaves_the_repository`] can only guess at. `~` is outside.
+    pub fn worktree_outside(git_dir: &Path, value: &str, within: &Path) -> bool {
+        let value = value.trim();
+        if value.is_empty() {
+            return false;
+        }
+        if value.starts_with('~') {
+            return true;
+        }
+        !crate::normalize_path(&git_dir.join(value)).starts_with(crate::normalize_path(within))
+    }
+
+    /// The last `core.worktree` value in these files (the one git obeys), if any.
+    pub fn worktree(&self) -> Option<String> {
+        self.files
+            .iter()
+            .flat_map(|text| parse(text))
+            .filter(|e| e.section == "core" && e.subsection.is_none() && e.key == "worktree")
+            .filter_map(|e| e.value)
+            .next_back()
     }
 
     /// Dotted names of every key in these files that makes git run an external program.
@@ -654,6 +838,8 @@ mod tests {
             ("[core]\n\tworktree = ~\n", "core.worktree"),
             ("[core]\n\tworktree = ../..\n", "core.worktree"),
             ("[core]\n\tworktree = ../x/../../\n", "core.worktree"),
+            // Found by an attacker pass: the project's sibling, the person's home.
+            ("[core]\n\tworktree = ../../home\n", "core.worktree"),
             (
                 "[lfs \"customtransfer.t\"]\n\tpath = ./x\n",
                 "lfs.customtransfer.t.path",
@@ -733,6 +919,124 @@ mod tests {
         ] {
             assert_eq!(unexplained(text), [key], "{text}");
         }
+    }
+
+    /// An existing repository's configuration is deny by default too (an attacker pass: `git
+    /// config core.worktree ../../home`, `http.proxy`, `url.<x>.insteadOf` and
+    /// `remote.origin.pushurl` were kept, none of them a program): git's own changes pass,
+    /// every other added, changed or removed key is named.
+    #[test]
+    fn changes_to_an_existing_configuration_are_deny_by_default() {
+        let persons = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tpager = less\n\
+                       [remote \"origin\"]\n\turl = https://example.invalid/x.git\n\
+                       \tfetch = +refs/heads/*:refs/remotes/origin/*\n[http]\n\tsslVerify = true\n";
+        let changes = |now: &str| GitConfig::changes_git_would_not_make(persons, now);
+        assert!(changes(persons).is_empty());
+        for ordinary in [
+            // `git branch -u origin/main`, `git config user.name`, `git remote add fork`.
+            format!("{persons}[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"),
+            format!("{persons}[user]\n\tname = x\n"),
+            format!(
+                "{persons}[remote \"fork\"]\n\turl = https://example.invalid/f.git\n\
+                 \tfetch = +refs/heads/*:refs/remotes/fork/*\n"
+            ),
+            // `git remote rename origin upstream`, with a branch following it.
+            persons
+                .replace("\"origin\"", "\"upstream\"")
+                .replace("remotes/origin", "remotes/upstream")
+                + "[branch \"main\"]\n\tremote = upstream\n",
+            // `gh pr checkout` marking the base remote.
+            persons.replace(
+                "\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+                "\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tgh-resolved = base\n",
+            ),
+            // `git sparse-checkout init`.
+            persons.replace("repositoryformatversion = 0", "repositoryformatversion = 1")
+                + "[extensions]\n\tworktreeConfig = true\n",
+            // `git remote remove origin`.
+            persons.replace(
+                "[remote \"origin\"]\n\turl = https://example.invalid/x.git\n\
+                 \tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+                "",
+            ),
+        ] {
+            assert!(
+                changes(&ordinary).is_empty(),
+                "{ordinary}: {:?}",
+                changes(&ordinary)
+            );
+        }
+        for (now, key) in [
+            (
+                format!("{persons}[core]\n\tworktree = ../../home\n"),
+                "core.worktree",
+            ),
+            (persons.replace("bare = false", "bare = true"), "core.bare"),
+            (
+                format!("{persons}[http]\n\tproxy = http://127.0.0.1:9\n"),
+                "http.proxy",
+            ),
+            (
+                persons.replace("sslVerify = true", "sslVerify = false"),
+                "http.sslverify",
+            ),
+            (
+                format!("{persons}[remote \"origin\"]\n\tpushurl = https://evil.invalid/x\n"),
+                "remote.origin.pushurl",
+            ),
+            (
+                persons.replace("example.invalid/x.git", "evil.invalid/x.git"),
+                "remote.origin.url",
+            ),
+            (
+                format!(
+                    "{persons}[url \"https://evil.invalid/\"]\n\tinsteadOf = https://example.invalid/\n"
+                ),
+                "url.https://evil.invalid/.insteadof",
+            ),
+            (
+                format!("{persons}[credential]\n\tusername = x\n"),
+                "credential.username",
+            ),
+            (
+                format!("{persons}[core]\n\tsshCommand = ssh -v\n"),
+                "core.sshcommand",
+            ),
+            (format!("{persons}[gpg]\n\tformat = ssh\n"), "gpg.format"),
+            (
+                format!("{persons}[include]\n\tpath = ../x.cfg\n"),
+                "include.path",
+            ),
+            (
+                format!("{persons}[core]\n\tfsmonitor = ./x\n"),
+                "core.fsmonitor",
+            ),
+            // A branch made to follow a remote the command added.
+            (
+                format!(
+                    "{persons}[remote \"evil\"]\n\turl = https://evil.invalid/x\n\
+                     [branch \"main\"]\n\tremote = evil\n"
+                ),
+                "branch.main.remote",
+            ),
+        ] {
+            assert_eq!(changes(&now), [key], "{now}");
+        }
+    }
+
+    #[test]
+    fn a_worktree_is_outside_where_the_git_directory_is_known() {
+        let root = Path::new("/p");
+        let outside = |git_dir: &str, value: &str| {
+            GitConfig::worktree_outside(Path::new(git_dir), value, root)
+        };
+        assert!(!outside("/p/.git/modules/sub", "../../../sub"));
+        assert!(!outside("/p/.git", ".."));
+        assert!(outside("/p/.git", "../../home"));
+        assert!(outside("/p/sub/.git", "../../../x"));
+        assert!(outside("/p/.git", "/elsewhere"));
+        assert!(!outside("/p/.git", "/p/sub"));
+        assert!(outside("/p/.git", "~/x"));
     }
 
     /// A comment ends at its line even when it ends in a backslash (git's reading); a value

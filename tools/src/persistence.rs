@@ -22,11 +22,17 @@
 //!     templates, no `commondir` other than a worktree's own, and the same again for every git
 //!     directory nested in it.
 //! - **What git runs from an existing git directory** (the top one's and each submodule's and
-//!   worktree's `config`, `config.worktree` and hooks): read-only at the bwrap level, writable at
-//!   the landlock level, where nothing but this comparison protects them. A configuration the
-//!   command changed so that it runs a program (or includes a file) is put back as it was, and a
-//!   hook it made or changed (other than git's `*.sample`) is moved aside (a changed one's
-//!   previous bytes put back); the command's versions go to the quarantine.
+//!   worktree's `config`, `config.worktree` and hooks, and the work-tree files the configuration
+//!   includes): read-only at the bwrap level (but the included files), writable at the landlock
+//!   level and under the guard, where nothing but this comparison protects them. A
+//!   configuration the command changed in a way git's ordinary work does not (deny by default:
+//!   `classifier::GitConfig::changes_git_would_not_make`, so not only a program or an include
+//!   but `core.worktree`, `http.*`, `url.*`, a remote's new address) is put back as it was, and
+//!   a hook it made or changed (other than git's `*.sample`) is moved aside (a changed one's
+//!   previous bytes put back); the command's versions go to the quarantine. A directory git
+//!   writes at the top (`hooks`, `rebase-merge`, `modules`, …) made a symbolic link is moved
+//!   aside and the person's put back, and a rebase or sequencer todo list the command made or
+//!   changed to `exec` a command is moved aside ([`git_state`]).
 //! - **The project's `.gg`** (gg's settings, policy, skills and memory): read-only at the bwrap
 //!   level, writable at the landlock level, where a copy is kept before each command and `.gg`
 //!   is put back as it was after it ([`Kept`]); a `.gg` too large to keep refuses the command
@@ -43,6 +49,7 @@
 //!   [`ProjectDirs`], which keeps the session's picture of the project's directories and reads
 //!   again only those inotify reports (or whose change time moved).
 
+mod git_state;
 mod gitlinks;
 mod kept;
 mod listing;
@@ -512,6 +519,12 @@ struct GitFiles {
     /// The hooks other than git's `*.sample` templates (which git never runs); none when the
     /// directory was absent.
     hooks: Option<Vec<(OsString, Content)>>,
+    /// For a git directory: what its top-level entries git writes were
+    /// ([`git_state::look_tops`]), so that one replaced by a link is put back.
+    tops: Option<Vec<(&'static str, git_state::Was)>>,
+    /// For a git directory: its rebase and sequencer todo lists as they were
+    /// ([`git_state::look_todos`]).
+    todos: Vec<(PathBuf, Option<Content>, bool)>,
 }
 
 /// What a file was, enough to tell a change and to put it back.
@@ -594,7 +607,11 @@ fn config_as_it_was(path: PathBuf) -> (PathBuf, Option<(Content, String)>) {
 
 impl GitFiles {
     fn look(dir: &Path) -> GitFiles {
-        GitFiles::look_at(dir, &["config", "config.worktree"], dir.join("hooks"))
+        GitFiles {
+            tops: Some(git_state::look_tops(dir)),
+            todos: git_state::look_todos(dir),
+            ..GitFiles::look_at(dir, &["config", "config.worktree"], dir.join("hooks"))
+        }
     }
 
     /// The hooks of the directory `core.hooksPath` names in the work tree (husky's `.husky/_`),
@@ -626,6 +643,8 @@ impl GitFiles {
             hooks_dir,
             configs,
             hooks,
+            tops: None,
+            todos: Vec::new(),
         }
     }
 
@@ -640,24 +659,39 @@ impl GitFiles {
             hooks_dir: root.join(".git").join("hooks"),
             configs: included.into_iter().map(config_as_it_was).collect(),
             hooks: None,
+            tops: None,
+            todos: Vec::new(),
         })
     }
 
-    /// After the command: puts back a configuration it changed to run a program, and moves
+    /// After the command: puts back what it made a link at the top of a git directory and
+    /// moves aside a todo list that runs a command ([`git_state`]), puts back a configuration
+    /// it changed in a way git's ordinary work does not ([`unexplained_change`]), and moves
     /// aside the hooks it made or changed; a line about each.
     fn sweep(&self, root: &Path) -> Vec<String> {
         let mut lines = Vec::new();
+        // First: a linked `hooks` is made the person's directory again before its hooks are
+        // compared, and a linked `rebase-merge` is gone before its todo list is read.
+        if let Some(tops) = &self.tops {
+            lines.extend(git_state::sweep_top_links(
+                root,
+                &self.dir,
+                tops,
+                self.hooks.as_deref(),
+            ));
+        }
+        lines.extend(git_state::sweep_todos(root, &self.todos));
         let mut restore = |path: PathBuf, why: String, before: Option<&Content>| {
             lines.push(move_aside_and_put_back(root, &path, &why, before));
         };
         for (path, was) in &self.configs {
             let path = path.clone();
             // An absent one that appears is the allow-list's (a new name) in the git
-            // directory; an included work-tree file made to run a program goes.
+            // directory; an included work-tree file made with what git would not write goes.
             let Some((content, text)) = was else {
                 if self.hooks.is_none()
                     && let Ok(Some(bytes)) = read_regular(&path, true)
-                    && let Some(why) = added_program("", &String::from_utf8_lossy(&bytes))
+                    && let Some(why) = unexplained_change("", &String::from_utf8_lossy(&bytes))
                 {
                     restore(path, why, None);
                 }
@@ -690,7 +724,7 @@ impl GitFiles {
                     continue;
                 }
             };
-            if let Some(why) = added_program(text, &now_text) {
+            if let Some(why) = unexplained_change(text, &now_text) {
                 restore(path, why, Some(content));
             }
         }
@@ -747,38 +781,48 @@ fn hook_names(hooks: &Path) -> Vec<OsString> {
         .unwrap_or_default()
 }
 
-/// Why the configuration `now` makes git run what `before` did not: an entry it added (a line
-/// not in `before` under the same section header, continued lines joined) that runs a program
-/// by the classifier's table, or that includes a file (git writes no include; one naming a
-/// work-tree file could be rewritten by any later command). Compared by entry so that git's
-/// own changes (`git remote add`, `git branch -u`, a submodule's section) keep the person's
-/// pager or editor from counting.
-fn added_program(before: &str, now: &str) -> Option<String> {
-    let old: std::collections::HashSet<(String, String)> =
-        config_lines(before).into_iter().collect();
-    let mut added = String::new();
-    for (header, line) in config_lines(now) {
-        if old.contains(&(header.clone(), line.clone())) {
-            continue;
-        }
-        let include = |h: &str| {
-            h.trim_start_matches('[')
-                .trim_start()
-                .to_ascii_lowercase()
-                .starts_with("include")
-        };
-        if include(&header) {
-            return Some("its configuration now includes another file".to_string());
-        }
-        added.push_str(&header);
-        added.push('\n');
-        added.push_str(&line);
-        added.push('\n');
+/// Why the configuration `now` is not what git's ordinary work makes of `before` (deny by
+/// default, [`classifier::GitConfig::changes_git_would_not_make`]): an include (git writes
+/// none; one naming a work-tree file could be rewritten by any later command), an entry that
+/// runs a program by the classifier's table, or any other key git does not change there in its
+/// ordinary work (an attacker pass kept `core.worktree = ../../home`, `http.proxy`,
+/// `url.<x>.insteadOf` and `remote.origin.pushurl`, none a program: the person's next `git
+/// stash` wrote their home, their next push went to the attacker). Compared by entry, so that
+/// git's own changes (`git remote add`, `git branch -u`, `git config user.name`) keep the
+/// person's own pager or proxy from counting.
+fn unexplained_change(before: &str, now: &str) -> Option<String> {
+    // At most this many keys are named: a command can add thousands, and the line goes to the
+    // model.
+    const NAMED: usize = 8;
+    let changed = classifier::GitConfig::changes_git_would_not_make(before, now);
+    if changed.is_empty() {
+        return None;
     }
-    classifier::GitConfig { files: vec![added] }
-        .program_keys()
-        .first()
-        .map(|key| format!("its configuration now runs a program ({key})"))
+    let mut named = changed
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if changed.len() > NAMED {
+        named.push_str(&format!(" and {} more", changed.len() - NAMED));
+    }
+    let programs = classifier::GitConfig {
+        files: vec![now.to_string()],
+    }
+    .program_keys();
+    let worst = if let Some(include) = changed.iter().find(|key| key.starts_with("include")) {
+        format!("its configuration now includes another file ({include})")
+    } else if let Some(program) = changed.iter().find(|key| programs.contains(key)) {
+        format!("its configuration now runs a program ({program})")
+    } else {
+        "its configuration was changed as git's ordinary work does not change it (deny by \
+         default: such a change can send the person's next checkout, fetch or push elsewhere)"
+            .to_string()
+    };
+    Some(format!(
+        "{worst}; the changes git's ordinary work does not make there: {named}"
+    ))
 }
 
 /// The entries of a git configuration, each with the section header it is under (a header is
@@ -922,11 +966,11 @@ mod tests {
                            [remote \"origin\"]\n\turl = https://example.invalid/x.git\n";
 
     #[test]
-    fn what_git_writes_is_not_an_added_program() {
+    fn what_git_writes_is_not_an_unexplained_change() {
         // `git branch -u`, `git config user.name`: the person's pager does not count.
         let now = format!("{PERSONS}[branch \"main\"]\n\tremote = origin\n[user]\n\tname = x\n");
-        assert_eq!(added_program(PERSONS, &now), None);
-        assert_eq!(added_program(PERSONS, PERSONS), None);
+        assert_eq!(unexplained_change(PERSONS, &now), None);
+        assert_eq!(unexplained_change(PERSONS, PERSONS), None);
     }
 
     #[test]
@@ -940,8 +984,53 @@ mod tests {
             format!("{PERSONS}[alias]\n\tx = \\\n!sh -c evil\n"),
             format!("{PERSONS}[includeIf \"gitdir:/\"]\n\tpath = ../inc\n"),
         ] {
-            assert!(added_program(PERSONS, &now).is_some(), "{now}");
+            assert!(unexplained_change(PERSONS, &now).is_some(), "{now}");
         }
+    }
+
+    /// Found by an attacker pass at the landlock level: keys that run no program but send the
+    /// person's checkout or push elsewhere were kept in `.git/config`.
+    #[test]
+    fn a_change_git_would_not_make_is_unexplained() {
+        for (now, key) in [
+            (
+                format!("{PERSONS}[core]\n\tworktree = ../../home\n"),
+                "core.worktree",
+            ),
+            (
+                format!("{PERSONS}[http]\n\tproxy = http://127.0.0.1:9\n"),
+                "http.proxy",
+            ),
+            (
+                format!("{PERSONS}[url \"https://evil.invalid/\"]\n\tinsteadOf = https://x/\n"),
+                "insteadof",
+            ),
+            (
+                PERSONS.replace(
+                    "url = https",
+                    "pushurl = https://evil.invalid\n\turl = https",
+                ),
+                "remote.origin.pushurl",
+            ),
+        ] {
+            let why = unexplained_change(PERSONS, &now);
+            assert!(
+                why.as_deref().is_some_and(|why| why.contains(key)),
+                "{now}: {why:?}"
+            );
+        }
+        // Every key is named up to a bound (the line goes to the model), a program first.
+        let many: String = (0..20).map(|i| format!("[http]\n\tk{i} = x\n")).collect();
+        let now = format!("{PERSONS}{many}[core]\n\tworktree = ../../home\n");
+        let why = unexplained_change(PERSONS, &now).unwrap();
+        assert!(
+            why.starts_with("its configuration now runs a program (core.worktree)"),
+            "{why}"
+        );
+        assert!(
+            why.contains("http.k0, ") && why.ends_with("and 13 more"),
+            "{why}"
+        );
     }
 
     /// Where `.gg/quarantine` is a link, a planted directory is deleted, and a link inside it

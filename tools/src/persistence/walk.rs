@@ -861,10 +861,30 @@ fn unexplained(path: &Path) -> Option<String> {
             Err(what) => return Some(format!("its {name} is {what}")),
         }
     }
-    classifier::GitConfig { files }
-        .keys_git_would_not_write()
-        .first()
-        .map(|key| format!("its configuration has a key git would not have written ({key})"))
+    let config = classifier::GitConfig { files };
+    if let Some(key) = config.keys_git_would_not_write().first() {
+        return Some(format!(
+            "its configuration has a key git would not have written ({key})"
+        ));
+    }
+    // Where the git directory is known, a relative work tree is judged exactly: git writes
+    // one only for a submodule's git directory, naming its work tree below the directory that
+    // holds the enclosing `.git` (`../../../sub` from `.git/modules/sub`), never above it
+    // (`../../home` from `sub/.git`, which the lexical table cannot tell from git's own).
+    let within = path
+        .ancestors()
+        .find(|dir| dir.file_name().is_some_and(|name| name == ".git"))
+        .unwrap_or(path)
+        .parent()?;
+    config
+        .worktree()
+        .filter(|value| classifier::GitConfig::worktree_outside(path, value, within))
+        .map(|value| {
+            format!(
+                "its core.worktree ({value}) names a work tree outside {}",
+                within.display()
+            )
+        })
 }
 
 /// Why git run with `dir` as its git directory (or as the common directory another names)
