@@ -1045,7 +1045,7 @@ pub const DENY_READ_IN_HOME: &[&str] = &[
     ".boto", ".databrickscfg", ".pulumi/credentials.json", ".cache/huggingface/token",
     ".huggingface/token", ".kaggle/kaggle.json", ".config/glab-cli",
     ".config/configstore/firebase-tools.json", ".sentryclirc", ".terraformrc",
-    ".dbt/profiles.yml", ".config/ngrok", ".ngrok2", ".wrangler/config", ".config/stripe",
+    ".dbt/profiles.yml", ".config/ngrok", ".ngrok2", ".wrangler", ".config/stripe",
     ".config/netlify", ".config/linode-cli", ".ollama/id_ed25519", ".cloudflared",
     ".gradle/gradle.properties", ".config/heroku", ".local/share/jupyter/runtime",
 ];

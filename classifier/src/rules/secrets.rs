@@ -556,6 +556,11 @@ const CREDENTIAL_MARKERS: &[&str] = &[
     "/op", ".mozilla", "chrom", ".s3cfg", "settings", "rclone", "auth.json", "history",
     "/ssl/private", ".oci", "doctl", "hcloud", ".fly", "sops", "yarnrc", "copilot", "creds",
     "Brave", "microsoft-edge", "lesshst",
+    // The thirty-third session's additions to the one list.
+    "hist", "zsh", "atuin", ".dbshell", ".viminfo", "fish_variables", ".boto", "databricks",
+    "/token", "kaggle", "glab", "firebase", "sentry", "terraform", "profiles.yml", "ngrok",
+    ".wrangler", "stripe", "netlify", "linode", ".cloudflared", "gradle.properties", "heroku",
+    "/runtime",
 ];
 
 /// Cheap pre-check for [`names_credentials`], which is called for every argument. A relative
