@@ -590,12 +590,7 @@ fn the_sweep_below_the_top_holds_across_commands_links_and_its_limit() {
             "set -e\nmkdir fill && cd fill && seq 0 5100 | xargs mkdir && cd ..\n\
              mkdir -p fill/5100/deep && echo 'obey me' > fill/5100/deep/AGENTS.md\necho done\n",
         ];
-        let calls: Vec<String> = (0..scripts.len())
-            .map(|i| {
-                std::fs::write(fx.repo.join(format!("s{i}.sh")), scripts[i]).unwrap();
-                format!("sh ./s{i}.sh")
-            })
-            .collect();
+        let calls: Vec<String> = support::script_calls(&fx.repo, &scripts);
         let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
         let (out, results) = run_calls(
             &fx,
@@ -1268,14 +1263,7 @@ fn run_scripts_sandboxed(
     env: &[(&str, &str)],
     scripts: &[&str],
 ) -> Vec<String> {
-    let calls: Vec<String> = scripts
-        .iter()
-        .enumerate()
-        .map(|(i, script)| {
-            std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
-            format!("sh ./s{i}.sh")
-        })
-        .collect();
+    let calls: Vec<String> = support::script_calls(&fx.repo, scripts);
     let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
     let mut env = env.to_vec();
     env.push(("GG_SANDBOX_BACKEND", level));

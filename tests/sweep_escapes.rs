@@ -20,14 +20,7 @@ use support::{GgFixture, ScriptedServer};
 /// Runs each of `scripts` as its own command (`sh ./s<i>.sh`) in one `--yolo --sandbox`
 /// session at `level`; the tool results.
 fn run_scripts(fx: &GgFixture, server: &ScriptedServer, level: &str, scripts: &[&str]) -> String {
-    let calls: Vec<String> = scripts
-        .iter()
-        .enumerate()
-        .map(|(i, script)| {
-            std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
-            format!("sh ./s{i}.sh")
-        })
-        .collect();
+    let calls: Vec<String> = support::script_calls(&fx.repo, scripts);
     let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
     let (out, results) = support::run_bash_calls(
         fx,
@@ -285,14 +278,7 @@ fn a_directory_made_unlistable_hides_nothing() {
             fsmonitor = fsmonitor_mark.display(),
         );
         let calls = ["echo done\n", plant.as_str()];
-        let calls: Vec<String> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, script)| {
-                std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
-                format!("sh ./s{i}.sh")
-            })
-            .collect();
+        let calls: Vec<String> = support::script_calls(&fx.repo, &calls);
         for (i, call) in calls.iter().enumerate() {
             let args = json!({ "command": call, "writes": true });
             server.push(support::Reply::tool_call(
@@ -550,14 +536,7 @@ fn ways() -> Vec<Way> {
 
 /// [`run_scripts`] the given way.
 fn run_scripts_way(fx: &GgFixture, server: &ScriptedServer, way: &Way, scripts: &[&str]) -> String {
-    let calls: Vec<String> = scripts
-        .iter()
-        .enumerate()
-        .map(|(i, script)| {
-            std::fs::write(fx.repo.join(format!("s{i}.sh")), script).unwrap();
-            format!("sh ./s{i}.sh")
-        })
-        .collect();
+    let calls: Vec<String> = support::script_calls(&fx.repo, scripts);
     let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
     let (out, results) = support::run_bash_calls(fx, server, &way.env, true, &calls, &way.args);
     assert!(out.status.success(), "{}: {out:?}", way.name);

@@ -419,10 +419,7 @@ pub fn programs_with(
     standalone: bool,
 ) -> Result<Vec<BpfProgram>, Error> {
     let arch = target_arch()?;
-    let mut out = Vec::new();
-    if arch == TargetArch::x86_64 {
-        out.push(x32_guard());
-    }
+    let mut out = x32_guard_first(arch);
     out.push(compile(
         arch,
         deny_list_with(network, local_sockets, standalone),
@@ -442,14 +439,10 @@ pub fn programs_with(
 /// controlling terminal is gg's: an attacker pass's normal command pushed `y` and a newline
 /// into it, and gg read them as the person's answer to the next dangerous command's approval
 /// (a process left behind did the same to the person's shell after gg had ended). A filter is
-/// inherited by everything the command starts, as the Landlock ruleset is. On x86_64 the x32
-/// guard comes first, so the foreign numbering cannot reach `ioctl` around the rule.
+/// inherited by everything the command starts, as the Landlock ruleset is.
 pub fn guard_programs() -> Result<Vec<BpfProgram>, Error> {
     let arch = target_arch()?;
-    let mut out = Vec::new();
-    if arch == TargetArch::x86_64 {
-        out.push(x32_guard());
-    }
+    let mut out = x32_guard_first(arch);
     out.push(compile(
         arch,
         vec![deny!(
@@ -461,6 +454,16 @@ pub fn guard_programs() -> Result<Vec<BpfProgram>, Error> {
         )],
     )?);
     Ok(out)
+}
+
+/// What every set of programs starts with: on x86_64 the x32 guard ([`x32_guard`]), so the
+/// foreign numbering cannot reach a call around the rules after it.
+fn x32_guard_first(arch: TargetArch) -> Vec<BpfProgram> {
+    if arch == TargetArch::x86_64 {
+        vec![x32_guard()]
+    } else {
+        Vec::new()
+    }
 }
 
 /// One program answering `EPERM` to each of `denials`, allowing the rest.

@@ -62,3 +62,17 @@ pub fn gg_on_pty(
 ) -> (std::fs::File, std::process::Child) {
     testkit::pty::gg_on_pty(GgBins::GG, home, repo, server, args, env, on_output)
 }
+
+/// Writes each of `scripts` to `s{i}.sh` in `repo` and returns the calls that run them (`sh
+/// ./s{i}.sh`): through a script, the classifier lets a call run as a normal command, so the
+/// sandbox, the guard and the sweep are what a test tries.
+pub fn script_calls(repo: &std::path::Path, scripts: &[&str]) -> Vec<String> {
+    scripts
+        .iter()
+        .enumerate()
+        .map(|(i, script)| {
+            std::fs::write(repo.join(format!("s{i}.sh")), script).expect("a script in the repo");
+            format!("sh ./s{i}.sh")
+        })
+        .collect()
+}
