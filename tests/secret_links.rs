@@ -20,11 +20,19 @@ use support::{GgFixture, Reply, ScriptedServer, chromium_present};
 
 const SSH_CANARY: &str = "SSH-HARDLINK-CANARY";
 const AWS_CANARY: &str = "AWS-HARDLINK-CANARY";
+/// A past session's transcript, two levels below `~/.gg` as gg keeps them.
+const SESSION_CANARY: &str = "SESSION-HARDLINK-CANARY";
 
 /// Plants `~/.ssh/id_rsa` and `~/.aws/credentials` with their canaries.
 fn plant_secrets(fx: &GgFixture) {
     std::fs::create_dir_all(fx.home.join(".ssh")).unwrap();
     std::fs::write(fx.home.join(".ssh/id_rsa"), format!("{SSH_CANARY}\n")).unwrap();
+    std::fs::create_dir_all(fx.home.join(".gg/sessions/old-project")).unwrap();
+    std::fs::write(
+        fx.home.join(".gg/sessions/old-project/1.jsonl"),
+        format!("{SESSION_CANARY}\n"),
+    )
+    .unwrap();
     std::fs::create_dir_all(fx.home.join(".aws")).unwrap();
     std::fs::write(
         fx.home.join(".aws/credentials"),
@@ -110,6 +118,7 @@ fn file_tools_refuse_hard_links_to_secrets() {
             (".ssh/id_rsa", "notes.txt"),
             (".aws/credentials", "sub/creds.ini"),
             (".aws/credentials", "AGENTS.md"),
+            (".gg/sessions/old-project/1.jsonl", "history.txt"),
         ],
     );
     std::fs::write(fx.repo.join("plain.txt"), "PLAIN-TEXT-CANARY\n").unwrap();
@@ -123,6 +132,7 @@ fn file_tools_refuse_hard_links_to_secrets() {
             json!({"path": "notes.txt", "edits": [{"oldText": "SSH", "newText": "x"}]}),
         ),
         ("read", json!({"path": "plain.txt"})),
+        ("read", json!({"path": "history.txt"})),
     ];
     for (i, (tool, args)) in calls.iter().enumerate() {
         server.push(Reply::tool_call(&format!("c{i}"), tool, &args.to_string()));
@@ -132,7 +142,7 @@ fn file_tools_refuse_hard_links_to_secrets() {
     assert!(out.status.success(), "{out:?}");
     let bodies = server.all_bodies();
     let results = server.tool_results();
-    for canary in [SSH_CANARY, AWS_CANARY] {
+    for canary in [SSH_CANARY, AWS_CANARY, SESSION_CANARY] {
         assert!(
             !bodies.contains(canary),
             "{canary} reached the model: {results:?}"
@@ -140,7 +150,7 @@ fn file_tools_refuse_hard_links_to_secrets() {
         assert!(!said(&out).contains(canary), "{canary} in the output");
     }
     assert_eq!(results.len(), calls.len(), "{results:?}");
-    for i in [0, 1, 4] {
+    for i in [0, 1, 4, 6] {
         assert!(results[i].contains("deny-read"), "call {i}: {results:?}");
     }
     // The tools still work: the ordinary file reads and greps.

@@ -147,19 +147,27 @@ impl DenyRead {
     }
 }
 
-/// How many entries of a hidden directory are looked at for [`identities`]: `~/.ssh` or
-/// `~/.aws` hold a handful of files; a directory with thousands (a browser profile) is not
-/// walked to the end, so a hard link to a file past the first entries is not recognised (its
-/// path rule still holds).
-const IDENTITY_WALK_BOUND: usize = 256;
+/// How many entries of a hidden directory are looked at for [`identities`], in all: `~/.ssh` or
+/// `~/.aws` hold a handful of files, `~/.gg` its sessions; a directory with thousands (a
+/// browser profile) is not walked to the end, so a hard link to a file past the first entries
+/// is not recognised (its path rule still holds).
+const IDENTITY_WALK_BOUND: usize = 4096;
+
+/// How deep below a hidden directory [`identities`] looks: gg's own transcripts lie two levels
+/// down (`~/.gg/sessions/<project>/<id>.jsonl`), the connectors' tokens one, and other tools'
+/// caches of tokens a level or two more (`~/.aws/sso/cache/…`, `~/.config/gcloud/…/adc.json`).
+/// An attacker pass read a session transcript through a hard link in the project when only the
+/// files directly inside were known.
+const IDENTITY_WALK_DEPTH: usize = 4;
 
 /// A file's identity: device and inode.
 type Identity = (u64, u64);
 
 /// The identities of the regular files a hidden path holds: the file itself, or for a directory
-/// the regular files directly inside it (the first [`IDENTITY_WALK_BOUND`] entries, links
-/// followed). Looked at once per process and path, then kept: a secret created later in the
-/// session is not known by identity (only by path).
+/// the regular files below it ([`IDENTITY_WALK_DEPTH`] levels, breadth first, the first
+/// [`IDENTITY_WALK_BOUND`] entries; links to files followed, links to directories not). Looked
+/// at once per process and path, the first time a file with more than one name is judged, then
+/// kept: a secret created later in the session is not known by identity (only by path).
 fn identities(hidden: &Path) -> Arc<[Identity]> {
     static KNOWN: Mutex<BTreeMap<PathBuf, Arc<[Identity]>>> = Mutex::new(BTreeMap::new());
     if let Some(known) = KNOWN.lock().ok().and_then(|k| k.get(hidden).cloned()) {
@@ -170,12 +178,30 @@ fn identities(hidden: &Path) -> Arc<[Identity]> {
         meta.is_file().then(|| (meta.dev(), meta.ino()))
     };
     let found: Arc<[Identity]> = match std::fs::metadata(hidden) {
-        Ok(meta) if meta.is_dir() => std::fs::read_dir(hidden)
-            .into_iter()
-            .flatten()
-            .take(IDENTITY_WALK_BOUND)
-            .filter_map(|entry| std::fs::metadata(entry.ok()?.path()).ok().and_then(of))
-            .collect(),
+        Ok(meta) if meta.is_dir() => {
+            let mut found = Vec::new();
+            let mut level = vec![hidden.to_path_buf()];
+            let mut seen = 0;
+            for _ in 0..IDENTITY_WALK_DEPTH {
+                let mut next = Vec::new();
+                for dir in &level {
+                    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                        seen += 1;
+                        if seen > IDENTITY_WALK_BOUND {
+                            break;
+                        }
+                        let path = entry.path();
+                        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            next.push(path);
+                        } else if let Some(id) = std::fs::metadata(&path).ok().and_then(of) {
+                            found.push(id);
+                        }
+                    }
+                }
+                level = next;
+            }
+            found.into()
+        }
         Ok(meta) => of(meta).into_iter().collect(),
         Err(_) => Arc::from([]),
     };
