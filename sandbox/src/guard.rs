@@ -69,12 +69,21 @@ pub fn guard(
         .and_then(|exe| std::fs::canonicalize(exe).ok())
         .and_then(|exe| exe.parent().map(Path::to_path_buf));
     let writes = guard_writes(project, |name: &str| std::env::var_os(name), exe_dir);
+    let mut hidden = deny_read.to_vec();
+    hidden.extend(TERMINALS.iter().map(PathBuf::from));
     restricting(
         inner,
         project,
-        fs_rules::guard_plan(writes.writable, deny_read.to_vec(), writes.keep),
+        fs_rules::guard_plan(writes.writable, hidden, writes.keep),
     )
 }
+
+/// The person's terminals, hidden from a guarded command: it has no terminal of its own (its
+/// input is empty, its output a pipe), and through gg's (`/dev/tty`: the command shares gg's
+/// session) or another of the person's (`/dev/pts/N`) it could read what the person types or
+/// write to their screen. Typing into one is refused besides, by the seccomp filter, for a
+/// descriptor that reaches it another way.
+const TERMINALS: &[&str] = &["/dev/tty", "/dev/pts", "/dev/console"];
 
 /// The temporary directories every command may write, where they exist (`$TMPDIR` joins them
 /// in [`guard_writes`]): what programs make their scratch files in, which nothing reads at
@@ -671,6 +680,72 @@ mod tests {
     /// of the secret, reads its sibling, writes the project; an entry made between two commands
     /// is judged by the tree as it is then (a ruleset gone stale is built again), and a
     /// descriptor gg holds open is not inherited past the exec.
+    /// A guarded command cannot type into a terminal it holds (`TIOCSTI`): here a pseudo
+    /// terminal made its controlling terminal (`setsid -c`), as gg's is its commands'. The same
+    /// command unguarded types, or the kernel refuses the ioctl to everyone and the filter has
+    /// nothing to add (said, and the test ends).
+    #[test]
+    fn a_guarded_command_cannot_type_into_its_terminal() {
+        use std::os::fd::FromRawFd;
+        if landlock_unavailable() {
+            return;
+        }
+        // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r on the descriptor made here,
+        // into a buffer of the size given.
+        let (master, slave) = unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(master >= 0);
+            assert_eq!(libc::grantpt(master), 0);
+            assert_eq!(libc::unlockpt(master), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+            let name = std::ffi::CStr::from_ptr(name.as_ptr())
+                .to_str()
+                .unwrap()
+                .to_string();
+            (std::fs::File::from_raw_fd(master), name)
+        };
+        let t = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(t.path()).unwrap();
+        let script = "import fcntl, termios\n\
+                      try:\n    fcntl.ioctl(0, termios.TIOCSTI, b'x')\n    print('typed')\n\
+                      except OSError as e:\n    print('refused', e.errno)\n";
+        let terminal = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&slave)
+                .unwrap()
+        };
+        let unguarded = Command::new("setsid")
+            .args(["-c", "python3", "-c", script])
+            .stdin(terminal())
+            .output()
+            .unwrap();
+        let unguarded = String::from_utf8_lossy(&unguarded.stdout).into_owned();
+        if !unguarded.contains("typed") {
+            eprintln!(
+                "the kernel refuses TIOCSTI here ({unguarded}): nothing for the filter to add"
+            );
+            return;
+        }
+        let inner = Invocation {
+            program: "setsid".into(),
+            args: ["-c", "python3", "-c", script].map(Into::into).to_vec(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        };
+        let plan = fs_rules::guard_plan(vec![project.clone()], Vec::new(), Vec::new());
+        let mut guarded = restricting(&inner, &project, plan).unwrap();
+        guarded.command_mut().stdin(terminal());
+        let out = guarded.spawn_with(|mut c| c.output()).unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            said.contains(&format!("refused {}", libc::EPERM)),
+            "{said} {out:?}"
+        );
+        drop(master);
+    }
+
     #[test]
     fn every_guarded_command_is_kept_out_of_secrets_by_the_shared_ruleset() {
         if landlock_unavailable() {
