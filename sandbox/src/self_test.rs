@@ -454,6 +454,9 @@ fn fixture_dir() -> Result<PathBuf, String> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
+    if COUNTER.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        remove_dead_fixtures(parent);
+    }
     loop {
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = parent.join(format!(
@@ -466,5 +469,73 @@ fn fixture_dir() -> Result<PathBuf, String> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 64 => continue,
             Err(e) => return Err(format!("{}: {e}", dir.display())),
         }
+    }
+}
+
+/// Removes what a killed gg left in `parent`: the fixtures of a self-test that never reached
+/// its own removal (a `SIGKILL` mid-test; the test suites end gg that way often, and a day of
+/// runs had left hundreds). Only this user's directories named as [`fixture_dir`] names them,
+/// whose process is gone; a link is removed as a link, never followed.
+fn remove_dead_fixtures(parent: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("gg-self-test-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        // SAFETY: kill with signal 0 sends nothing; it only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dead gg's fixture goes; a live process's, a link of that name (and what it leads to)
+    /// and other names stay.
+    #[test]
+    fn only_fixtures_of_processes_that_are_gone_are_removed() {
+        let t = tempfile::tempdir().unwrap();
+        let parent = t.path();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let alive = std::process::id();
+        let dead_fixture = parent.join(format!("gg-self-test-{dead}-0000abcd-0"));
+        std::fs::create_dir_all(dead_fixture.join("work/.git")).unwrap();
+        let live_fixture = parent.join(format!("gg-self-test-{alive}-0000abcd-1"));
+        std::fs::create_dir(&live_fixture).unwrap();
+        let target = parent.join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), "x").unwrap();
+        let link = parent.join(format!("gg-self-test-{dead}-0000abcd-2"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let other = parent.join("gg-self-test-notapid");
+        std::fs::create_dir(&other).unwrap();
+        remove_dead_fixtures(parent);
+        assert!(!dead_fixture.exists());
+        assert!(live_fixture.is_dir());
+        assert!(std::fs::symlink_metadata(&link).is_ok());
+        assert!(target.join("keep").is_file());
+        assert!(other.is_dir());
     }
 }
