@@ -157,19 +157,27 @@ fn a_dangerous_command_still_prompts_under_yolo() {
     std::fs::create_dir_all(home.join("keep")).unwrap();
     let server =
         ScriptedServer::with_replies([bash_calls(&["rm -rf ~/keep"]), Reply::text(&["ok"])]);
-    let mut pty = Pty::spawn(&home, &repo, &server, &["--yolo", "-p", "clean"]);
+    deny_the_dangerous_call(&home, &repo, &server);
+    assert!(home.join("keep").is_dir(), "denied: home intact");
+}
+
+/// Runs `gg --yolo -p clean` on a terminal and answers no to the approval of the dangerous
+/// call `server` scripts; returns the screen once gg has ended well.
+fn deny_the_dangerous_call(home: &Path, repo: &Path, server: &ScriptedServer) -> String {
+    let mut pty = Pty::spawn(home, repo, server, &["--yolo", "-p", "clean"]);
     let prompt = pty.expect("Approve? [y/N] ");
     assert!(prompt.contains("classification: dangerous"), "{prompt}");
     pty.send("n\r");
     let (code, screen) = pty.wait();
     assert_eq!(code, Some(0), "{screen}");
-    assert!(home.join("keep").is_dir(), "denied: home intact");
+    screen
 }
 
 /// A normal command runs in gg's session, so gg's terminal is its controlling terminal: an
 /// attacker pass's command pushed `y` and Enter into it (`TIOCSTI`), and gg took them as the
-/// person's answer to the next dangerous command's approval. The guard refuses the ioctl; the
-/// approval waits for the person, who answers no.
+/// person's answer to the next dangerous command's approval. The guard hides the person's
+/// terminals from the command (and a seccomp filter refuses the ioctl); the approval waits for
+/// the person, who answers no.
 #[test]
 fn a_normal_command_cannot_type_the_answer_to_the_next_approval() {
     let (_tmp, home, repo) = dirs();
@@ -191,21 +199,12 @@ fn a_normal_command_cannot_type_the_answer_to_the_next_approval() {
         bash_calls(&["rm -rf ~/keep"]),
         Reply::text(&["ok"]),
     ]);
-    let mut pty = Pty::spawn(&home, &repo, &server, &["--yolo", "-p", "clean"]);
-    let prompt = pty.expect("Approve? [y/N] ");
-    assert!(prompt.contains("classification: dangerous"), "{prompt}");
-    pty.send("n\r");
-    let (code, screen) = pty.wait();
-    assert_eq!(code, Some(0), "{screen}");
+    let screen = deny_the_dangerous_call(&home, &repo, &server);
     assert!(
         home.join("keep").is_dir(),
         "the injected answer was taken: {screen}"
     );
-    let bodies = server.request_bodies();
-    let injected = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let injected = server.tool_results().first().cloned().unwrap_or_default();
     // The terminal is hidden from the command (EACCES from Landlock at the open): it cannot
     // read what the person types either. The filter that refuses the ioctl itself, for a
     // descriptor that reaches a terminal another way, has its own test

@@ -200,13 +200,7 @@ pub fn guard_writes(
         .filter_map(existing_dir)
         .collect();
     writable.extend(caches.iter().cloned());
-    let mut deduped: Vec<PathBuf> = Vec::new();
-    for root in writable {
-        if !deduped.contains(&root) {
-            deduped.push(root);
-        }
-    }
-    let writable = deduped;
+    let writable = first_of_each(writable);
 
     // The home itself where a writable root holds it: with the project at or above it, its
     // configuration (every dot-entry at its top but a cache, where a linked one leads, the
@@ -241,16 +235,22 @@ pub fn guard_writes(
         writable.iter().any(|root| k.starts_with(root) && k != root)
             && (project_holds_home || !project.as_ref().is_some_and(|p| k.starts_with(p)))
     });
-    let mut deduped: Vec<PathBuf> = Vec::new();
-    for k in keep {
-        if !deduped.contains(&k) {
-            deduped.push(k);
-        }
-    }
     GuardWrites {
         writable,
-        keep: deduped,
+        keep: first_of_each(keep),
     }
+}
+
+/// `paths` in their order, each once: a repeat would only add a rule, and the plan is compared
+/// whole (order included) to reuse a kept ruleset, so the order stays the one given.
+fn first_of_each(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut once: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for path in paths {
+        if !once.contains(&path) {
+            once.push(path);
+        }
+    }
+    once
 }
 
 /// A command to run under the guard, with the ruleset it runs under; spawned through

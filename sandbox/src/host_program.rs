@@ -15,10 +15,6 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// Directories every session's commands may write, whatever the project: never a place to
-/// find a program gg starts unconfined.
-const SHARED_WRITABLE: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-
 /// The entries of `path` (a `PATH` value) that gg may look programs up in: absolute, and, once
 /// symbolic links are resolved, neither inside one of `writable` (the session's project roots)
 /// nor inside a shared temporary directory. Entries that do not exist are dropped too.
@@ -28,7 +24,9 @@ const SHARED_WRITABLE: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 /// project's own virtual environment either (an attacker pass's planted `git` ran that way).
 pub fn trusted_dirs(path: &std::ffi::OsStr, writable: &[&Path]) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().ok();
-    let shared: Vec<&Path> = SHARED_WRITABLE
+    // The temporary directories every command may write, whatever the project (the guard's
+    // list): never a place to find a program gg starts unconfined.
+    let shared: Vec<&Path> = crate::guard::TEMP_DIRS
         .iter()
         .map(Path::new)
         .chain(cwd.as_deref())

@@ -455,14 +455,13 @@ pub fn opener() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// Opens `argument` with the desktop's opener, unconfined as the person's own click would be.
-/// `cwd` is the session's working directory: the opener (a shell script on Linux) looks its
-/// helpers up through `PATH`, so it gets only the entries outside what commands write
+/// The desktop's opener for `target`, as gg starts it (the `open` tool, `gg web`, `gg
+/// connect`): unconfined, as the person's own click would be, with nothing secret in its
+/// environment. `cwd` is the session's working directory: the opener (a shell script on Linux)
+/// looks its helpers up through `PATH`, so it gets only the entries outside what commands write
 /// ([`sandbox::host_program::trusted_path`]): an attacker pass planted `run-mailcap` in the
 /// project's virtual environment, on `PATH`, and `open README.md` ran it with every secret.
-/// The desktop's opener for `target`, as gg's own commands start it (`gg web`, `gg connect`):
-/// nothing secret in its environment, and a `PATH` of the entries outside what the session's
-/// commands write in `cwd` (see [`open`]). `None` without an opener.
+/// Its standard streams are null. `None` without an opener.
 pub fn opener_command(
     target: impl AsRef<std::ffi::OsStr>,
     cwd: &Path,
@@ -479,22 +478,19 @@ pub fn opener_command(
     Some(command)
 }
 
+/// The `open` tool: `argument` through [`opener_command`], its error output kept for the
+/// answer, bounded by [`OPEN_TIMEOUT`] and the turn's `cancel`.
 async fn open(
     argument: &str,
     cwd: &Path,
     cancel: &CancellationToken,
 ) -> Result<String, ComputerError> {
-    let program = opener().ok_or_else(|| {
+    let opener = opener_command(argument, cwd).ok_or_else(|| {
         ComputerError::Desktop("no desktop opener (/usr/bin/xdg-open)".to_string())
     })?;
-    let mut command = tokio::process::Command::new(&program);
+    let program = PathBuf::from(opener.get_program());
+    let mut command = tokio::process::Command::from(opener);
     command
-        .arg(argument)
-        .env_clear()
-        .envs(crate::bash::scrubbed_env(&[]))
-        .env("PATH", sandbox::host_program::trusted_path(&[cwd]))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     let child = command.spawn().map_err(|e| {
