@@ -10,7 +10,6 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{Reply, ScriptedServer};
@@ -182,9 +181,12 @@ fn audit_rows(out: &Output) -> Vec<serde_json::Value> {
 #[test]
 fn kills_are_decided_by_who_started_the_process() {
     // The model starts a daemon of its own with bash (which reports its own pid: `$!` would name
-    // setsid, which forks when it leads a process group), reads the pid from the result and kills
-    // it (normal: allowed under --yolo); then it tries the person's process (dangerous: denied
-    // without a terminal even under --yolo), and pid 1 (refused outright).
+    // setsid, which forks when it leads a process group), reads the pid from the result and
+    // tries to kill it: it is gone already, since nothing a command starts outlives it (the
+    // guard's reaper; the sandbox's), so the kill finds nothing to check. (That a process
+    // carrying the session's tag may be killed unasked is `procs`' unit tests'.) Then it tries
+    // the person's process (dangerous: denied without a terminal even under --yolo), and pid 1
+    // (refused outright).
     let e_server = ScriptedServer::start();
     let e = env(&e_server);
     let theirs = Killed(Command::new("sleep").arg("120").spawn().unwrap());
@@ -232,18 +234,14 @@ fn kills_are_decided_by_who_started_the_process() {
         .trim()
         .parse()
         .unwrap();
-    let own_kill = tool_result(&e_server, 2);
-    assert!(
-        own_kill.contains(&format!("sent SIGTERM to pid {own_pid}")),
-        "{own_kill}"
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while alive(own_pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
     assert!(
         !alive(own_pid),
-        "the session's own daemon survived the kill"
+        "the session's own daemon outlived the command that started it"
+    );
+    let own_kill = tool_result(&e_server, 2);
+    assert!(
+        own_kill.contains(&format!("pid {own_pid} has no command line to check")),
+        "{own_kill}"
     );
 
     let their_kill = tool_result(&e_server, 3);
@@ -252,7 +250,8 @@ fn kills_are_decided_by_who_started_the_process() {
     let init_kill = tool_result(&e_server, 4);
     assert!(init_kill.contains("refused"), "{init_kill}");
 
-    // The audit trail shows each kill with its class and who decided.
+    // The audit trail shows each kill: the refusal, and the others with their class and who
+    // decided.
     let audit = run({
         let mut c = gg(&e);
         c.args(["audit", "--json"]);
@@ -264,8 +263,14 @@ fn kills_are_decided_by_who_started_the_process() {
         .filter(|r| r["tool"] == "process_kill")
         .collect();
     assert_eq!(kills.len(), 3, "{rows:?}");
-    assert_eq!(kills[0]["audit"]["classification"]["verdict"], "normal");
-    assert_eq!(kills[0]["audit"]["decision"]["action"], "allow");
+    assert_eq!(kills[0]["status"], "error", "{:?}", kills[0]);
+    assert!(
+        kills[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("has no command line to check")),
+        "{:?}",
+        kills[0]
+    );
     assert_eq!(kills[1]["audit"]["classification"]["verdict"], "dangerous");
     assert_eq!(
         kills[1]["audit"]["classification"]["reasons"][0]["rule"],

@@ -2491,3 +2491,95 @@ fn a_config_the_repository_includes_is_protected_as_its_config() {
         assert!(!mark.exists(), "{level:?}: git ran the plant: {results:?}");
     }
 }
+
+/// What a guarded command starts does not outlive it, wherever it moved: a `setsid` daemon (a
+/// session of its own), a job of a shell with job control (`set -m`: a process group of its
+/// own) and a plain background job, both when the command ends by itself and when it is stopped
+/// at its timeout. Such a process kept the guard's writes but left every sweep behind: it could
+/// plant `.git/hooks` or `.envrc` in the project after the last one. Checked on the host after
+/// gg has exited: each process the command started is gone (its pid file names it; its command
+/// line tells it from a process that took the pid since).
+#[test]
+fn nothing_a_guarded_command_starts_outlives_it() {
+    // The reaper is `gg-sandbox-helper`, or gg itself where that is missing.
+    for self_helper in [false, true] {
+        reaps_what_a_guarded_command_leaves(self_helper);
+    }
+}
+
+fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "home/repo");
+    let starts = |tag: &str| {
+        format!(
+            "setsid sh -c 'echo $$ > {tag}-session.pid; exec sleep {tag}1' </dev/null >/dev/null 2>&1 &\n\
+             (set -m; sh -c 'echo $$ > {tag}-group.pid; exec sleep {tag}2' </dev/null >/dev/null 2>&1 &)\n\
+             sh -c 'echo $$ > {tag}-job.pid; exec sleep {tag}3' </dev/null >/dev/null 2>&1 &\n\
+             while [ ! -s {tag}-session.pid ] || [ ! -s {tag}-group.pid ] || [ ! -s {tag}-job.pid ]; do sleep 0.01; done\n\
+             echo started\n"
+        )
+    };
+    std::fs::write(fx.repo.join("ends.sh"), starts("7401")).unwrap();
+    std::fs::write(
+        fx.repo.join("waits.sh"),
+        starts("7402") + "exec sleep 7409\n",
+    )
+    .unwrap();
+    server.push(Reply::tool_call(
+        "c0",
+        "bash",
+        &json!({"command": "bash ends.sh", "writes": true}).to_string(),
+    ));
+    server.push(Reply::tool_call(
+        "c1",
+        "bash",
+        &json!({"command": "bash waits.sh", "writes": true, "timeout": 2}).to_string(),
+    ));
+    server.push(Reply::text(&["done"]));
+    let mut gg = fx.gg();
+    if self_helper {
+        gg.env("GG_SANDBOX_SELF_HELPER", "1");
+    }
+    let out = gg.args(["--yolo", "-p", "go"]).output().unwrap();
+    let results = server.tool_results();
+
+    // Every process the two commands started, with whether it is still running.
+    let mut survivors = Vec::new();
+    for tag in ["7401", "7402"] {
+        for kind in ["session", "group", "job"] {
+            let file = fx.repo.join(format!("{tag}-{kind}.pid"));
+            let pid: i32 = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}; {results:?}", file.display()))
+                .trim()
+                .parse()
+                .unwrap();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let number = match kind {
+                "session" => "1",
+                "group" => "2",
+                _ => "3",
+            };
+            if cmdline == format!("sleep\0{tag}{number}\0").as_bytes() {
+                survivors.push(format!("{kind} of {tag} (pid {pid})"));
+                let _ = rustix::process::kill_process(
+                    rustix::process::Pid::from_raw(pid).unwrap(),
+                    rustix::process::Signal::KILL,
+                );
+            }
+        }
+    }
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("classified normal; sandbox level: guard")
+            && results[0].contains("started"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("timed out"), "{}", results[1]);
+    assert!(
+        survivors.is_empty(),
+        "outlived their command (gg itself as the helper: {self_helper}): {survivors:?}; \
+         {results:?}"
+    );
+}

@@ -4,7 +4,7 @@
 //! sandbox's workspace-write plan), by a Landlock ruleset in force on the thread that spawns the
 //! command, which the command inherits.
 //!
-//! Why in gg's own child rather than through the helper: the ruleset of such a command grants
+//! Why the ruleset is gg's rather than the helper's: the ruleset of such a command grants
 //! every right on every entry of `/` and of each directory on the way down to what it hides
 //! (about a hundred rules, each an `open` of the entry), and the helper built it anew for every
 //! command: 4–5 ms of a command that may take one. Built once here and reused while the tree it
@@ -19,6 +19,10 @@
 //! torn down at the exec: 1–2 ms a command, measured); without it std spawns the vfork way
 //! (`posix_spawn`), which copies nothing. The thread restricts itself, spawns, and ends; its
 //! restriction ends with it, and it starts nothing else that could live on with it.
+//!
+//! What the thread starts is the helper in its reaper's role ([`reaped`]), which starts the
+//! command and restricts nothing: it inherits the ruleset like the command, and only stays to
+//! kill what the command leaves running.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -28,7 +32,7 @@ use std::sync::Mutex;
 use crate::SandboxError;
 use crate::fs_rules::{self, LandlockPlan, Prepared};
 use crate::probe::{Availability, PROBE, ProbeError};
-use crate::{Invocation, protected};
+use crate::{Invocation, helper, protected};
 
 /// The rulesets kept for the next commands, most recently used last, each with the plan it was
 /// built for: the plan changes when a session's secrets or the home's kept entries do, the
@@ -72,10 +76,32 @@ pub fn guard(
     let mut hidden = deny_read.to_vec();
     hidden.extend(TERMINALS.iter().map(PathBuf::from));
     restricting(
-        inner,
+        &reaped(inner)?,
         project,
         fs_rules::guard_plan(writes.writable, hidden, writes.keep),
     )
+}
+
+/// `inner` as the child of the helper in its reaper's role ([`helper::REAP_ARG`]): what the
+/// command leaves running when it ends is killed then, whatever process group or session it
+/// moved to (`setsid`, `set -m`, a double fork), before gg sweeps the project. Without it such
+/// a process outlived the command and gg, kept the guard's writes, and could plant in the
+/// project after the last sweep. The helper is the small executable of this build (gg itself
+/// where it is missing); it restricts nothing, it inherits the guard as the command does.
+fn reaped(inner: &Invocation) -> Result<Invocation, SandboxError> {
+    let reaper = crate::helper_image::standalone_helper_exe()?;
+    let mut args = vec![
+        helper::HELPER_FLAG.into(),
+        helper::REAP_ARG.into(),
+        "--".into(),
+        inner.program.clone(),
+    ];
+    args.extend(inner.args.iter().cloned());
+    Ok(Invocation {
+        program: reaper.into(),
+        args,
+        env: inner.env.clone(),
+    })
 }
 
 /// The person's terminals, hidden from a guarded command: it has no terminal of its own (its

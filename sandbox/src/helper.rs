@@ -27,6 +27,12 @@ pub const HELPER_FLAG: &str = concat!("__gg-sandbox-helper=", env!("GG_SANDBOX_B
 pub const IDENTIFY_ARG: &str = "--identify";
 /// Second argument for the capability probe.
 pub const PROBE_ARG: &str = "--probe";
+/// Second argument that runs the rest (`-- COMMAND [ARGS]...`) as a guarded command's reaper
+/// (see [`crate::guard`]): the helper restricts nothing itself (the command and the helper
+/// inherit the guard's Landlock domain and seccomp filter from the thread that started it), it
+/// only stays as the command's subreaper and kills whatever the command left running when it
+/// ends, whatever process group or session those processes moved to.
+pub const REAP_ARG: &str = "--reap";
 /// First word of the probe's success line on stdout.
 pub const PROBE_OK: &str = "gg-sandbox-helper-ok";
 /// Exit status when the helper itself fails (before the command runs), as `env(1)` does.
@@ -104,7 +110,7 @@ mod imp {
     use std::process::{Command, ExitCode};
     use std::sync::atomic::{AtomicI32, Ordering};
 
-    use super::{HelperConfig, HelperError, PROBE_ARG, PROBE_OK};
+    use super::{HelperConfig, HelperError, PROBE_ARG, PROBE_OK, REAP_ARG};
     use crate::fs_rules::{self, LandlockPlan};
     use crate::policy::Network;
     use crate::restrict::{close_inherited_fds, kill_all_children, restrict};
@@ -116,6 +122,9 @@ mod imp {
             .ok_or_else(|| HelperError::Usage("missing helper arguments".into()))?;
         if first == PROBE_ARG {
             return probe();
+        }
+        if first == REAP_ARG {
+            return reap(&args[1..]);
         }
         if first == crate::server::SERVER_ARG {
             let config = args
@@ -285,15 +294,38 @@ mod imp {
         STOP_SIGNAL.store(sig, Ordering::SeqCst);
     }
 
-    /// Forks. The child returns `None` and goes on to exec the command. The parent becomes a
-    /// subreaper, waits for the command, then kills everything it left behind (background jobs,
-    /// `setsid` daemons) and returns the command's status.
+    /// [`fork_as_subreaper`] for the landlock level's helper, which also ends (and takes the
+    /// command's tree down) when its caller dies. Returns `None` in the child, which goes on to
+    /// exec the command; the command's exit status in the parent.
     fn fork_and_reap() -> Result<Option<ExitCode>, HelperError> {
         // SAFETY: prctl with integer arguments.
         unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
             // If the caller dies, stop too, and take the tree down (see the signal handler).
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+        }
+        Ok(match fork_as_subreaper()? {
+            Forked::Child => None,
+            Forked::Parent(ended) => Some(ExitCode::from(ended.map_or(HELPER_ABNORMAL, exit_code))),
+        })
+    }
+
+    /// Which side of [`fork_as_subreaper`] returned.
+    enum Forked {
+        /// The child, to exec the command.
+        Child,
+        /// The helper, after the command ended and its leftovers were killed: the command's
+        /// wait status (that of a process killed by the stop signal when one came first;
+        /// `None` when there was nothing to wait for).
+        Parent(Option<i32>),
+    }
+
+    /// Forks. The parent becomes a subreaper, waits for the command (the child), then kills
+    /// everything it left behind (background jobs, `setsid` daemons, double forks: each is
+    /// re-parented to the subreaper when its parent ends) and returns how the command ended.
+    fn fork_as_subreaper() -> Result<Forked, HelperError> {
+        // SAFETY: prctl with integer arguments.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         }
         for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             // SAFETY: installs an async-signal-safe handler (one atomic store) without SA_RESTART
@@ -319,20 +351,22 @@ mod imp {
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             }
-            return Ok(None);
+            return Ok(Forked::Child);
         }
-        let mut code: Option<u8> = None;
+        let mut ended: Option<i32> = None;
         loop {
             let sig = STOP_SIGNAL.load(Ordering::SeqCst);
             if sig != 0 {
-                code = Some(128u8.wrapping_add(sig as u8));
+                // As if the command had been ended by the signal the helper got: a signal's
+                // number is the wait status of a process it killed.
+                ended = Some(sig);
                 break;
             }
             let mut status = 0;
             // SAFETY: waitpid writes the status into a local integer.
             let r = unsafe { libc::waitpid(-1, &mut status, 0) };
             if r == pid {
-                code = Some(exit_code(status));
+                ended = Some(status);
                 break;
             }
             if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
@@ -340,7 +374,56 @@ mod imp {
             }
         }
         kill_all_children();
-        Ok(Some(ExitCode::from(code.unwrap_or(HELPER_ABNORMAL))))
+        Ok(Forked::Parent(ended))
+    }
+
+    /// A guarded command's reaper ([`REAP_ARG`]): runs `-- COMMAND [ARGS]...` as its child,
+    /// kills what the command left when it ends, and ends the way the command did.
+    ///
+    /// No parent-death signal here, unlike [`fork_and_reap`]: the kernel sends it when the
+    /// *thread* that started the helper ends, and the guard starts it from a thread that ends
+    /// as soon as it has (see `crate::guard`). gg stops the helper with SIGTERM on a timeout or
+    /// a cancellation, and when gg itself is gone the helper still ends with its command.
+    fn reap(args: &[OsString]) -> Result<ExitCode, HelperError> {
+        if args.first().is_none_or(|a| a != "--") || args.len() < 2 {
+            return Err(HelperError::Usage(
+                "usage: __gg-sandbox-helper --reap -- COMMAND [ARGS]...".into(),
+            ));
+        }
+        let Forked::Parent(ended) = fork_as_subreaper()? else {
+            let mut cmd = Command::new(&args[1]);
+            cmd.args(&args[2..]);
+            return Ok(exec(&mut cmd));
+        };
+        match ended {
+            Some(status) if libc::WIFSIGNALED(status) => {
+                end_by_signal(libc::WTERMSIG(status));
+                Ok(ExitCode::from(exit_code(status)))
+            }
+            Some(status) => Ok(ExitCode::from(exit_code(status))),
+            None => Ok(ExitCode::from(HELPER_ABNORMAL)),
+        }
+    }
+
+    /// Ends this process by `sig` with its default action, so that gg reads "killed by signal
+    /// N" as it would from the command itself; returns if that does not end it. No core file:
+    /// the helper's own image is of no use to anyone, and one would be written in the project.
+    fn end_by_signal(sig: libc::c_int) {
+        // SAFETY: setrlimit with a local struct; signal, sigprocmask and raise with integer
+        // arguments and a local, initialised set.
+        unsafe {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(sig);
+        }
     }
 
     const HELPER_ABNORMAL: u8 = 125;

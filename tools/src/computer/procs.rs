@@ -3,7 +3,10 @@
 //!
 //! Ownership is proven by a tag, not by ancestry: every command the session's tools start carries
 //! `GG_SESSION_TAG=<random>` in its environment, which its descendants inherit whatever happens
-//! to their parents (a daemonised `server &` is reparented to init, but keeps its environment).
+//! to their parents (a daemonised `server &` is reparented, but keeps its environment). Such a
+//! process outlives its command only where nothing confines commands (no Landlock here, or a
+//! dangerous command a person confirmed): the guard's reaper and the sandbox kill what a command
+//! leaves running when it ends.
 //! A process that removed the tag is simply not recognised, which errs on the side of asking.
 
 use std::ffi::OsStr;
