@@ -32,7 +32,7 @@ use std::sync::Mutex;
 use crate::SandboxError;
 use crate::fs_rules::{self, LandlockPlan, Prepared};
 use crate::probe::{Availability, PROBE, ProbeError};
-use crate::{Invocation, helper, protected};
+use crate::{Invocation, helper, protected, watch};
 
 /// The rulesets kept for the next commands, most recently used last, each with the plan it was
 /// built for: the plan changes when a session's secrets or the home's kept entries do, the
@@ -68,11 +68,7 @@ pub fn guard(
             backend: "landlock",
             reason: reason.clone(),
         })?;
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|exe| std::fs::canonicalize(exe).ok())
-        .and_then(|exe| exe.parent().map(Path::to_path_buf));
-    let writes = guard_writes(project, |name: &str| std::env::var_os(name), exe_dir);
+    let writes = kept_guard_writes(project, exe_dir());
     let mut hidden = deny_read.to_vec();
     hidden.extend(TERMINALS.iter().map(PathBuf::from));
     restricting(
@@ -146,10 +142,10 @@ pub fn guard_writes(
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let home = absolute("HOME").and_then(|h| std::fs::canonicalize(h).ok());
+    let home = absolute("HOME").and_then(|h| watch::canonicalize(h).ok());
     // `/` as the project would make the whole system writable: a command started there
     // writes only where any command may.
-    let project = std::fs::canonicalize(project)
+    let project = watch::canonicalize(project)
         .ok()
         .filter(|p| p != Path::new("/"));
     let project_holds_home = matches!((&project, &home), (Some(p), Some(h)) if h.starts_with(p));
@@ -158,7 +154,7 @@ pub fn guard_writes(
     // or tools read and run at start by a variable rather than a place in the home, and gg's
     // own executables.
     let mut read_only: Vec<PathBuf> = Vec::new();
-    let canonical_or_as_is = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+    let canonical_or_as_is = |p: PathBuf| watch::canonicalize(&p).unwrap_or(p);
     for (name, default) in [
         ("XDG_CONFIG_HOME", ".config"),
         ("XDG_DATA_HOME", ".local/share"),
@@ -171,7 +167,7 @@ pub fn guard_writes(
         read_only.extend(
             std::env::split_paths(&path)
                 .filter(|d| d.is_absolute())
-                .filter_map(|d| std::fs::canonicalize(d).ok())
+                .filter_map(|d| watch::canonicalize(d).ok())
                 .filter(|d| d.starts_with(home)),
         );
     }
@@ -188,9 +184,9 @@ pub fn guard_writes(
                 .any(|k| k.starts_with(dir) || dir.starts_with(k))
     };
     let existing_dir = |p: PathBuf| {
-        std::fs::canonicalize(p)
+        watch::canonicalize(p)
             .ok()
-            .filter(|d| d.is_dir() && grantable(d))
+            .filter(|d| is_dir(d) && grantable(d))
     };
 
     let mut writable: Vec<PathBuf> = project.iter().cloned().collect();
@@ -199,8 +195,8 @@ pub fn guard_writes(
     writable.extend(
         TEMP_DIRS
             .iter()
-            .filter_map(|t| std::fs::canonicalize(t).ok())
-            .filter(|t| t.is_dir()),
+            .filter_map(|t| watch::canonicalize(t).ok())
+            .filter(|t| is_dir(t)),
     );
     // `$TMPDIR` only where it is an ordinary place: not in the home's configuration (a
     // dot-directory, `~/bin`), not the home, above it or around what must stay read-only.
@@ -208,7 +204,7 @@ pub fn guard_writes(
         absolute("TMPDIR")
             .filter(|t| {
                 home.as_ref()
-                    .zip(std::fs::canonicalize(t).ok())
+                    .zip(watch::canonicalize(t).ok())
                     .is_none_or(|(h, t)| protected::home_config_dir(&t, h).is_none())
             })
             .and_then(existing_dir),
@@ -239,14 +235,14 @@ pub fn guard_writes(
     }
     if let Some(home) = home.as_ref().filter(|_| project_holds_home) {
         keep.extend(protected::kept_in_home(home));
-        for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
+        for entry in watch::read_dir(home).into_iter().flatten().flatten() {
             let path = entry.path();
             let is_dot = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
             if !is_dot || caches.contains(&path) {
                 continue;
             }
             if entry.file_type().is_ok_and(|t| t.is_symlink())
-                && let Ok(target) = std::fs::canonicalize(&path)
+                && let Ok(target) = watch::canonicalize(&path)
                 && !home.starts_with(&target)
                 && !caches.contains(&target)
             {
@@ -265,6 +261,101 @@ pub fn guard_writes(
         writable,
         keep: first_of_each(keep),
     }
+}
+
+/// Whether `path` is a directory (links followed), the lookup noted for [`kept_guard_writes`].
+fn is_dir(path: &Path) -> bool {
+    watch::metadata(path).is_ok_and(|m| m.is_dir())
+}
+
+/// The directory of gg's own executable, canonical: looked up once (a file replaced on disk
+/// keeps its path).
+fn exe_dir() -> Option<PathBuf> {
+    static EXE_DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    EXE_DIR
+        .get_or_init(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|exe| std::fs::canonicalize(exe).ok())
+                .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        })
+        .clone()
+}
+
+/// The environment variables [`guard_writes`] reads.
+const WRITES_VARS: &[&str] = &[
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "PATH",
+];
+
+/// What [`guard_writes`] was asked with: the same answer while these and what it looked at
+/// (`crate::watch`) are the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct WritesAsked {
+    project: PathBuf,
+    vars: Vec<Option<std::ffi::OsString>>,
+    exe_dir: Option<PathBuf>,
+}
+
+/// The writes worked out for the last projects (up to [`KEPT_PLANS`], most recently used
+/// last), each with what it was asked and what it looked at.
+static KEPT_WRITES: Mutex<Vec<(WritesAsked, GuardWrites, crate::Watched)>> = Mutex::new(Vec::new());
+
+/// [`guard_writes`] with gg's own environment, kept for the next commands while nothing it
+/// looked at changed (the stamps of `crate::watch`: a dozen `stat`s where working it out
+/// again takes a `realpath` of each name, a hundred and more system calls a command). A
+/// directory changed in the last two seconds is not trusted to show a later change, so a
+/// list built then serves one command only.
+fn kept_guard_writes(project: &Path, exe_dir: Option<PathBuf>) -> GuardWrites {
+    let vars = WRITES_VARS.iter().map(std::env::var_os).collect();
+    kept_guard_writes_at(std::time::SystemTime::now(), project, vars, exe_dir)
+}
+
+/// [`kept_guard_writes`] as if it were `now`, with the values of [`WRITES_VARS`] given.
+fn kept_guard_writes_at(
+    now: std::time::SystemTime,
+    project: &Path,
+    vars: Vec<Option<std::ffi::OsString>>,
+    exe_dir: Option<PathBuf>,
+) -> GuardWrites {
+    let asked = WritesAsked {
+        project: project.to_path_buf(),
+        vars,
+        exe_dir,
+    };
+    let mut kept = KEPT_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(at) = kept
+        .iter()
+        .position(|(a, _, watched)| *a == asked && watched.unchanged())
+    {
+        let entry = kept.remove(at);
+        let writes = entry.1.clone();
+        kept.push(entry);
+        return writes;
+    }
+    let var = |name: &str| {
+        WRITES_VARS
+            .iter()
+            .position(|v| *v == name)
+            .and_then(|at| asked.vars[at].clone())
+    };
+    let (writes, watched) = crate::watch::watch_at(now, || {
+        #[cfg(test)]
+        tests::WRITES_BUILT.with(|n| n.set(n.get() + 1));
+        guard_writes(&asked.project, var, asked.exe_dir.clone())
+    });
+    kept.retain(|(a, _, _)| *a != asked);
+    if watched.is_reusable() {
+        if kept.len() >= KEPT_PLANS {
+            kept.remove(0);
+        }
+        kept.push((asked, writes.clone(), watched));
+    }
+    writes
 }
 
 /// `paths` in their order, each once: a repeat would only add a rule, and the plan is compared
@@ -421,6 +512,62 @@ mod tests {
         /// How many rulesets this thread's guarded commands built (kept ones reused are not
         /// counted).
         pub(super) static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// How many times this thread worked the guard's writes out (kept ones reused are not
+        /// counted).
+        pub(super) static WRITES_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// The writes are worked out once and kept while nothing they were worked out from
+    /// changed: a cache directory made in the home since (the home's times change) is
+    /// writable at the next command, and a different environment is asked again. The clock is
+    /// moved a minute on, so that the fixture's own fresh directories are not "changed just
+    /// now" (`crate::watch`).
+    #[test]
+    fn the_guards_writes_are_kept_until_what_they_were_worked_out_from_changes() {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap().join("home");
+        let project = home.join("repo");
+        std::fs::create_dir_all(&project).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let vars = |home: &Path| -> Vec<Option<std::ffi::OsString>> {
+            WRITES_VARS
+                .iter()
+                .map(|name| match *name {
+                    "HOME" => Some(home.as_os_str().to_owned()),
+                    "PATH" => Some("/usr/bin:/bin".into()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let built = || WRITES_BUILT.with(|n| n.get());
+        let before = built();
+        let first = kept_guard_writes_at(later, &project, vars(&home), None);
+        assert_eq!(
+            first,
+            guard_writes(&project, env_of(vec![("HOME", home.clone())]), None)
+        );
+        assert!(!first.writable.contains(&home.join(".npm")), "{first:?}");
+        let again = kept_guard_writes_at(later, &project, vars(&home), None);
+        assert_eq!(again, first);
+        assert_eq!(built(), before + 1, "the kept writes were not used");
+
+        std::fs::create_dir(home.join(".npm")).unwrap();
+        let after = kept_guard_writes_at(later, &project, vars(&home), None);
+        assert_eq!(built(), before + 2, "a new cache directory was not seen");
+        assert!(after.writable.contains(&home.join(".npm")), "{after:?}");
+
+        let other_home = home.join("repo/elsewhere");
+        std::fs::create_dir_all(&other_home).unwrap();
+        let elsewhere = kept_guard_writes_at(later, &project, vars(&other_home), None);
+        assert_eq!(
+            built(),
+            before + 3,
+            "another HOME was answered from the kept writes"
+        );
+        assert_eq!(
+            elsewhere,
+            guard_writes(&project, env_of(vec![("HOME", other_home.clone())]), None)
+        );
     }
 
     /// The two tests that count builds share `/var/tmp` (not `/tmp`, where the other tests make

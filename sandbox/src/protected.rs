@@ -1231,7 +1231,7 @@ pub const WRITABLE_CACHES_IN_HOME: &[&str] = &[
 /// top of `home`, the canonical file where one is a link), as absolute paths.
 pub fn kept_in_home(home: &Path) -> Vec<std::path::PathBuf> {
     let mut kept: Vec<std::path::PathBuf> = KEPT_IN_HOME.iter().map(|rel| home.join(rel)).collect();
-    for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
+    for entry in crate::watch::read_dir(home).into_iter().flatten().flatten() {
         let is_dot = entry.file_name().as_encoded_bytes().first() == Some(&b'.');
         let Ok(kind) = entry.file_type() else {
             continue;
@@ -1242,8 +1242,8 @@ pub fn kept_in_home(home: &Path) -> Vec<std::path::PathBuf> {
         let path = entry.path();
         if kind.is_symlink() {
             // Granted where it leads: a dotfiles repository's file stays read-only too.
-            if let Ok(target) = std::fs::canonicalize(&path)
-                && target.is_file()
+            if let Ok(target) = crate::watch::canonicalize(&path)
+                && crate::watch::metadata(&target).is_ok_and(|m| m.is_file())
                 && !kept.contains(&target)
             {
                 kept.push(target);
@@ -1257,8 +1257,8 @@ pub fn kept_in_home(home: &Path) -> Vec<std::path::PathBuf> {
     let targets: Vec<std::path::PathBuf> = KEPT_IN_HOME
         .iter()
         .map(|rel| home.join(rel))
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()))
-        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| crate::watch::symlink_metadata(p).is_ok_and(|m| m.is_symlink()))
+        .filter_map(|p| crate::watch::canonicalize(p).ok())
         .collect();
     for target in targets {
         if !kept.contains(&target) && target != home && !home.starts_with(&target) {
