@@ -353,6 +353,165 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
     }
 }
 
+/// A `kill` (SIGTERM) while a command runs takes the path Ctrl+C takes: the command is stopped
+/// and swept, and only then does gg end, by the signal. The command plants a hook and an
+/// `.envrc` in a git repository and sleeps; once it has, gg is signalled; afterwards neither is
+/// in the project and the person's `git commit` runs nothing. Under `--sandbox` at each level
+/// and guarded without it. Before, gg died at once and both stayed.
+#[test]
+fn sigterm_during_a_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::TERM);
+}
+
+/// The same for a closed terminal (SIGHUP).
+#[test]
+fn sighup_during_a_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::HUP);
+}
+
+fn signalled_during_a_command(signal: rustix::process::Signal) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut failures = Vec::new();
+    for (name, level) in sweeping_configurations() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let marks = git_project(&fx.repo, fx.tmp.path());
+        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
+        server.push(Reply::tool_call(
+            "c0",
+            "bash",
+            &json!({"command": calls[0], "writes": true}).to_string(),
+        ));
+        server.push(Reply::text(&["never reached"]));
+        let mut gg = fx.gg();
+        if let Some(level) = level {
+            gg.env("GG_SANDBOX_BACKEND", level).arg("--sandbox");
+        }
+        gg.args(["--yolo", "-p", "go"]);
+        let stderr = fx.tmp.path().join("gg.stderr");
+        let mut child = with_default_signals(gg)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = wait_for_the_command(&fx.repo, &mut child, name);
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        let status = wait_bounded(&mut child, name);
+        let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+        if status.signal() != Some(signal.as_raw()) {
+            failures.push(format!(
+                "{name} {signal:?}: gg did not end by the signal: {status:?}\n{said}"
+            ));
+        }
+        fx.host_git(&fx.repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        for left in left_unswept(&fx.repo, &marks) {
+            failures.push(format!("{name} {signal:?}: {left}\n{said}"));
+        }
+        end_the_command_if_left(pid, level.is_none());
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Where a command's sweep applies: `--sandbox` at each level here (the level's name and
+/// `GG_SANDBOX_BACKEND`), and a normal command without it (`guarded`, no level).
+fn sweeping_configurations() -> Vec<(&'static str, Option<&'static str>)> {
+    let levels = crate::sandbox_support::available_levels();
+    assert!(!levels.is_empty(), "no sandbox level works here");
+    levels
+        .into_iter()
+        .map(|level| (level, Some(level)))
+        .chain([("guarded", None)])
+        .collect()
+}
+
+/// `repo` made a git repository with one commit; returns a directory for the plants' marks
+/// (under `tmp`, outside the project).
+fn git_project(repo: &Path, tmp: &Path) -> std::path::PathBuf {
+    support::git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("README.md"), "the person's\n").unwrap();
+    support::git(repo, &["add", "README.md"]);
+    support::git(repo, &["commit", "-qm", "init"]);
+    let marks = tmp.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    marks
+}
+
+/// A command that plants a pre-commit hook (read-only at the bwrap level, where that step fails)
+/// and an `.envrc`, each leaving a mark in `marks` when run, then writes its own mark `started`
+/// (its pid) in the project and sleeps.
+fn planting_script(marks: &Path) -> String {
+    format!(
+        "mkdir -p .git/hooks; printf '#!/bin/sh\\ntouch {marks}/hook\\n' > .git/hooks/pre-commit \
+         && chmod 755 .git/hooks/pre-commit\n\
+         printf 'touch {marks}/envrc\\n' > .envrc\n\
+         echo $$ > started.tmp && mv started.tmp started\n\
+         exec sleep 600\n",
+        marks = marks.display()
+    )
+}
+
+/// Waits for the command's mark in `repo` (a deadline only against a hang, not a timing) and
+/// returns the pid it wrote.
+fn wait_for_the_command(repo: &Path, child: &mut std::process::Child, what: &str) -> u32 {
+    let mark = repo.join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while !mark.exists() {
+        assert!(
+            std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(),
+            "{what}: the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::read_to_string(&mark)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Waits for gg to end (killing it after a deadline that only a hang reaches).
+fn wait_bounded(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: gg did not end after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// What of the plants is still in `repo`, and what the person's `git commit` (run by the caller
+/// since) or a shell entering the project ran of them.
+fn left_unswept(repo: &Path, marks: &Path) -> Vec<String> {
+    let mut left = Vec::new();
+    for planted in [".git/hooks/pre-commit", ".envrc"] {
+        if std::fs::symlink_metadata(repo.join(planted)).is_ok() {
+            left.push(format!("{planted} left in the project"));
+        }
+    }
+    if marks.join("hook").exists() {
+        left.push("the person's git commit ran the planted hook".to_string());
+    }
+    left
+}
+
+/// A guarded command is gg's child on the host: if gg died without stopping it, it sleeps on;
+/// ended here (only if that pid is still a `sleep`).
+fn end_the_command_if_left(pid: u32, on_host: bool) {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    if on_host && cmdline.starts_with(b"sleep\0") {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+}
+
 /// The names directly in `dir`, sorted.
 /// `gg sandbox --backend BACKEND --network NETWORK` running a command that has printed its first
 /// line (so gg is past its start and the sandbox is set up) and now sleeps.
