@@ -412,6 +412,64 @@ fn signalled_during_a_command(signal: rustix::process::Signal) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// The same for ggd: stopped (SIGTERM) or its terminal closed (SIGHUP) while a run's command
+/// runs, it cancels the run, which stops and sweeps the command, before it exits.
+#[test]
+fn ggd_ended_by_a_signal_during_a_command_sweeps_it_first() {
+    use crate::daemon_common;
+    let mut failures = Vec::new();
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+        for (name, level) in sweeping_configurations() {
+            let e = daemon_common::env();
+            let marks = git_project(&e.project, e.tmp.path());
+            let calls = support::script_calls(&e.project, &[&planting_script(&marks)]);
+            let server = ScriptedServer::with_replies([
+                Reply::tool_call(
+                    "c0",
+                    "bash",
+                    &json!({"command": calls[0], "writes": true}).to_string(),
+                ),
+                Reply::text(&["never reached"]),
+            ]);
+            let mut ggd = daemon_common::ggd(&e, &server.base_url(), &[]);
+            if let Some(level) = level {
+                ggd.env("GG_SANDBOX_BACKEND", level).arg("--sandbox");
+            }
+            let mut client = daemon_common::StdioClient::spawn(with_default_signals(ggd));
+            let session = client.new_session();
+            client.ok(
+                "run.start",
+                json!({"sessionId": session, "prompt": "go", "requireApproval": false}),
+            );
+            let pid = wait_for_the_command(&e.project, &mut client.child, name);
+            rustix::process::kill_process(rustix::process::Pid::from_child(&client.child), signal)
+                .unwrap();
+            let status = client.wait_exit();
+            if !status.success() {
+                failures.push(format!(
+                    "ggd {name} {signal:?}: did not shut down: {status:?}\n{}",
+                    client.logs.lines().join("\n")
+                ));
+            }
+            let _ = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(["commit", "-q", "--allow-empty", "-m", "x"])
+                .current_dir(&e.project)
+                .env("HOME", &e.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_WORK_TREE")
+                .output()
+                .unwrap();
+            for left in left_unswept(&e.project, &marks) {
+                failures.push(format!("ggd {name} {signal:?}: {left}"));
+            }
+            end_the_command_if_left(pid, level.is_none());
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// Where a command's sweep applies: `--sandbox` at each level here (the level's name and
 /// `GG_SANDBOX_BACKEND`), and a normal command without it (`guarded`, no level).
 fn sweeping_configurations() -> Vec<(&'static str, Option<&'static str>)> {
