@@ -360,16 +360,23 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
 /// and guarded without it. Before, gg died at once and both stayed.
 #[test]
 fn sigterm_during_a_command_sweeps_it_before_gg_ends() {
-    signalled_during_a_command(rustix::process::Signal::TERM);
+    signalled_during_a_command(rustix::process::Signal::TERM, false);
 }
 
 /// The same for a closed terminal (SIGHUP).
 #[test]
 fn sighup_during_a_command_sweeps_it_before_gg_ends() {
-    signalled_during_a_command(rustix::process::Signal::HUP);
+    signalled_during_a_command(rustix::process::Signal::HUP, false);
 }
 
-fn signalled_during_a_command(signal: rustix::process::Signal) {
+/// The same for `gg job run`, whose run is cancelled as by Ctrl+C.
+#[test]
+fn sigterm_during_a_job_runs_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::TERM, true);
+}
+
+/// `job`: the turn is `gg job run` of a job allowed to run normal commands, else `gg -p --yolo`.
+fn signalled_during_a_command(signal: rustix::process::Signal, job: bool) {
     use std::os::unix::process::ExitStatusExt;
     let mut failures = Vec::new();
     for (name, level) in sweeping_configurations() {
@@ -385,9 +392,31 @@ fn signalled_during_a_command(signal: rustix::process::Signal) {
         server.push(Reply::text(&["never reached"]));
         let mut gg = fx.gg();
         if let Some(level) = level {
-            gg.env("GG_SANDBOX_BACKEND", level).arg("--sandbox");
+            gg.env("GG_SANDBOX_BACKEND", level);
         }
-        gg.args(["--yolo", "-p", "go"]);
+        if job {
+            let mut add = fx.gg();
+            add.args([
+                "job",
+                "add",
+                "--name",
+                "plant",
+                "--cron",
+                "@daily",
+                "--allow-all",
+            ]);
+            if level.is_none() {
+                add.arg("--no-sandbox");
+            }
+            let added = add.arg("go").output().unwrap();
+            assert!(added.status.success(), "{name}: {added:?}");
+            gg.args(["job", "run", "plant"]);
+        } else {
+            if level.is_some() {
+                gg.arg("--sandbox");
+            }
+            gg.args(["--yolo", "-p", "go"]);
+        }
         let stderr = fx.tmp.path().join("gg.stderr");
         let mut child = with_default_signals(gg)
             .stdout(Stdio::null())
