@@ -441,6 +441,74 @@ fn signalled_during_a_command(signal: rustix::process::Signal, job: bool) {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// gg does not wait for a sweep without bound: with every sweep held far longer than the test
+/// runs (test hooks), a SIGTERM during a command ends gg by the signal once the grace period
+/// has passed (shortened here), and a second SIGTERM ends it at once; each time gg says on
+/// stderr that the command was not swept.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_sweep_that_does_not_finish_does_not_keep_a_signalled_gg_alive() {
+    use std::os::unix::process::ExitStatusExt;
+    for (case, grace_ms) in [("grace", "1000"), ("second signal", "600000")] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let marks = git_project(&fx.repo, fx.tmp.path());
+        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
+        server.push(Reply::tool_call(
+            "c0",
+            "bash",
+            &json!({"command": calls[0], "writes": true}).to_string(),
+        ));
+        server.push(Reply::text(&["never reached"]));
+        let mut gg = fx.gg();
+        gg.env("GG_TEST_SWEEP_STALL_SECS", "3600")
+            .env("GG_TEST_STOP_GRACE_MS", grace_ms)
+            .args(["--yolo", "-p", "go"]);
+        let stderr = fx.tmp.path().join("gg.stderr");
+        let mut child = with_default_signals(gg)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = wait_for_the_command(&fx.repo, &mut child, case);
+        let term = || {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_child(&child),
+                rustix::process::Signal::TERM,
+            )
+            .unwrap();
+        };
+        term();
+        let said = || std::fs::read_to_string(&stderr).unwrap_or_default();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while !said().contains("gg: SIGTERM: stopping the running command") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{case}: gg never said it stops the command: {}",
+                said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if case == "second signal" {
+            term();
+        }
+        let status = wait_bounded(&mut child, case);
+        end_the_command_if_left(pid, true);
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::TERM.as_raw()),
+            "{case}: {status:?}\n{}",
+            said()
+        );
+        let want = if case == "grace" {
+            "gg: the command was not stopped and swept within 1 s; exiting without its sweep"
+        } else {
+            "gg: SIGTERM again: exiting without waiting for the sweep"
+        };
+        assert!(said().contains(want), "{case}: {}", said());
+    }
+}
+
 /// The same for ggd: stopped (SIGTERM) or its terminal closed (SIGHUP) while a run's command
 /// runs, it cancels the run, which stops and sweeps the command, before it exits.
 #[test]

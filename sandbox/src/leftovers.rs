@@ -281,7 +281,8 @@ fn stop_running_work(read_end: libc::c_int, signal: libc::c_int) {
             .iter()
             .all(|(id, _)| !waited_for.contains(id))
     };
-    match wait_for_stopped(read_end, ended, STOP_GRACE) {
+    let grace = stop_grace();
+    match wait_for_stopped(read_end, ended, grace) {
         Waited::Ended => {}
         Waited::Again(again) => say(&format!(
             "gg: {} again: exiting without waiting for the sweep; the project may keep what \
@@ -291,9 +292,22 @@ fn stop_running_work(read_end: libc::c_int, signal: libc::c_int) {
         Waited::TimedOut => say(&format!(
             "gg: the command was not stopped and swept within {} s; exiting without its sweep: \
              the project may keep what it wrote",
-            STOP_GRACE.as_secs()
+            grace.as_secs_f32()
         )),
     }
+}
+
+/// [`STOP_GRACE`]; a test-hooks build takes `GG_TEST_STOP_GRACE_MS` instead, so that a test of
+/// the bound need not wait the whole of it.
+fn stop_grace() -> Duration {
+    #[cfg(feature = "test-hooks")]
+    if let Some(millis) = std::env::var("GG_TEST_STOP_GRACE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        return Duration::from_millis(millis);
+    }
+    STOP_GRACE
 }
 
 fn signal_name(signal: libc::c_int) -> &'static str {
