@@ -567,6 +567,69 @@ fn ggd_ended_by_a_signal_during_a_command_sweeps_it_first() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// ggd catches SIGHUP (to shut down as on SIGTERM), but one it was started with ignored stays
+/// ignored: `nohup ggd` neither catches it (per `/proc/PID/status`) nor ends by it, and keeps
+/// serving, as `nohup gg sandbox` does (`gg_sandbox_under_nohup_outlives_sighup`).
+#[test]
+fn ggd_catches_sighup_unless_started_under_nohup() {
+    use crate::daemon_common;
+    let hup = 1u64 << (rustix::process::Signal::HUP.as_raw() - 1);
+    for under_nohup in [false, true] {
+        let e = daemon_common::env();
+        let server = ScriptedServer::start();
+        let ggd = daemon_common::ggd(&e, &server.base_url(), &[]);
+        let cmd = if under_nohup {
+            // `nohup` (which ignores SIGHUP) inside `env --default-signal` (which sets it to
+            // its default first, whatever this test inherited).
+            let mut nohup = Command::new("nohup");
+            nohup.arg(ggd.get_program()).args(ggd.get_args());
+            if let Some(dir) = ggd.get_current_dir() {
+                nohup.current_dir(dir);
+            }
+            for (key, value) in ggd.get_envs() {
+                if let Some(value) = value {
+                    nohup.env(key, value);
+                }
+            }
+            nohup
+        } else {
+            ggd
+        };
+        let mut client = daemon_common::StdioClient::spawn(with_default_signals(cmd));
+        // Answered: ggd serves, its signal handling set up before.
+        client.ok("system.info", json!({}));
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", client.child.id())).unwrap();
+        let mask = |field: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+                .unwrap()
+        };
+        assert_eq!(
+            mask("SigCgt:") & hup != 0,
+            !under_nohup,
+            "nohup {under_nohup}: SIGHUP caught"
+        );
+        assert_eq!(
+            mask("SigIgn:") & hup != 0,
+            under_nohup,
+            "nohup {under_nohup}: SIGHUP ignored"
+        );
+        if under_nohup {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_child(&client.child),
+                rustix::process::Signal::HUP,
+            )
+            .unwrap();
+            client.ok("system.info", json!({}));
+        }
+        client.close_stdin();
+        assert!(client.wait_exit().success(), "nohup {under_nohup}");
+    }
+}
+
 /// Where a command's sweep applies: `--sandbox` at each level here (the level's name and
 /// `GG_SANDBOX_BACKEND`), and a normal command without it (`guarded`, no level).
 fn sweeping_configurations() -> Vec<(&'static str, Option<&'static str>)> {
