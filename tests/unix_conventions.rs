@@ -353,6 +353,383 @@ fn an_agent_turn_ended_by_a_signal_leaves_nothing_behind() {
     }
 }
 
+/// A `kill` (SIGTERM) while a command runs takes the path Ctrl+C takes: the command is stopped
+/// and swept, and only then does gg end, by the signal. The command plants a hook and an
+/// `.envrc` in a git repository and sleeps; once it has, gg is signalled; afterwards neither is
+/// in the project and the person's `git commit` runs nothing. Under `--sandbox` at each level
+/// and guarded without it. Before, gg died at once and both stayed.
+#[test]
+fn sigterm_during_a_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::TERM, false);
+}
+
+/// The same for a closed terminal (SIGHUP).
+#[test]
+fn sighup_during_a_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::HUP, false);
+}
+
+/// The same for `gg job run`, whose run is cancelled as by Ctrl+C.
+#[test]
+fn sigterm_during_a_job_runs_command_sweeps_it_before_gg_ends() {
+    signalled_during_a_command(rustix::process::Signal::TERM, true);
+}
+
+/// `job`: the turn is `gg job run` of a job allowed to run normal commands, else `gg -p --yolo`.
+fn signalled_during_a_command(signal: rustix::process::Signal, job: bool) {
+    use std::os::unix::process::ExitStatusExt;
+    let mut failures = Vec::new();
+    for (name, level) in sweeping_configurations() {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let marks = git_project(&fx.repo, fx.tmp.path());
+        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
+        server.push(Reply::tool_call(
+            "c0",
+            "bash",
+            &json!({"command": calls[0], "writes": true}).to_string(),
+        ));
+        server.push(Reply::text(&["never reached"]));
+        let mut gg = fx.gg();
+        if let Some(level) = level {
+            gg.env("GG_SANDBOX_BACKEND", level);
+        }
+        if job {
+            let mut add = fx.gg();
+            add.args([
+                "job",
+                "add",
+                "--name",
+                "plant",
+                "--cron",
+                "@daily",
+                "--allow-all",
+            ]);
+            if level.is_none() {
+                add.arg("--no-sandbox");
+            }
+            let added = add.arg("go").output().unwrap();
+            assert!(added.status.success(), "{name}: {added:?}");
+            gg.args(["job", "run", "plant"]);
+        } else {
+            if level.is_some() {
+                gg.arg("--sandbox");
+            }
+            gg.args(["--yolo", "-p", "go"]);
+        }
+        let stderr = fx.tmp.path().join("gg.stderr");
+        let mut child = with_default_signals(gg)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = wait_for_the_command(&fx.repo, &mut child, name);
+        rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
+        let status = wait_bounded(&mut child, name);
+        let said = std::fs::read_to_string(&stderr).unwrap_or_default();
+        if status.signal() != Some(signal.as_raw()) {
+            failures.push(format!(
+                "{name} {signal:?}: gg did not end by the signal: {status:?}\n{said}"
+            ));
+        }
+        fx.host_git(&fx.repo, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        for left in left_unswept(&fx.repo, &marks) {
+            failures.push(format!("{name} {signal:?}: {left}\n{said}"));
+        }
+        end_the_command_if_left(pid, level.is_none());
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// gg does not wait for a sweep without bound: with every sweep held far longer than the test
+/// runs (test hooks), a SIGTERM during a command ends gg by the signal once the grace period
+/// has passed (shortened here), and a second SIGTERM ends it at once; each time gg says on
+/// stderr that the command was not swept.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_sweep_that_does_not_finish_does_not_keep_a_signalled_gg_alive() {
+    use std::os::unix::process::ExitStatusExt;
+    for (case, grace_ms) in [("grace", "1000"), ("second signal", "600000")] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "repo");
+        let marks = git_project(&fx.repo, fx.tmp.path());
+        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
+        server.push(Reply::tool_call(
+            "c0",
+            "bash",
+            &json!({"command": calls[0], "writes": true}).to_string(),
+        ));
+        server.push(Reply::text(&["never reached"]));
+        let mut gg = fx.gg();
+        gg.env("GG_TEST_SWEEP_STALL_SECS", "3600")
+            .env("GG_TEST_STOP_GRACE_MS", grace_ms)
+            .args(["--yolo", "-p", "go"]);
+        let stderr = fx.tmp.path().join("gg.stderr");
+        let mut child = with_default_signals(gg)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = wait_for_the_command(&fx.repo, &mut child, case);
+        let term = || {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_child(&child),
+                rustix::process::Signal::TERM,
+            )
+            .unwrap();
+        };
+        term();
+        let said = || std::fs::read_to_string(&stderr).unwrap_or_default();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+        while !said().contains("gg: SIGTERM: stopping the running command") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{case}: gg never said it stops the command: {}",
+                said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if case == "second signal" {
+            term();
+        }
+        let status = wait_bounded(&mut child, case);
+        end_the_command_if_left(pid, true);
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::TERM.as_raw()),
+            "{case}: {status:?}\n{}",
+            said()
+        );
+        let want = if case == "grace" {
+            "gg: the command was not stopped and swept within 1 s; exiting without its sweep"
+        } else {
+            "gg: SIGTERM again: exiting without waiting for the sweep"
+        };
+        assert!(said().contains(want), "{case}: {}", said());
+    }
+}
+
+/// The same for ggd: stopped (SIGTERM) or its terminal closed (SIGHUP) while a run's command
+/// runs, it cancels the run, which stops and sweeps the command, before it exits.
+#[test]
+fn ggd_ended_by_a_signal_during_a_command_sweeps_it_first() {
+    use crate::daemon_common;
+    let mut failures = Vec::new();
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+        for (name, level) in sweeping_configurations() {
+            let e = daemon_common::env();
+            let marks = git_project(&e.project, e.tmp.path());
+            let calls = support::script_calls(&e.project, &[&planting_script(&marks)]);
+            let server = ScriptedServer::with_replies([
+                Reply::tool_call(
+                    "c0",
+                    "bash",
+                    &json!({"command": calls[0], "writes": true}).to_string(),
+                ),
+                Reply::text(&["never reached"]),
+            ]);
+            let mut ggd = daemon_common::ggd(&e, &server.base_url(), &[]);
+            if let Some(level) = level {
+                ggd.env("GG_SANDBOX_BACKEND", level).arg("--sandbox");
+            }
+            let mut client = daemon_common::StdioClient::spawn(with_default_signals(ggd));
+            let session = client.new_session();
+            client.ok(
+                "run.start",
+                json!({"sessionId": session, "prompt": "go", "requireApproval": false}),
+            );
+            let pid = wait_for_the_command(&e.project, &mut client.child, name);
+            rustix::process::kill_process(rustix::process::Pid::from_child(&client.child), signal)
+                .unwrap();
+            let status = client.wait_exit();
+            if !status.success() {
+                failures.push(format!(
+                    "ggd {name} {signal:?}: did not shut down: {status:?}\n{}",
+                    client.logs.lines().join("\n")
+                ));
+            }
+            let _ = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(["commit", "-q", "--allow-empty", "-m", "x"])
+                .current_dir(&e.project)
+                .env("HOME", &e.home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_WORK_TREE")
+                .output()
+                .unwrap();
+            for left in left_unswept(&e.project, &marks) {
+                failures.push(format!("ggd {name} {signal:?}: {left}"));
+            }
+            end_the_command_if_left(pid, level.is_none());
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// ggd catches SIGHUP (to shut down as on SIGTERM), but one it was started with ignored stays
+/// ignored: `nohup ggd` neither catches it (per `/proc/PID/status`) nor ends by it, and keeps
+/// serving, as `nohup gg sandbox` does (`gg_sandbox_under_nohup_outlives_sighup`).
+#[test]
+fn ggd_catches_sighup_unless_started_under_nohup() {
+    use crate::daemon_common;
+    let hup = 1u64 << (rustix::process::Signal::HUP.as_raw() - 1);
+    for under_nohup in [false, true] {
+        let e = daemon_common::env();
+        let server = ScriptedServer::start();
+        let ggd = daemon_common::ggd(&e, &server.base_url(), &[]);
+        let cmd = if under_nohup {
+            // `nohup` (which ignores SIGHUP) inside `env --default-signal` (which sets it to
+            // its default first, whatever this test inherited).
+            let mut nohup = Command::new("nohup");
+            nohup.arg(ggd.get_program()).args(ggd.get_args());
+            if let Some(dir) = ggd.get_current_dir() {
+                nohup.current_dir(dir);
+            }
+            for (key, value) in ggd.get_envs() {
+                if let Some(value) = value {
+                    nohup.env(key, value);
+                }
+            }
+            nohup
+        } else {
+            ggd
+        };
+        let mut client = daemon_common::StdioClient::spawn(with_default_signals(cmd));
+        // Answered: ggd serves, its signal handling set up before.
+        client.ok("system.info", json!({}));
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", client.child.id())).unwrap();
+        let mask = |field: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+                .unwrap()
+        };
+        assert_eq!(
+            mask("SigCgt:") & hup != 0,
+            !under_nohup,
+            "nohup {under_nohup}: SIGHUP caught"
+        );
+        assert_eq!(
+            mask("SigIgn:") & hup != 0,
+            under_nohup,
+            "nohup {under_nohup}: SIGHUP ignored"
+        );
+        if under_nohup {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_child(&client.child),
+                rustix::process::Signal::HUP,
+            )
+            .unwrap();
+            client.ok("system.info", json!({}));
+        }
+        client.close_stdin();
+        assert!(client.wait_exit().success(), "nohup {under_nohup}");
+    }
+}
+
+/// Where a command's sweep applies: `--sandbox` at each level here (the level's name and
+/// `GG_SANDBOX_BACKEND`), and a normal command without it (`guarded`, no level).
+fn sweeping_configurations() -> Vec<(&'static str, Option<&'static str>)> {
+    let levels = crate::sandbox_support::available_levels();
+    assert!(!levels.is_empty(), "no sandbox level works here");
+    levels
+        .into_iter()
+        .map(|level| (level, Some(level)))
+        .chain([("guarded", None)])
+        .collect()
+}
+
+/// `repo` made a git repository with one commit; returns a directory for the plants' marks
+/// (under `tmp`, outside the project).
+fn git_project(repo: &Path, tmp: &Path) -> std::path::PathBuf {
+    support::git(repo, &["init", "-q"]);
+    std::fs::write(repo.join("README.md"), "the person's\n").unwrap();
+    support::git(repo, &["add", "README.md"]);
+    support::git(repo, &["commit", "-qm", "init"]);
+    let marks = tmp.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    marks
+}
+
+/// A command that plants a pre-commit hook (read-only at the bwrap level, where that step fails)
+/// and an `.envrc`, each leaving a mark in `marks` when run, then writes its own mark `started`
+/// (its pid) in the project and sleeps.
+fn planting_script(marks: &Path) -> String {
+    format!(
+        "mkdir -p .git/hooks; printf '#!/bin/sh\\ntouch {marks}/hook\\n' > .git/hooks/pre-commit \
+         && chmod 755 .git/hooks/pre-commit\n\
+         printf 'touch {marks}/envrc\\n' > .envrc\n\
+         echo $$ > started.tmp && mv started.tmp started\n\
+         exec sleep 600\n",
+        marks = marks.display()
+    )
+}
+
+/// Waits for the command's mark in `repo` (a deadline only against a hang, not a timing) and
+/// returns the pid it wrote.
+fn wait_for_the_command(repo: &Path, child: &mut std::process::Child, what: &str) -> u32 {
+    let mark = repo.join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    while !mark.exists() {
+        assert!(
+            std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(),
+            "{what}: the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::fs::read_to_string(&mark)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Waits for gg to end (killing it after a deadline that only a hang reaches).
+fn wait_bounded(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: gg did not end after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// What of the plants is still in `repo`, and what the person's `git commit` (run by the caller
+/// since) or a shell entering the project ran of them.
+fn left_unswept(repo: &Path, marks: &Path) -> Vec<String> {
+    let mut left = Vec::new();
+    for planted in [".git/hooks/pre-commit", ".envrc"] {
+        if std::fs::symlink_metadata(repo.join(planted)).is_ok() {
+            left.push(format!("{planted} left in the project"));
+        }
+    }
+    if marks.join("hook").exists() {
+        left.push("the person's git commit ran the planted hook".to_string());
+    }
+    left
+}
+
+/// A guarded command is gg's child on the host: if gg died without stopping it, it sleeps on;
+/// ended here (only if that pid is still a `sleep`).
+fn end_the_command_if_left(pid: u32, on_host: bool) {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    if on_host && cmdline.starts_with(b"sleep\0") {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+}
+
 /// The names directly in `dir`, sorted.
 /// `gg sandbox --backend BACKEND --network NETWORK` running a command that has printed its first
 /// line (so gg is past its start and the sandbox is set up) and now sleeps.

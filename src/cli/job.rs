@@ -247,6 +247,13 @@ fn run_in(cmd: JobCommand, home: &Path) -> Result<ExitCode, String> {
                 .map_err(|e| format!("cannot start the async runtime: {e}"))?;
             let executor = Arc::new(ConversationExecutor::new(home.to_path_buf()));
             let cancel = CancellationToken::new();
+            // `SIGTERM` and `SIGHUP` cancel the run as Ctrl+C does (its command stopped and
+            // swept, the run recorded) and end gg once it has ended.
+            let stop = cancel.clone();
+            let _stoppable = ::sandbox::leftovers::stoppable(move || {
+                stop.cancel();
+                true
+            });
             let record = runtime.block_on(async {
                 let interrupt = cancel.clone();
                 tokio::spawn(async move {

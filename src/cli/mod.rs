@@ -520,7 +520,11 @@ fn display_name(arg: &clap::Arg) -> String {
 pub fn main() -> ExitCode {
     pipe::quiet_on_closed_stdout();
     // The command line as typed: the start-up may have re-executed gg with secrets hidden.
-    main_from(tools::secrets::args_os())
+    let code = main_from(tools::secrets::args_os());
+    // A `SIGTERM` or `SIGHUP` that cancelled a turn ends gg by that signal once the turn has
+    // ended, not with the turn's status (`sandbox::leftovers::stoppable`).
+    ::sandbox::leftovers::end_if_terminating();
+    code
 }
 
 /// Runs gg on an explicit command line (program name first).

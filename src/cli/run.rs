@@ -298,9 +298,13 @@ async fn run_async(flags: RunFlags) -> Result<ExitCode, CliError> {
 }
 
 /// Ctrl+C: the first one cancels the running turn; a second one while that turn is still
-/// cleaning up exits at once.
+/// cleaning up exits at once. `SIGTERM` and `SIGHUP` (a `kill`, a closed terminal) cancel it the
+/// same way and end gg once it has ended (`sandbox::leftovers::stoppable`): its running command
+/// is stopped and swept, as on Ctrl+C, instead of dying with gg unswept.
 struct Interrupts {
     current: Arc<std::sync::Mutex<Option<CancellationToken>>>,
+    /// The running turn, registered for the terminating signals until it ends.
+    stoppable: std::sync::Mutex<Option<::sandbox::leftovers::Stoppable>>,
 }
 
 impl Interrupts {
@@ -338,7 +342,10 @@ impl Interrupts {
                 }
             }
         });
-        Interrupts { current }
+        Interrupts {
+            current,
+            stoppable: std::sync::Mutex::new(None),
+        }
     }
 
     fn start_turn(&self) -> CancellationToken {
@@ -346,13 +353,25 @@ impl Interrupts {
         if let Ok(mut c) = self.current.lock() {
             *c = Some(token.clone());
         }
+        let stop = token.clone();
+        let stoppable = ::sandbox::leftovers::stoppable(move || {
+            stop.cancel();
+            true
+        });
+        if let Ok(mut s) = self.stoppable.lock() {
+            *s = Some(stoppable);
+        }
         token
     }
 
+    /// After the turn has ended (its commands stopped and swept): a terminating signal that
+    /// cancelled it may end gg from here on.
     fn end_turn(&self) {
         if let Ok(mut c) = self.current.lock() {
             *c = None;
         }
+        let stoppable = self.stoppable.lock().ok().and_then(|mut s| s.take());
+        drop(stoppable);
     }
 }
 

@@ -234,8 +234,22 @@ pub(super) async fn serve(flags: Flags) -> Result<(), Failure> {
     served.map_err(Failure::Failed)
 }
 
+/// SIGINT, SIGTERM (a service manager stopping ggd) and SIGHUP (its terminal closed) shut ggd
+/// down: its runs are cancelled, so a running command is stopped and swept, not left to die
+/// with ggd unswept. A SIGHUP ggd was started with ignored (`nohup`) stays ignored.
 fn spawn_signal_watch(stop: CancellationToken) {
     use tokio::signal::unix::{SignalKind, signal};
+    let hangup = if ::sandbox::leftovers::ignored(rustix::process::Signal::HUP.as_raw()) {
+        None
+    } else {
+        match signal(SignalKind::hangup()) {
+            Ok(stream) => Some(stream),
+            Err(e) => {
+                tracing::error!("cannot install the SIGHUP handler: {e}");
+                None
+            }
+        }
+    };
     tokio::spawn(async move {
         let (Ok(mut interrupt), Ok(mut terminate)) = (
             signal(SignalKind::interrupt()),
@@ -244,9 +258,16 @@ fn spawn_signal_watch(stop: CancellationToken) {
             tracing::error!("cannot install signal handlers");
             return;
         };
+        let hung_up = async {
+            match hangup {
+                Some(mut hangup) => hangup.recv().await,
+                None => std::future::pending::<Option<()>>().await,
+            }
+        };
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
+            _ = hung_up => {}
         }
         tracing::info!("signal received; shutting down");
         stop.cancel();

@@ -255,6 +255,7 @@ impl Before {
     /// for the command's output about each.
     pub fn sweep(self) -> Vec<String> {
         const OPENS: &str = "which runs code or becomes instructions when the project is opened";
+        stall_for_a_test();
         // First, so that `.gg` (and its quarantine) is gg's again before anything is moved there.
         let gg_lines = match self.gg {
             Some(kept) => {
@@ -956,6 +957,19 @@ fn read_text(path: &Path) -> Option<String> {
         .ok()
         .flatten()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A test-hooks build can hold every sweep for `GG_TEST_SWEEP_STALL_SECS` seconds before it
+/// starts, so that a test can show that gg, signalled during a command, does not wait for a
+/// sweep without bound (`sandbox::leftovers::STOP_GRACE`).
+fn stall_for_a_test() {
+    #[cfg(feature = "test-hooks")]
+    if let Some(secs) = std::env::var("GG_TEST_SWEEP_STALL_SECS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(Duration::from_secs(secs));
+    }
 }
 
 #[cfg(test)]
