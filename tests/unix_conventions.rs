@@ -375,21 +375,28 @@ fn sigterm_during_a_job_runs_command_sweeps_it_before_gg_ends() {
     signalled_during_a_command(rustix::process::Signal::TERM, true);
 }
 
+/// A fixture whose model runs one command that plants in the project (see
+/// [`planting_script`]) and then waits, and where its marks go (see [`git_project`]).
+fn planting_session(server: &ScriptedServer) -> (GgFixture, std::path::PathBuf) {
+    let fx = GgFixture::new(server, json!({}), "repo");
+    let marks = git_project(&fx.repo, fx.tmp.path());
+    let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
+    server.push(Reply::tool_call(
+        "c0",
+        "bash",
+        &json!({"command": calls[0], "writes": true}).to_string(),
+    ));
+    server.push(Reply::text(&["never reached"]));
+    (fx, marks)
+}
+
 /// `job`: the turn is `gg job run` of a job allowed to run normal commands, else `gg -p --yolo`.
 fn signalled_during_a_command(signal: rustix::process::Signal, job: bool) {
     use std::os::unix::process::ExitStatusExt;
     let mut failures = Vec::new();
     for (name, level) in sweeping_configurations() {
         let server = ScriptedServer::start();
-        let fx = GgFixture::new(&server, json!({}), "repo");
-        let marks = git_project(&fx.repo, fx.tmp.path());
-        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
-        server.push(Reply::tool_call(
-            "c0",
-            "bash",
-            &json!({"command": calls[0], "writes": true}).to_string(),
-        ));
-        server.push(Reply::text(&["never reached"]));
+        let (fx, marks) = planting_session(&server);
         let mut gg = fx.gg();
         if let Some(level) = level {
             gg.env("GG_SANDBOX_BACKEND", level);
@@ -451,15 +458,7 @@ fn a_sweep_that_does_not_finish_does_not_keep_a_signalled_gg_alive() {
     use std::os::unix::process::ExitStatusExt;
     for (case, grace_ms) in [("grace", "1000"), ("second signal", "600000")] {
         let server = ScriptedServer::start();
-        let fx = GgFixture::new(&server, json!({}), "repo");
-        let marks = git_project(&fx.repo, fx.tmp.path());
-        let calls = support::script_calls(&fx.repo, &[&planting_script(&marks)]);
-        server.push(Reply::tool_call(
-            "c0",
-            "bash",
-            &json!({"command": calls[0], "writes": true}).to_string(),
-        ));
-        server.push(Reply::text(&["never reached"]));
+        let (fx, _) = planting_session(&server);
         let mut gg = fx.gg();
         gg.env("GG_TEST_SWEEP_STALL_SECS", "3600")
             .env("GG_TEST_STOP_GRACE_MS", grace_ms)
