@@ -1838,10 +1838,15 @@ pub fn read_regular(path: &Path, limit: u64, links: LastLink) -> Result<Vec<u8>,
         }
         Err(e) => return Err(absent_or_failed(e)),
     };
-    if let Some(kind) = kind(file.metadata().map_err(Unreadable::Failed)?.file_type()) {
+    let meta = file.metadata().map_err(Unreadable::Failed)?;
+    if let Some(kind) = kind(meta.file_type()) {
         return Err(Unreadable::NotRegular(kind));
     }
-    let mut bytes = Vec::new();
+    // Room for what the file holds, and the byte past the limit that tells it is too large:
+    // read through `take`, an empty vector grew from 32 bytes, a `read` a step (four for a
+    // 92-byte `.git/config`); with room, one `read` and one that finds the end.
+    let room = usize::try_from(meta.len().min(limit).saturating_add(1)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(room);
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(Unreadable::Failed)?;

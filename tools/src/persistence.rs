@@ -146,35 +146,50 @@ impl Before {
             .filter(|p| !may_exist.contains(p) || std::fs::symlink_metadata(p).is_err())
             .collect();
         let git_dir = root.join(".git");
-        let git: Option<GitNames> = std::fs::symlink_metadata(&git_dir)
-            .is_ok_and(|m| m.is_dir())
-            .then(|| {
-                let modules = names(&git_dir.join("modules"));
-                let worktrees = names(&git_dir.join("worktrees"));
-                let nested_tops = modules
-                    .iter()
-                    .map(|n| git_dir.join("modules").join(n))
-                    .chain(worktrees.iter().map(|n| git_dir.join("worktrees").join(n)))
-                    .map(|dir| {
-                        let top = names(&dir);
-                        (dir, top)
-                    })
-                    .collect();
-                GitNames {
-                    top: names(&git_dir),
-                    info: names(&git_dir.join("info")),
-                    modules,
-                    worktrees,
-                    nested_tops,
+        // One look at the git directory: whether it is one, and each git directory's names,
+        // listed once and shared by the allow-list and the snapshot of its state
+        // ([`GitFiles::look`]).
+        let top_git_was_dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
+        let mut listings: Vec<(PathBuf, Option<Vec<OsString>>)> = Vec::new();
+        let git: Option<GitNames> = top_git_was_dir.then(|| {
+            let top_listed = listed_names(&git_dir);
+            // What the listing does not hold is not there (all are looked at where it failed).
+            let complete = top_listed.is_some();
+            let top = top_listed.clone().unwrap_or_default();
+            listings.push((git_dir.clone(), top_listed));
+            let names_in = |name: &str| {
+                if complete && !top.iter().any(|n| n == name) {
+                    Vec::new()
+                } else {
+                    names(&git_dir.join(name))
                 }
-            });
-        let mut git_files: Vec<GitFiles> = git
+            };
+            let modules = names_in("modules");
+            let worktrees = names_in("worktrees");
+            let info = names_in("info");
+            let mut look_at = |dir: PathBuf| {
+                let listed = listed_names(&dir);
+                let top = listed.clone().unwrap_or_default();
+                listings.push((dir.clone(), listed));
+                (dir, top)
+            };
+            let nested_tops = modules
+                .iter()
+                .map(|n| git_dir.join("modules").join(n))
+                .chain(worktrees.iter().map(|n| git_dir.join("worktrees").join(n)))
+                .map(&mut look_at)
+                .collect();
+            GitNames {
+                top,
+                info,
+                modules,
+                worktrees,
+                nested_tops,
+            }
+        });
+        let mut git_files: Vec<GitFiles> = listings
             .iter()
-            .flat_map(|names| {
-                std::iter::once(git_dir.clone())
-                    .chain(names.nested_tops.iter().map(|(d, _)| d.clone()))
-            })
-            .map(|dir| GitFiles::look(&dir))
+            .map(|(dir, listed)| GitFiles::look(dir, listed.as_deref()))
             .collect();
         let hooks_path = dirs
             .lock()
@@ -183,7 +198,24 @@ impl Before {
         if let Some(hooks) = hooks_path {
             git_files.push(GitFiles::look_hooks(hooks));
         }
-        git_files.extend(GitFiles::look_included(root));
+        // The work-tree files the configuration includes: none where the top git directory's
+        // `config` and `config.worktree`, just read, are absent or regular files that do not
+        // hold the word (`[include]`, `[includeIf …]`), so they are not read again to find
+        // that out; any other case asks `included_configs`.
+        let holds_no_include = |was: &Option<(Content, String)>| match was {
+            None => true,
+            Some((Content::File { bytes, .. }, _)) => !bytes
+                .windows(b"include".len())
+                .any(|w| w.eq_ignore_ascii_case(b"include")),
+            Some(_) => false,
+        };
+        let no_includes = top_git_was_dir
+            && git_files
+                .first()
+                .is_some_and(|top| top.configs.iter().all(|(_, was)| holds_no_include(was)));
+        if !no_includes {
+            git_files.extend(GitFiles::look_included(root));
+        }
         // Built at the first sandboxed command of the session (one walk). After that, what
         // changed since the last command is taken in now (record only) where inotify says what
         // that is; without it the sweep alone tells the command's changes by their change time.
@@ -212,9 +244,25 @@ impl Before {
         // The file system's clock lags the system's by up to a tick (a few milliseconds): what
         // changed within that margin before the command counts as the command's (fail closed).
         let started = SystemTime::now() - Duration::from_millis(50);
-        let top_git_was_dir = std::fs::symlink_metadata(&git_dir).is_ok_and(|m| m.is_dir());
         let top_git = (!top_git_was_dir).then(|| Content::of(&git_dir)).flatten();
-        let index_before = gitlinks::gitlink_paths(&git_dir);
+        // `.git/config` as `read_text` reads it (no link followed), from the snapshot above
+        // where the git directory is one; else read where it is needed.
+        let top_config: Option<Option<String>> = git_files
+            .first()
+            .filter(|_| top_git_was_dir)
+            .and_then(|files| files.configs.first())
+            .map(|(_, was)| match was {
+                Some((Content::File { bytes, .. }, _)) => {
+                    Some(String::from_utf8_lossy(bytes).into_owned())
+                }
+                _ => None,
+            });
+        let index_before = gitlinks::gitlink_paths(
+            &git_dir,
+            top_config
+                .as_ref()
+                .map(|text| text.as_deref().unwrap_or("")),
+        );
         let index_readable = index_before.is_ok();
         let gitlinks = index_before
             .unwrap_or_default()
@@ -244,7 +292,11 @@ impl Before {
             top_git,
             top_git_was_dir,
             root_git_like: is_git_like(root),
-            pinned: pinned_links::look(root, &may_exist),
+            pinned: pinned_links::look(
+                root,
+                &may_exist,
+                top_config.as_ref().map(|text| text.as_deref()),
+            ),
             gitlinks,
             index_readable,
             notes: listing::take_notes(),
@@ -440,7 +492,7 @@ impl Before {
         }
         // The submodules the index names, wherever they lie (in `.gg/quarantine`, in
         // `node_modules`, past the walk's limit): git status enters each populated one.
-        match gitlinks::gitlink_paths(&git_dir) {
+        match gitlinks::gitlink_paths(&git_dir, None) {
             Ok(paths) => {
                 for path in paths {
                     let dot_git = self.root.join(path).join(".git");
@@ -600,17 +652,27 @@ impl Content {
 /// its text (links followed, as git reads it; anything but a regular file reads as empty).
 fn config_as_it_was(path: PathBuf) -> (PathBuf, Option<(Content, String)>) {
     let was = Content::of(&path).map(|content| {
-        let text = read_regular(&path, true).ok().flatten().unwrap_or_default();
-        (content, String::from_utf8_lossy(&text).into_owned())
+        // A regular file's bytes were just read (without following a link, and it was none):
+        // they are what git reads, so not read a second time.
+        let text = match &content {
+            Content::File { bytes, .. } => String::from_utf8_lossy(bytes).into_owned(),
+            _ => {
+                let bytes = read_regular(&path, true).ok().flatten().unwrap_or_default();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+        };
+        (content, text)
     });
     (path, was)
 }
 
 impl GitFiles {
-    fn look(dir: &Path) -> GitFiles {
+    /// `listed`: the names in `dir` from the same look (`None` when it could not be listed:
+    /// then every name git writes at the top is looked at).
+    fn look(dir: &Path, listed: Option<&[OsString]>) -> GitFiles {
         GitFiles {
-            tops: Some(git_state::look_tops(dir)),
-            todos: git_state::look_todos(dir),
+            tops: Some(git_state::look_tops(dir, listed)),
+            todos: git_state::look_todos(dir, listed),
             ..GitFiles::look_at(dir, &["config", "config.worktree"], dir.join("hooks"))
         }
     }
@@ -731,17 +793,29 @@ impl GitFiles {
         }
         if let Some(hooks) = &self.hooks {
             let hooks_dir = &self.hooks_dir;
+            // The project's own `.git/hooks` with neither it nor `.git` a link (as git makes
+            // them) lies strictly below the project and the git directory, so it cannot lead
+            // to either: told by two `lstat`s instead of resolving three paths.
+            let plainly_below = self.dir == root.join(".git")
+                && *hooks_dir == self.dir.join("hooks")
+                && [&self.dir, hooks_dir]
+                    .iter()
+                    .all(|path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()));
             // A hooks directory that now leads to the project itself, the git directory or
             // above (`.git/hooks -> ..`): its entries are the person's files, not hooks, and
             // moving them aside emptied the project. Nothing is moved through it; a link is
             // removed (itself, not what it names), so git finds no hooks there.
-            if let Some(real) = std::fs::canonicalize(hooks_dir).ok().filter(|real| {
-                std::fs::canonicalize(root).is_ok_and(|r| r.starts_with(real))
+            if let Some(real) = (!plainly_below)
+                .then(|| std::fs::canonicalize(hooks_dir).ok())
+                .flatten()
+                .filter(|real| {
+                    std::fs::canonicalize(root).is_ok_and(|r| r.starts_with(real))
                     // The git directory's own `hooks` (a `core.hooksPath` directory is its
                     // own `dir`, which it always lies at).
                     || (self.dir != *hooks_dir
                         && std::fs::canonicalize(&self.dir).is_ok_and(|d| d.starts_with(real)))
-            }) {
+                })
+            {
                 let is_link =
                     std::fs::symlink_metadata(hooks_dir).is_ok_and(|m| m.file_type().is_symlink());
                 let done = if is_link && std::fs::remove_file(hooks_dir).is_ok() {
@@ -917,6 +991,19 @@ fn dir_names(fd: &OwnedFd) -> std::io::Result<Vec<OsString>> {
         }
     }
     Ok(names)
+}
+
+/// The names directly inside `dir`, all of them: `None` when it is not a directory or could
+/// not be listed whole (failing as [`listing::read_dir`] does, with its line).
+fn listed_names(dir: &Path) -> Option<Vec<OsString>> {
+    if !std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.is_dir()) {
+        return None;
+    }
+    listing::read_dir(dir)
+        .ok()?
+        .map(|entry| entry.map(|e| e.file_name()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .ok()
 }
 
 /// The names directly inside `dir` (none when it is not a directory).
@@ -1189,6 +1276,42 @@ mod tests {
         // Unchanged since: taken from the copy, and still what is there.
         let kept = Kept::look(root, Some(kept)).unwrap();
         assert!(kept.sweep(root).is_empty());
+    }
+
+    /// The look reads `.git/config` and `config.worktree` once and asks for included files only
+    /// where one of them holds the word: an include in any case, in either file, still has the
+    /// work-tree file it names compared and put back.
+    #[test]
+    fn an_included_file_is_compared_whatever_the_case_of_its_section() {
+        const PERSON: &str = "[user]\n\tname = x\n";
+        for (config, worktree) in [
+            ("[InClude]\n\tpath = ../team.gitconfig\n", None),
+            (
+                "[core]\n\tbare = false\n",
+                Some("[INCLUDEIF \"gitdir:/\"]\n\tpath = ../team.gitconfig\n"),
+            ),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path();
+            std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+            std::fs::write(root.join(".git/config"), config).unwrap();
+            if let Some(text) = worktree {
+                std::fs::write(root.join(".git/config.worktree"), text).unwrap();
+            }
+            std::fs::write(root.join("team.gitconfig"), PERSON).unwrap();
+            let dirs = Arc::new(Mutex::new(ProjectDirs::new()));
+            let before = Before::look(root, dirs, false).unwrap();
+            std::fs::write(root.join("team.gitconfig"), "[core]\n\tfsmonitor = evil\n").unwrap();
+            let lines = before.sweep();
+            assert!(
+                lines.iter().any(|l| l.contains("team.gitconfig")),
+                "{config}: {lines:?}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(root.join("team.gitconfig")).unwrap(),
+                PERSON
+            );
+        }
     }
 
     #[test]

@@ -55,9 +55,29 @@ pub(super) fn top_names() -> impl Iterator<Item = &'static str> {
         .chain(std::iter::once("hooks"))
 }
 
+/// Whether `name` may be in the directory whose listing is `listed`: every name may when the
+/// listing could not be made (`None`), so that a failed listing costs a `stat` a name and never
+/// a name looked past.
+pub(super) fn may_be_in(listed: Option<&[OsString]>, name: &str) -> bool {
+    listed.is_none_or(|names| names.iter().any(|n| n == name))
+}
+
+/// The names in `dir` (`None` when it cannot be listed, or is no directory): one listing in
+/// place of a `stat` or `readlink` of each of [`top_names`], nearly all of them absent.
+pub(super) fn listed(dir: &Path) -> Option<Vec<OsString>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .map(|entry| entry.map(|e| e.file_name()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .ok()
+}
+
 /// The top of the git directory `dir` before a command: each of [`top_names`] that exists.
-pub(super) fn look_tops(dir: &Path) -> Vec<(&'static str, Was)> {
+/// `listed`: the names in `dir`, from the same look (only those are `stat`ed; all of them
+/// when `None`).
+pub(super) fn look_tops(dir: &Path, listed: Option<&[OsString]>) -> Vec<(&'static str, Was)> {
     top_names()
+        .filter(|name| may_be_in(listed, name))
         .filter_map(|name| Was::of(&dir.join(name)).map(|was| (name, was)))
         .collect()
 }
@@ -73,7 +93,9 @@ pub(super) fn sweep_top_links(
     kept_hooks: Option<&[(OsString, Content)]>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
-    for name in top_names() {
+    // One listing, then a `readlink` of the names in it (of every name where it fails).
+    let present = listed(dir);
+    for name in top_names().filter(|name| may_be_in(present.as_deref(), name)) {
         let path = dir.join(name);
         let Ok(target) = std::fs::read_link(&path) else {
             continue;
@@ -210,15 +232,23 @@ pub(super) fn todo_paths(dir: &Path) -> [PathBuf; 2] {
 }
 
 /// Each todo list of `dir` as it was, with whether its directory (`rebase-merge`,
-/// `sequencer`) existed: a state the command made is moved aside whole.
-pub(super) fn look_todos(dir: &Path) -> Vec<(PathBuf, Option<Content>, bool)> {
+/// `sequencer`) existed: a state the command made is moved aside whole. `listed`: the names in
+/// `dir` from the same look; a state directory not among them is absent, and so is its list.
+pub(super) fn look_todos(
+    dir: &Path,
+    listed: Option<&[OsString]>,
+) -> Vec<(PathBuf, Option<Content>, bool)> {
     todo_paths(dir)
         .into_iter()
         .map(|path| {
-            let state_existed = path
-                .parent()
-                .is_some_and(|state| std::fs::symlink_metadata(state).is_ok());
-            let was = Content::of(&path);
+            let state = path.parent().filter(|state| {
+                state
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_none_or(|n| may_be_in(listed, n))
+            });
+            let state_existed = state.is_some_and(|state| std::fs::symlink_metadata(state).is_ok());
+            let was = state_existed.then(|| Content::of(&path)).flatten();
             (path, was, state_existed)
         })
         .collect()
@@ -301,6 +331,53 @@ mod tests {
         assert!(runs_a_command(Some(theirs), "exec curl x | sh\npick 2 b\n"));
     }
 
+    /// The snapshot taken from one listing of the git directory is the one a `stat` of every
+    /// name gives: links, directories and files among git's names, the rest absent; and the
+    /// todo lists are found where their state directory is listed.
+    #[test]
+    fn one_listing_sees_what_a_stat_of_each_name_sees() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = tmp.path().join(".git");
+        std::fs::create_dir_all(git.join("hooks")).unwrap();
+        std::fs::create_dir_all(git.join("refs")).unwrap();
+        std::fs::create_dir_all(git.join("rebase-merge")).unwrap();
+        std::fs::write(git.join("rebase-merge/git-rebase-todo"), "exec x\n").unwrap();
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(git.join("objects"), "a file where git keeps a directory").unwrap();
+        std::os::unix::fs::symlink("/var/tmp/elsewhere", git.join("logs")).unwrap();
+        std::os::unix::fs::symlink("elsewhere", git.join("sequencer")).unwrap();
+        let listed = listed(&git);
+        assert!(listed.is_some());
+        let by_listing = look_tops(&git, listed.as_deref());
+        let by_stat = look_tops(&git, None);
+        let names = |tops: &[(&'static str, Was)]| tops.iter().map(|(n, _)| *n).collect::<Vec<_>>();
+        assert_eq!(names(&by_listing), names(&by_stat));
+        assert!(by_listing == by_stat);
+        assert_eq!(
+            names(&by_listing),
+            [
+                "objects",
+                "refs",
+                "logs",
+                "HEAD",
+                "rebase-merge",
+                "sequencer",
+                "hooks"
+            ]
+        );
+        let todos = look_todos(&git, listed.as_deref());
+        assert!(todos == look_todos(&git, None));
+        assert!(
+            todos[0].1.is_some() && todos[0].2,
+            "the rebase's list is kept"
+        );
+        // The linked `sequencer` existed (as a link); its list leads nowhere.
+        assert!(todos[1].1.is_none() && todos[1].2);
+        // An unlistable directory: every name is looked at.
+        assert!(may_be_in(None, "MERGE_MSG"));
+        assert!(!may_be_in(Some(&[OsString::from("HEAD")]), "MERGE_MSG"));
+    }
+
     /// `.git/hooks` moved within the git directory and replaced by a link leading out of the
     /// project: the link goes to the quarantine and the person's directory comes back; moved
     /// out of reach instead, it is made again from the kept hooks.
@@ -319,7 +396,7 @@ mod tests {
             Content::of(&git.join("hooks/post-commit")).unwrap(),
         )];
         for moved_out in [false, true] {
-            let before = look_tops(&git);
+            let before = look_tops(&git, listed(&git).as_deref());
             let away = if moved_out {
                 tmp.path().join("away")
             } else {
@@ -342,7 +419,7 @@ mod tests {
                 "planted"
             );
             // Unchanged since: nothing to say.
-            let before = look_tops(&git);
+            let before = look_tops(&git, listed(&git).as_deref());
             assert!(sweep_top_links(&root, &git, &before, Some(&kept)).is_empty());
         }
     }

@@ -14,9 +14,22 @@ const MAX_INDEX: u64 = 256 << 20;
 /// The work-tree paths of the gitlinks in the git directory `git_dir`'s index (and its shared
 /// index, with a split index: every entry of both, a superset of what git takes). `Ok(empty)`
 /// without an index; `Err` says why it could not be read.
-pub(super) fn gitlink_paths(git_dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub(super) fn gitlink_paths(git_dir: &Path, config: Option<&str>) -> Result<Vec<PathBuf>, String> {
     let index_path = git_dir.join("index");
-    let hash_len = hash_len(git_dir);
+    // No index, no gitlinks (a repository with no commit yet, or no repository): the object
+    // format is not asked then. Anything else there is read as before (and judged by `read`).
+    if std::fs::symlink_metadata(&index_path).is_err_and(|e| {
+        matches!(
+            e.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        )
+    }) {
+        return Ok(Vec::new());
+    }
+    let hash_len = match config {
+        Some(text) => hash_len_of(text),
+        None => hash_len(git_dir),
+    };
     // Looked at before it is read: what is read is this or newer, so a change after the look
     // only costs a parse next time.
     let stamp = IndexStamp::of(&index_path, hash_len);
@@ -118,8 +131,13 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>, String> {
 /// The length of an object name in the repository: 32 bytes where its config sets
 /// `extensions.objectFormat = sha256`, else 20.
 fn hash_len(git_dir: &Path) -> usize {
-    let config = super::read_text(&git_dir.join("config")).unwrap_or_default();
-    let sha256 = super::config_lines(&config).iter().any(|(header, line)| {
+    hash_len_of(&super::read_text(&git_dir.join("config")).unwrap_or_default())
+}
+
+/// [`hash_len`] of the configuration's text (read as [`super::read_text`] reads it: empty
+/// when absent or no regular file).
+fn hash_len_of(config: &str) -> usize {
+    let sha256 = super::config_lines(config).iter().any(|(header, line)| {
         // The section itself, `[extensions]`: not a subsection of another that names it.
         let section = header
             .trim()
@@ -338,7 +356,7 @@ mod tests {
                 "version {version}"
             );
             assert_eq!(
-                gitlink_paths(&root.join(".git")).unwrap(),
+                gitlink_paths(&root.join(".git"), None).unwrap(),
                 vec![PathBuf::from("a/b/sub")]
             );
             if version == "2" {
@@ -346,7 +364,7 @@ mod tests {
                 let index = std::fs::read(root.join(".git/index")).unwrap();
                 assert!(parse(&index, 20).unwrap().shared.is_some());
                 assert!(
-                    gitlink_paths(&root.join(".git"))
+                    gitlink_paths(&root.join(".git"), None)
                         .unwrap()
                         .contains(&PathBuf::from("a/b/sub"))
                 );
@@ -366,8 +384,8 @@ mod tests {
         run(root, &["init", "-q"]);
         std::fs::write(root.join("f"), "x\n").unwrap();
         run(root, &["add", "f"]);
-        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
-        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
+        assert!(gitlink_paths(&git_dir, None).unwrap().is_empty());
+        assert!(gitlink_paths(&git_dir, None).unwrap().is_empty());
         let plain = std::fs::read(git_dir.join("index")).unwrap();
         run(
             root,
@@ -379,7 +397,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            gitlink_paths(&git_dir).unwrap(),
+            gitlink_paths(&git_dir, None).unwrap(),
             vec![PathBuf::from("q/sm")]
         );
         // In place, same size, times set back: the change time still moves.
@@ -394,10 +412,53 @@ mod tests {
                 .set_accessed(times.accessed().unwrap()),
         )
         .unwrap();
-        assert!(gitlink_paths(&git_dir).unwrap().is_empty());
+        assert!(gitlink_paths(&git_dir, None).unwrap().is_empty());
         std::fs::write(&index, &with_link).unwrap();
         assert_eq!(
-            gitlink_paths(&git_dir).unwrap(),
+            gitlink_paths(&git_dir, None).unwrap(),
+            vec![PathBuf::from("q/sm")]
+        );
+    }
+
+    /// The configuration's text handed over by the look that read it gives the object format
+    /// the file does; without an index the configuration is not needed (a FIFO there, which
+    /// would block a careless open, is not even looked at).
+    #[test]
+    fn the_shared_configuration_and_a_missing_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let git_dir = root.join(".git");
+        run(root, &["init", "-q"]);
+        assert_eq!(gitlink_paths(&git_dir, Some("")), Ok(Vec::new()));
+        std::fs::remove_file(git_dir.join("config")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            git_dir.join("config"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(gitlink_paths(&git_dir, None), Ok(Vec::new()));
+        std::fs::remove_file(git_dir.join("config")).unwrap();
+        run(root, &["init", "-q"]);
+        run(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                "160000,1111111111111111111111111111111111111111,q/sm",
+            ],
+        );
+        let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+        assert_eq!(hash_len_of(&config), hash_len(&git_dir));
+        assert_eq!(
+            gitlink_paths(&git_dir, Some(&config)),
+            gitlink_paths(&git_dir, None)
+        );
+        assert_eq!(
+            gitlink_paths(&git_dir, Some(&config)).unwrap(),
             vec![PathBuf::from("q/sm")]
         );
     }

@@ -50,10 +50,22 @@ impl LedTo {
 /// `may_exist`: the placeholders a listing of their directories does not rule out
 /// (`sandbox::protected::placeholders_that_may_exist`, read once for the command by
 /// `Before::look`); the rest are not there, links or otherwise.
-pub(super) fn look(root: &Path, may_exist: &[PathBuf]) -> Vec<PinnedLink> {
-    let canonical_root = std::fs::canonicalize(root).ok();
+///
+/// `config`: the text of `.git/config` as [`super::read_text`] reads it, where the same look
+/// read it already (`None`: read here).
+pub(super) fn look(
+    root: &Path,
+    may_exist: &[PathBuf],
+    config: Option<Option<&str>>,
+) -> Vec<PinnedLink> {
+    // Resolved at the first link found: most projects have none.
+    let canonical_root = std::cell::OnceCell::new();
     let mut paths: Vec<PathBuf> = may_exist.to_vec();
-    paths.extend(hooks_path_links(root));
+    let config = match config {
+        Some(text) => text.map(str::to_string),
+        None => super::read_text(&root.join(".git/config")),
+    };
+    paths.extend(hooks_path_links(root, &config.unwrap_or_default()));
     paths
         .into_iter()
         .filter_map(|path| {
@@ -67,6 +79,7 @@ pub(super) fn look(root: &Path, may_exist: &[PathBuf]) -> Vec<PinnedLink> {
                 .as_deref()
                 .filter(|r| {
                     canonical_root
+                        .get_or_init(|| std::fs::canonicalize(root).ok())
                         .as_deref()
                         .and_then(|root| sandbox::protected::inside_project(root, r))
                         .is_some()
@@ -84,10 +97,9 @@ pub(super) fn look(root: &Path, may_exist: &[PathBuf]) -> Vec<PinnedLink> {
 
 /// The links git follows to reach the hooks directory `.git/config`'s `core.hooksPath` names
 /// in the work tree: the path itself and each directory on its way that is a link.
-fn hooks_path_links(root: &Path) -> Vec<PathBuf> {
-    let config = super::read_text(&root.join(".git/config")).unwrap_or_default();
+fn hooks_path_links(root: &Path, config: &str) -> Vec<PathBuf> {
     let mut named = None;
-    for (header, line) in super::config_lines(&config) {
+    for (header, line) in super::config_lines(config) {
         let section = header
             .trim_start_matches('[')
             .trim_end_matches(']')
