@@ -2583,3 +2583,34 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
          {results:?}"
     );
 }
+
+/// A normal command without `--sandbox` cannot set or steer the system clock, run by root or
+/// not: the guard keeps the command's capabilities, and a root command that could set the
+/// clock back to a directory's last change time could plant there unseen by the time stamps
+/// the sweep compares. `adjtimex` with no mode only asks, which any user may unguarded: its
+/// refusal shows the guard's filter without root; `clock_settime` sets the time it is.
+#[test]
+fn a_guarded_command_cannot_set_the_clock() {
+    let server = ScriptedServer::start();
+    let fx = GgFixture::new(&server, json!({}), "home/repo");
+    std::fs::write(
+        fx.repo.join("clock.py"),
+        "import ctypes, ctypes.util, errno, time\n\
+         libc = ctypes.CDLL(ctypes.util.find_library('c'), use_errno=True)\n\
+         r = libc.adjtimex(ctypes.create_string_buffer(512))\n\
+         print('adjtimex', 'refused' if r < 0 and ctypes.get_errno() == errno.EPERM else 'answered')\n\
+         try:\n    time.clock_settime(time.CLOCK_REALTIME, time.clock_gettime(time.CLOCK_REALTIME))\n    print('clock_settime set')\n\
+         except OSError as e:\n    print('clock_settime refused', e.errno)\n",
+    )
+    .unwrap();
+    let (out, results) = run_calls(&fx, &server, &[], &["python3 clock.py"], &["--yolo"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(results.len(), 1, "{results:?}");
+    let result = &results[0];
+    assert!(
+        result.contains("classified normal; sandbox level: guard"),
+        "{result}"
+    );
+    assert!(result.contains("adjtimex refused"), "{result}");
+    assert!(result.contains("clock_settime refused 1"), "{result}");
+}

@@ -900,6 +900,52 @@ mod tests {
     /// terminal made its controlling terminal (`setsid -c`), as gg's is its commands'. The same
     /// command unguarded types, or the kernel refuses the ioctl to everyone and the filter has
     /// nothing to add (said, and the test ends).
+    /// A guarded command cannot set or steer the clock (`guard_programs`). What is tried is
+    /// harmless where it is not refused: `adjtimex` with no mode only asks (and answers any
+    /// user unguarded, the control), `clock_settime` and `settimeofday` set the time it is.
+    /// Without root those two fail anyway; the `adjtimex` control shows the filter is there.
+    #[test]
+    fn a_guarded_command_cannot_set_the_clock() {
+        if landlock_unavailable() {
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(t.path()).unwrap();
+        let script = "import ctypes, ctypes.util, errno, time\n\
+                      libc = ctypes.CDLL(ctypes.util.find_library('c'), use_errno=True)\n\
+                      timex = ctypes.create_string_buffer(512)\n\
+                      r = libc.adjtimex(timex)\n\
+                      print('adjtimex', 'refused' if r < 0 and ctypes.get_errno() == errno.EPERM else 'answered')\n\
+                      try:\n    time.clock_settime(time.CLOCK_REALTIME, time.clock_gettime(time.CLOCK_REALTIME))\n    print('clock_settime set')\n\
+                      except OSError as e:\n    print('clock_settime refused', e.errno)\n\
+                      class Tv(ctypes.Structure):\n    _fields_ = [('s', ctypes.c_long), ('us', ctypes.c_long)]\n\
+                      now = time.time()\n\
+                      tv = Tv(int(now), int((now % 1) * 1e6))\n\
+                      r = libc.settimeofday(ctypes.byref(tv), None)\n\
+                      print('settimeofday', 'set' if r == 0 else 'refused')\n";
+        let unguarded = Command::new("python3")
+            .args(["-c", script])
+            .output()
+            .unwrap();
+        let unguarded = String::from_utf8_lossy(&unguarded.stdout).into_owned();
+        assert!(unguarded.contains("adjtimex answered"), "{unguarded}");
+        let plan = fs_rules::guard_plan(vec![project.clone()], Vec::new(), Vec::new());
+        let guarded = run_under(
+            plan,
+            "python3",
+            &[Path::new("-c"), Path::new(script)],
+            &project,
+        );
+        let guarded = String::from_utf8_lossy(&guarded.stdout).into_owned();
+        for refused in [
+            "adjtimex refused",
+            "clock_settime refused 1",
+            "settimeofday refused",
+        ] {
+            assert!(guarded.contains(refused), "{refused}: {guarded}");
+        }
+    }
+
     #[test]
     fn a_guarded_command_cannot_type_into_its_terminal() {
         use std::os::fd::FromRawFd;

@@ -440,18 +440,30 @@ pub fn programs_with(
 /// into it, and gg read them as the person's answer to the next dangerous command's approval
 /// (a process left behind did the same to the person's shell after gg had ended). A filter is
 /// inherited by everything the command starts, as the Landlock ruleset is.
+///
+/// Setting or steering the system clock is refused too (`settimeofday`, `clock_settime`,
+/// `clock_adjtime`, `adjtimex`, the last two also when they only ask: the call is the same and
+/// its argument a pointer a filter cannot read). The guard keeps the command's capabilities,
+/// so one run by root could set the clock back to a directory's last change time, plant in
+/// it, and leave the time stamps gg's sweep and kept lists compare as they were.
 pub fn guard_programs() -> Result<Vec<BpfProgram>, Error> {
     let arch = target_arch()?;
     let mut out = x32_guard_first(arch);
     out.push(compile(
         arch,
-        vec![deny!(
-            SYS_ioctl,
-            When::ArgIn {
-                arg: 1,
-                values: TTY_INJECTION
-            }
-        )],
+        vec![
+            deny!(
+                SYS_ioctl,
+                When::ArgIn {
+                    arg: 1,
+                    values: TTY_INJECTION
+                }
+            ),
+            deny!(SYS_settimeofday),
+            deny!(SYS_clock_settime),
+            deny!(SYS_clock_adjtime),
+            deny!(SYS_adjtimex),
+        ],
     )?);
     Ok(out)
 }
