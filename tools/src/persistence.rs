@@ -106,6 +106,9 @@ pub struct Before {
     /// Whether the top index could be read before the command: one the command left unreadable
     /// to gg (which git may still read, entering submodules gg did not see) is moved aside.
     index_readable: bool,
+    /// The top index's entries whose changes git status did not show before the command
+    /// (skip-worktree, assume-unchanged): the person's own.
+    hidden: Vec<PathBuf>,
     /// What listing directories noted before the command ([`listing`]).
     notes: Vec<String>,
 }
@@ -257,15 +260,18 @@ impl Before {
                 }
                 _ => None,
             });
-        let index_before = gitlinks::gitlink_paths(
+        let index_before = gitlinks::index_names(
             &git_dir,
             top_config
                 .as_ref()
                 .map(|text| text.as_deref().unwrap_or("")),
         );
         let index_readable = index_before.is_ok();
-        let gitlinks = index_before
-            .unwrap_or_default()
+        let gitlinks::IndexNames {
+            gitlinks: gitlinks_before,
+            hidden,
+        } = index_before.unwrap_or_default();
+        let gitlinks = gitlinks_before
             .into_iter()
             .map(|path| {
                 let dot_git = root.join(path).join(".git");
@@ -299,6 +305,7 @@ impl Before {
             ),
             gitlinks,
             index_readable,
+            hidden,
             notes: listing::take_notes(),
         })
     }
@@ -492,9 +499,12 @@ impl Before {
         }
         // The submodules the index names, wherever they lie (in `.gg/quarantine`, in
         // `node_modules`, past the walk's limit): git status enters each populated one.
-        match gitlinks::gitlink_paths(&git_dir, None) {
-            Ok(paths) => {
-                for path in paths {
+        match gitlinks::index_names(&git_dir, None) {
+            Ok(names) => {
+                if let Some(line) = newly_hidden(&self.hidden, &names.hidden) {
+                    top_lines.push(line);
+                }
+                for path in names.gitlinks {
                     let dot_git = self.root.join(path).join(".git");
                     if std::fs::symlink_metadata(&dot_git).is_err() {
                         continue;
@@ -555,6 +565,35 @@ impl Before {
         lines.extend(listing::take_notes());
         lines
     }
+}
+
+/// A line about the tracked files the command marked so that `git status` and `git diff` no
+/// longer show their changes (skip-worktree, assume-unchanged: `git update-index
+/// --skip-worktree`), which hides an edit of them from the person's review; `None` when it
+/// marked none. Said, not undone: clearing the marks means writing git's index, which gg
+/// never does for a repository a command shaped.
+fn newly_hidden(before: &[PathBuf], after: &[PathBuf]) -> Option<String> {
+    const SHOWN: usize = 10;
+    let new: Vec<&PathBuf> = after.iter().filter(|p| !before.contains(p)).collect();
+    if new.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = new
+        .iter()
+        .take(SHOWN)
+        .map(|p| p.display().to_string())
+        .collect();
+    if new.len() > SHOWN {
+        names.push(format!("and {} more", new.len() - SHOWN));
+    }
+    Some(format!(
+        "[gg: the command marked tracked files so that git status and git diff no longer show \
+         their changes (skip-worktree or assume-unchanged): {}. Their edits are hidden from \
+         review until the marks are cleared: `git ls-files -v` shows them (a lower-case or S \
+         tag), `git update-index --no-skip-worktree --no-assume-unchanged -- FILE` clears \
+         one]",
+        names.join(", ")
+    ))
 }
 
 /// What git runs from an existing git directory, as it was before a command: its configuration

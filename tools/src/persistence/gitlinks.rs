@@ -14,7 +14,25 @@ const MAX_INDEX: u64 = 256 << 20;
 /// The work-tree paths of the gitlinks in the git directory `git_dir`'s index (and its shared
 /// index, with a split index: every entry of both, a superset of what git takes). `Ok(empty)`
 /// without an index; `Err` says why it could not be read.
+#[cfg(test)]
 pub(super) fn gitlink_paths(git_dir: &Path, config: Option<&str>) -> Result<Vec<PathBuf>, String> {
+    index_names(git_dir, config).map(|names| names.gitlinks)
+}
+
+/// What the sweep reads of an index: the names of its gitlinks, and of the tracked files whose
+/// changes `git status` does not show.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct IndexNames {
+    /// The work-tree paths of the gitlink entries.
+    pub gitlinks: Vec<PathBuf>,
+    /// The work-tree paths of the entries marked skip-worktree or assume-unchanged (git's
+    /// `CE_SKIP_WORKTREE`, `CE_VALID`): `git status` and `git diff` do not look at those files,
+    /// so a command that marks one hides its edit of it from the person's review.
+    pub hidden: Vec<PathBuf>,
+}
+
+/// [`gitlink_paths`] with the hidden entries besides ([`IndexNames`]).
+pub(super) fn index_names(git_dir: &Path, config: Option<&str>) -> Result<IndexNames, String> {
     let index_path = git_dir.join("index");
     // No index, no gitlinks (a repository with no commit yet, or no repository): the object
     // format is not asked then. Anything else there is read as before (and judged by `read`).
@@ -24,7 +42,7 @@ pub(super) fn gitlink_paths(git_dir: &Path, config: Option<&str>) -> Result<Vec<
             std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
         )
     }) {
-        return Ok(Vec::new());
+        return Ok(IndexNames::default());
     }
     let hash_len = match config {
         Some(text) => hash_len_of(text),
@@ -40,31 +58,39 @@ pub(super) fn gitlink_paths(git_dir: &Path, config: Option<&str>) -> Result<Vec<
         return Ok(paths);
     }
     let Some(index) = read(&index_path)? else {
-        return Ok(Vec::new());
+        return Ok(IndexNames::default());
     };
     let parsed = parse(&index, hash_len).map_err(|e| format!("its index {e}"))?;
-    let mut paths = parsed.gitlinks;
+    let mut gitlinks = parsed.gitlinks;
+    let mut hidden = parsed.hidden;
     let split = parsed.shared.is_some();
     if let Some(shared) = parsed.shared {
         let name = format!("sharedindex.{}", hex(&shared));
         // A split index whose shared part is missing is one git refuses to read.
         if let Some(shared) = read(&git_dir.join(&name))? {
             let shared = parse(&shared, hash_len).map_err(|e| format!("its {name} {e}"))?;
-            paths.extend(shared.gitlinks);
+            gitlinks.extend(shared.gitlinks);
+            hidden.extend(shared.hidden);
         }
     }
-    let paths: Vec<PathBuf> = paths
-        .into_iter()
-        .map(|bytes| {
-            use std::os::unix::ffi::OsStringExt;
-            PathBuf::from(std::ffi::OsString::from_vec(bytes))
-        })
-        .collect();
+    let paths = |names: Vec<Vec<u8>>| -> Vec<PathBuf> {
+        names
+            .into_iter()
+            .map(|bytes| {
+                use std::os::unix::ffi::OsStringExt;
+                PathBuf::from(std::ffi::OsString::from_vec(bytes))
+            })
+            .collect()
+    };
+    let names = IndexNames {
+        gitlinks: paths(gitlinks),
+        hidden: paths(hidden),
+    };
     // A split index has two files; only a whole one is remembered.
     if let Some(stamp) = stamp.filter(|_| !split) {
-        LAST.remember(&index_path, stamp, &paths);
+        LAST.remember(&index_path, stamp, &names);
     }
-    Ok(paths)
+    Ok(names)
 }
 
 /// What identifies one state of an index file: a rewrite (git renames a new file in) changes
@@ -99,20 +125,20 @@ impl IndexStamp {
 
 /// The last index parsed, with its stamp: the index is read before and after every sandboxed
 /// command, whole (10 MiB for a kernel tree), and most commands do not touch it.
-struct LastIndex(std::sync::Mutex<Option<(PathBuf, IndexStamp, Vec<PathBuf>)>>);
+struct LastIndex(std::sync::Mutex<Option<(PathBuf, IndexStamp, IndexNames)>>);
 
 static LAST: LastIndex = LastIndex(std::sync::Mutex::new(None));
 
 impl LastIndex {
-    fn cached(&self, path: &Path, stamp: &IndexStamp) -> Option<Vec<PathBuf>> {
+    fn cached(&self, path: &Path, stamp: &IndexStamp) -> Option<IndexNames> {
         let last = self.0.lock().ok()?;
-        let (known, known_stamp, paths) = last.as_ref()?;
-        (known == path && known_stamp == stamp).then(|| paths.clone())
+        let (known, known_stamp, names) = last.as_ref()?;
+        (known == path && known_stamp == stamp).then(|| names.clone())
     }
 
-    fn remember(&self, path: &Path, stamp: IndexStamp, paths: &[PathBuf]) {
+    fn remember(&self, path: &Path, stamp: IndexStamp, names: &IndexNames) {
         if let Ok(mut last) = self.0.lock() {
-            *last = Some((path.to_path_buf(), stamp, paths.to_vec()));
+            *last = Some((path.to_path_buf(), stamp, names.clone()));
         }
     }
 }
@@ -162,6 +188,8 @@ pub(super) struct Parsed {
     pub gitlinks: Vec<Vec<u8>>,
     /// The object name of the shared index a split index names (its `link` extension).
     pub shared: Option<Vec<u8>>,
+    /// The paths of its entries marked skip-worktree or assume-unchanged.
+    pub hidden: Vec<Vec<u8>>,
 }
 
 /// Reads an index (versions 2 to 4, git's `read_index_from`): the header, the entries, and the
@@ -192,8 +220,14 @@ pub(super) fn parse(index: &[u8], hash_len: usize) -> Result<Parsed, &'static st
         // uid, gid, size, the object name.
         at.take(12 + hash_len)?;
         let flags = at.u16()?;
-        if version >= 3 && flags & 0x4000 != 0 {
-            at.u16()?;
+        // git's on-disk flags: assume-unchanged (`CE_VALID`) in the first word, skip-worktree
+        // in the extended one that follows when the first says so (version 3 and later).
+        const ASSUME_UNCHANGED: u16 = 0x8000;
+        const EXTENDED: u16 = 0x4000;
+        const SKIP_WORKTREE: u16 = 0x4000;
+        let mut hidden = flags & ASSUME_UNCHANGED != 0;
+        if version >= 3 && flags & EXTENDED != 0 {
+            hidden |= at.u16()? & SKIP_WORKTREE != 0;
         }
         // The name's length is the flags' low twelve bits, as git reads it (`create_from_disk`);
         // only 0xFFF ("as long or longer") sends it to the NUL. Reading to the NUL instead let
@@ -235,6 +269,9 @@ pub(super) fn parse(index: &[u8], hash_len: usize) -> Result<Parsed, &'static st
         };
         if mode & MODE_TYPE == GITLINK {
             parsed.gitlinks.push(path.clone());
+        }
+        if hidden {
+            parsed.hidden.push(path.clone());
         }
         previous = path;
     }
