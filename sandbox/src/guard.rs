@@ -303,7 +303,8 @@ struct WritesAsked {
 
 /// The writes worked out for the last projects (up to [`KEPT_PLANS`], most recently used
 /// last), each with what it was asked and what it looked at.
-static KEPT_WRITES: Mutex<Vec<(WritesAsked, GuardWrites, crate::Watched)>> = Mutex::new(Vec::new());
+static KEPT_WRITES: Mutex<Vec<(WritesAsked, (GuardWrites, crate::Watched))>> =
+    Mutex::new(Vec::new());
 
 /// [`guard_writes`] with gg's own environment, kept for the next commands while nothing it
 /// looked at changed (the stamps of `crate::watch`: a dozen `stat`s where working it out
@@ -327,35 +328,59 @@ fn kept_guard_writes_at(
         vars,
         exe_dir,
     };
-    let mut kept = KEPT_WRITES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(at) = kept
-        .iter()
-        .position(|(a, _, watched)| *a == asked && watched.unchanged())
-    {
-        let entry = kept.remove(at);
-        let writes = entry.1.clone();
-        kept.push(entry);
-        return writes;
-    }
-    let var = |name: &str| {
-        WRITES_VARS
-            .iter()
-            .position(|v| *v == name)
-            .and_then(|at| asked.vars[at].clone())
+    let build = |asked: &WritesAsked| {
+        let var = |name: &str| {
+            WRITES_VARS
+                .iter()
+                .position(|v| *v == name)
+                .and_then(|at| asked.vars[at].clone())
+        };
+        Ok::<_, std::convert::Infallible>(crate::watch::watch_at(now, || {
+            #[cfg(test)]
+            tests::WRITES_BUILT.with(|n| n.set(n.get() + 1));
+            guard_writes(&asked.project, var, asked.exe_dir.clone())
+        }))
     };
-    let (writes, watched) = crate::watch::watch_at(now, || {
-        #[cfg(test)]
-        tests::WRITES_BUILT.with(|n| n.set(n.get() + 1));
-        guard_writes(&asked.project, var, asked.exe_dir.clone())
-    });
-    kept.retain(|(a, _, _)| *a != asked);
-    if watched.is_reusable() {
+    let mut kept = KEPT_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+    let Ok(writes) = kept_or_built(
+        &mut kept,
+        asked,
+        |(_, watched)| watched.unchanged(),
+        build,
+        |(_, watched)| watched.is_reusable(),
+        |(writes, _)| Ok(writes.clone()),
+    );
+    writes
+}
+
+/// What is kept in `kept` for `key` while `is_current` says it still holds, else what `build`
+/// makes; `serve` takes of it what the caller needs. One kept list's rule for the guard's
+/// rulesets ([`KEPT`]) and writes ([`KEPT_WRITES`]): most recently used last, a stale value for
+/// the key dropped, a value kept where it served and `is_reusable` says it may serve again, and
+/// the least recently used dropped past [`KEPT_PLANS`].
+fn kept_or_built<K: PartialEq, V, R, E>(
+    kept: &mut Vec<(K, V)>,
+    key: K,
+    is_current: impl Fn(&V) -> bool,
+    build: impl FnOnce(&K) -> Result<V, E>,
+    is_reusable: impl Fn(&V) -> bool,
+    serve: impl FnOnce(&V) -> Result<R, E>,
+) -> Result<R, E> {
+    let value = match kept.iter().position(|(k, _)| *k == key) {
+        Some(at) => match kept.remove(at) {
+            (_, value) if is_current(&value) => value,
+            _ => build(&key)?,
+        },
+        None => build(&key)?,
+    };
+    let served = serve(&value)?;
+    if is_reusable(&value) {
         if kept.len() >= KEPT_PLANS {
             kept.remove(0);
         }
-        kept.push((asked, writes.clone(), watched));
+        kept.push((key, value));
     }
-    writes
+    Ok(served)
 }
 
 /// `paths` in their order, each once: a repeat would only add a rule, and the plan is compared
@@ -456,20 +481,14 @@ fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
         tests::BUILT.with(|built| built.set(built.get() + 1));
         fs_rules::prepare(plan).map_err(|e| setup(&e))
     };
-    let prepared = match kept.iter().position(|(built_for, _)| *built_for == plan) {
-        Some(at) => match kept.remove(at) {
-            (_, prepared) if prepared.is_current() => prepared,
-            _ => build(&plan)?,
-        },
-        None => build(&plan)?,
-    };
-    let fd = prepared.ruleset_fd().map_err(|e| setup(&e))?;
-    if prepared.is_reusable() {
-        if kept.len() == KEPT_PLANS {
-            kept.remove(0);
-        }
-        kept.push((plan, prepared));
-    }
+    let fd = kept_or_built(
+        &mut kept,
+        plan,
+        Prepared::is_current,
+        build,
+        Prepared::is_reusable,
+        |prepared| prepared.ruleset_fd().map_err(|e| setup(&e)),
+    )?;
     fd.ok_or_else(|| SandboxError::Unavailable {
         backend: "landlock",
         reason: ProbeError::Kernel("the guard's ruleset is not enforced by this kernel".into()),
