@@ -395,14 +395,10 @@ mod imp {
             cmd.args(&args[2..]);
             return Ok(exec(&mut cmd));
         };
-        match ended {
-            Some(status) if libc::WIFSIGNALED(status) => {
-                end_by_signal(libc::WTERMSIG(status));
-                Ok(ExitCode::from(exit_code(status)))
-            }
-            Some(status) => Ok(ExitCode::from(exit_code(status))),
-            None => Ok(ExitCode::from(HELPER_ABNORMAL)),
+        if let Some(status) = ended.filter(|&status| libc::WIFSIGNALED(status)) {
+            end_by_signal(libc::WTERMSIG(status));
         }
+        Ok(ExitCode::from(ended.map_or(HELPER_ABNORMAL, exit_code)))
     }
 
     /// Ends this process by `sig` with its default action, so that gg reads "killed by signal
