@@ -11,9 +11,7 @@ use std::path::{Path, PathBuf};
 /// The most bytes of an index read (the Linux kernel's is about 10 MiB).
 const MAX_INDEX: u64 = 256 << 20;
 
-/// The work-tree paths of the gitlinks in the git directory `git_dir`'s index (and its shared
-/// index, with a split index: every entry of both, a superset of what git takes). `Ok(empty)`
-/// without an index; `Err` says why it could not be read.
+/// The gitlinks of [`index_names`] alone, for the tests.
 #[cfg(test)]
 pub(super) fn gitlink_paths(git_dir: &Path, config: Option<&str>) -> Result<Vec<PathBuf>, String> {
     index_names(git_dir, config).map(|names| names.gitlinks)
@@ -31,7 +29,10 @@ pub(super) struct IndexNames {
     pub hidden: Vec<PathBuf>,
 }
 
-/// [`gitlink_paths`] with the hidden entries besides ([`IndexNames`]).
+/// The names the sweep needs ([`IndexNames`]) in the git directory `git_dir`'s index (and its
+/// shared index, with a split index: every entry of both, a superset of what git takes).
+/// `config`: the text of `git_dir`'s `config` where the caller has just read it. Empty without
+/// an index; `Err` says why it could not be read.
 pub(super) fn index_names(git_dir: &Path, config: Option<&str>) -> Result<IndexNames, String> {
     let index_path = git_dir.join("index");
     // No index, no gitlinks (a repository with no commit yet, or no repository): the object
@@ -424,15 +425,7 @@ mod tests {
         assert!(gitlink_paths(&git_dir, None).unwrap().is_empty());
         assert!(gitlink_paths(&git_dir, None).unwrap().is_empty());
         let plain = std::fs::read(git_dir.join("index")).unwrap();
-        run(
-            root,
-            &[
-                "update-index",
-                "--add",
-                "--cacheinfo",
-                "160000,1111111111111111111111111111111111111111,q/sm",
-            ],
-        );
+        add_gitlink_q_sm(root);
         assert_eq!(
             gitlink_paths(&git_dir, None).unwrap(),
             vec![PathBuf::from("q/sm")]
@@ -454,6 +447,20 @@ mod tests {
         assert_eq!(
             gitlink_paths(&git_dir, None).unwrap(),
             vec![PathBuf::from("q/sm")]
+        );
+    }
+
+    /// Adds a gitlink at `q/sm` to the index of the repository at `root`, as an attacker pass
+    /// made one active.
+    fn add_gitlink_q_sm(root: &Path) {
+        run(
+            root,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                "160000,1111111111111111111111111111111111111111,q/sm",
+            ],
         );
     }
 
@@ -479,15 +486,7 @@ mod tests {
         assert_eq!(gitlink_paths(&git_dir, None), Ok(Vec::new()));
         std::fs::remove_file(git_dir.join("config")).unwrap();
         run(root, &["init", "-q"]);
-        run(
-            root,
-            &[
-                "update-index",
-                "--add",
-                "--cacheinfo",
-                "160000,1111111111111111111111111111111111111111,q/sm",
-            ],
-        );
+        add_gitlink_q_sm(root);
         let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
         assert_eq!(hash_len_of(&config), hash_len(&git_dir));
         assert_eq!(
