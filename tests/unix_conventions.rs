@@ -424,13 +424,7 @@ fn signalled_during_a_command(signal: rustix::process::Signal, job: bool) {
             }
             gg.args(["--yolo", "-p", "go"]);
         }
-        let stderr = fx.tmp.path().join("gg.stderr");
-        let mut child = with_default_signals(gg)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let pid = wait_for_the_command(&fx.repo, &mut child, name);
+        let (mut child, pid, stderr) = start_until_the_command(&fx, gg, name);
         rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal).unwrap();
         let status = wait_bounded(&mut child, name);
         let said = std::fs::read_to_string(&stderr).unwrap_or_default();
@@ -463,13 +457,7 @@ fn a_sweep_that_does_not_finish_does_not_keep_a_signalled_gg_alive() {
         gg.env("GG_TEST_SWEEP_STALL_SECS", "3600")
             .env("GG_TEST_STOP_GRACE_MS", grace_ms)
             .args(["--yolo", "-p", "go"]);
-        let stderr = fx.tmp.path().join("gg.stderr");
-        let mut child = with_default_signals(gg)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let pid = wait_for_the_command(&fx.repo, &mut child, case);
+        let (mut child, pid, stderr) = start_until_the_command(&fx, gg, case);
         let term = || {
             rustix::process::kill_process(
                 rustix::process::Pid::from_child(&child),
@@ -665,6 +653,23 @@ fn planting_script(marks: &Path) -> String {
          exec sleep 600\n",
         marks = marks.display()
     )
+}
+
+/// Starts `gg` (its signals at their defaults, its stderr to a file in the fixture) and waits
+/// until the planted command runs: the child, the command's pid and where stderr goes.
+fn start_until_the_command(
+    fx: &GgFixture,
+    gg: Command,
+    what: &str,
+) -> (std::process::Child, u32, std::path::PathBuf) {
+    let stderr = fx.tmp.path().join("gg.stderr");
+    let mut child = with_default_signals(gg)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = wait_for_the_command(&fx.repo, &mut child, what);
+    (child, pid, stderr)
 }
 
 /// Waits for the command's mark in `repo` (a deadline only against a hang, not a timing) and
