@@ -2501,13 +2501,15 @@ fn a_config_the_repository_includes_is_protected_as_its_config() {
 /// line tells it from a process that took the pid since).
 #[test]
 fn nothing_a_guarded_command_starts_outlives_it() {
-    // The reaper is `gg-sandbox-helper`, or gg itself where that is missing.
-    for self_helper in [false, true] {
-        reaps_what_a_guarded_command_leaves(self_helper);
+    // The reaper is the session's guard server, `gg-sandbox-helper` or gg itself where that is
+    // missing; and, with a guard per command (`GG_SANDBOX_NO_SERVER=1`, also where the server
+    // cannot start), the helper in its reaper's role.
+    for (self_helper, per_command) in [(false, false), (true, false), (false, true)] {
+        reaps_what_a_guarded_command_leaves(self_helper, per_command);
     }
 }
 
-fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
+fn reaps_what_a_guarded_command_leaves(self_helper: bool, per_command: bool) {
     let server = ScriptedServer::start();
     let fx = GgFixture::new(&server, json!({}), "home/repo");
     let starts = |tag: &str| {
@@ -2539,6 +2541,9 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
     let mut gg = fx.gg();
     if self_helper {
         gg.env("GG_SANDBOX_SELF_HELPER", "1");
+    }
+    if per_command {
+        gg.env("GG_SANDBOX_NO_SERVER", "1");
     }
     let out = gg.args(["--yolo", "-p", "go"]).output().unwrap();
     let results = server.tool_results();
@@ -2579,8 +2584,8 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
     assert!(results[1].contains("timed out"), "{}", results[1]);
     assert!(
         survivors.is_empty(),
-        "outlived their command (gg itself as the helper: {self_helper}): {survivors:?}; \
-         {results:?}"
+        "outlived their command (gg itself as the helper: {self_helper}, a guard per command: \
+         {per_command}): {survivors:?}; {results:?}"
     );
 }
 
@@ -2591,6 +2596,13 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool) {
 /// refusal shows the guard's filter without root; `clock_settime` sets the time it is.
 #[test]
 fn a_guarded_command_cannot_set_the_clock() {
+    // Served by the session's guard server, and guarded on its own (`GG_SANDBOX_NO_SERVER=1`).
+    for env in [&[][..], &[("GG_SANDBOX_NO_SERVER", "1")][..]] {
+        cannot_set_the_clock(env);
+    }
+}
+
+fn cannot_set_the_clock(env: &[(&str, &str)]) {
     let server = ScriptedServer::start();
     let fx = GgFixture::new(&server, json!({}), "home/repo");
     std::fs::write(
@@ -2603,14 +2615,81 @@ fn a_guarded_command_cannot_set_the_clock() {
          except OSError as e:\n    print('clock_settime refused', e.errno)\n",
     )
     .unwrap();
-    let (out, results) = run_calls(&fx, &server, &[], &["python3 clock.py"], &["--yolo"]);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(results.len(), 1, "{results:?}");
+    let (out, results) = run_calls(&fx, &server, env, &["python3 clock.py"], &["--yolo"]);
+    assert!(out.status.success(), "{env:?}: {out:?}");
+    assert_eq!(results.len(), 1, "{env:?}: {results:?}");
     let result = &results[0];
     assert!(
         result.contains("classified normal; sandbox level: guard"),
-        "{result}"
+        "{env:?}: {result}"
     );
-    assert!(result.contains("adjtimex refused"), "{result}");
-    assert!(result.contains("clock_settime refused 1"), "{result}");
+    assert!(result.contains("adjtimex refused"), "{env:?}: {result}");
+    assert!(
+        result.contains("clock_settime refused 1"),
+        "{env:?}: {result}"
+    );
+}
+
+/// A session's guarded commands are forked by one server of the session (the guard's
+/// `gg-sandbox-helper --server`, a few hundred microseconds a command where starting the
+/// helper as each command's reaper took about two), and get there what the guard gives a
+/// command spawned on its own: `no_new_privs`, a seccomp filter, and the capabilities gg has
+/// (the guard restricts files, not the person's rights: a root session's commands stay root's).
+/// With a guard per command (`GG_SANDBOX_NO_SERVER=1`) the reaper is each command's parent.
+#[test]
+fn guarded_commands_are_served_by_one_process_of_the_session() {
+    let status = |text: &str, field: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(field))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {field} in {text}"))
+    };
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let script = "echo \"parent $PPID: $(tr '\\0' ' ' < /proc/$PPID/cmdline)\"; \
+                  grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status";
+    for per_command in [false, true] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let env: &[(&str, &str)] = if per_command {
+            &[("GG_SANDBOX_NO_SERVER", "1")]
+        } else {
+            &[]
+        };
+        let (out, results) = run_calls(&fx, &server, env, &[script, script], &["--yolo"]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(results.len(), 2, "{results:?}");
+        let mut parents = Vec::new();
+        for result in &results {
+            assert!(
+                result.contains("classified normal; sandbox level: guard"),
+                "{result}"
+            );
+            let parent = result
+                .lines()
+                .find_map(|l| l.strip_prefix("parent "))
+                .unwrap_or_else(|| panic!("{result}"));
+            let (pid, cmdline) = parent.split_once(": ").unwrap();
+            if per_command {
+                assert!(cmdline.contains(" --reap -- "), "{result}");
+            } else {
+                assert!(
+                    cmdline.contains(" --server ") && cmdline.contains("\"guard\":true"),
+                    "{result}"
+                );
+            }
+            parents.push(pid.to_string());
+            assert_eq!(status(result, "NoNewPrivs:"), "1", "{result}");
+            assert_eq!(status(result, "Seccomp:"), "2", "{result}");
+            assert_eq!(
+                status(result, "CapEff:"),
+                status(&own, "CapEff:"),
+                "{result}"
+            );
+        }
+        assert_eq!(
+            parents[0] == parents[1],
+            !per_command,
+            "one server for the session, a reaper per command: {results:?}"
+        );
+    }
 }

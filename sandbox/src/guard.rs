@@ -56,11 +56,22 @@ const KEPT_PLANS: usize = 4;
 /// anywhere, whatever the command's words hide. `no_new_privs` is set (Landlock needs it); one
 /// seccomp filter, against typing into gg's terminal ([`crate::seccomp::guard_programs`]); the
 /// capabilities and the network as they were. `Err` where Landlock is not enforced here.
+///
+/// This is the guard of one command, spawned on its own; a session serves its guarded commands
+/// from a server of its own instead ([`crate::server::SessionServer::spawn_guarded`]), and
+/// comes here where that server cannot start.
 pub fn guard(
     inner: &Invocation,
     project: &Path,
     deny_read: &[PathBuf],
 ) -> Result<GuardedCommand, SandboxError> {
+    restricting(&reaped(inner)?, project, plan(project, deny_read)?)
+}
+
+/// The guard's Landlock plan for a command in `project` (see [`guard`]): the one both ways of
+/// running a guarded command apply, on a spawning thread here or in the guard's server. `Err`
+/// where Landlock is not enforced here.
+pub(crate) fn plan(project: &Path, deny_read: &[PathBuf]) -> Result<LandlockPlan, SandboxError> {
     PROBE
         .landlock()
         .as_ref()
@@ -71,11 +82,21 @@ pub fn guard(
     let writes = kept_guard_writes(project, exe_dir());
     let mut hidden = deny_read.to_vec();
     hidden.extend(TERMINALS.iter().map(PathBuf::from));
-    restricting(
-        &reaped(inner)?,
-        project,
-        fs_rules::guard_plan(writes.writable, hidden, writes.keep),
-    )
+    Ok(fs_rules::guard_plan(writes.writable, hidden, writes.keep))
+}
+
+/// The test-hooks knob `GG_TEST_GUARD_RULESET_FAILS=1`: the guard's ruleset is taken as one that
+/// could not be built (as an unreadable directory on the way to a secret would make it), to show
+/// that the command is then refused. Checked where either way of running a guarded command
+/// would build the ruleset.
+pub(crate) fn injected_ruleset_failure() -> Result<(), SandboxError> {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("GG_TEST_GUARD_RULESET_FAILS").is_some_and(|v| v == "1") {
+        return Err(SandboxError::Setup(
+            "the guard's Landlock ruleset: injected failure (GG_TEST_GUARD_RULESET_FAILS)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `inner` as the child of the helper in its reaper's role ([`helper::REAP_ARG`]): what the
@@ -469,10 +490,7 @@ fn ruleset_for(plan: LandlockPlan) -> Result<OwnedFd, SandboxError> {
     let setup = |e: &dyn std::fmt::Display| {
         SandboxError::Setup(format!("the guard's Landlock ruleset: {e}"))
     };
-    #[cfg(feature = "test-hooks")]
-    if std::env::var_os("GG_TEST_GUARD_RULESET_FAILS").is_some_and(|v| v == "1") {
-        return Err(setup(&"injected failure (GG_TEST_GUARD_RULESET_FAILS)"));
-    }
+    injected_ruleset_failure()?;
     let mut kept = KEPT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -59,6 +59,8 @@ pub enum Spawned {
 struct Key {
     level: Level,
     argv: Vec<OsString>,
+    /// The guard's server ([`SessionServer::spawn_guarded`]): no private temp directory.
+    guard: bool,
 }
 
 /// The sandbox server of one session: started lazily, replaced when the policy's rendering
@@ -430,6 +432,177 @@ impl SessionServer {
     }
 }
 
+/// A session's guarded commands (normal commands without `--sandbox`, `crate::guard`), served.
+///
+/// Spawning each on its own costs a thread, the helper's start as the command's reaper and its
+/// fork: about 2 ms a command on this project's machines, against a few hundred microseconds
+/// for a command the landlock level's server forks. So the guard's commands go to a server of
+/// that kind too, started once per session on the host: it installs the guard's seccomp
+/// filters on itself, keeps the person's capabilities, and gives each command the guard's
+/// Landlock plan ([`crate::guard`]'s, worked out by gg for every command), a session of its
+/// own and `/dev/null` as input; it is the reaper of what each command leaves (see
+/// `inside::settle`), as the helper in its reaper's role was. A server of its own
+/// (a [`SessionServer`] used only through these methods), so that its key never meets the
+/// sandbox's.
+impl SessionServer {
+    /// [`SessionServer::spawn_guarded`] without blocking: `None` when the server is not running
+    /// (or is being started) or the command is too large to hand over at once.
+    pub fn spawn_guarded_now(
+        &self,
+        inner: &Invocation,
+        project: &Path,
+        deny_read: &[PathBuf],
+    ) -> Option<Result<Spawned, SandboxError>> {
+        const SMALL: usize = 64 << 10;
+        let mut state = self.state.try_lock().ok()?;
+        let server = state.server.as_mut()?;
+        if server.exited().is_some() || server.key != guard_key().ok()? {
+            return None;
+        }
+        let request = match crate::guard::plan(project, deny_read)
+            .and_then(|plan| guard_request(inner, project, plan))
+        {
+            Ok(request) if request.len() <= SMALL => request,
+            Ok(_) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let command = server.send(&request).ok()?;
+        Some(Ok(Spawned::Served(Served {
+            command,
+            level: Level::Landlock,
+            reasons: Vec::new(),
+            notes: Vec::new(),
+        })))
+    }
+
+    /// Runs `inner` on the host under the guard, in `project` (the session's workspace root),
+    /// with `deny_read` hidden: handed to the session's guard server, started or replaced as
+    /// needed. [`Spawned::PerCommand`] when the server cannot take it: the caller then guards the
+    /// command on its own ([`crate::guard`]). `Err` where Landlock is not enforced here, or the
+    /// command cannot be encoded.
+    pub fn spawn_guarded(
+        &self,
+        inner: &Invocation,
+        project: &Path,
+        deny_read: &[PathBuf],
+    ) -> Result<Spawned, SandboxError> {
+        let request = guard_request(inner, project, crate::guard::plan(project, deny_read)?)?;
+        let key = guard_key()?;
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| SandboxError::Setup("guard server state poisoned".into()))?;
+        let mut notes = Vec::new();
+        if let Some(server) = &mut state.server {
+            if let Some(why) = server.exited() {
+                notes.push(format!(
+                    "[gg: the guard's command server had stopped ({why}); started a new one]"
+                ));
+                state.server = None;
+            } else if server.key != key {
+                // The helper's executable changed (it is found again when it disappears):
+                // the old server holds nothing a command left.
+                state.server = None;
+            }
+        }
+        for attempt in 0..2 {
+            if state.server.is_none() {
+                if state.failed.as_ref() == Some(&key) {
+                    return Ok(Spawned::PerCommand {
+                        note: state.unreported.take(),
+                    });
+                }
+                if let Err(note) = state.start(&self.launcher, key.clone(), Vec::new()) {
+                    state.unreported = None;
+                    return Ok(Spawned::PerCommand { note: Some(note) });
+                }
+            }
+            let Some(server) = &mut state.server else {
+                continue;
+            };
+            match server.send(&request) {
+                Ok(command) => {
+                    return Ok(Spawned::Served(Served {
+                        command,
+                        level: Level::Landlock,
+                        reasons: Vec::new(),
+                        notes,
+                    }));
+                }
+                Err(why) if attempt == 0 => {
+                    notes.push(format!(
+                        "[gg: the guard's command server had stopped ({why}); started a new one]"
+                    ));
+                    state.server = None;
+                }
+                Err(why) => {
+                    state.server = None;
+                    return Ok(Spawned::PerCommand {
+                        note: Some(format!(
+                            "[gg: the guard's command server failed ({why}); this command is \
+                             guarded on its own]"
+                        )),
+                    });
+                }
+            }
+        }
+        Ok(Spawned::PerCommand { note: None })
+    }
+}
+
+/// The guard's server's command line: the helper (started without bubblewrap) with a
+/// configuration that selects the guard's filters and keeps the capabilities.
+fn guard_key() -> Result<Key, SandboxError> {
+    let config = ServerConfig {
+        network: crate::Network::On,
+        standalone: true,
+        forward: None,
+        local_sockets: false,
+        guard: true,
+    };
+    let json = serde_json::to_string(&config)
+        .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
+    Ok(Key {
+        level: Level::Landlock,
+        argv: vec![
+            crate::standalone_helper_exe()?.into_os_string(),
+            helper::HELPER_FLAG.into(),
+            SERVER_ARG.into(),
+            json.into(),
+        ],
+        guard: true,
+    })
+}
+
+/// The encoded request for a guarded command: `inner` in `project` under the guard's `plan`,
+/// with the host's temporary directory (no private one).
+fn guard_request(
+    inner: &Invocation,
+    project: &Path,
+    plan: fs_rules::LandlockPlan,
+) -> Result<Vec<u8>, SandboxError> {
+    crate::guard::injected_ruleset_failure()?;
+    Request {
+        cwd: project.to_path_buf(),
+        landlock: plan,
+        tmpdir: None,
+        program: inner.program.clone(),
+        args: inner.args.clone(),
+        env: inner.env.clone(),
+    }
+    .encode()
+    .map_err(SandboxError::Setup)
+}
+
+/// A command that is never run: what a request that only carries a plan names.
+fn placeholder() -> Invocation {
+    Invocation {
+        program: OsString::from("true"),
+        args: Vec::new(),
+        env: Vec::new(),
+    }
+}
+
 impl State {
     /// Starts the server for `key` on the session's launcher thread. On failure the key is
     /// remembered (not retried) and the line to show is returned.
@@ -441,6 +614,13 @@ impl State {
                 self.failed = None;
                 self.server = Some(server);
                 Ok(())
+            }
+            Err(why) if key.guard => {
+                self.failed = Some(key);
+                Err(format!(
+                    "[gg: the guard's command server could not start ({why}); each command \
+                     without --sandbox is guarded on its own]"
+                ))
             }
             Err(why) => {
                 self.failed = Some(key);
@@ -469,6 +649,7 @@ fn key_for(
             None
         },
         local_sockets: level == Level::Bwrap && policy.local_sockets,
+        guard: false,
     };
     if level == Level::Landlock && policy.local_sockets && policy.network.isolated() {
         // As the per-command path: without a network namespace, abstract and host sockets
@@ -500,7 +681,14 @@ fn key_for(
             argv.extend(plan.args);
             let mut all_stubs = stubs.to_vec();
             all_stubs.extend(plan.stubs.into_iter().filter(|s| !stubs.contains(s)));
-            Ok((Key { level, argv }, all_stubs))
+            Ok((
+                Key {
+                    level,
+                    argv,
+                    guard: false,
+                },
+                all_stubs,
+            ))
         }
         _ => {
             let argv = vec![
@@ -509,7 +697,14 @@ fn key_for(
                 SERVER_ARG.into(),
                 json.into(),
             ];
-            Ok((Key { level, argv }, Vec::new()))
+            Ok((
+                Key {
+                    level,
+                    argv,
+                    guard: false,
+                },
+                Vec::new(),
+            ))
         }
     }
 }
@@ -524,7 +719,7 @@ enum RunError {
 impl Server {
     fn start(key: Key, stubs: Vec<PathBuf>) -> Result<Server, String> {
         let temp = match key.level {
-            Level::Landlock => {
+            Level::Landlock if !key.guard => {
                 Some(crate::make_private_tmp().map_err(|e| format!("its temp directory: {e}"))?)
             }
             _ => None,
@@ -662,17 +857,18 @@ impl Server {
     /// Sends the server the Landlock plan of `policy`'s commands with no command to run
     /// (a channel and no output pipe), for it to build the ruleset ahead.
     fn prepare_ahead(&self, policy: &Policy, level: Level) -> Result<(), String> {
-        let placeholder = Invocation {
-            program: OsString::from("true"),
-            args: Vec::new(),
-            env: Vec::new(),
-        };
-        let request = match self.request(&placeholder, policy, level) {
+        let request = match self.request(&placeholder(), policy, level) {
             Ok(request) => request,
             Err(RunError::Server(why)) => return Err(why),
             Err(RunError::Setup(e)) => return Err(e.to_string()),
         };
-        let (_channel, theirs, rest) = channel_with(&request)?;
+        self.send_plan(&request)
+    }
+
+    /// Sends the server an encoded request with no output pipe: it builds the request's
+    /// Landlock ruleset and runs nothing.
+    fn send_plan(&self, request: &[u8]) -> Result<(), String> {
+        let (_channel, theirs, rest) = channel_with(request)?;
         // Small (a plan, no script): it fits the socket buffer, or it is not sent.
         if !rest.is_empty() {
             return Err("plan larger than the socket buffer".to_string());

@@ -60,9 +60,14 @@ fn server_signals() -> libc::sigset_t {
 }
 
 fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
-    let filters =
+    // The guard's server gives its commands the guard's filters (typing into a terminal and
+    // setting the clock refused), the sandbox's give theirs the network's and the rest.
+    let filters = if config.guard {
+        crate::seccomp::guard_programs()
+    } else {
         crate::seccomp::programs_with(config.network, config.local_sockets, config.standalone)
-            .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+    }
+    .map_err(|e| HelperError::Seccomp(e.to_string()))?;
     h::close_inherited_fds()?;
     // Block the signals the loop reads from its signalfd before anything can send them;
     // each command gets the old mask back before it runs.
@@ -114,7 +119,10 @@ fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
     // Likewise the capabilities (bounding and ambient sets, securebits, the sets
     // themselves), inherited by every fork and kept across its exec: one drop here
     // rather than some forty system calls per command. Nothing the server does needs one.
-    h::drop_capabilities()?;
+    // A guarded command keeps the person's, as it would run without gg (`crate::guard`).
+    if !config.guard {
+        h::drop_capabilities()?;
+    }
     crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))?;
     // SAFETY: fd 0 is the control socket the host gave us; a one-byte send from a local.
     let ready = unsafe { libc::send(0, b"R".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };

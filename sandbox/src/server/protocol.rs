@@ -29,6 +29,11 @@ pub struct ServerConfig {
     /// bubblewrap level only).
     #[serde(default)]
     pub local_sockets: bool,
+    /// The guard's server (`crate::guard`): commands on the host that keep their capabilities,
+    /// under the guard's seccomp filters rather than the sandbox's. No private temp directory,
+    /// no network rules; each command's Landlock plan is the guard's.
+    #[serde(default)]
+    pub guard: bool,
 }
 
 /// One command, as the server receives it.

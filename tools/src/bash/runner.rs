@@ -44,6 +44,11 @@ pub struct CommandRunner {
     /// `--sandbox` they run in `sandbox_server` instead, restricted further.
     #[cfg(target_os = "linux")]
     read_only_server: Option<Arc<sandbox::server::SessionServer>>,
+    /// The guard's server of a session without `--sandbox`: every normal command runs from it,
+    /// on the host under the guard (`sandbox::server::SessionServer::spawn_guarded`); each
+    /// guarded on its own where it cannot start, or with `GG_SANDBOX_NO_SERVER`.
+    #[cfg(target_os = "linux")]
+    guard_server: Option<Arc<sandbox::server::SessionServer>>,
     /// Whether commands classified read-only run under the read-only policy (always, except in
     /// the benchmark's unenforced baseline of test-hooks builds).
     enforce_read_only: bool,
@@ -101,6 +106,8 @@ impl CommandRunner {
             },
             #[cfg(target_os = "linux")]
             read_only_server: served.then(|| Arc::new(sandbox::server::SessionServer::new())),
+            #[cfg(target_os = "linux")]
+            guard_server: served.then(|| Arc::new(sandbox::server::SessionServer::new())),
             enforce_read_only: enforce_read_only(),
             read_only_unenforced_said: std::sync::atomic::AtomicBool::new(false),
             guard_unavailable_said: std::sync::atomic::AtomicBool::new(false),
@@ -462,7 +469,7 @@ impl CommandRunner {
     /// and the session says why once; where it is but the guard's ruleset or the policy it
     /// hides cannot be built, the command is refused (fail closed: what the guard would have
     /// kept from it is unknown).
-    fn guarded(
+    async fn guarded(
         &self,
         invocation: &sandbox::Invocation,
         class: Class,
@@ -481,16 +488,23 @@ impl CommandRunner {
         #[cfg(target_os = "linux")]
         let setup = {
             let policy = self.sandbox_policy()?;
-            match sandbox::guard(invocation, self.cwd(), &policy.deny_read) {
-                Ok(command) => Ok(Launch::Guarded(Box::new(command))),
+            match self.guard_served(invocation, &policy.deny_read).await {
+                Ok(Ok((served, notes))) => Ok((Launch::Served(served.command), notes)),
+                // No server for it: guarded on its own, with the server's note if any.
+                Ok(Err(notes)) => match sandbox::guard(invocation, self.cwd(), &policy.deny_read) {
+                    Ok(command) => Ok((Launch::Guarded(Box::new(command)), notes)),
+                    Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
+                    Err(e) => return Err(SetupError::Sandbox(e)),
+                },
                 Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
                 Err(e) => return Err(SetupError::Sandbox(e)),
             }
         };
         #[cfg(not(target_os = "linux"))]
-        let setup: Result<Launch, String> = Err("the guard needs Linux's Landlock".to_string());
+        let setup: Result<(Launch, Vec<String>), String> =
+            Err("the guard needs Linux's Landlock".to_string());
         Ok(match setup {
-            Ok(launch) => Confined::on_host(launch, Vec::new(), true),
+            Ok((launch, notes)) => Confined::on_host(launch, notes, true),
             Err(why) => {
                 let first = !self
                     .guard_unavailable_said
@@ -509,6 +523,42 @@ impl CommandRunner {
         })
     }
 
+    /// Hands a guarded command to the session's guard server (see [`CommandRunner::guarded`]):
+    /// `Ok(Err(notes))` when it is to be guarded on its own instead (no server for this
+    /// session, or it could not start), with what to say about it.
+    #[cfg(target_os = "linux")]
+    async fn guard_served(
+        &self,
+        invocation: &sandbox::Invocation,
+        deny_read: &[PathBuf],
+    ) -> Result<Result<(ServedCommand, Vec<String>), Vec<String>>, sandbox::SandboxError> {
+        let Some(server) = self.guard_server.clone() else {
+            return Ok(Err(Vec::new()));
+        };
+        let spawned = match server.spawn_guarded_now(invocation, self.cwd(), deny_read) {
+            Some(now) => now?,
+            None => {
+                let (invocation, cwd, deny_read) =
+                    (invocation.clone(), self.cwd.clone(), deny_read.to_vec());
+                match tokio::task::spawn_blocking(move || {
+                    server.spawn_guarded(&invocation, &cwd, &deny_read)
+                })
+                .await
+                {
+                    Ok(spawned) => spawned?,
+                    Err(_) => return Ok(Err(Vec::new())),
+                }
+            }
+        };
+        Ok(match spawned {
+            sandbox::server::Spawned::Served(mut served) => {
+                let notes = std::mem::take(&mut served.notes);
+                Ok((served, notes))
+            }
+            sandbox::server::Spawned::PerCommand { note } => Err(note.into_iter().collect()),
+        })
+    }
+
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
     /// workspace sandbox (the working directory writable, the network policy applied).
     async fn confine_workspace(
@@ -517,7 +567,7 @@ impl CommandRunner {
         class: Class,
     ) -> Result<Confined, SetupError> {
         let network = match &self.sandbox {
-            SandboxSetting::Off => return self.guarded(&invocation, class),
+            SandboxSetting::Off => return self.guarded(&invocation, class).await,
             SandboxSetting::On { network, .. } => network,
         };
         let backend = self.confining_backend()?;
@@ -853,7 +903,9 @@ impl CommandRunner {
     /// read-only sandbox always (read-only commands run in it in every mode), the workspace
     /// sandbox with `--sandbox`. Nothing happens with a sandbox per command or after the
     /// session's first warm-up; whatever goes wrong here is left for the first command to meet
-    /// and report.
+    /// and report. (The guard's server is not started ahead: many sessions run no normal
+    /// command, and starting it and building its ruleset beside the first turn slowed the
+    /// read-only turn measurably; the first guarded command starts it.)
     pub fn warm(&self) {
         let confines = matches!(self.sandbox, SandboxSetting::On { .. }) || self.enforce_read_only;
         if !confines {
