@@ -2693,3 +2693,67 @@ fn guarded_commands_are_served_by_one_process_of_the_session() {
         );
     }
 }
+
+/// A normal command without `--sandbox` can signal only what it started itself: not gg (a
+/// `kill -9` of gg during the command ended it before its sweep, so the hook the command had
+/// just planted stayed for the person's next commit), not the guard's server or reaper (what
+/// the command started would then outlive it), and not the person's other processes (stopped
+/// or killed unasked). The guard's Landlock domain scopes signals (Landlock ABI 6, Linux 6.12).
+/// Both ways a guarded command runs: served, and guarded on its own (`GG_SANDBOX_NO_SERVER=1`).
+#[test]
+fn a_guarded_command_cannot_signal_what_it_did_not_start() {
+    assert!(
+        sandbox::fs_rules::kernel_abi().unwrap_or(0) >= 6,
+        "signal scoping needs Landlock ABI 6 (Linux 6.12), which this kernel lacks"
+    );
+    for env in [&[][..], &[("GG_SANDBOX_NO_SERVER", "1")][..]] {
+        let server = ScriptedServer::start();
+        let fx = GgFixture::new(&server, json!({}), "home/repo");
+        let mut persons = std::process::Command::new("sleep")
+            .arg("7501")
+            .spawn()
+            .unwrap();
+        let script = format!(
+            "mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch \"{mark}\"\\n' > .git/hooks/pre-commit \
+             && chmod +x .git/hooks/pre-commit\n\
+             sleep 30 & kill -9 $! && echo own job: signalled\n\
+             kill -STOP {person}; echo person: $?\n\
+             gg=$(awk '/^PPid:/ {{print $2}}' /proc/$PPID/status)\n\
+             kill -9 \"$gg\"; echo gg: $?\n\
+             kill -9 $PPID; echo parent: $?\n             kill -STOP {person}\n",
+            mark = fx.repo.join("hook-ran").display(),
+            person = persons.id(),
+        );
+        // Through a script, as an attacker would: the classifier calls a command that names
+        // `.git/hooks` dangerous, and asks.
+        std::fs::write(fx.repo.join("app.sh"), script).unwrap();
+        let (out, results) = run_calls(&fx, &server, env, &["sh ./app.sh"], &["--yolo"]);
+        let person_state =
+            std::fs::read_to_string(format!("/proc/{}/stat", persons.id())).unwrap_or_default();
+        let _ = persons.kill();
+        let _ = persons.wait();
+        assert!(
+            out.status.success(),
+            "{env:?}: gg did not end well: {out:?}"
+        );
+        assert_eq!(results.len(), 1, "{env:?}: {results:?}");
+        let result = &results[0];
+        assert!(result.contains("sandbox level: guard"), "{env:?}: {result}");
+        assert!(result.contains("own job: signalled"), "{env:?}: {result}");
+        for refused in ["person: 1", "gg: 1", "parent: 1"] {
+            assert!(result.contains(refused), "{env:?}: {refused}: {result}");
+        }
+        // The model is told why, and what to do instead.
+        assert!(
+            result.contains("only the processes the command started can be signalled"),
+            "{env:?}: {result}"
+        );
+        // The person's process was not stopped (`T` in its state).
+        let state = person_state.rsplit(')').next().unwrap_or("").trim_start();
+        assert!(state.starts_with('S'), "{env:?}: {person_state}");
+        assert!(
+            !fx.repo.join(".git/hooks/pre-commit").exists(),
+            "{env:?}: the hook stayed: {result}"
+        );
+    }
+}

@@ -72,6 +72,12 @@ pub struct LandlockPlan {
     pub connect_tcp: Vec<u16>,
     /// Refuse signals and abstract Unix socket connections to processes outside the sandbox.
     pub scoped: bool,
+    /// Refuse signals to processes outside the ruleset's domain, and only those (the guard's:
+    /// a command on the host signals what it started, not gg, the guard's server or the
+    /// person's other programs; its abstract sockets are the person's as its network is).
+    /// Implied by `scoped`.
+    #[serde(default)]
+    pub signals_scoped: bool,
     /// Paths to keep unreadable although they lie under `read_only`: read is granted on their
     /// siblings instead of on the tree above them (see [`read_grants`]).
     #[serde(default)]
@@ -155,6 +161,7 @@ pub fn guard_plan(
 ) -> LandlockPlan {
     LandlockPlan {
         split_writable: true,
+        signals_scoped: true,
         keep,
         ..LandlockPlan::writing(
             writable,
@@ -177,6 +184,7 @@ impl LandlockPlan {
             deny_tcp: false,
             connect_tcp: Vec::new(),
             scoped: false,
+            signals_scoped: false,
             deny_read: Vec::new(),
             no_sockets: false,
             split_writable: false,
@@ -359,6 +367,19 @@ pub fn prepare(plan: &LandlockPlan) -> Result<Prepared, landlock::RulesetError> 
     prepare_at(plan, std::time::SystemTime::now())
 }
 
+/// Puts the calling thread in a Landlock domain of its own that refuses only signals to
+/// processes outside it (Landlock ABI 6; where the kernel lacks it, nothing changes, as the
+/// guard's own signal scope does not hold there either). The guard's reaper applies it to the
+/// command it starts (`helper --reap`): the command and the reaper share the guard's domain,
+/// and in it the command could kill the reaper, after which what it started would outlive it.
+pub(crate) fn scope_signals_of_this_thread() {
+    let _ = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::Signal)
+        .and_then(|ruleset| ruleset.create())
+        .and_then(|ruleset| ruleset.restrict_self());
+}
+
 /// [`prepare`] as if it were `now` (tests move the clock instead of waiting).
 fn prepare_at(
     plan: &LandlockPlan,
@@ -373,6 +394,8 @@ fn prepare_at(
     }
     if plan.scoped {
         ruleset = ruleset.scope(Scope::from_all(abi))?;
+    } else if plan.signals_scoped {
+        ruleset = ruleset.scope(Scope::Signal)?;
     }
     let device_rights = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
     let mut seen: Vec<Seen> = plan

@@ -391,6 +391,8 @@ mod imp {
             ));
         }
         let Forked::Parent(ended) = fork_as_subreaper()? else {
+            // The command signals what it starts, not the reaper (nor anything outside).
+            crate::fs_rules::scope_signals_of_this_thread();
             let mut cmd = Command::new(&args[1]);
             cmd.args(&args[2..]);
             return Ok(exec(&mut cmd));

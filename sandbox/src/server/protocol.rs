@@ -274,6 +274,7 @@ mod tests {
                 deny_tcp: true,
                 connect_tcp: Vec::new(),
                 scoped: true,
+                signals_scoped: false,
                 deny_read: vec!["/root/.ssh".into()],
                 no_sockets: false,
                 split_writable: false,

@@ -738,8 +738,9 @@ const GUARD_REFUSED: &str = "\n[gg: ran without --sandbox, under the guard: gg's
     /dev/shm, $TMPDIR) and the home's existing package caches (~/.cache, ~/.npm, \
     ~/.cargo/registry, ~/go/pkg/mod and the like) can be written, made or removed: not the \
     home's configuration or start-up files, its other directories, installed programs or the \
-    system. A refusal there is the guard's, not a permission problem to work around (sudo, \
-    chmod, another path to the same place): keep the work in the project or a temporary \
+    system; and only the processes the command started can be signalled (not gg or the \
+    person's other programs). A refusal there is the guard's, not a permission problem to \
+    work around (sudo, chmod, another path to the same place): keep the work in the project or a temporary \
     directory (a tool that makes its own directory in the home on a first run can be pointed \
     at one there, as npm is with npm_config_cache), and where something outside them must \
     change, ask the person, who can run that command themselves]";
