@@ -559,6 +559,7 @@ fn guard_key() -> Result<Key, SandboxError> {
         forward: None,
         local_sockets: false,
         guard: true,
+        read_only: false,
     };
     let json = serde_json::to_string(&config)
         .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
@@ -650,6 +651,7 @@ fn key_for(
         },
         local_sockets: level == Level::Bwrap && policy.local_sockets,
         guard: false,
+        read_only: !policy.workdir_writable,
     };
     if level == Level::Landlock && policy.local_sockets && policy.network.isolated() {
         // As the per-command path: without a network namespace, abstract and host sockets

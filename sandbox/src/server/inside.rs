@@ -62,12 +62,22 @@ fn server_signals() -> libc::sigset_t {
 fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
     // The guard's server gives its commands the guard's filters (typing into a terminal and
     // setting the clock refused), the sandbox's give theirs the network's and the rest.
-    let filters = if config.guard {
+    let mut filters = if config.guard {
         crate::seccomp::guard_programs()
     } else {
         crate::seccomp::programs_with(config.network, config.local_sockets, config.standalone)
     }
     .map_err(|e| HelperError::Seccomp(e.to_string()))?;
+    if config.read_only {
+        // What each read-only command would add after its fork (`restrict_child`), added here
+        // once for all of them; nothing the server does is among what it refuses (modes,
+        // owners, times and attributes of files, SysV IPC, other processes' scheduling).
+        let sockets = config.network != Network::Off;
+        filters.extend(
+            crate::seccomp::read_only_programs(sockets, config.standalone)
+                .map_err(|e| HelperError::Seccomp(e.to_string()))?,
+        );
+    }
     h::close_inherited_fds()?;
     // Block the signals the loop reads from its signalfd before anything can send them;
     // each command gets the old mask back before it runs.
@@ -390,11 +400,13 @@ fn restrict_child(
         .take_for(plan)
         .map_or_else(|| crate::fs_rules::prepare(plan), Ok);
     let mut restricted = h::restrict_landlock(ruleset, config.standalone).map(drop);
-    if restricted.is_ok() && plan.no_sockets {
+    if restricted.is_ok() && plan.no_sockets && !config.read_only {
         // A command run read-only: one more filter of its own, stacked on the server's, refuses
         // changing files' metadata, which Landlock does not cover, and every socket where the
         // server's filters allow sockets (Network::Off's rules). Built here, after the fork: the
-        // server is single-threaded (and a spare has done this before its command comes).
+        // server is single-threaded (and a spare has done this before its command comes). A
+        // server whose every command runs read-only has installed it on itself instead
+        // (`ServerConfig::read_only`).
         let sockets = config.network != Network::Off;
         restricted = crate::seccomp::read_only_programs(sockets, config.standalone)
             .map_err(|e| HelperError::Seccomp(e.to_string()))
