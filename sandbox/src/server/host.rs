@@ -386,49 +386,15 @@ impl SessionServer {
                 state.server = None;
             }
         }
-        for attempt in 0..2 {
-            if state.server.is_none() {
-                if state.failed.as_ref() == Some(&key) {
-                    return Ok(Spawned::PerCommand {
-                        note: state.unreported.take(),
-                    });
-                }
-                if let Err(note) = state.start(&self.launcher, key.clone(), plan_stubs.clone()) {
-                    state.unreported = None;
-                    return Ok(Spawned::PerCommand { note: Some(note) });
-                }
-            }
-            let Some(server) = &mut state.server else {
-                continue;
-            };
-            match server.run(inner, command_policy, level) {
-                Ok(command) => {
-                    return Ok(Spawned::Served(Served {
-                        command,
-                        level,
-                        reasons,
-                        notes,
-                    }));
-                }
-                Err(RunError::Setup(e)) => return Err(e),
-                Err(RunError::Server(why)) if attempt == 0 => {
-                    notes.push(format!(
-                        "[gg: the sandbox server had stopped ({why}); started a new one]"
-                    ));
-                    state.server = None;
-                }
-                Err(RunError::Server(why)) => {
-                    state.server = None;
-                    return Ok(Spawned::PerCommand {
-                        note: Some(format!(
-                            "[gg: the sandbox command server failed ({why}); this command \
-                             runs in a sandbox of its own]"
-                        )),
-                    });
-                }
-            }
-        }
-        Ok(Spawned::PerCommand { note: None })
+        state.hand_over(
+            &self.launcher,
+            &key,
+            &plan_stubs,
+            level,
+            reasons,
+            notes,
+            |server| server.run(inner, command_policy, level),
+        )
     }
 }
 
@@ -505,48 +471,15 @@ impl SessionServer {
                 state.server = None;
             }
         }
-        for attempt in 0..2 {
-            if state.server.is_none() {
-                if state.failed.as_ref() == Some(&key) {
-                    return Ok(Spawned::PerCommand {
-                        note: state.unreported.take(),
-                    });
-                }
-                if let Err(note) = state.start(&self.launcher, key.clone(), Vec::new()) {
-                    state.unreported = None;
-                    return Ok(Spawned::PerCommand { note: Some(note) });
-                }
-            }
-            let Some(server) = &mut state.server else {
-                continue;
-            };
-            match server.send(&request) {
-                Ok(command) => {
-                    return Ok(Spawned::Served(Served {
-                        command,
-                        level: Level::Landlock,
-                        reasons: Vec::new(),
-                        notes,
-                    }));
-                }
-                Err(why) if attempt == 0 => {
-                    notes.push(format!(
-                        "[gg: the guard's command server had stopped ({why}); started a new one]"
-                    ));
-                    state.server = None;
-                }
-                Err(why) => {
-                    state.server = None;
-                    return Ok(Spawned::PerCommand {
-                        note: Some(format!(
-                            "[gg: the guard's command server failed ({why}); this command is \
-                             guarded on its own]"
-                        )),
-                    });
-                }
-            }
-        }
-        Ok(Spawned::PerCommand { note: None })
+        state.hand_over(
+            &self.launcher,
+            &key,
+            &[],
+            Level::Landlock,
+            Vec::new(),
+            notes,
+            |server| server.send(&request).map_err(RunError::Server),
+        )
     }
 }
 
@@ -605,6 +538,77 @@ fn placeholder() -> Invocation {
 }
 
 impl State {
+    /// Hands a command to the server for `key` through `send`, starting the server where none
+    /// runs, and once more where it had stopped meanwhile; [`Spawned::PerCommand`], with the
+    /// line to show, where it cannot start or fails again. `notes` are the command's lines so
+    /// far (a restart), `level` and `reasons` what the command runs under and why.
+    #[allow(clippy::too_many_arguments)]
+    fn hand_over(
+        &mut self,
+        launcher: &Launcher,
+        key: &Key,
+        stubs: &[PathBuf],
+        level: Level,
+        reasons: Vec<String>,
+        mut notes: Vec<String>,
+        mut send: impl FnMut(&mut Server) -> Result<ServerCommand, RunError>,
+    ) -> Result<Spawned, SandboxError> {
+        // What the lines call the server, and where a command goes without it.
+        let (stopped, failed, alone) = if key.guard {
+            (
+                "the guard's command server",
+                "the guard's command server",
+                "this command is guarded on its own",
+            )
+        } else {
+            (
+                "the sandbox server",
+                "the sandbox command server",
+                "this command runs in a sandbox of its own",
+            )
+        };
+        for attempt in 0..2 {
+            if self.server.is_none() {
+                if self.failed.as_ref() == Some(key) {
+                    return Ok(Spawned::PerCommand {
+                        note: self.unreported.take(),
+                    });
+                }
+                if let Err(note) = self.start(launcher, key.clone(), stubs.to_vec()) {
+                    self.unreported = None;
+                    return Ok(Spawned::PerCommand { note: Some(note) });
+                }
+            }
+            let Some(server) = &mut self.server else {
+                continue;
+            };
+            match send(server) {
+                Ok(command) => {
+                    return Ok(Spawned::Served(Served {
+                        command,
+                        level,
+                        reasons,
+                        notes,
+                    }));
+                }
+                Err(RunError::Setup(e)) => return Err(e),
+                Err(RunError::Server(why)) if attempt == 0 => {
+                    notes.push(format!(
+                        "[gg: {stopped} had stopped ({why}); started a new one]"
+                    ));
+                    self.server = None;
+                }
+                Err(RunError::Server(why)) => {
+                    self.server = None;
+                    return Ok(Spawned::PerCommand {
+                        note: Some(format!("[gg: {failed} failed ({why}); {alone}]")),
+                    });
+                }
+            }
+        }
+        Ok(Spawned::PerCommand { note: None })
+    }
+
     /// Starts the server for `key` on the session's launcher thread. On failure the key is
     /// remembered (not retried) and the line to show is returned.
     fn start(&mut self, launcher: &Launcher, key: Key, stubs: Vec<PathBuf>) -> Result<(), String> {
