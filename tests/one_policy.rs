@@ -2589,6 +2589,11 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool, per_command: bool) {
     );
 }
 
+/// The two ways a guarded command runs, as the environment of gg that picks each: served by
+/// the session's guard server, and guarded on its own (`GG_SANDBOX_NO_SERVER=1`, the way where
+/// that server cannot start).
+const GUARD_WAYS: [&[(&str, &str)]; 2] = [&[], &[("GG_SANDBOX_NO_SERVER", "1")]];
+
 /// A normal command without `--sandbox` cannot set or steer the system clock, run by root or
 /// not: the guard keeps the command's capabilities, and a root command that could set the
 /// clock back to a directory's last change time could plant there unseen by the time stamps
@@ -2596,8 +2601,7 @@ fn reaps_what_a_guarded_command_leaves(self_helper: bool, per_command: bool) {
 /// refusal shows the guard's filter without root; `clock_settime` sets the time it is.
 #[test]
 fn a_guarded_command_cannot_set_the_clock() {
-    // Served by the session's guard server, and guarded on its own (`GG_SANDBOX_NO_SERVER=1`).
-    for env in [&[][..], &[("GG_SANDBOX_NO_SERVER", "1")][..]] {
+    for env in GUARD_WAYS {
         cannot_set_the_clock(env);
     }
 }
@@ -2647,14 +2651,10 @@ fn guarded_commands_are_served_by_one_process_of_the_session() {
     let own = std::fs::read_to_string("/proc/self/status").unwrap();
     let script = "echo \"parent $PPID: $(tr '\\0' ' ' < /proc/$PPID/cmdline)\"; \
                   grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status";
-    for per_command in [false, true] {
+    for env in GUARD_WAYS {
+        let per_command = !env.is_empty();
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "home/repo");
-        let env: &[(&str, &str)] = if per_command {
-            &[("GG_SANDBOX_NO_SERVER", "1")]
-        } else {
-            &[]
-        };
         let (out, results) = run_calls(&fx, &server, env, &[script, script], &["--yolo"]);
         assert!(out.status.success(), "{out:?}");
         assert_eq!(results.len(), 2, "{results:?}");
@@ -2706,7 +2706,7 @@ fn a_guarded_command_cannot_signal_what_it_did_not_start() {
         sandbox::fs_rules::kernel_abi().unwrap_or(0) >= 6,
         "signal scoping needs Landlock ABI 6 (Linux 6.12), which this kernel lacks"
     );
-    for env in [&[][..], &[("GG_SANDBOX_NO_SERVER", "1")][..]] {
+    for env in GUARD_WAYS {
         let server = ScriptedServer::start();
         let fx = GgFixture::new(&server, json!({}), "home/repo");
         let mut persons = std::process::Command::new("sleep")

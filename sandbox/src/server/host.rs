@@ -63,6 +63,43 @@ struct Key {
     guard: bool,
 }
 
+/// The largest request handed over without blocking (`spawn_now`, `spawn_guarded_now`): what
+/// fits in the channel's socket buffer is written without waiting for the server.
+const SMALL_REQUEST: usize = 64 << 10;
+
+/// What the lines a command's output gets call a server of `key`'s kind, and where its commands
+/// go without it.
+struct Names {
+    /// It stopped: "… had stopped".
+    stopped: &'static str,
+    /// It could not start or failed: "… could not start", "… failed".
+    failed: &'static str,
+    /// Where one command goes without it.
+    alone: &'static str,
+    /// Where every command goes when it cannot start.
+    each_alone: &'static str,
+}
+
+impl Key {
+    fn names(&self) -> Names {
+        if self.guard {
+            Names {
+                stopped: "the guard's command server",
+                failed: "the guard's command server",
+                alone: "this command is guarded on its own",
+                each_alone: "each command without --sandbox is guarded on its own",
+            }
+        } else {
+            Names {
+                stopped: "the sandbox server",
+                failed: "the sandbox command server",
+                alone: "this command runs in a sandbox of its own",
+                each_alone: "each command runs in a sandbox of its own",
+            }
+        }
+    }
+}
+
 /// The sandbox server of one session: started lazily, replaced when the policy's rendering
 /// changes or when it died, stopped when dropped (and, through bubblewrap's
 /// `--die-with-parent` and the helper's parent-death signal, when the host dies).
@@ -308,8 +345,6 @@ impl SessionServer {
         command_policy: &Policy,
         backend: Backend,
     ) -> Option<Result<Spawned, SandboxError>> {
-        // What fits in the channel's socket buffer is written without waiting for the server.
-        const SMALL: usize = 64 << 10;
         let mut reasons = Vec::new();
         let level = crate::choose(&PROBE, backend, &mut reasons).ok()?;
         let mut state = self.state.try_lock().ok()?;
@@ -323,7 +358,7 @@ impl SessionServer {
             return None;
         }
         let request = match server.request(inner, command_policy, level) {
-            Ok(request) if request.len() <= SMALL => request,
+            Ok(request) if request.len() <= SMALL_REQUEST => request,
             Ok(_) | Err(RunError::Server(_)) => return None,
             Err(RunError::Setup(e)) => return Some(Err(e)),
         };
@@ -364,14 +399,9 @@ impl SessionServer {
             .map(|s| s.stubs.clone())
             .unwrap_or_default();
         let (key, plan_stubs) = kept_key_for(&mut state.kept_key, level, policy, &stubs)?;
-        let mut notes = Vec::new();
-        if let Some(server) = &mut state.server {
-            if let Some(why) = server.exited() {
-                notes.push(format!(
-                    "[gg: the sandbox server had stopped ({why}); started a new one]"
-                ));
-                state.server = None;
-            } else if server.key != key && !server.used {
+        let mut notes: Vec<String> = state.forget_exited().into_iter().collect();
+        if let Some(server) = &state.server {
+            if server.key != key && !server.used {
                 // Started ahead by `warm` for a policy that changed before any command ran
                 // in it: nothing the model saw is lost, so nothing to say.
                 state.server = None;
@@ -419,16 +449,15 @@ impl SessionServer {
         project: &Path,
         deny_read: &[PathBuf],
     ) -> Option<Result<Spawned, SandboxError>> {
-        const SMALL: usize = 64 << 10;
         let mut state = self.state.try_lock().ok()?;
         let server = state.server.as_mut()?;
-        if server.exited().is_some() || server.key != guard_key().ok()? {
+        if server.exited().is_some() || server.key != *guard_key().ok()? {
             return None;
         }
         let request = match crate::guard::plan(project, deny_read)
             .and_then(|plan| guard_request(inner, project, plan))
         {
-            Ok(request) if request.len() <= SMALL => request,
+            Ok(request) if request.len() <= SMALL_REQUEST => request,
             Ok(_) => return None,
             Err(e) => return Some(Err(e)),
         };
@@ -458,22 +487,10 @@ impl SessionServer {
             .state
             .lock()
             .map_err(|_| SandboxError::Setup("guard server state poisoned".into()))?;
-        let mut notes = Vec::new();
-        if let Some(server) = &mut state.server {
-            if let Some(why) = server.exited() {
-                notes.push(format!(
-                    "[gg: the guard's command server had stopped ({why}); started a new one]"
-                ));
-                state.server = None;
-            } else if server.key != key {
-                // The helper's executable changed (it is found again when it disappears):
-                // the old server holds nothing a command left.
-                state.server = None;
-            }
-        }
+        let notes = state.forget_exited().into_iter().collect();
         state.hand_over(
             &self.launcher,
-            &key,
+            key,
             &[],
             Level::Landlock,
             Vec::new(),
@@ -484,28 +501,36 @@ impl SessionServer {
 }
 
 /// The guard's server's command line: the helper (started without bubblewrap) with a
-/// configuration that selects the guard's filters and keeps the capabilities.
-fn guard_key() -> Result<Key, SandboxError> {
-    let config = ServerConfig {
-        network: crate::Network::On,
-        standalone: true,
-        forward: None,
-        local_sockets: false,
-        guard: true,
-        read_only: false,
-    };
-    let json = serde_json::to_string(&config)
-        .map_err(|e| SandboxError::Setup(format!("policy encoding: {e}")))?;
-    Ok(Key {
-        level: Level::Landlock,
-        argv: vec![
-            crate::standalone_helper_exe()?.into_os_string(),
-            helper::HELPER_FLAG.into(),
-            SERVER_ARG.into(),
-            json.into(),
-        ],
-        guard: true,
+/// configuration that selects the guard's filters and keeps the capabilities. The same for the
+/// whole process (the helper is chosen once, `crate::helper_image`), so worked out once: every
+/// guarded command compares it with the running server's.
+fn guard_key() -> Result<&'static Key, SandboxError> {
+    static KEY: std::sync::OnceLock<Result<Key, String>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        let config = ServerConfig {
+            network: crate::Network::On,
+            standalone: true,
+            forward: None,
+            local_sockets: false,
+            guard: true,
+            read_only: false,
+        };
+        let json = serde_json::to_string(&config).map_err(|e| format!("policy encoding: {e}"))?;
+        Ok(Key {
+            level: Level::Landlock,
+            argv: vec![
+                crate::standalone_helper_exe()
+                    .map_err(|e| e.to_string())?
+                    .into_os_string(),
+                helper::HELPER_FLAG.into(),
+                SERVER_ARG.into(),
+                json.into(),
+            ],
+            guard: true,
+        })
     })
+    .as_ref()
+    .map_err(|e| SandboxError::Setup(e.clone()))
 }
 
 /// The encoded request for a guarded command: `inner` in `project` under the guard's `plan`,
@@ -538,6 +563,18 @@ fn placeholder() -> Invocation {
 }
 
 impl State {
+    /// Forgets the server when it has exited, with the line that says so for the next
+    /// command's output.
+    fn forget_exited(&mut self) -> Option<String> {
+        let server = self.server.as_mut()?;
+        let why = server.exited()?;
+        let stopped = server.key.names().stopped;
+        self.server = None;
+        Some(format!(
+            "[gg: {stopped} had stopped ({why}); started a new one]"
+        ))
+    }
+
     /// Hands a command to the server for `key` through `send`, starting the server where none
     /// runs, and once more where it had stopped meanwhile; [`Spawned::PerCommand`], with the
     /// line to show, where it cannot start or fails again. `notes` are the command's lines so
@@ -553,20 +590,12 @@ impl State {
         mut notes: Vec<String>,
         mut send: impl FnMut(&mut Server) -> Result<ServerCommand, RunError>,
     ) -> Result<Spawned, SandboxError> {
-        // What the lines call the server, and where a command goes without it.
-        let (stopped, failed, alone) = if key.guard {
-            (
-                "the guard's command server",
-                "the guard's command server",
-                "this command is guarded on its own",
-            )
-        } else {
-            (
-                "the sandbox server",
-                "the sandbox command server",
-                "this command runs in a sandbox of its own",
-            )
-        };
+        let Names {
+            stopped,
+            failed,
+            alone,
+            ..
+        } = key.names();
         for attempt in 0..2 {
             if self.server.is_none() {
                 if self.failed.as_ref() == Some(key) {
@@ -620,18 +649,13 @@ impl State {
                 self.server = Some(server);
                 Ok(())
             }
-            Err(why) if key.guard => {
-                self.failed = Some(key);
-                Err(format!(
-                    "[gg: the guard's command server could not start ({why}); each command \
-                     without --sandbox is guarded on its own]"
-                ))
-            }
             Err(why) => {
+                let Names {
+                    failed, each_alone, ..
+                } = key.names();
                 self.failed = Some(key);
                 Err(format!(
-                    "[gg: the sandbox command server could not start ({why}); each command \
-                     runs in a sandbox of its own]"
+                    "[gg: {failed} could not start ({why}); {each_alone}]"
                 ))
             }
         }

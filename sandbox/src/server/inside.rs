@@ -72,11 +72,7 @@ fn serve_loop(config: &ServerConfig) -> Result<ExitCode, HelperError> {
         // What each read-only command would add after its fork (`restrict_child`), added here
         // once for all of them; nothing the server does is among what it refuses (modes,
         // owners, times and attributes of files, SysV IPC, other processes' scheduling).
-        let sockets = config.network != Network::Off;
-        filters.extend(
-            crate::seccomp::read_only_programs(sockets, config.standalone)
-                .map_err(|e| HelperError::Seccomp(e.to_string()))?,
-        );
+        filters.extend(read_only_filters(config)?);
     }
     h::close_inherited_fds()?;
     // Block the signals the loop reads from its signalfd before anything can send them;
@@ -407,14 +403,19 @@ fn restrict_child(
         // server is single-threaded (and a spare has done this before its command comes). A
         // server whose every command runs read-only has installed it on itself instead
         // (`ServerConfig::read_only`).
-        let sockets = config.network != Network::Off;
-        restricted = crate::seccomp::read_only_programs(sockets, config.standalone)
-            .map_err(|e| HelperError::Seccomp(e.to_string()))
-            .and_then(|filters| {
-                crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))
-            });
+        restricted = read_only_filters(config).and_then(|filters| {
+            crate::seccomp::apply(&filters).map_err(|e| HelperError::Seccomp(e.to_string()))
+        });
     }
     (null, restricted)
+}
+
+/// The filter a read-only command adds to the server's ([`crate::seccomp::read_only_programs`]):
+/// the sockets too where the server's network rules allow them.
+fn read_only_filters(config: &ServerConfig) -> Result<Vec<seccompiler::BpfProgram>, HelperError> {
+    let sockets = config.network != Network::Off;
+    crate::seccomp::read_only_programs(sockets, config.standalone)
+        .map_err(|e| HelperError::Seccomp(e.to_string()))
 }
 
 /// The next command's process, forked and restricted ahead (right after the previous

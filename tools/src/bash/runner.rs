@@ -535,28 +535,18 @@ impl CommandRunner {
         let Some(server) = self.guard_server.clone() else {
             return Ok(Err(Vec::new()));
         };
-        let spawned = match server.spawn_guarded_now(invocation, self.cwd(), deny_read) {
-            Some(now) => now?,
-            None => {
+        hand_to(
+            server,
+            |server| server.spawn_guarded_now(invocation, self.cwd(), deny_read),
+            || {
                 let (invocation, cwd, deny_read) =
                     (invocation.clone(), self.cwd.clone(), deny_read.to_vec());
-                match tokio::task::spawn_blocking(move || {
+                move |server: &sandbox::server::SessionServer| {
                     server.spawn_guarded(&invocation, &cwd, &deny_read)
-                })
-                .await
-                {
-                    Ok(spawned) => spawned?,
-                    Err(_) => return Ok(Err(Vec::new())),
                 }
-            }
-        };
-        Ok(match spawned {
-            sandbox::server::Spawned::Served(mut served) => {
-                let notes = std::mem::take(&mut served.notes);
-                Ok((served, notes))
-            }
-            sandbox::server::Spawned::PerCommand { note } => Err(note.into_iter().collect()),
-        })
+            },
+        )
+        .await
     }
 
     /// How any other command runs: unconfined without `--sandbox`, otherwise in the session's
@@ -983,31 +973,26 @@ impl CommandRunner {
             let Some(server) = server.clone() else {
                 return (None, Vec::new());
             };
-            let spawned = match server.spawn_now(invocation, policy, command_policy, backend) {
-                Some(now) => Ok(now),
-                None => {
+            let handed = hand_to(
+                server,
+                |server| server.spawn_now(invocation, policy, command_policy, backend),
+                || {
                     let (invocation, policy, command_policy) =
                         (invocation.clone(), policy.clone(), command_policy.clone());
-                    tokio::task::spawn_blocking(move || {
+                    move |server: &sandbox::server::SessionServer| {
                         server.spawn(&invocation, &policy, &command_policy, backend)
-                    })
-                    .await
-                }
-            };
-            match spawned {
-                Ok(Ok(sandbox::server::Spawned::Served(mut served))) => {
-                    let notes = std::mem::take(&mut served.notes);
-                    (Some(served), notes)
-                }
-                Ok(Ok(sandbox::server::Spawned::PerCommand { note })) => {
-                    (None, note.into_iter().collect())
-                }
+                    }
+                },
+            )
+            .await;
+            match handed {
+                Ok(Ok((served, notes))) => (Some(served), notes),
+                Ok(Err(notes)) => (None, notes),
                 // The per-command path reports the same error in its own words.
-                Ok(Err(e)) => {
+                Err(e) => {
                     tracing::debug!("sandbox server: {e}");
                     (None, Vec::new())
                 }
-                Err(_) => (None, Vec::new()),
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -1016,6 +1001,45 @@ impl CommandRunner {
             (None, Vec::new())
         }
     }
+}
+
+/// Hands a command to one of the session's servers: at once where it can take it without
+/// blocking (`now`), else on a blocking thread (the job `later` makes, which may start the
+/// server; made only then, so the fast path copies nothing). `Ok(Ok((command, notes)))` when it
+/// runs there, `Ok(Err(notes))` when it is to run another way (with what to say about it; no
+/// notes when that thread did not finish), `Err` what the server's side refused.
+#[cfg(target_os = "linux")]
+async fn hand_to<Job>(
+    server: Arc<sandbox::server::SessionServer>,
+    now: impl FnOnce(
+        &sandbox::server::SessionServer,
+    ) -> Option<Result<sandbox::server::Spawned, sandbox::SandboxError>>,
+    later: impl FnOnce() -> Job,
+) -> Result<Result<(ServedCommand, Vec<String>), Vec<String>>, sandbox::SandboxError>
+where
+    Job: FnOnce(
+            &sandbox::server::SessionServer,
+        ) -> Result<sandbox::server::Spawned, sandbox::SandboxError>
+        + Send
+        + 'static,
+{
+    let spawned = match now(&server) {
+        Some(now) => now?,
+        None => {
+            let job = later();
+            match tokio::task::spawn_blocking(move || job(&server)).await {
+                Ok(spawned) => spawned?,
+                Err(_) => return Ok(Err(Vec::new())),
+            }
+        }
+    };
+    Ok(match spawned {
+        sandbox::server::Spawned::Served(mut served) => {
+            let notes = std::mem::take(&mut served.notes);
+            Ok((served, notes))
+        }
+        sandbox::server::Spawned::PerCommand { note } => Err(note.into_iter().collect()),
+    })
 }
 
 #[cfg(test)]
