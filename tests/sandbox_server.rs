@@ -458,6 +458,93 @@ fn killing_gg_leaves_no_sandbox_processes() {
     }
 }
 
+/// A session that ends after its commands have all reported leaves nothing behind, with and
+/// without `--sandbox` (the workspace server; the read-only and the guard's servers): every
+/// server gg started has ended before gg exits, and at the landlock level its private temp
+/// directory is gone. gg no longer waits for such a server's own stop (it has already killed
+/// what its commands left, and its spare dies with it), so this is what holds instead: the
+/// servers and what a command detached are gone the moment gg has exited (asserted without
+/// waiting), and their spares follow (their parent-death signal).
+#[test]
+fn a_finished_session_leaves_no_sandbox_processes() {
+    for level in available_levels() {
+        for sandboxed in [true, false] {
+            let fx = Fixture::new();
+            let tmpdir = fx.base.join("tmpdir");
+            std::fs::create_dir(&tmpdir).unwrap();
+            let temps = || -> Vec<String> {
+                std::fs::read_dir(&tmpdir)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(sandbox::PRIVATE_TMP_PREFIX))
+                    .collect()
+            };
+            let tag = format!(
+                "73{}{}",
+                if level == "bwrap" { 4 } else { 6 },
+                u8::from(sandboxed)
+            );
+            let server = ScriptedServer::start();
+            let gg_pid = Arc::new(Mutex::new(None::<u32>));
+            // A read-only command (the read-only server without `--sandbox`), then one that
+            // detaches a process (a normal command: the guard's server without `--sandbox`).
+            server.push(tool_call_reply(0, &call("echo first")));
+            server.push(tool_call_reply(
+                1,
+                &call(&format!("touch made; (setsid sleep {tag}1 &); echo second")),
+            ));
+            let seen = gg_pid.clone();
+            let found = Arc::new(Mutex::new(Vec::<(i32, Vec<i32>)>::new()));
+            let kept = found.clone();
+            // Before the last answer: gg's servers and their children (the spares).
+            server.push(Reply::computed(move |_| {
+                let gg = seen.lock().unwrap().expect("gg started");
+                *kept.lock().unwrap() = servers_of(gg)
+                    .into_iter()
+                    .map(|s| (s, children_of(s as u32)))
+                    .collect();
+                Reply::text(&["done"])
+            }));
+            let mut cmd = Command::new(GG);
+            if sandboxed {
+                cmd.args(["--yolo", "--sandbox", "-p", "run the calls"]);
+            } else {
+                cmd.args(["--yolo", "-p", "run the calls"]);
+            }
+            let env = [("TMPDIR".to_string(), tmpdir.display().to_string())];
+            agent_env(&mut cmd, &fx, &server, level, &env);
+            let results = run_with_its_pid(cmd, &gg_pid, &server);
+            let what = format!("{level}, --sandbox {sandboxed}");
+            assert!(results[1].contains("second"), "{what}: {results:?}");
+            let found = found.lock().unwrap().clone();
+            let servers = if sandboxed { 1 } else { 2 };
+            assert_eq!(
+                found.len(),
+                servers,
+                "{what}: the servers seen {found:?}; {results:?}"
+            );
+            for (server, _) in &found {
+                assert!(
+                    is_gone_or_zombie(*server),
+                    "{what}: server {server} still runs"
+                );
+            }
+            assert!(
+                host_processes(&format!("sleep {tag}1")).is_empty(),
+                "{what}: what the command detached outlived it"
+            );
+            assert!(temps().is_empty(), "{what}: {:?} left", temps());
+            eventually("the servers' spares are gone", || {
+                found
+                    .iter()
+                    .flat_map(|(_, children)| children)
+                    .all(|&pid| is_gone_or_zombie(pid))
+            });
+        }
+    }
+}
+
 /// The bubblewrap mounts are fixed when the server starts: a protected file that appears during
 /// the session (here `.envrc`, read-only when present, created on the host between two calls)
 /// makes the next command's rendering differ, so the server is replaced and the new file is

@@ -8,7 +8,8 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::protocol::{Request, SERVER_ARG, ServerConfig, send_fds};
@@ -25,6 +26,59 @@ pub struct ServerCommand {
     /// The command's channel: reading it to the end gives the report ([`super::Ended`]);
     /// shutting it down (or dropping it) makes the server kill the command's tree.
     pub channel: UnixStream,
+    /// Its place among the server's outstanding commands: [`Ticket::ended`] once the report
+    /// has been read.
+    pub ticket: Ticket,
+}
+
+/// A served command not yet known to be over, counted by its server ([`Outstanding`]).
+///
+/// The report comes only after the server has killed the command's whole tree, so a command
+/// whose report was read ([`Ticket::ended`]) has left nothing running. One dropped without
+/// that (a timeout, a cancellation, gg stopping mid-command) may still have a tree the server
+/// is taking down.
+#[derive(Debug)]
+pub struct Ticket {
+    outstanding: Arc<Outstanding>,
+    ended: bool,
+}
+
+impl Ticket {
+    fn new(outstanding: &Arc<Outstanding>) -> Ticket {
+        outstanding.count.fetch_add(1, Ordering::SeqCst);
+        Ticket {
+            outstanding: Arc::clone(outstanding),
+            ended: false,
+        }
+    }
+
+    /// The command's report was read: nothing it started runs any more.
+    pub fn ended(mut self) {
+        self.ended = true;
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.outstanding.abandoned.store(true, Ordering::SeqCst);
+        }
+        self.outstanding.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A server's commands whose end gg has not read, and whether one was given up before it.
+#[derive(Debug, Default)]
+struct Outstanding {
+    count: AtomicUsize,
+    abandoned: AtomicBool,
+}
+
+impl Outstanding {
+    /// Every command handed over has reported its end: the server runs nothing but its spare.
+    fn idle(&self) -> bool {
+        self.count.load(Ordering::SeqCst) == 0 && !self.abandoned.load(Ordering::SeqCst)
+    }
 }
 
 /// A command handed to the session's server.
@@ -242,6 +296,8 @@ struct Server {
     stubs: Vec<PathBuf>,
     /// A command has run in it (a server started by `warm` has run none yet).
     used: bool,
+    /// Its commands not yet known to be over.
+    outstanding: Arc<Outstanding>,
 }
 
 impl Drop for Server {
@@ -249,8 +305,15 @@ impl Drop for Server {
         // At the landlock level the server itself kills what its running commands started
         // (there is no namespace to tear down): ask it to stop (`SIGTERM`) and give it a
         // moment. The kill covers a server that does not stop, and is all bubblewrap needs
-        // (its `--die-with-parent` init takes the whole PID namespace down).
-        if self.key.level == Level::Landlock && matches!(self.child.try_wait(), Ok(None)) {
+        // (its `--die-with-parent` init takes the whole PID namespace down). A server whose
+        // every command has reported its end has killed their trees already, and runs only
+        // its spare, which dies with it (`PR_SET_PDEATHSIG`): the kill is all it needs too,
+        // and the session's end does not wait for the server's own stop (about a millisecond
+        // here, most of it for the spare to be scheduled to die).
+        if self.key.level == Level::Landlock
+            && !self.outstanding.idle()
+            && matches!(self.child.try_wait(), Ok(None))
+        {
             let pid = self.child.id() as libc::pid_t;
             // SAFETY: pidfd_open and kill with the pid of our child, not yet reaped
             // (try_wait just saw it running and only this process reaps it), so the pid
@@ -792,6 +855,7 @@ impl Server {
             temp,
             stubs,
             used: false,
+            outstanding: Arc::default(),
         };
         // The server says it is ready once it stands in the namespace with its forwarder
         // running; bubblewrap failing closes the socket instead.
@@ -923,7 +987,11 @@ impl Server {
                 .map_err(|e| format!("sending the command: {e}"))?;
             let _ = channel.set_write_timeout(None);
         }
-        Ok(ServerCommand { output, channel })
+        Ok(ServerCommand {
+            output,
+            channel,
+            ticket: Ticket::new(&self.outstanding),
+        })
     }
 }
 
@@ -1002,4 +1070,31 @@ fn set_recv_timeout(sock: &OwnedFd, timeout: Option<Duration>) {
             std::mem::size_of::<libc::timeval>() as libc::socklen_t,
         )
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server is idle only when every command handed to it has had its report read: one
+    /// outstanding, or one given up before its report (its tree may still be going down),
+    /// keeps the session's end waiting for the server's own stop.
+    #[test]
+    fn a_server_is_idle_only_when_every_command_reported() {
+        let outstanding = Arc::new(Outstanding::default());
+        assert!(outstanding.idle());
+        let first = Ticket::new(&outstanding);
+        let second = Ticket::new(&outstanding);
+        assert!(!outstanding.idle(), "two commands running");
+        first.ended();
+        assert!(!outstanding.idle(), "one command still running");
+        second.ended();
+        assert!(outstanding.idle(), "both reported");
+        let abandoned = Ticket::new(&outstanding);
+        drop(abandoned);
+        assert!(!outstanding.idle(), "a command given up before its report");
+        let later = Ticket::new(&outstanding);
+        later.ended();
+        assert!(!outstanding.idle(), "a later report does not undo it");
+    }
 }

@@ -56,5 +56,5 @@ pub(crate) mod inside;
 mod protocol;
 
 #[cfg(target_os = "linux")]
-pub use host::{Served, ServerCommand, SessionServer, Spawned};
+pub use host::{Served, ServerCommand, SessionServer, Spawned, Ticket};
 pub use protocol::{Ended, SERVER_ARG, ServerConfig};

@@ -280,7 +280,11 @@ pub async fn run_served(
     cancel: &CancellationToken,
     log_dir: &Path,
 ) -> std::io::Result<BashOutput> {
-    let sandbox::server::ServerCommand { output, channel } = command;
+    let sandbox::server::ServerCommand {
+        output,
+        channel,
+        ticket,
+    } = command;
     let output = tokio::net::unix::pipe::Receiver::from_owned_fd(output)?;
     channel.set_nonblocking(true)?;
     let channel = tokio::net::UnixStream::from_std(channel)?;
@@ -291,6 +295,7 @@ pub async fn run_served(
     let running = Running::Served {
         channel,
         report: Vec::new(),
+        ticket: Some(ticket),
     };
     watch(running, readers, timeout, cancel, log_dir).await
 }
@@ -305,6 +310,8 @@ enum Running {
     Served {
         channel: tokio::net::UnixStream,
         report: Vec<u8>,
+        /// Given back once the report is read (the server has taken the tree down by then).
+        ticket: Option<sandbox::server::Ticket>,
     },
 }
 
@@ -323,7 +330,9 @@ impl Running {
             }
             #[cfg(target_os = "linux")]
             Running::Served {
-                channel, report, ..
+                channel,
+                report,
+                ticket,
             } => {
                 let mut buf = [0u8; 64];
                 loop {
@@ -333,7 +342,13 @@ impl Running {
                     }
                     report.extend_from_slice(&buf[..n]);
                 }
-                Ok(match sandbox::server::Ended::parse(report) {
+                let ended = sandbox::server::Ended::parse(report);
+                if !matches!(ended, sandbox::server::Ended::Stopped)
+                    && let Some(ticket) = ticket.take()
+                {
+                    ticket.ended();
+                }
+                Ok(match ended {
                     sandbox::server::Ended::Exited(code) => Ending::Exited(code),
                     sandbox::server::Ended::Signalled(sig) => Ending::Signalled(sig),
                     // No report: the server went away (it was killed).

@@ -66,7 +66,8 @@ pub struct CommandRunner {
     self_test_said: std::sync::atomic::AtomicBool,
     /// The last command's sandbox policy, with what it was built from (see
     /// [`CommandRunner::sandbox_policy`]).
-    kept_policy: std::sync::Mutex<Option<KeptPolicy>>,
+    /// Shared with the warm-up, which builds the first one off the session's own thread.
+    kept_policy: Arc<std::sync::Mutex<Option<KeptPolicy>>>,
     /// The project's directories as the persistence sweep last saw them (read once, then only
     /// what changed).
     project_dirs: Arc<std::sync::Mutex<crate::persistence::ProjectDirs>>,
@@ -79,6 +80,47 @@ struct KeptPolicy {
     policy: sandbox::Policy,
     watched: sandbox::Watched,
     secret_files: Vec<PathBuf>,
+}
+
+/// [`CommandRunner::sandbox_policy`] for the session in `cwd`, kept in `kept`: a function of
+/// its own so that the warm-up can build the first one on a blocking thread.
+fn kept_sandbox_policy(
+    kept: &std::sync::Mutex<Option<KeptPolicy>>,
+    cwd: &Path,
+) -> Result<sandbox::Policy, SetupError> {
+    let secret_files = crate::secrets::secret_files();
+    let Ok(mut kept) = kept.lock() else {
+        return build_sandbox_policy(cwd, &secret_files);
+    };
+    if let Some(k) = kept.as_ref()
+        && k.secret_files == secret_files
+        && k.watched.unchanged()
+    {
+        return Ok(k.policy.clone());
+    }
+    let (policy, watched) = sandbox::watch(|| build_sandbox_policy(cwd, &secret_files));
+    let policy = policy?;
+    *kept = watched.is_reusable().then(|| KeptPolicy {
+        policy: policy.clone(),
+        watched,
+        secret_files,
+    });
+    Ok(policy)
+}
+
+fn build_sandbox_policy(
+    cwd: &Path,
+    secret_files: &[PathBuf],
+) -> Result<sandbox::Policy, SetupError> {
+    let mut policy = sandbox::Policy::new(cwd)?;
+    for file in secret_files {
+        policy.add_deny_read(file)?;
+    }
+    // gg keeps the agent socket out of its own environment: hide it by the value it holds.
+    if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
+        policy.hide_socket(std::path::Path::new(&sock));
+    }
+    Ok(policy)
 }
 
 /// What the self-test of the session's level found: `Err` names the protections that do not
@@ -114,7 +156,7 @@ impl CommandRunner {
             self_test: Arc::new(tokio::sync::OnceCell::new()),
             person_present: false,
             self_test_said: std::sync::atomic::AtomicBool::new(false),
-            kept_policy: std::sync::Mutex::new(None),
+            kept_policy: Arc::default(),
             project_dirs: Arc::new(std::sync::Mutex::new(crate::persistence::ProjectDirs::new())),
         }
     }
@@ -853,39 +895,7 @@ impl CommandRunner {
     /// (a dozen `stat`s). A build from a directory changed in the last two seconds is not kept
     /// (see `sandbox::watch`).
     fn sandbox_policy(&self) -> Result<sandbox::Policy, SetupError> {
-        let secret_files = crate::secrets::secret_files();
-        let Ok(mut kept) = self.kept_policy.lock() else {
-            return self.build_sandbox_policy(&secret_files);
-        };
-        if let Some(k) = kept.as_ref()
-            && k.secret_files == secret_files
-            && k.watched.unchanged()
-        {
-            return Ok(k.policy.clone());
-        }
-        let (policy, watched) = sandbox::watch(|| self.build_sandbox_policy(&secret_files));
-        let policy = policy?;
-        *kept = watched.is_reusable().then(|| KeptPolicy {
-            policy: policy.clone(),
-            watched,
-            secret_files,
-        });
-        Ok(policy)
-    }
-
-    fn build_sandbox_policy(
-        &self,
-        secret_files: &[PathBuf],
-    ) -> Result<sandbox::Policy, SetupError> {
-        let mut policy = sandbox::Policy::new(self.cwd())?;
-        for file in secret_files {
-            policy.add_deny_read(file)?;
-        }
-        // gg keeps the agent socket out of its own environment: hide it by the value it holds.
-        if let Some(sock) = crate::secrets::var("SSH_AUTH_SOCK") {
-            policy.hide_socket(std::path::Path::new(&sock));
-        }
-        Ok(policy)
+        kept_sandbox_policy(&self.kept_policy, self.cwd())
     }
 
     /// Starts the session's sandboxes in the background when the conversation opens (and, for
@@ -917,39 +927,47 @@ impl CommandRunner {
         }
         #[cfg(target_os = "linux")]
         {
-            let warm = |server: &Option<Arc<sandbox::server::SessionServer>>,
-                        policy: Result<sandbox::Policy, SetupError>| {
-                let Some(server) = server.clone() else {
-                    return;
-                };
-                // Once per session (a warm-up that could not begin is left to the first
-                // command), and without taking the server's lock: a start in progress holds it
-                // for as long as bubblewrap takes, and this runs on the async thread.
-                if !server.begin_warm() {
-                    return;
-                }
-                let Ok(policy) = policy else {
-                    return;
-                };
-                runtime.spawn_blocking(move || {
-                    if let Err(e) = server.warm(&policy, backend) {
-                        tracing::debug!("sandbox warm-up: {e}");
+            // The policy is built on the blocking thread too (a `stat` of every deny-read
+            // path, the git configuration's hooks): off the session's thread, which meanwhile
+            // sends the model its first request. The first command finds it kept.
+            let warm =
+                |server: &Option<Arc<sandbox::server::SessionServer>>,
+                 network: Option<Arc<crate::network::SessionNetwork>>| {
+                    let Some(server) = server.clone() else {
+                        return;
+                    };
+                    // Once per session (a warm-up that could not begin is left to the first
+                    // command), and without taking the server's lock: a start in progress holds it
+                    // for as long as bubblewrap takes, and this runs on the async thread.
+                    if !server.begin_warm() {
+                        return;
                     }
-                });
-            };
+                    let kept = Arc::clone(&self.kept_policy);
+                    let cwd = self.cwd.clone();
+                    runtime.spawn_blocking(move || {
+                        let policy = kept_sandbox_policy(&kept, &cwd).and_then(|mut policy| {
+                            match &network {
+                                // Read-only commands run in this one too, restricted further.
+                                Some(network) => {
+                                    network.route(&mut policy)?;
+                                }
+                                None => policy = policy.read_only(),
+                            }
+                            Ok(policy)
+                        });
+                        let Ok(policy) = policy else {
+                            return;
+                        };
+                        if let Err(e) = server.warm(&policy, backend) {
+                            tracing::debug!("sandbox warm-up: {e}");
+                        }
+                    });
+                };
             match &self.sandbox {
                 SandboxSetting::On { network, .. } => {
-                    let workspace = self.sandbox_policy().and_then(|mut policy| {
-                        network.route(&mut policy)?;
-                        Ok(policy)
-                    });
-                    // Read-only commands run in this one too, restricted further.
-                    warm(&self.sandbox_server, workspace);
+                    warm(&self.sandbox_server, Some(Arc::clone(network)));
                 }
-                SandboxSetting::Off => {
-                    let read_only = self.sandbox_policy().map(sandbox::Policy::read_only);
-                    warm(&self.read_only_server, read_only);
-                }
+                SandboxSetting::Off => warm(&self.read_only_server, None),
             }
         }
     }
