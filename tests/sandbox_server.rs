@@ -630,6 +630,71 @@ fn a_dead_server_is_restarted_and_reported() {
     }
 }
 
+/// The guard's server (normal commands without `--sandbox`) killed between two commands is
+/// noticed, reported in the next command's output and replaced, and that command is still
+/// guarded: served by the new server, with the secrets still out of its reach. The scripted
+/// model's reply for the second call is computed after the first command ended, which is when
+/// the test kills the server: no timing is involved.
+#[test]
+fn a_dead_guard_server_is_restarted_and_reported() {
+    let fx = Fixture::new();
+    // Through a script, as an attacker would: the classifier calls a command that names the
+    // key dangerous, and asks.
+    std::fs::write(
+        fx.w.join("read.sh"),
+        "cat \"$HOME/.ssh/id_rsa\"; echo read: $?\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start();
+    server.push(tool_call_reply(0, &call("touch one; echo first")));
+    let gg_pid = Arc::new(Mutex::new(None::<u32>));
+    let seen = gg_pid.clone();
+    let killed = Arc::new(Mutex::new(Vec::<i32>::new()));
+    let kept = killed.clone();
+    server.push(Reply::computed(move |_| {
+        let gg = seen.lock().unwrap().expect("gg started");
+        for pid in servers_of(gg) {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&line).contains("\"guard\":true") {
+                kill_and_wait(pid);
+                kept.lock().unwrap().push(pid);
+            }
+        }
+        tool_call_reply(
+            1,
+            &call(&format!(
+                "touch two; {PARENT_CMDLINE}; echo second; sh ./read.sh"
+            )),
+        )
+    }));
+    server.push(Reply::text(&["done"]));
+    let mut cmd = Command::new(GG);
+    cmd.args(["--yolo", "-p", "run the calls"]);
+    agent_env(&mut cmd, &fx, &server, "landlock", &[]);
+    let results = run_with_its_pid(cmd, &gg_pid, &server);
+    assert_eq!(
+        killed.lock().unwrap().len(),
+        1,
+        "the first command's guard server: {results:?}"
+    );
+    assert!(results[0].contains("first"), "{results:?}");
+    assert!(
+        results[1].contains("[gg: the guard's command server had stopped"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("second")
+            && served(&results[1])
+            && results[1].contains("\"guard\":true"),
+        "served by a new guard server: {results:?}"
+    );
+    assert!(
+        !results[1].contains("SECRET-SSH-KEY") && !results[1].contains("read: 0"),
+        "{results:?}"
+    );
+    assert!(fx.w.join("two").exists(), "{results:?}");
+}
+
 /// The server started ahead of the first command (`CommandRunner::warm`, while the model
 /// thinks) is the one that command runs in, with and without `--sandbox` (the workspace and the
 /// read-only server). The session directory lies outside `~/.gg` here, so it joins the
