@@ -50,6 +50,13 @@ impl ToolBox {
                 path: cwd.to_path_buf(),
                 source,
             })?;
+        // Every host warms the sandbox as soon as it has the tool box (a conversation opens,
+        // or its sandbox changes): started here instead, before the rest of the box is read
+        // (the deny-read list, the policy files, the git configuration: a few milliseconds on
+        // this thread), so that bubblewrap's set-up, the longest part of a session's start,
+        // overlaps them too.
+        let commands = CommandRunner::new(workspace.root(), sandbox, env_allow);
+        commands.warm();
         workspace.set_hidden(
             tools::paths::DenyRead::for_root(workspace.root()).map_err(ToolBoxError::Sandbox)?,
         );
@@ -59,7 +66,6 @@ impl ToolBox {
         let classifier_ctx =
             tools::security::classifier_context(workspace.root(), policy.classifier_rules());
         let tools = crate::agent::tools::builtin::tools(&workspace);
-        let commands = CommandRunner::new(workspace.root(), sandbox, env_allow);
         Ok(ToolBox {
             workspace,
             policy,
