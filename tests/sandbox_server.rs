@@ -182,6 +182,16 @@ fn host_processes(needle: &str) -> Vec<String> {
     found
 }
 
+/// The landlock level's private temp directories (gg's, by their name) in `tmpdir`.
+fn private_temps(tmpdir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(tmpdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(sandbox::PRIVATE_TMP_PREFIX))
+        .collect()
+}
+
 /// Waits (bounded, generously) until `f` holds.
 fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -415,14 +425,7 @@ fn killing_gg_leaves_no_sandbox_processes() {
         let fx = Fixture::new();
         let tmpdir = fx.base.join("tmpdir");
         std::fs::create_dir(&tmpdir).unwrap();
-        let temps = || -> Vec<String> {
-            std::fs::read_dir(&tmpdir)
-                .unwrap()
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(sandbox::PRIVATE_TMP_PREFIX))
-                .collect()
-        };
+        let temps = || private_temps(&tmpdir);
         let server = ScriptedServer::start();
         let tag = format!("{}", 7320 + if level == "bwrap" { 0 } else { 5 });
         server.push(tool_call_reply(
@@ -472,14 +475,7 @@ fn a_finished_session_leaves_no_sandbox_processes() {
             let fx = Fixture::new();
             let tmpdir = fx.base.join("tmpdir");
             std::fs::create_dir(&tmpdir).unwrap();
-            let temps = || -> Vec<String> {
-                std::fs::read_dir(&tmpdir)
-                    .unwrap()
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with(sandbox::PRIVATE_TMP_PREFIX))
-                    .collect()
-            };
+            let temps = || private_temps(&tmpdir);
             let tag = format!(
                 "73{}{}",
                 if level == "bwrap" { 4 } else { 6 },
