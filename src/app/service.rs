@@ -54,7 +54,8 @@ pub struct EarlyTools {
 
 impl EarlyTools {
     /// Builds the tools for `cwd` (an error for a malformed policy file, as
-    /// [`Conversation::open`] would report) and starts the sandbox's warm-up.
+    /// [`Conversation::open`] would report), which starts the sandbox's warm-up
+    /// (`ToolBox::new`).
     pub fn start(
         cwd: &std::path::Path,
         sandbox: &SandboxSetting,
@@ -62,7 +63,6 @@ impl EarlyTools {
     ) -> Result<EarlyTools, String> {
         let tools = ToolBox::new(cwd, sandbox.clone(), config.env.allow.clone())
             .map_err(|e| e.to_string())?;
-        tools.warm_sandbox();
         Ok(EarlyTools {
             tools,
             cwd: cwd.to_path_buf(),
@@ -136,8 +136,8 @@ impl Conversation {
             )
             .map_err(|e| e.to_string())?,
         };
-        // Started before the provider's set-up (its certificate store) to overlap it.
-        tools.warm_sandbox();
+        // The sandbox's warm-up began in `ToolBox::new`, before the provider's set-up (its
+        // certificate store), which it overlaps.
         let provider = provider_for(&selection, &options.config)?;
         let mut notices = Vec::new();
         let memory = if options.config.memory.enabled && !options.no_memory {
@@ -627,19 +627,15 @@ impl Conversation {
 }
 
 /// Adds to the built-in tools everything a conversation offers besides them (MCP, computer,
-/// memory, artifacts, library, browser, kb) and starts the sandbox's warm-up: shared by
-/// [`Conversation::open`] and a sandbox change between turns, which needs a new tool box.
+/// memory, artifacts, library, browser, kb): shared by [`Conversation::open`] and a sandbox
+/// change between turns, which needs a new tool box. (The box's `ToolBox::new` started the
+/// sandbox's warm-up, on another thread, so that bubblewrap's set-up overlaps the provider's,
+/// the session write and the first request; `run_turn` asks again, a no-op once begun.)
 fn equip(
     mut tools: ToolBox,
     options: &ServiceOptions,
     memory: Option<&Arc<tools::memory::Store>>,
 ) -> Result<ToolBox, String> {
-    // Bubblewrap takes ~10 ms to set up its mounts, mostly waiting in the kernel: start it now
-    // (unless `EarlyTools` already did), on another thread, so that it overlaps the provider's
-    // set-up (its certificate store), the session write and the first request rather than
-    // delaying the first command. `run_turn` warms too, which does nothing after the first
-    // warm-up.
-    tools.warm_sandbox();
     tools.add_tools(options.external_tools.iter().cloned());
     if options.config.tools.computer {
         let computer =

@@ -530,14 +530,15 @@ impl CommandRunner {
         #[cfg(target_os = "linux")]
         let setup = {
             let policy = self.sandbox_policy()?;
-            match self.guard_served(invocation, &policy.deny_read).await {
+            let launched = match self.guard_served(invocation, &policy.deny_read).await {
                 Ok(Ok((served, notes))) => Ok((Launch::Served(served.command), notes)),
                 // No server for it: guarded on its own, with the server's note if any.
-                Ok(Err(notes)) => match sandbox::guard(invocation, self.cwd(), &policy.deny_read) {
-                    Ok(command) => Ok((Launch::Guarded(Box::new(command)), notes)),
-                    Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
-                    Err(e) => return Err(SetupError::Sandbox(e)),
-                },
+                Ok(Err(notes)) => sandbox::guard(invocation, self.cwd(), &policy.deny_read)
+                    .map(|command| (Launch::Guarded(Box::new(command)), notes)),
+                Err(e) => Err(e),
+            };
+            match launched {
+                Ok(launch) => Ok(launch),
                 Err(e @ sandbox::SandboxError::Unavailable { .. }) => Err(e.to_string()),
                 Err(e) => return Err(SetupError::Sandbox(e)),
             }
